@@ -1,0 +1,27 @@
+"""The scheduler interface every baseline (and a wrapped agent) implements."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import numpy as np
+
+
+class Scheduler:
+    """A fixed policy acting through the same decision interface as an agent.
+
+    ``decide`` receives the simulator as its read-only view: the current decision is ``sim.kind``
+    (``SCHEDULE``, ``ADMIT`` or ``PREEMPT``), ``sim.node`` and ``sim.candidates`` (candidate ``i``
+    is action ``i``; action ``sim.K`` is skip). Baselines may read the documented read-only
+    attributes of :class:`~mrsched_gym.sim.engine.Simulator` where their paper assumes that
+    knowledge, and must never mutate it.
+    """
+
+    name = "base"
+
+    def reset(self, sim, seed: Optional[int] = None) -> None:
+        """Called after every env reset, before the first decision."""
+
+    def decide(self, sim) -> int:
+        """Return the action for the current decision."""
+        raise NotImplementedError

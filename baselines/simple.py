@@ -1,0 +1,47 @@
+"""Policy-free reference points: Random and Hadoop's default FIFO scheduler."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import numpy as np
+
+from mrsched_gym.baselines.base import Scheduler
+from mrsched_gym.sim.engine import ADMIT, PREEMPT
+
+
+class RandomScheduler(Scheduler):
+    """Uniform over the legal candidates (never skips when a candidate exists).
+
+    Its generator is seeded from the episode seed, so a run is reproducible.
+    """
+
+    name = "random"
+
+    def __init__(self) -> None:
+        self.rng = np.random.default_rng(0)
+
+    def reset(self, sim, seed: Optional[int] = None) -> None:
+        self.rng = np.random.default_rng(seed)
+
+    def decide(self, sim) -> int:
+        n = len(sim.candidates)
+        return int(self.rng.integers(n)) if n else sim.K
+
+
+class FIFOScheduler(Scheduler):
+    """Hadoop's default JobQueueTaskScheduler: the oldest job first, locality-greedy.
+
+    Candidates come oldest job first (maps before reduces), and launching a map takes the
+    best-placed pending block of that job (node-local, then rack-local, then any), which is what
+    Hadoop's FIFO does within the head job. Admission: accept. Preemption: wait.
+    """
+
+    name = "fifo"
+
+    def decide(self, sim) -> int:
+        if sim.kind == PREEMPT:
+            return sim.K
+        if sim.kind == ADMIT:
+            return 0
+        return 0 if sim.candidates else sim.K

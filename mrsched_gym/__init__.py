@@ -1,0 +1,14 @@
+"""mrsched_gym: a Gymnasium environment for scheduling MapReduce jobs on a simulated Hadoop cluster.
+
+Importing the package registers the ``mrsched/*`` ids with Gymnasium (no other side effects).
+"""
+
+from mrsched_gym.config import ConfigError, Scenario, load_scenario, with_overrides
+from mrsched_gym.registration import ENV_IDS, register_envs
+
+__version__ = "0.1.0"
+
+register_envs()
+
+__all__ = ["ConfigError", "ENV_IDS", "Scenario", "load_scenario", "with_overrides",
+           "__version__"]

@@ -1,0 +1,624 @@
+"""Scenario configuration: frozen, typed dataclasses; YAML is only their file format.
+
+A scenario is everything that defines a world: the cluster, the interactive services, availability,
+the workload, which decision kinds the policy gets, the reward and the episode limit. Unknown keys
+and bad values raise :class:`ConfigError` naming the file and the dotted field path.
+
+Load with :func:`load_scenario` (a path or a bundled name such as ``"hadoop"``); apply overrides
+with :func:`with_overrides` (``{"workload": {"load": 0.8}}`` or ``{"workload.load": 0.8}``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import types
+import typing
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any, Mapping, Optional, Union
+
+import yaml
+
+from mrsched_gym.workloads.profiles import PROFILES
+
+
+class ConfigError(ValueError):
+    """A scenario file or object is malformed. The message names the file (if any) and field."""
+
+
+def _check(cond: bool, fld: str, msg: str) -> None:
+    if not cond:
+        raise ConfigError(f"{fld}: {msg}")
+
+
+def _in_range(value: float, lo: float, hi: float, fld: str, *, lo_open: bool = False) -> None:
+    ok = (value > lo if lo_open else value >= lo) and value <= hi and math.isfinite(value)
+    bracket = "(" if lo_open else "["
+    _check(ok, fld, f"must be in {bracket}{lo}, {hi}], got {value!r}")
+
+
+@dataclass(frozen=True)
+class NodeGroup:
+    """A group of identical nodes.
+
+    Attributes:
+        count: Number of nodes in the group.
+        cpu_cores: CPU cores per node.
+        mem_gb: Memory per node (GB).
+        disk_mb_s: Disk bandwidth per node (MB/s); page-in/out of suspended tasks runs at this rate.
+        net_mb_s: Network bandwidth per node (MB/s); remote block reads and shuffle use it.
+        disk_gb: Disk space (GB), used only by the default slot rule.
+        cpu_speed: Relative CPU speed (reference node = 1.0).
+        accelerator: Accelerator kind on these nodes (e.g. ``"cell"``) or ``None``.
+        kind: ``"dedicated"`` or ``"shared"`` (co-hosts an interactive service, MIMP 3.1).
+        map_slots: Map slots per node (slots mode); ``None`` = MROrchestrator rule
+            min{C-1, (M-2)/2, D/50} (seed 001 footnote 1).
+        reduce_slots: Reduce slots per node (slots mode); ``None`` = half the map slots, at least 1.
+    """
+
+    count: int = 1
+    cpu_cores: int = 8
+    mem_gb: float = 16.0
+    disk_mb_s: float = 100.0
+    net_mb_s: float = 125.0
+    disk_gb: float = 500.0
+    cpu_speed: float = 1.0
+    accelerator: Optional[str] = None
+    kind: str = "dedicated"
+    map_slots: Optional[int] = None
+    reduce_slots: Optional[int] = None
+
+    def __post_init__(self) -> None:
+        _check(self.count >= 1, "count", f"must be >= 1, got {self.count}")
+        _check(self.cpu_cores >= 1, "cpu_cores", f"must be >= 1, got {self.cpu_cores}")
+        _check(self.mem_gb > 0, "mem_gb", f"must be > 0, got {self.mem_gb}")
+        for name in ("disk_mb_s", "net_mb_s", "disk_gb", "cpu_speed"):
+            _check(getattr(self, name) > 0, name, f"must be > 0, got {getattr(self, name)}")
+        _check(self.kind in ("dedicated", "shared"), "kind",
+               f"must be 'dedicated' or 'shared', got {self.kind!r}")
+        for name in ("map_slots", "reduce_slots"):
+            v = getattr(self, name)
+            _check(v is None or 1 <= v <= 64, name, f"must be null or in [1, 64], got {v}")
+
+    @property
+    def effective_map_slots(self) -> int:
+        """Map slots per node: configured, or MROrchestrator's Hadoop rule (seed 001, footnote 1)."""
+        if self.map_slots is not None:
+            return self.map_slots
+        rule = min(self.cpu_cores - 1, (self.mem_gb - 2) / 2, self.disk_gb / 50)
+        return max(1, int(rule))
+
+    @property
+    def effective_reduce_slots(self) -> int:
+        """Reduce slots per node: configured, or half the map slots (at least one)."""
+        if self.reduce_slots is not None:
+            return self.reduce_slots
+        return max(1, self.effective_map_slots // 2)
+
+
+@dataclass(frozen=True)
+class ClusterConfig:
+    """The cluster: node groups, racks, resource mode, locality and contention settings.
+
+    Attributes:
+        nodes: Node groups; nodes are numbered group by group.
+        racks: Number of racks; node i sits in rack i % racks.
+        resource_mode: ``"slots"`` (Hadoop 1 map/reduce slots) or ``"containers"`` (YARN / RAS job
+            slots: a task fits where its per-phase demand fits in the free capacity).
+        replication: HDFS replicas per input block (distinct nodes).
+        block_mb: HDFS block size (MB): what a map task reads.
+        off_rack_factor: Cost multiplier of an off-rack read relative to a rack-local one.
+        memory_overcommit: ``"swap"`` (tasks slow down) or ``"fail"`` (newest task is killed).
+        swap_slowdown: Slowdown per unit of relative memory shortfall (spill or swap): a task
+            with allocation m below its demand d runs at 1 / (1 + swap_slowdown * (1 - m/d)).
+        orchestrator: MROrchestrator setting: ``"none"``, ``"uniform"`` or ``"regression"``.
+        orchestrator_epoch_s: Re-allocation period of the orchestrator (seed 001: 20 s).
+        task_demand_cv: Per-task variation of resource demand around its profile (lognormal cv).
+    """
+
+    nodes: tuple[NodeGroup, ...] = (NodeGroup(count=10),)
+    racks: int = 1
+    resource_mode: str = "slots"
+    replication: int = 3
+    block_mb: float = 128.0
+    off_rack_factor: float = 2.0
+    memory_overcommit: str = "swap"
+    swap_slowdown: float = 3.0
+    orchestrator: str = "none"
+    orchestrator_epoch_s: float = 20.0
+    task_demand_cv: float = 0.25
+
+    def __post_init__(self) -> None:
+        _check(len(self.nodes) >= 1, "nodes", "needs at least one node group")
+        _check(1 <= self.racks <= self.n_nodes, "racks", f"must be in [1, n_nodes={self.n_nodes}]")
+        _check(self.resource_mode in ("slots", "containers"), "resource_mode",
+               f"must be 'slots' or 'containers', got {self.resource_mode!r}")
+        _check(1 <= self.replication <= self.n_nodes, "replication",
+               f"must be in [1, n_nodes={self.n_nodes}], got {self.replication}")
+        _check(self.block_mb > 0, "block_mb", "must be > 0")
+        _check(self.off_rack_factor >= 1, "off_rack_factor", "must be >= 1")
+        _check(self.memory_overcommit in ("swap", "fail"), "memory_overcommit",
+               f"must be 'swap' or 'fail', got {self.memory_overcommit!r}")
+        _check(self.swap_slowdown >= 0, "swap_slowdown", "must be >= 0")
+        _check(self.orchestrator in ("none", "uniform", "regression"), "orchestrator",
+               f"must be 'none', 'uniform' or 'regression', got {self.orchestrator!r}")
+        _check(self.orchestrator_epoch_s > 0, "orchestrator_epoch_s", "must be > 0")
+        _in_range(self.task_demand_cv, 0.0, 2.0, "task_demand_cv")
+
+    @property
+    def n_nodes(self) -> int:
+        """Total number of nodes."""
+        return sum(g.count for g in self.nodes)
+
+
+@dataclass(frozen=True)
+class InterferenceConfig:
+    """Interactive services on shared nodes (MIMP 2, 4).
+
+    Attributes:
+        policy: Hypervisor CPU policy: ``"credit"`` (Xen Credit) or ``"background"`` (MIMP MI).
+        load: Web CPU demand generator: ``"constant"``, ``"diurnal"``, ``"bursty"`` or ``"trace"``.
+        mean: Mean web CPU demand u as a fraction of the node's CPU.
+        amplitude: Diurnal amplitude (fraction of CPU) or burst height (bursty).
+        period_s: Period of the diurnal cycle (s).
+        step_s: Resolution of the piecewise-constant load series (s).
+        noise: Standard deviation of per-step multiplicative noise.
+        trace: Path or bundled name of a load trace (``load: trace``).
+        min_share: Starvation guard of the background policy (e/p, MIMP 4.2) and minimum credit
+            share of the Hadoop VM.
+        response_alone_ms: Web response time alone (MIMP Table 1: 25 ms).
+        credit_inflation: Response-time inflation at full Hadoop CPU use under credit
+            (MIMP Table 1: 175.5/25 - 1 = 6.02).
+        background_inflation: The same under the background policy (MIMP 6.2: near alone).
+        slo_ms: Response-time service-level objective.
+    """
+
+    policy: str = "background"
+    load: str = "diurnal"
+    mean: float = 0.4
+    amplitude: float = 0.3
+    period_s: float = 86400.0
+    step_s: float = 300.0
+    noise: float = 0.05
+    trace: Optional[str] = None
+    min_share: float = 0.02
+    response_alone_ms: float = 25.0
+    credit_inflation: float = 6.02
+    background_inflation: float = 0.05
+    slo_ms: float = 100.0
+
+    def __post_init__(self) -> None:
+        _check(self.policy in ("credit", "background"), "policy",
+               f"must be 'credit' or 'background', got {self.policy!r}")
+        _check(self.load in ("constant", "diurnal", "bursty", "trace"), "load",
+               f"must be one of constant, diurnal, bursty, trace; got {self.load!r}")
+        _in_range(self.mean, 0.0, 1.0, "mean")
+        _in_range(self.amplitude, 0.0, 1.0, "amplitude")
+        _check(self.period_s > 0, "period_s", "must be > 0")
+        _check(self.step_s > 0, "step_s", "must be > 0")
+        _in_range(self.noise, 0.0, 1.0, "noise")
+        _check(self.load != "trace" or bool(self.trace), "trace", "required when load is 'trace'")
+        _in_range(self.min_share, 0.0, 1.0, "min_share")
+        _check(self.response_alone_ms > 0, "response_alone_ms", "must be > 0")
+        _check(self.credit_inflation >= 0, "credit_inflation", "must be >= 0")
+        _check(self.background_inflation >= 0, "background_inflation", "must be >= 0")
+        _check(self.slo_ms > 0, "slo_ms", "must be > 0")
+
+
+@dataclass(frozen=True)
+class AvailabilityConfig:
+    """Capacity offered to MapReduce over time, f(t) (RDS, thesis ch. 5).
+
+    Attributes:
+        generator: ``"none"``, ``"diurnal"``, ``"bursty"``, ``"onoff"`` or ``"trace"``.
+        mode: ``"nodes"`` (nodes leave and join; running work on a leaving node is lost) or
+            ``"capacity"`` (every node's CPU capacity is scaled by f(t)).
+        step_s: Resolution of f(t) (s).
+        min_fraction: Lowest value of f(t).
+        period_s: Diurnal period (s).
+        level: Burstiness level 1-3 (thesis Fig. 5.22: more and larger dips at higher levels).
+        mean_on_s: On/off generator: mean up time of a node (s).
+        mean_off_s: On/off generator: mean down time of a node (s).
+        trace: Path or bundled name of an availability trace (``generator: trace``).
+        forecast_steps: Length of the forecast window exposed to policies (steps of ``step_s``).
+        forecast_noise: Std of multiplicative forecast error (0 = the true future f(t)).
+    """
+
+    generator: str = "none"
+    mode: str = "nodes"
+    step_s: float = 300.0
+    min_fraction: float = 0.5
+    period_s: float = 86400.0
+    level: int = 1
+    mean_on_s: float = 7200.0
+    mean_off_s: float = 900.0
+    trace: Optional[str] = None
+    forecast_steps: int = 8
+    forecast_noise: float = 0.0
+
+    def __post_init__(self) -> None:
+        _check(self.generator in ("none", "diurnal", "bursty", "onoff", "trace"), "generator",
+               f"must be one of none, diurnal, bursty, onoff, trace; got {self.generator!r}")
+        _check(self.mode in ("nodes", "capacity"), "mode",
+               f"must be 'nodes' or 'capacity', got {self.mode!r}")
+        _check(self.step_s > 0, "step_s", "must be > 0")
+        _in_range(self.min_fraction, 0.0, 1.0, "min_fraction", lo_open=True)
+        _check(self.period_s > 0, "period_s", "must be > 0")
+        _check(self.level in (1, 2, 3), "level", f"must be 1, 2 or 3, got {self.level}")
+        _check(self.mean_on_s > 0 and self.mean_off_s > 0, "mean_on_s", "on/off means must be > 0")
+        _check(self.generator != "trace" or bool(self.trace), "trace",
+               "required when generator is 'trace'")
+        _check(1 <= self.forecast_steps <= 256, "forecast_steps", "must be in [1, 256]")
+        _in_range(self.forecast_noise, 0.0, 2.0, "forecast_noise")
+
+
+@dataclass(frozen=True)
+class JobSpec:
+    """One job of a fixed job list.
+
+    Attributes:
+        type: Job type name (see :mod:`mrsched_gym.workloads.profiles`).
+        arrival_s: Submission time (s).
+        n_maps: Number of map tasks.
+        n_reduces: Number of reduce tasks; ``None`` = the type's default ratio.
+        deadline_s: Completion time goal relative to arrival (s); ``None`` = no deadline.
+        deadline_factor: Alternative to ``deadline_s``: factor x completion time alone.
+        priority: Priority class (higher preempts lower when preemption is enabled).
+        weight: Weight in the deadline-miss penalty (RDS Eq. 1) and in Fair shares.
+        map_work_s: Mean map task work override (s).
+        reduce_work_s: Mean reduce task work override (s).
+        label: Free-form label (e.g. the paper's J1).
+    """
+
+    type: str
+    arrival_s: float = 0.0
+    n_maps: int = 10
+    n_reduces: Optional[int] = None
+    deadline_s: Optional[float] = None
+    deadline_factor: Optional[float] = None
+    priority: int = 0
+    weight: float = 1.0
+    map_work_s: Optional[float] = None
+    reduce_work_s: Optional[float] = None
+    label: str = ""
+
+    def __post_init__(self) -> None:
+        _check(self.type in PROFILES, "type",
+               f"unknown job type {self.type!r}; known: {', '.join(PROFILES)}")
+        _check(self.arrival_s >= 0 and math.isfinite(self.arrival_s), "arrival_s", "must be >= 0")
+        _check(self.n_maps >= 1, "n_maps", f"must be >= 1, got {self.n_maps}")
+        _check(self.n_reduces is None or self.n_reduces >= 0, "n_reduces", "must be >= 0")
+        _check(self.deadline_s is None or self.deadline_s > 0, "deadline_s", "must be > 0")
+        _check(self.deadline_factor is None or self.deadline_factor > 0, "deadline_factor",
+               "must be > 0")
+        _check(self.deadline_s is None or self.deadline_factor is None, "deadline_s",
+               "give deadline_s or deadline_factor, not both")
+        _check(0 <= self.priority <= 9, "priority", "must be in [0, 9]")
+        _check(self.weight > 0, "weight", "must be > 0")
+        for name in ("map_work_s", "reduce_work_s"):
+            v = getattr(self, name)
+            _check(v is None or v > 0, name, "must be > 0")
+
+
+@dataclass(frozen=True)
+class WorkloadConfig:
+    """The jobs of an episode.
+
+    Attributes:
+        kind: ``"synthetic"`` (thesis Table 5.6) or ``"jobs"`` (the fixed list ``jobs``).
+        duration_s: Synthetic: arrivals are generated over ``[0, duration_s)``.
+        load: Synthetic: target load factor = offered work / cluster capacity (thesis: 0.2-1.0).
+        size_mean: Synthetic: mean number of map tasks per job (thesis: lognormal, mean 62).
+        size_std: Synthetic: standard deviation of the number of map tasks (thesis: 15.5).
+        type_mix: Synthetic: relative weights of job types.
+        deadline_factor: Synthetic: deadline factor uniform in [lo, hi] x completion time alone
+            (thesis: 1.5 to 4 / 8 / 12; RDS: 2.5).
+        deadline_fraction: Synthetic: fraction of jobs that have a deadline.
+        high_priority_fraction: Synthetic: fraction of jobs with priority 1 (others 0).
+        weight_range: Synthetic: job weight uniform in [lo, hi] (RDS omega_j).
+        jobs: The fixed job list (kind ``"jobs"``).
+    """
+
+    kind: str = "synthetic"
+    duration_s: float = 3600.0
+    load: float = 0.7
+    size_mean: float = 62.0
+    size_std: float = 15.5
+    type_mix: Mapping[str, float] = field(default_factory=lambda: {"wordcount": 1.0, "sort": 1.0})
+    deadline_factor: tuple[float, float] = (1.5, 8.0)
+    deadline_fraction: float = 1.0
+    high_priority_fraction: float = 0.0
+    weight_range: tuple[float, float] = (1.0, 1.0)
+    jobs: tuple[JobSpec, ...] = ()
+
+    def __post_init__(self) -> None:
+        _check(self.kind in ("synthetic", "jobs"), "kind",
+               f"must be 'synthetic' or 'jobs', got {self.kind!r}")
+        _check(self.duration_s > 0, "duration_s", "must be > 0")
+        _in_range(self.load, 0.0, 5.0, "load", lo_open=True)
+        _check(self.size_mean >= 1, "size_mean", "must be >= 1")
+        _check(self.size_std >= 0, "size_std", "must be >= 0")
+        _check(len(self.type_mix) > 0, "type_mix", "needs at least one type")
+        for name, w in self.type_mix.items():
+            _check(name in PROFILES, f"type_mix.{name}",
+                   f"unknown job type; known: {', '.join(PROFILES)}")
+            _check(w >= 0 and math.isfinite(w), f"type_mix.{name}", "weight must be >= 0")
+        _check(sum(self.type_mix.values()) > 0, "type_mix", "weights must not all be 0")
+        lo, hi = self.deadline_factor
+        _check(0 < lo <= hi, "deadline_factor", f"needs 0 < lo <= hi, got {self.deadline_factor}")
+        _in_range(self.deadline_fraction, 0.0, 1.0, "deadline_fraction")
+        _in_range(self.high_priority_fraction, 0.0, 1.0, "high_priority_fraction")
+        wl, wh = self.weight_range
+        _check(0 < wl <= wh, "weight_range", f"needs 0 < lo <= hi, got {self.weight_range}")
+        _check(self.kind != "jobs" or len(self.jobs) > 0, "jobs", "kind 'jobs' needs a job list")
+
+
+@dataclass(frozen=True)
+class PreemptionConfig:
+    """Preemption decisions (Pastorelli et al.).
+
+    Attributes:
+        enabled: Offer preemption decisions when a higher-priority job is waiting.
+        primitives: Primitives the policy may choose: ``"kill"`` and/or ``"suspend"``;
+            ``wait`` is the skip action.
+        kill_cleanup_s: Clean-up time that occupies the slot after a kill (seed 002 IV-C).
+        max_suspended_per_node: Suspended tasks a node may hold.
+    """
+
+    enabled: bool = False
+    primitives: tuple[str, ...] = ("kill", "suspend")
+    kill_cleanup_s: float = 2.0
+    max_suspended_per_node: int = 2
+
+    def __post_init__(self) -> None:
+        _check(len(self.primitives) >= 1, "primitives", "needs at least one primitive")
+        for p in self.primitives:
+            _check(p in ("kill", "suspend"), "primitives", f"unknown primitive {p!r}")
+        _check(len(set(self.primitives)) == len(self.primitives), "primitives", "duplicates")
+        _check(self.kill_cleanup_s >= 0, "kill_cleanup_s", "must be >= 0")
+        _check(self.max_suspended_per_node >= 0, "max_suspended_per_node", "must be >= 0")
+
+
+@dataclass(frozen=True)
+class DecisionConfig:
+    """What the policy decides.
+
+    Attributes:
+        max_candidates: K, the number of candidate slots in the action and observation.
+        slow_start: Fraction of maps that must finish before reduces launch (Hadoop: 0.05).
+        admission: Offer an accept/reject decision for each arriving job (MIMP 5.3).
+        preemption: Preemption decisions.
+    """
+
+    max_candidates: int = 8
+    slow_start: float = 0.05
+    admission: bool = False
+    preemption: PreemptionConfig = PreemptionConfig()
+
+    def __post_init__(self) -> None:
+        _check(1 <= self.max_candidates <= 256, "max_candidates", "must be in [1, 256]")
+        _in_range(self.slow_start, 0.0, 1.0, "slow_start")
+
+
+#: Reward components and the metric each one sums to over an episode (see mrsched_gym.rewards).
+COMPONENT_METRICS: Mapping[str, str] = types.MappingProxyType({
+    "jct": "time_in_system_h",
+    "deadline": "deadline_penalty_h",
+    "slo": "slo_violation_h",
+    "wasted": "wasted_work_h",
+    "idle": "idle_capacity_h",
+    "rejection": "rejections",
+})
+REWARD_COMPONENTS: tuple[str, ...] = tuple(COMPONENT_METRICS)
+
+
+@dataclass(frozen=True)
+class RewardConfig:
+    """Reward = - sum_c weight_c * increment of component c (see :mod:`mrsched_gym.rewards`).
+
+    Attributes:
+        weights: Weight per component (``jct``, ``deadline``, ``slo``, ``wasted``, ``idle``,
+            ``rejection``). Missing components weigh 0.
+        headline: The headline metric (a component's metric name). The episode return equals
+            minus ``objective`` = sum_c weight_c * metric_c, which is the headline metric itself
+            when the weights are ``{component: 1}``.
+    """
+
+    weights: Mapping[str, float] = field(default_factory=lambda: {"deadline": 1.0})
+    headline: str = "deadline_penalty_h"
+
+    def __post_init__(self) -> None:
+        for k, v in self.weights.items():
+            _check(k in REWARD_COMPONENTS, f"weights.{k}",
+                   f"unknown component; known: {', '.join(REWARD_COMPONENTS)}")
+            _check(math.isfinite(v), f"weights.{k}", "must be finite")
+        _check(any(v != 0 for v in self.weights.values()), "weights", "all weights are 0")
+        _check(self.headline in COMPONENT_METRICS.values(), "headline",
+               f"must be one of {', '.join(COMPONENT_METRICS.values())}; got {self.headline!r}")
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """A complete world definition.
+
+    Attributes:
+        name: Scenario name.
+        description: One-paragraph description.
+        cluster: The cluster.
+        interference: Interactive services on shared nodes.
+        availability: Dynamic availability.
+        workload: The jobs.
+        decisions: What the policy decides.
+        reward: Reward components and headline metric.
+        time_limit_s: Simulated-time limit (truncation).
+    """
+
+    name: str = "custom"
+    description: str = ""
+    cluster: ClusterConfig = ClusterConfig()
+    interference: InterferenceConfig = InterferenceConfig()
+    availability: AvailabilityConfig = AvailabilityConfig()
+    workload: WorkloadConfig = WorkloadConfig()
+    decisions: DecisionConfig = DecisionConfig()
+    reward: RewardConfig = RewardConfig()
+    time_limit_s: float = 86400.0
+
+    def __post_init__(self) -> None:
+        _check(self.time_limit_s > 0, "time_limit_s", "must be > 0")
+        accels = {g.accelerator for g in self.cluster.nodes if g.accelerator}
+        for a in accels:
+            _check(a.isidentifier(), "cluster.nodes.accelerator", f"bad accelerator name {a!r}")
+        _check(not (self.availability.generator != "none" and self.availability.mode == "nodes"
+                    and self.cluster.n_nodes < 2), "availability.mode",
+               "node availability needs at least 2 nodes")
+
+    @property
+    def has_shared_nodes(self) -> bool:
+        """Whether any node hosts an interactive service."""
+        return any(g.kind == "shared" for g in self.cluster.nodes)
+
+
+# --------------------------------------------------------------------------------------------
+# Generic strict builder: dict -> frozen dataclass, with dotted field paths in errors.
+# --------------------------------------------------------------------------------------------
+
+def _build(tp: Any, value: Any, path: str) -> Any:
+    origin = typing.get_origin(tp)
+    args = typing.get_args(tp)
+    if origin in (Union, types.UnionType):
+        if value is None and type(None) in args:
+            return None
+        inner = [a for a in args if a is not type(None)]
+        return _build(inner[0], value, path)
+    if dataclasses.is_dataclass(tp):
+        if isinstance(value, tp):
+            return value
+        if not isinstance(value, Mapping):
+            raise ConfigError(f"{path or 'scenario'}: expected a mapping, got {type(value).__name__}")
+        hints = typing.get_type_hints(tp)
+        names = {f.name for f in dataclasses.fields(tp)}
+        unknown = sorted(set(value) - names)
+        if unknown:
+            raise ConfigError(f"{path + '.' if path else ''}{unknown[0]}: unknown key "
+                              f"(known: {', '.join(sorted(names))})")
+        kwargs = {k: _build(hints[k], v, f"{path}.{k}" if path else k) for k, v in value.items()}
+        try:
+            return tp(**kwargs)
+        except ConfigError as e:
+            raise ConfigError(f"{path + '.' if path else ''}{e}") from None
+    if origin is tuple:
+        if not isinstance(value, (list, tuple)):
+            raise ConfigError(f"{path}: expected a list, got {type(value).__name__}")
+        if len(args) == 2 and args[1] is Ellipsis:
+            return tuple(_build(args[0], v, f"{path}[{i}]") for i, v in enumerate(value))
+        if len(value) != len(args):
+            raise ConfigError(f"{path}: expected {len(args)} values, got {len(value)}")
+        return tuple(_build(a, v, f"{path}[{i}]") for i, (a, v) in enumerate(zip(args, value)))
+    if origin in (Mapping, dict, typing.Mapping) or tp is Mapping:
+        if not isinstance(value, Mapping):
+            raise ConfigError(f"{path}: expected a mapping, got {type(value).__name__}")
+        vt = args[1] if args else Any
+        return types.MappingProxyType(
+            {str(k): _build(vt, v, f"{path}.{k}") for k, v in value.items()})
+    if tp is bool:
+        if not isinstance(value, bool):
+            raise ConfigError(f"{path}: expected true/false, got {value!r}")
+        return value
+    if tp is int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ConfigError(f"{path}: expected an integer, got {value!r}")
+        return value
+    if tp is float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ConfigError(f"{path}: expected a number, got {value!r}")
+        return float(value)
+    if tp is str:
+        if not isinstance(value, str):
+            raise ConfigError(f"{path}: expected a string, got {value!r}")
+        return value
+    return value
+
+
+def scenario_from_dict(data: Mapping[str, Any], *, source: str = "<dict>") -> Scenario:
+    """Build a :class:`Scenario` from plain data, naming ``source`` in any error."""
+    try:
+        return _build(Scenario, data, "")
+    except ConfigError as e:
+        raise ConfigError(f"{source}: {e}") from None
+
+
+def bundled_scenarios() -> list[str]:
+    """Names of the scenario files shipped in ``configs/scenarios``."""
+    root = resources.files("mrsched_gym.configs").joinpath("scenarios")
+    return sorted(p.name[:-5] for p in root.iterdir() if p.name.endswith(".yaml"))
+
+
+def _read_yaml(text: str, source: str) -> Mapping[str, Any]:
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        where = f" line {mark.line + 1}" if mark is not None else ""
+        raise ConfigError(f"{source}:{where} invalid YAML: {getattr(e, 'problem', e)}") from None
+    if not isinstance(data, Mapping):
+        raise ConfigError(f"{source}: top level must be a mapping of scenario fields")
+    return data
+
+
+def load_scenario(path_or_name: Union[str, Path]) -> Scenario:
+    """Load a scenario from a YAML file path or a bundled scenario name (e.g. ``"hadoop"``)."""
+    p = Path(path_or_name)
+    if p.suffix in (".yaml", ".yml") or p.exists():
+        if not p.is_file():
+            raise ConfigError(f"{p}: scenario file not found")
+        return scenario_from_dict(_read_yaml(p.read_text(), str(p)), source=str(p))
+    name = str(path_or_name)
+    res = resources.files("mrsched_gym.configs").joinpath("scenarios", f"{name}.yaml")
+    if not res.is_file():
+        raise ConfigError(f"{name}: no such scenario file or bundled scenario "
+                          f"(bundled: {', '.join(bundled_scenarios())})")
+    return scenario_from_dict(_read_yaml(res.read_text(), f"configs/scenarios/{name}.yaml"),
+                              source=f"configs/scenarios/{name}.yaml")
+
+
+def to_dict(obj: Any) -> Any:
+    """Plain-data form of a config object (round-trips through :func:`scenario_from_dict`)."""
+    if dataclasses.is_dataclass(obj):
+        return {f.name: to_dict(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+    if isinstance(obj, Mapping):
+        return {k: to_dict(v) for k, v in obj.items()}
+    if isinstance(obj, tuple):
+        return [to_dict(v) for v in obj]
+    return obj
+
+
+def _set_path(d: dict, keys: list[str], value: Any, full: str) -> None:
+    for k in keys[:-1]:
+        sub = d.get(k)
+        if not isinstance(sub, dict):
+            raise ConfigError(f"override {full!r}: {k} is not a section")
+        d = sub
+    if keys[-1] not in d:
+        raise ConfigError(f"override {full!r}: unknown key {keys[-1]!r}")
+    if isinstance(d[keys[-1]], dict) and isinstance(value, Mapping):
+        for k, v in value.items():
+            _set_path(d[keys[-1]], [k], v, f"{full}.{k}")
+    else:
+        d[keys[-1]] = value
+
+
+def with_overrides(scenario: Scenario, overrides: Mapping[str, Any]) -> Scenario:
+    """Return a new scenario with ``overrides`` applied.
+
+    Keys are dotted paths (``"workload.load"``), double-underscore paths (``workload__load``, the
+    form ``gymnasium.make`` keyword arguments take) or nested mappings (``{"workload": {...}}``).
+    """
+    if not overrides:
+        return scenario
+    d = to_dict(scenario)
+    for key, value in overrides.items():
+        path = key.replace("__", ".").split(".")
+        _set_path(d, path, to_dict(value), key)
+    return scenario_from_dict(d, source="overrides")

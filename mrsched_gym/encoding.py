@@ -1,0 +1,184 @@
+"""Observation encoding: the simulator's state as a flat ``Dict`` of fixed-shape float32 boxes.
+
+Keys and features (all float32; times in hours unless said; clipped to the box bounds):
+
+``decision`` [D = 10]
+    0-2 decision kind one-hot (schedule, admit, preempt) | 3 time / time limit |
+    4 f(t) now | 5 active jobs / K | 6 runnable jobs / K | 7 free map slots of the decision node
+    / its map slots (containers: free CPU) | 8 free reduce slots / reduce slots (containers: free
+    memory) | 9 has a decision node
+
+``candidates`` [K, F = 22] (row i describes action i; rows past the candidates are zero)
+    0 valid | 1 is reduce | 2 locality (0 node-local, 0.5 rack-local, 1 off-rack) |
+    3 job progress (tasks done / tasks) | 4 remaining tasks / cluster slots |
+    5 observed mean task length of this phase (h; the profile mean before any task finished) |
+    6 a task of this phase has finished (the length is observed) |
+    7 time to deadline (h, clipped to [-24, 24]; 24 if none) | 8 has a deadline |
+    9 estimated slots required to meet the deadline (thesis Eq. 1: remaining tasks x mean task
+    length / time to deadline) / cluster slots | 10 expected speed of this job's tasks on the
+    decision node (CPU speed x accelerator x 1/NormTCT(r)) | 11 running tasks / cluster slots |
+    12 waiting time since arrival (h) | 13 priority / 9 | 14 weight / 10 | 15 resumes a
+    suspended task | 16-18 CPU, I/O, memory demand of one task of this phase |
+    19 preemption: primitive is suspend | 20 preemption: victim task progress |
+    21 job completion time alone (h)
+
+``nodes`` [N, G = 10]
+    0 up | 1 CPU capacity multiplier | 2 CPU speed / max speed | 3 shared | 4 accelerated |
+    5 free map slots fraction (containers: free CPU) | 6 free reduce slots fraction (containers:
+    free memory) | 7 residual CPU after the interactive load | 8 suspended tasks / 4 |
+    9 is the decision node
+
+``forecast`` [W]
+    forecast of f(t) for the next W availability steps.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from mrsched_gym.sim.engine import ADMIT, PREEMPT, SCHEDULE, SUSPEND, Simulator
+from mrsched_gym.sim.state import MAP, REDUCE
+
+DECISION_FEATURES = 10
+CANDIDATE_FEATURES = 22
+NODE_FEATURES = 10
+_LOC = (0.0, 0.5, 1.0)
+
+
+class ObservationEncoder:
+    """Builds observations for one simulator; keeps the per-node block up to date incrementally."""
+
+    def __init__(self, sim: Simulator) -> None:
+        self.sim = sim
+        sc = sim.scenario
+        self.K = sc.decisions.max_candidates
+        self.N = sim.n_nodes
+        self.W = sc.availability.forecast_steps
+        self.nodes = np.zeros((self.N, NODE_FEATURES), dtype=np.float32)
+        self.max_speed = max(sim.speed)
+        self.total_slots = max(sim.total_slots if sim.slots_mode else float(self.N) * 2, 1.0)
+        self.limit_s = sc.time_limit_s
+        self._fc_step = -1
+        self._fc = np.zeros(self.W, dtype=np.float32)
+        self._prev_node = -1
+
+    def reset(self) -> None:
+        """Mark every node row stale (after the simulator's reset)."""
+        self.sim.dirty.update(range(self.N))
+        self._fc_step = -1
+        self._prev_node = -1
+
+    # ------------------------------------------------------------------ per-part builders
+    def _node_row(self, n: int) -> None:
+        s = self.sim
+        if s.slots_mode:
+            fm = (s.map_slots[n] - s.used_map[n]) / s.map_slots[n]
+            fr = (s.red_slots[n] - s.used_red[n]) / s.red_slots[n]
+        else:
+            fm = max(0.0, s.cap[n] - s.res[n][0])
+            fr = max(0.0, 1.0 - s.res[n][2])
+        up = s.up[n]
+        self.nodes[n, :9] = (float(up), s.cap[n], s.speed[n] / self.max_speed,
+                             float(s.shared[n]), float(s.accel[n] is not None),
+                             fm if up else 0.0, fr if up else 0.0, s.residual[n],
+                             min(len(s.susp_on[n]) / 4.0, 1.0))
+
+    def _forecast(self) -> np.ndarray:
+        s = self.sim
+        step = int(s.now // s.scenario.availability.step_s)
+        if step != self._fc_step:
+            self._fc_step = step
+            self._fc = s.forecast_window(self.W).astype(np.float32)
+        return self._fc
+
+    def _job_row(self, job, phase: int, n: int, now: float) -> list[float]:
+        s = self.sim
+        p = job.profile
+        slots = self.total_slots
+        n_tasks = job.n_maps + job.n_reduces
+        remaining = n_tasks - job.maps_done - job.reduces_done
+        obs_n = job.len_n[phase]
+        if obs_n:
+            mlen = job.len_sum[phase] / obs_n
+        else:
+            mlen = p.map_work_s if phase == MAP else p.reduce_work_s
+        dl = job.deadline_s
+        if math.isfinite(dl):
+            ttd = (dl - now) / 3600.0
+            ttd = 24.0 if ttd > 24.0 else (-24.0 if ttd < -24.0 else ttd)
+            left = dl - now
+            sreq = remaining * mlen / left / slots if left > 1.0 else 10.0
+            if sreq > 10.0:
+                sreq = 10.0
+            has_dl = 1.0
+        else:
+            ttd, sreq, has_dl = 24.0, 0.0, 0.0
+        if n >= 0:
+            ti = job.type_idx
+            sp = s.speed[n] * s.accel_mult[n][ti]
+            if s.shared[n]:
+                a, b, c, d = s.tct[ti]
+                r = s.residual[n]
+                sp *= s.tct_dedicated[ti] / (a * math.exp(b * r) + c * math.exp(d * r))
+        else:
+            sp = 1.0
+        dem = p.map_demand if phase == MAP else p.reduce_demand
+        wait = (now - job.arrival_s) / 3600.0
+        return [1.0, float(phase == REDUCE), 0.0, (n_tasks - remaining) / n_tasks,
+                min(remaining / slots, 10.0), min(mlen / 3600.0, 10.0), float(obs_n > 0),
+                ttd, has_dl, sreq, min(sp, 30.0),
+                min((job.maps_running + job.reduces_running) / slots, 10.0),
+                min(wait, 100.0), job.priority / 9.0, min(job.weight / 10.0, 1.0), 0.0,
+                dem[0], dem[1], dem[2], 0.0, 0.0, min(job.alone_s / 3600.0, 100.0)]
+
+    # ------------------------------------------------------------------ the observation
+    def observe(self) -> dict[str, np.ndarray]:
+        """The observation for the simulator's current decision (fresh arrays)."""
+        s = self.sim
+        now = s.now
+        if s.dirty:
+            for n in s.dirty:
+                self._node_row(n)
+            s.dirty.clear()
+        node = s.node if (s.kind == SCHEDULE and not s.done) else -1
+        if self._prev_node >= 0:
+            self.nodes[self._prev_node, 9] = 0.0
+        if node >= 0:
+            self.nodes[node, 9] = 1.0
+        self._prev_node = node
+        cands = np.zeros((self.K, CANDIDATE_FEATURES), dtype=np.float32)
+        if not s.done:
+            rows = []
+            if s.kind == SCHEDULE:
+                for job, phase, loc in s.candidates:
+                    row = self._job_row(job, phase, node, now)
+                    row[2] = _LOC[loc]
+                    if job.susp and job.suspended_on(node, phase) is not None:
+                        row[15] = 1.0
+                    rows.append(row)
+            elif s.kind == ADMIT:
+                rows.append(self._job_row(s.candidates[0][0], MAP, -1, now))
+            else:  # PREEMPT: the victim's job, the primitive and the victim's progress
+                for task, prim in s.candidates:
+                    row = self._job_row(task.job, task.phase, task.node, now)
+                    row[19] = float(prim == SUSPEND)
+                    rem = task.remaining - task.rate * (now - task.t_last)
+                    row[20] = max(0.0, 1.0 - rem / task.work) if task.work > 0 else 1.0
+                    rows.append(row)
+            if rows:
+                cands[: len(rows)] = rows
+        dec = np.zeros(DECISION_FEATURES, dtype=np.float32)
+        if not s.done:
+            dec[s.kind] = 1.0
+        dec[3] = min(now / self.limit_s, 1.0)
+        dec[4] = s.availability_now()
+        dec[5] = min(s.n_active / self.K, 10.0)
+        dec[6] = min(len(s.runnable) / self.K, 10.0)
+        if node >= 0:
+            dec[7] = self.nodes[node, 5]
+            dec[8] = self.nodes[node, 6]
+            dec[9] = 1.0
+        return {"decision": dec, "candidates": cands, "nodes": self.nodes.copy(),
+                "forecast": self._forecast().copy()}

@@ -1,0 +1,184 @@
+"""The Gymnasium environment: a thin adapter over :class:`~mrsched_gym.sim.engine.Simulator`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Optional, Union
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from mrsched_gym.config import COMPONENT_METRICS, REWARD_COMPONENTS, Scenario, load_scenario, \
+    with_overrides
+from mrsched_gym.encoding import CANDIDATE_FEATURES, DECISION_FEATURES, NODE_FEATURES, \
+    ObservationEncoder
+from mrsched_gym.metrics import episode_metrics
+from mrsched_gym.rewards import RewardTracker
+from mrsched_gym.sim.engine import DECISION_NAMES, Simulator
+from mrsched_gym.sim.log import build_log
+
+
+class MRSchedEnv(gym.Env):
+    """Schedule MapReduce jobs on a simulated Hadoop cluster.
+
+    ## Description
+
+    A discrete-event simulation of a Hadoop/MapReduce cluster (heterogeneous nodes with optional
+    accelerators, interactive services co-located on shared nodes, data locality, capacity that
+    changes over time, map -> shuffle -> reduce jobs with deadlines and priorities). The agent is
+    the job scheduler: whenever a node has free capacity (a Hadoop heartbeat, made event-driven)
+    it picks which job gets it, or skips. Scenarios that enable them add admission decisions
+    (accept or reject an arriving job, MIMP) and preemption decisions (kill or suspend a running
+    lower-priority task, Pastorelli et al.). The scenario (``configs/scenarios/*.yaml``) defines
+    the world; see ``mrsched_gym.sim.engine`` for the models and the seeds they come from.
+
+    ## Action Space
+
+    ``Discrete(K + 1)``: action ``i < K`` picks candidate ``i`` of the current decision, action
+    ``K`` is **skip** (schedule: leave the node idle until the next event; admit: reject;
+    preempt: wait). Only the first ``len(candidates)`` actions and skip are legal:
+    ``env.action_masks()`` (the sb3-contrib convention) and ``info["action_mask"]`` give the mask.
+    An invalid action is treated as skip and flagged with ``info["invalid_action"] = True``
+    (``strict_actions=True`` raises ``ValueError`` instead); it never corrupts the simulation.
+
+    ## Observation Space
+
+    A ``Dict`` of float32 ``Box`` arrays with fixed shapes (N nodes, K candidates, W forecast
+    steps); every feature is documented in :mod:`mrsched_gym.encoding`:
+
+    | key          | shape    | content                                                        |
+    |--------------|----------|----------------------------------------------------------------|
+    | `decision`   | (10,)    | decision kind, time, f(t), queue sizes, the node's free space  |
+    | `candidates` | (K, 22)  | per candidate: phase, locality, progress, remaining work,      |
+    |              |          | task length, time to deadline, required slots, node speed, ... |
+    | `nodes`      | (N, 10)  | per node: up, capacity, speed, shared, accelerator, free       |
+    |              |          | slots, residual CPU, suspended tasks, is the decision node     |
+    | `forecast`   | (W,)     | forecast of the availability f(t) over the next W steps        |
+
+    It works with ``FlattenObservation`` and SB3's ``MultiInputPolicy``.
+
+    ## Rewards
+
+    Minus the weighted increments of named components since the previous decision
+    (:mod:`mrsched_gym.rewards`): ``jct`` (time in system), ``deadline`` (weighted time beyond
+    deadline, RDS Eq. 1), ``slo`` (web SLO violation), ``wasted`` (killed work), ``idle`` (idle
+    capacity), ``rejection``. The weights come from the scenario; the episode return equals
+    ``-info["metrics"]["objective"]``, the scenario's headline metric when its weight is 1.
+    ``info["reward_components"]`` holds the unweighted increments by name.
+
+    ## Starting State
+
+    ``reset(seed=...)`` draws the whole world from the env's ``np_random``: the jobs (arrivals,
+    sizes, deadlines, per-task work and demand), block replicas, the interactive load and the
+    availability timelines and forecast. ``step`` is deterministic, so every policy sees the same
+    world for a seed (common random numbers). The first observation is the first decision.
+
+    ## Episode End
+
+    Terminated when every job has finished or been rejected. Truncated when the next event
+    lies beyond the scenario's ``time_limit_s``. The last step's ``info["metrics"]`` holds every
+    metric of :mod:`mrsched_gym.metrics` and ``info["episode_log"]`` the episode log.
+
+    ## Arguments
+
+    ``gymnasium.make("mrsched/Hadoop-v0", scenario=None, render_mode=None,
+    strict_actions=False, **overrides)``: ``scenario`` is a path, a bundled name or a
+    :class:`~mrsched_gym.config.Scenario`; ``overrides`` change fields by path, e.g.
+    ``workload__load=0.9`` or ``**{"cluster.racks": 2}``. ``render_mode`` is ``"ansi"`` (text)
+    or ``"rgb_array"`` (running tasks per job over time, thesis Fig. 3.4 style).
+
+    ## Version History
+
+    * v0: initial release.
+    """
+
+    metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
+
+    def __init__(self, scenario: Union[str, Path, Scenario, None] = None,
+                 render_mode: Optional[str] = None, strict_actions: bool = False,
+                 **overrides: Any) -> None:
+        if scenario is None:
+            scenario = "hadoop"
+        sc = scenario if isinstance(scenario, Scenario) else load_scenario(scenario)
+        self.scenario: Scenario = with_overrides(sc, overrides)
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}, "
+                             f"got {render_mode!r}")
+        self.render_mode = render_mode
+        self.strict_actions = strict_actions
+        self.sim = Simulator(self.scenario)
+        self.encoder = ObservationEncoder(self.sim)
+        self.rewards = RewardTracker(self.scenario.reward.weights)
+        K = self.scenario.decisions.max_candidates
+        N = self.sim.n_nodes
+        W = self.scenario.availability.forecast_steps
+        self.K = K
+        self.action_space = spaces.Discrete(K + 1)
+        self.observation_space = spaces.Dict({
+            "decision": spaces.Box(0.0, 10.0, (DECISION_FEATURES,), np.float32),
+            "candidates": spaces.Box(-24.0, 100.0, (K, CANDIDATE_FEATURES), np.float32),
+            "nodes": spaces.Box(0.0, 1.0, (N, NODE_FEATURES), np.float32),
+            "forecast": spaces.Box(0.0, 1.0, (W,), np.float32),
+        })
+        self._steps = 0
+
+    # ------------------------------------------------------------------ gymnasium API
+    def reset(self, *, seed: Optional[int] = None, options: Optional[dict] = None
+              ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+        super().reset(seed=seed)
+        self.sim.reset(self.np_random)
+        self.encoder.reset()
+        self.rewards.reset(self.sim)
+        self._steps = 0
+        obs = self.encoder.observe()
+        return obs, self._info(invalid=False)
+
+    def step(self, action: Any) -> tuple[dict[str, np.ndarray], float, bool, bool, dict]:
+        a = int(action)
+        if self.strict_actions and not (0 <= a <= self.K and self.sim.legal_mask()[a]):
+            raise ValueError(f"action {a} is not legal now (mask {self.action_masks()})")
+        valid = self.sim.act(a)
+        self._steps += 1
+        reward, inc = self.rewards.step(self.sim)
+        obs = self.encoder.observe()
+        terminated = self.sim.done and not self.sim.truncated
+        truncated = self.sim.truncated
+        info = self._info(invalid=not valid)
+        info["reward_components"] = dict(zip(REWARD_COMPONENTS, inc))
+        if self.sim.done:
+            log = build_log(self.sim)
+            info["metrics"] = episode_metrics(log, self.scenario.reward.weights)
+            info["episode_log"] = log
+        return obs, float(reward), bool(terminated), bool(truncated), info
+
+    def action_masks(self) -> np.ndarray:
+        """Legal actions now (``bool[K+1]``; skip, the last, is always legal)."""
+        m = np.zeros(self.K + 1, dtype=bool)
+        m[: len(self.sim.candidates)] = True
+        m[self.K] = True
+        return m
+
+    def _info(self, invalid: bool) -> dict[str, Any]:
+        s = self.sim
+        return {"action_mask": self.action_masks(), "decision": DECISION_NAMES[s.kind],
+                "node": s.node, "time_s": s.now, "n_candidates": len(s.candidates),
+                "invalid_action": invalid}
+
+    def render(self) -> Union[str, np.ndarray, None]:
+        if self.render_mode is None:
+            gym.logger.warn("render() called without a render_mode; pass render_mode= to make()")
+            return None
+        from mrsched_gym import render as _render
+        if self.render_mode == "ansi":
+            return _render.render_ansi(self.sim)
+        return _render.render_rgb(self.sim)
+
+    # ------------------------------------------------------------------ conveniences
+    @property
+    def headline_metric(self) -> str:
+        """Name of the scenario's headline metric."""
+        return self.scenario.reward.headline
+
+
+__all__ = ["MRSchedEnv", "COMPONENT_METRICS"]

@@ -1,0 +1,98 @@
+"""Dynamic availability f(t) of the capacity offered to MapReduce (RDS ``003``; thesis ch. 5).
+
+Generators (all drawn at reset from their own stream, piecewise constant over ``step_s``):
+
+* ``diurnal``: f(t) = 1 - (1 - f_min) * (0.5 + 0.5 sin(...)), lowest when the transactional
+  workload peaks near hour 18 (thesis 5.3, Figs. 5.14-5.15).
+* ``bursty``: full capacity with dips whose number and depth grow with the level 1-3 (thesis
+  Fig. 5.22): 2*level dips a day, depth up to level/3 of (1 - f_min), 15-90 min long.
+* ``onoff``: every node alternates exponential up and down periods (spot revocation, failures);
+  f(t) is the fraction of nodes up.
+* ``trace``: a series of values in (0, 1] at ``step_s`` resolution (scaled into [f_min, 1]).
+
+In ``nodes`` mode f(t) becomes node up/down states: ``round(f * N)`` nodes are up; which nodes leave
+first is a random order drawn at reset. In ``capacity`` mode every node's CPU capacity is f(t).
+
+The forecast is the true future f(t) (the Reverse-Adaptive assumption) times a multiplicative error
+drawn at reset (``forecast_noise``), so policies see a fixed, reproducible forecast.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from mrsched_gym.config import AvailabilityConfig
+
+
+def availability_fraction(cfg: AvailabilityConfig, horizon_s: float, rng: np.random.Generator,
+                          n_nodes: int, trace: np.ndarray | None = None
+                          ) -> tuple[np.ndarray, np.ndarray | None]:
+    """Draw f(t).
+
+    Returns:
+        ``(f, node_up)``: f is ``[n_steps]`` in [f_min, 1]; node_up is ``[n_nodes, n_steps]`` bool
+        for the ``onoff`` generator and ``None`` otherwise.
+    """
+    n_steps = int(math.ceil(horizon_s / cfg.step_s)) + 1
+    t = np.arange(n_steps) * cfg.step_s
+    lo = cfg.min_fraction
+    if cfg.generator == "none":
+        return np.ones(n_steps), None
+    if cfg.generator == "diurnal":
+        f = 1.0 - (1.0 - lo) * (0.5 + 0.5 * np.sin(2 * np.pi * (t - 12 * 3600.0) / cfg.period_s))
+        return np.clip(f, lo, 1.0), None
+    if cfg.generator == "bursty":
+        f = np.ones(n_steps)
+        days = max(1.0, horizon_s / 86400.0)
+        n_dips = rng.poisson(2 * cfg.level * days)
+        starts = rng.uniform(0, horizon_s, size=n_dips)
+        lengths = rng.uniform(900.0, 5400.0, size=n_dips)
+        depths = rng.uniform(0.3, 1.0, size=n_dips) * (1.0 - lo) * cfg.level / 3.0
+        for s, ln, d in zip(starts, lengths, depths):
+            i0, i1 = int(s // cfg.step_s), int(math.ceil((s + ln) / cfg.step_s))
+            f[i0:i1] -= d
+        return np.clip(f, lo, 1.0), None
+    if cfg.generator == "onoff":
+        up = np.ones((n_nodes, n_steps), dtype=bool)
+        p_fail = min(1.0, cfg.step_s / cfg.mean_on_s)
+        p_back = min(1.0, cfg.step_s / cfg.mean_off_s)
+        draws = rng.random((n_nodes, n_steps))
+        state = np.ones(n_nodes, dtype=bool)
+        min_up = max(1, int(math.ceil(lo * n_nodes)))
+        for j in range(1, n_steps):   # over time steps, vectorised over nodes
+            flip = np.where(state, draws[:, j] < p_fail, draws[:, j] < p_back)
+            new = state ^ flip
+            if new.sum() < min_up:     # keep at least f_min of the nodes up
+                down = np.flatnonzero(~new)
+                new[down[: min_up - int(new.sum())]] = True
+            state = new
+            up[:, j] = state
+        return up.mean(axis=0), up
+    # trace
+    if trace is None or len(trace) == 0:
+        raise ValueError("availability.trace: no trace values given")
+    base = np.resize(np.asarray(trace, dtype=float), n_steps)
+    base = base / max(base.max(), 1e-12)
+    return np.clip(lo + (1.0 - lo) * base, lo, 1.0), None
+
+
+def node_up_from_fraction(f: np.ndarray, n_nodes: int, rng: np.random.Generator) -> np.ndarray:
+    """Turn f(t) into node states: ``round(f * N)`` nodes up, the rest down in a random order.
+
+    Returns:
+        ``[n_nodes, n_steps]`` bool.
+    """
+    order = rng.permutation(n_nodes)                       # order[k] = k-th node to stay up
+    n_up = np.clip(np.rint(f * n_nodes).astype(int), 1, n_nodes)  # [n_steps]
+    rank = np.empty(n_nodes, dtype=int)
+    rank[order] = np.arange(n_nodes)
+    return rank[:, None] < n_up[None, :]
+
+
+def forecast_series(f: np.ndarray, noise: float, rng: np.random.Generator) -> np.ndarray:
+    """The forecast policies see: the true f(t) with a multiplicative error drawn once."""
+    if noise == 0:
+        return f.copy()
+    return np.clip(f * (1.0 + noise * rng.standard_normal(f.shape)), 0.0, 1.0)

@@ -1,0 +1,28 @@
+"""Registered environment ids: one table, ``mrsched/<Name>-v0`` -> bundled scenario file."""
+
+from __future__ import annotations
+
+from types import MappingProxyType
+
+import gymnasium as gym
+
+#: id -> bundled scenario name (``configs/scenarios/<name>.yaml``).
+ENV_IDS = MappingProxyType({
+    "mrsched/Hadoop-v0": "hadoop",                 # the default benchmark
+    "mrsched/Dedicated-v0": "dedicated",           # dedicated homogeneous cluster
+    "mrsched/Heterogeneous-v0": "heterogeneous",   # heterogeneous CPUs + accelerators
+    "mrsched/Shared-v0": "shared",                 # shared nodes with interactive interference
+    "mrsched/Dynamic-v0": "dynamic",               # dynamic availability
+    "mrsched/Preemption-v0": "preemption",         # priorities with kill/suspend preemption
+    "mrsched/Admission-v0": "admission",           # admission control under overload
+    "mrsched/ThesisScale-v0": "thesis_scale",      # thesis ch. 5 scale: 100 nodes, 7 days
+})
+
+
+def register_envs() -> None:
+    """Register every id of :data:`ENV_IDS` (idempotent)."""
+    for env_id, scenario in ENV_IDS.items():
+        if env_id in gym.registry:
+            continue
+        gym.register(id=env_id, entry_point="mrsched_gym.env:MRSchedEnv",
+                     kwargs={"scenario": scenario})

@@ -1,0 +1,54 @@
+"""Named reward components: each step's reward is minus the weighted increments of the integrals.
+
+=========== ======================================================= ===========================
+component   increment over a step                                   sums to (metric)
+=========== ======================================================= ===========================
+jct         (active jobs x dt) / 3600 / n_jobs  (Decima's -int J dt)  ``time_in_system_h``
+deadline    (sum of weights of jobs past deadline x dt) / 3600      ``deadline_penalty_h``
+            (RDS Eq. 1: sum_j w_j (y_j - d_j)^+, made dense)
+slo         (shared nodes over the web SLO x dt) / 3600             ``slo_violation_h``
+wasted      work lost to kills and node loss / 3600                 ``wasted_work_h``
+idle        (capacity - busy) x dt / 3600                           ``idle_capacity_h``
+rejection   jobs rejected at admission                              ``rejections``
+=========== ======================================================= ===========================
+
+reward = - sum_c weight_c * increment_c, so the episode return is exactly ``-objective``
+(:func:`mrsched_gym.metrics.episode_metrics`), the scenario's headline metric when its weight is 1.
+"""
+
+from __future__ import annotations
+
+from typing import Mapping
+
+from mrsched_gym.config import REWARD_COMPONENTS
+
+
+def component_totals(sim) -> tuple[float, ...]:
+    """Running totals of every component, in :data:`REWARD_COMPONENTS` order."""
+    return (
+        sim.I_active / 3600.0 / max(sim.n_jobs, 1),
+        sim.I_late / 3600.0,
+        sim.I_slo / 3600.0,
+        sim.wasted_s / 3600.0,
+        (sim.I_cap - sim.I_busy) / 3600.0,
+        float(sim.n_rejected),
+    )
+
+
+class RewardTracker:
+    """Turns the simulator's running totals into per-step rewards and named components."""
+
+    def __init__(self, weights: Mapping[str, float]) -> None:
+        self.weights = tuple(float(weights.get(k, 0.0)) for k in REWARD_COMPONENTS)
+        self.last = (0.0,) * len(REWARD_COMPONENTS)
+
+    def reset(self, sim) -> None:
+        """Start from the totals after reset (normally all zero)."""
+        self.last = component_totals(sim)
+
+    def step(self, sim) -> tuple[float, tuple[float, ...]]:
+        """Return ``(reward, increments)`` since the previous call."""
+        now = component_totals(sim)
+        inc = tuple(a - b for a, b in zip(now, self.last))
+        self.last = now
+        return -sum(w * d for w, d in zip(self.weights, inc)), inc

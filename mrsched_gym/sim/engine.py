@@ -1,0 +1,948 @@
+"""The discrete-event simulator of a Hadoop/MapReduce cluster (SPEC section 2).
+
+No Gymnasium here: the simulator imports only the standard library, numpy and the project's
+config/model modules. One event loop (:meth:`Simulator._run`) is the only place time advances.
+
+Decision interface
+------------------
+:meth:`Simulator.reset` draws the world and runs to the first decision; :meth:`Simulator.act`
+applies the policy's choice and runs to the next. A decision is one of
+
+* ``SCHEDULE``: node ``node`` has a free slot / room for a container. Candidates are runnable
+  ``(job, phase)`` pairs, oldest job first, maps before reduces, at most K. Choosing one launches a
+  task of that job on that node (the best-placed map: node-local, then rack-local, then any; or
+  resumes that job's suspended task on that node). Skip leaves the node idle until the next event.
+* ``ADMIT``: job ``job`` has arrived (admission control enabled). Candidate 0 accepts it, skip
+  rejects it (MIMP 5.3).
+* ``PREEMPT``: a higher-priority job waits for capacity. Candidates are ``(victim task, primitive)``
+  pairs, victims ranked lowest priority first then most recently started (least work lost);
+  skip is ``wait`` (Pastorelli et al., seed ``002``).
+
+Rate model (fluid, recomputed per node whenever anything on it changes)
+-----------------------------------------------------------------------
+rate = cpu_speed x accelerator speed-up x f_share x f_mem x 1/NormTCT_j(r)
+
+* f_share: CPU, disk I/O and network are shared work-conservingly (the OS scheduler): with
+  demands D_r summed over the node's running tasks and capacity A_r (CPU: f(t) in capacity mode),
+  f_share = min(1, A_cpu/D_cpu, 1/D_io, 1/D_net) (processor sharing on the bottleneck resource).
+* f_mem: each task gets a memory allocation m. Slots mode without an orchestrator: a static
+  1/(map+reduce slots) share (Hadoop 1 slot-level sharing: a fixed child heap per slot,
+  MROrchestrator II); containers: the container's reservation (profile demand); MROrchestrator
+  ``uniform``/``regression``: the node's memory divided in proportion to the estimate (the
+  job-phase mean demand / the task's own demand, i.e. the converged Algorithm 1-2 estimate),
+  applied at the next epoch. A task whose demand exceeds m spills:
+  f_mem = 1 / (1 + swap_slowdown * (1 - m / demand)). When the node's total memory demand exceeds
+  its memory, ``swap`` caps every allocation at demand / total (all tasks thrash) and ``fail``
+  kills the newest tasks until it fits. This gives the thesis Fig. 4.3 trade-off: more slots use
+  CPU and disk better but shrink each slot's memory.
+* NormTCT_j(r): interference on shared nodes (MIMP Eq. 2, :mod:`mrsched_gym.models.interference`).
+* Remote map reads add block_mb / net_mb_s (x off_rack_factor off-rack) of work and raise the
+  task's network demand, so concurrent remote reads contend (SPEC 2.4).
+* A reduce task's work is its shuffle (its share of map output / net_mb_s) plus its reduce work;
+  it stalls at its un-shuffled share until more maps finish (SPEC 2.5).
+
+Gaps we filled (documented choices): MROrchestrator re-divides memory only (CPU is already shared
+work-conservingly by the OS); suspended tasks can only resume on their node (a restart elsewhere is
+a kill + relaunch).
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+from typing import Any, Optional
+
+import numpy as np
+
+from mrsched_gym.config import Scenario
+from mrsched_gym.models.availability import (availability_fraction, forecast_series,
+                                             node_up_from_fraction)
+from mrsched_gym.models.interference import residual_capacity, response_time_ms, web_load_series
+from mrsched_gym.sim.events import EventKind, EventQueue
+from mrsched_gym.sim.state import (ACTIVE, DONE, FINISHED, FUTURE, MAP, NODE_LOCAL, OFF_RACK,
+                                   PENDING, RACK_LOCAL, REDUCE, REJECTED, RUNNING, SUSPENDED,
+                                   WAITING_ADMISSION, Job, Task)
+from mrsched_gym.workloads.profiles import PROFILES, TYPE_NAMES
+from mrsched_gym.workloads.synthetic import alone_time_s, draw_jobs
+
+SCHEDULE, ADMIT, PREEMPT = 0, 1, 2
+DECISION_NAMES = ("schedule", "admit", "preempt")
+KILL, SUSPEND = 0, 1
+PRIMITIVE_NAMES = ("kill", "suspend")
+_EPS = 1e-9
+
+_NODE_CHANGE = int(EventKind.NODE_CHANGE)
+_LOAD_CHANGE = int(EventKind.LOAD_CHANGE)
+_TASK_END = int(EventKind.TASK_END)
+_CLEANUP_END = int(EventKind.CLEANUP_END)
+_ORCHESTRATE = int(EventKind.ORCHESTRATE)
+_DEADLINE = int(EventKind.DEADLINE)
+_ARRIVAL = int(EventKind.ARRIVAL)
+
+
+class Simulator:
+    """A Hadoop cluster simulation for one scenario; :meth:`reset` draws a new world.
+
+    Read-only view for policies (documented attributes; do not mutate):
+        now: Current simulated time (s).
+        scenario: The scenario.
+        jobs: All jobs of the episode (``Job``), index = job id = arrival order.
+        runnable: Sorted ids of jobs with launchable or resumable tasks.
+        n_nodes, rack, speed, accel, shared, map_slots, red_slots, used_map, used_red, up, cap,
+        residual: Per-node lists (see :meth:`_build_cluster`).
+        tasks_on: Running tasks per node. susp_on: Suspended tasks per node.
+        avail_f, forecast_f: f(t) and its forecast, per availability step.
+        kind, node, job, candidates: The current decision.
+    """
+
+    def __init__(self, scenario: Scenario) -> None:
+        self.scenario = scenario
+        self.K = scenario.decisions.max_candidates
+        self._build_cluster()
+        self.done = True
+        self.truncated = False
+
+    # ------------------------------------------------------------------ world construction
+    def _build_cluster(self) -> None:
+        c = self.scenario.cluster
+        self.n_nodes = n = c.n_nodes
+        self.slots_mode = c.resource_mode == "slots"
+        self.speed: list[float] = []
+        self.accel: list[Optional[str]] = []
+        self.shared: list[bool] = []
+        self.map_slots: list[int] = []
+        self.red_slots: list[int] = []
+        self.mem_gb: list[float] = []
+        self.disk_mb_s: list[float] = []
+        self.net_mb_s: list[float] = []
+        self.cores: list[int] = []
+        for g in c.nodes:
+            for _ in range(g.count):
+                self.speed.append(g.cpu_speed)
+                self.accel.append(g.accelerator)
+                self.shared.append(g.kind == "shared")
+                self.map_slots.append(g.effective_map_slots)
+                self.red_slots.append(g.effective_reduce_slots)
+                self.mem_gb.append(g.mem_gb)
+                self.disk_mb_s.append(g.disk_mb_s)
+                self.net_mb_s.append(g.net_mb_s)
+                self.cores.append(g.cpu_cores)
+        self.rack = [i % c.racks for i in range(n)]
+        self.shared_nodes = [i for i in range(n) if self.shared[i]]
+        self.shared_pos = [-1] * n
+        for k, i in enumerate(self.shared_nodes):
+            self.shared_pos[i] = k
+        self.static_share = [1.0 / (self.map_slots[i] + self.red_slots[i]) for i in range(n)]
+        self.total_slots = float(sum(self.map_slots) + sum(self.red_slots))
+        # accelerator speed-up per node and type: [n][type]
+        self.accel_mult = [[PROFILES[t].accel_speedup.get(self.accel[i], 1.0) if self.accel[i]
+                            else 1.0 for t in TYPE_NAMES] for i in range(n)]
+        self.tct = [PROFILES[t].tct for t in TYPE_NAMES]
+        self.tct_dedicated = [PROFILES[t].tct_s(1.0) for t in TYPE_NAMES]
+
+    def reset(self, rng: np.random.Generator) -> None:
+        """Draw a new world from ``rng`` and run to the first decision.
+
+        The generator is split into independent streams (cluster layout, arrivals, task work,
+        block placement, interactive load, availability, forecast), so e.g. a different
+        availability setting does not change the jobs drawn for the same seed.
+        """
+        sc = self.scenario
+        (r_jobs, r_tasks, r_place, r_load, r_avail, r_nodes, r_fc) = rng.spawn(7)
+        n = self.n_nodes
+        horizon = sc.time_limit_s
+        self.now = 0.0
+        self.done = False
+        self.truncated = False
+        self.queue = EventQueue()
+        # --- node state
+        self.used_map = [0] * n
+        self.used_red = [0] * n
+        self.res = [[0.0, 0.0, 0.0] for _ in range(n)]    # containers: reserved cpu, io, mem
+        self.up = [True] * n
+        self.cap = [1.0] * n
+        self.residual = [1.0] * n
+        self.tasks_on: list[list[Task]] = [[] for _ in range(n)]
+        self.susp_on: list[list[Task]] = [[] for _ in range(n)]
+        self.mem_used_gb = [0.0] * n          # running tasks' memory
+        self.susp_resident_gb = [0.0] * n     # suspended tasks' memory still in RAM
+        self.cleanups: list[list[tuple[int, int]]] = [[] for _ in range(n)]
+        self.hcpu = [0.0] * n
+        self.resp_ms = [sc.interference.response_alone_ms if s else 0.0 for s in self.shared]
+        # --- timelines drawn at reset
+        self.load_u = web_load_series(sc.interference, len(self.shared_nodes), horizon, r_load)
+        self.avail_f, up_matrix = availability_fraction(sc.availability, horizon, r_avail, n)
+        if sc.availability.generator != "none" and sc.availability.mode == "nodes":
+            self.node_up = up_matrix if up_matrix is not None else node_up_from_fraction(
+                self.avail_f, n, r_nodes)
+        else:
+            self.node_up = None
+        self.forecast_f = forecast_series(self.avail_f, sc.availability.forecast_noise, r_fc)
+        # --- jobs
+        draws = draw_jobs(sc.workload, sc.cluster, r_jobs, r_tasks, r_place)
+        self.jobs = [Job(i, d, PROFILES[TYPE_NAMES[d.type_idx]]) for i, d in enumerate(draws)]
+        for j in self.jobs:
+            j.alone_s = alone_time_s(j.profile, j.n_maps, j.n_reduces, j.profile.map_work_s,
+                                     j.profile.reduce_work_s, sc.cluster)
+            self.queue.push(j.arrival_s, _ARRIVAL, j.jid)
+        self.n_jobs = len(self.jobs)
+        self.n_closed = 0                     # finished + rejected
+        self.runnable: list[int] = []
+        self._runnable_set: set[int] = set()
+        self.running: dict[int, Task] = {}
+        self.next_tid = 0
+        self.new_tasks: list[Task] = []
+        self.admit_queue: list[int] = []
+        self.preempt_queue: list[int] = []
+        self.offer: list[int] = []
+        self.idle: set[int] = set(range(n))
+        self.task_log: list[tuple] = []       # (start, end, jid, node, phase, outcome)
+        self.resp_samples: list[float] = []   # web response times at each interference step
+        self.dirty: set[int] = set(range(n))  # nodes whose observable state changed
+        # --- integrals and counters for rewards and metrics
+        self.n_active = 0
+        self.w_late = 0.0                     # sum of weights of active jobs past deadline
+        self.busy = 0.0                       # running tasks (slots) or reserved CPU (containers)
+        self.capacity = self._capacity()
+        self.n_slo_viol = 0
+        self.resp_sum = sum(self.resp_ms[i] for i in self.shared_nodes)
+        self.I_active = 0.0
+        self.I_late = 0.0
+        self.I_busy = 0.0
+        self.I_cap = 0.0
+        self.I_slo = 0.0
+        self.I_resp = 0.0
+        self.wasted_s = 0.0
+        self.swap_s = 0.0
+        self.n_rejected = 0
+        self.n_killed = 0
+        self.n_suspended = 0
+        self.n_lost = 0
+        self.invalid_actions = 0
+        # --- periodic events
+        if self.shared_nodes:
+            self._apply_load(0)
+            self.queue.push(sc.interference.step_s, _LOAD_CHANGE, 1)
+        if sc.availability.generator != "none":
+            self._apply_avail(0)
+            self.queue.push(sc.availability.step_s, _NODE_CHANGE, 1)
+        if sc.cluster.orchestrator != "none":
+            self.queue.push(sc.cluster.orchestrator_epoch_s, _ORCHESTRATE)
+        self.kind = SCHEDULE
+        self.node = -1
+        self.job: Optional[Job] = None
+        self.candidates: list[tuple] = []
+        self._run()
+
+    # ------------------------------------------------------------------ capacity helpers
+    def _capacity(self) -> float:
+        if self.slots_mode:
+            return float(sum(self.map_slots[i] + self.red_slots[i]
+                             for i in range(self.n_nodes) if self.up[i]))
+        return float(sum(self.cap[i] for i in range(self.n_nodes) if self.up[i]))
+
+    def _has_free(self, n: int) -> bool:
+        if not self.up[n]:
+            return False
+        if self.slots_mode:
+            return self.used_map[n] < self.map_slots[n] or self.used_red[n] < self.red_slots[n]
+        r = self.res[n]
+        return r[0] < self.cap[n] - 0.01 and r[1] < 0.99 and r[2] < 0.99
+
+    def _touch(self, n: int) -> None:
+        self.dirty.add(n)
+        if self._has_free(n):
+            self.idle.add(n)
+        else:
+            self.idle.discard(n)
+
+    def _fits(self, n: int, demand: tuple) -> bool:
+        r = self.res[n]
+        return (r[0] + demand[0] <= self.cap[n] + _EPS and r[1] + demand[1] <= 1.0 + _EPS
+                and r[2] + demand[2] <= 1.0 + _EPS)
+
+    def _refresh_runnable(self, job: Job) -> None:
+        ok = job.state == ACTIVE and (job.pending_maps > 0 or bool(job.susp) or (
+            job.reduce_ready and job.pending_reduces > 0))
+        jid = job.jid
+        if ok and jid not in self._runnable_set:
+            self._runnable_set.add(jid)
+            bisect.insort(self.runnable, jid)
+        elif not ok and jid in self._runnable_set:
+            self._runnable_set.discard(jid)
+            del self.runnable[bisect.bisect_left(self.runnable, jid)]
+
+    # ------------------------------------------------------------------ time and integrals
+    def _advance_to(self, t: float) -> None:
+        dt = t - self.now
+        if dt > 0:
+            self.I_active += self.n_active * dt
+            self.I_late += self.w_late * dt
+            self.I_busy += self.busy * dt
+            self.I_cap += self.capacity * dt
+            self.I_slo += self.n_slo_viol * dt
+            self.I_resp += self.resp_sum * dt
+            self.now = t
+
+    # ------------------------------------------------------------------ the event loop
+    def _run(self) -> None:
+        """Run events until a decision is pending or the episode ends (the one place time moves)."""
+        q = self.queue
+        limit = self.scenario.time_limit_s
+        while True:
+            if self._pose_decision():
+                return
+            if self.n_closed == self.n_jobs:
+                self.done = True
+                self.kind = SCHEDULE
+                self.candidates = []
+                return
+            t = q.peek_time()
+            if t > limit:
+                self._advance_to(limit)
+                self.done = True
+                self.truncated = True
+                self.candidates = []
+                return
+            self._advance_to(t)
+            # Handle every event at this instant before offering capacity again.
+            while q.heap and q.heap[0][0] <= t:
+                _, kind, _, a, b = q.pop()
+                if kind == _TASK_END:
+                    self._on_task_end(a, b)
+                elif kind == _ARRIVAL:
+                    self._on_arrival(a)
+                elif kind == _LOAD_CHANGE:
+                    self._on_load_change(a)
+                elif kind == _NODE_CHANGE:
+                    self._on_node_change(a)
+                elif kind == _CLEANUP_END:
+                    self._on_cleanup_end(a)
+                elif kind == _DEADLINE:
+                    self._on_deadline(a)
+                elif kind == _ORCHESTRATE:
+                    self._on_orchestrate()
+            if self.runnable and self.idle:
+                self.offer = sorted(self.idle, reverse=True)   # pop() gives lowest index first
+
+    def _pose_decision(self) -> bool:
+        """Set up the next decision if one is due; returns whether one is pending."""
+        K = self.K
+        if self.admit_queue:
+            self.kind, self.node = ADMIT, -1
+            self.job = self.jobs[self.admit_queue[0]]
+            self.candidates = [(self.job,)]
+            return True
+        while self.preempt_queue:
+            job = self.jobs[self.preempt_queue[0]]
+            victims = self._preempt_candidates(job) if self._needs_preemption(job) else []
+            if victims:
+                self.kind, self.node, self.job = PREEMPT, -1, job
+                self.candidates = victims
+                return True
+            job.preempt_budget = 0
+            self.preempt_queue.pop(0)
+        offer = self.offer
+        while offer:
+            n = offer[-1]
+            if not self.up[n]:
+                offer.pop()
+                continue
+            cands = self._schedule_candidates(n, K)
+            if cands:
+                self.kind, self.node, self.job = SCHEDULE, n, None
+                self.candidates = cands
+                return True
+            offer.pop()
+        return False
+
+    def _schedule_candidates(self, n: int, K: int) -> list[tuple]:
+        if not self.runnable:
+            return []
+        if self.slots_mode:
+            can_map = self.used_map[n] < self.map_slots[n]
+            can_red = self.used_red[n] < self.red_slots[n]
+            if not (can_map or can_red):
+                return []
+        else:
+            can_map = can_red = True
+        rack = self.rack[n]
+        cands: list[tuple] = []
+        jobs = self.jobs
+        slots = self.slots_mode
+        for jid in self.runnable:
+            job = jobs[jid]
+            if can_map and (job.pending_maps > 0 or (job.susp and job.suspended_on(n, MAP))):
+                if slots or self._fits(n, job.profile.map_demand):
+                    loc = job.map_locality(n, rack) if job.pending_maps > 0 else NODE_LOCAL
+                    cands.append((job, MAP, loc))
+                    if len(cands) == K:
+                        break
+            if can_red and job.reduce_ready and (job.pending_reduces > 0 or (
+                    job.susp and job.suspended_on(n, REDUCE))):
+                if slots or self._fits(n, job.profile.reduce_demand):
+                    cands.append((job, REDUCE, NODE_LOCAL))
+                    if len(cands) == K:
+                        break
+        return cands
+
+    # ------------------------------------------------------------------ acting
+    def legal_mask(self) -> list[bool]:
+        """Which of the K+1 actions are legal now (skip, the last, always is)."""
+        m = [False] * (self.K + 1)
+        for i in range(len(self.candidates)):
+            m[i] = True
+        m[self.K] = True
+        return m
+
+    def act(self, action: int) -> bool:
+        """Apply ``action`` (index into the candidates; K = skip) and run to the next decision.
+
+        Returns:
+            Whether the action was valid. An invalid action (out of range or an empty candidate
+            slot) is treated as skip and counted in :attr:`invalid_actions`.
+        """
+        if self.done:
+            raise RuntimeError("act() called on a finished episode; call reset()")
+        valid = 0 <= action < len(self.candidates) or action == self.K
+        if not valid:
+            self.invalid_actions += 1
+            action = self.K
+        kind = self.kind
+        if kind == SCHEDULE:
+            n = self.offer.pop()
+            if action != self.K:
+                job, phase, _ = self.candidates[action]
+                self._launch(job, phase, n)
+                if self._has_free(n):
+                    self.offer.append(n)       # keep filling the same node
+        elif kind == ADMIT:
+            jid = self.admit_queue.pop(0)
+            if action == 0:
+                self._accept(self.jobs[jid])
+            else:
+                self._reject(self.jobs[jid])
+        else:  # PREEMPT
+            job = self.job
+            if action == self.K:
+                job.preempt_budget = 0
+            else:
+                task, prim = self.candidates[action]
+                job.preempt_budget -= 1
+                if prim == KILL:
+                    self._kill(task)
+                else:
+                    self._suspend(task)
+            if job.preempt_budget <= 0:
+                self.preempt_queue.pop(0)
+        self._run()
+        return valid
+
+    # ------------------------------------------------------------------ job life cycle
+    def _on_arrival(self, jid: int) -> None:
+        job = self.jobs[jid]
+        if self.scenario.decisions.admission:
+            job.state = WAITING_ADMISSION
+            self.admit_queue.append(jid)
+        else:
+            self._accept(job)
+
+    def _accept(self, job: Job) -> None:
+        job.state = ACTIVE
+        job.build_locality(self.rack)
+        self.n_active += 1
+        if job.deadline_s <= self.now:
+            job.late = True
+            self.w_late += job.weight
+        elif math.isfinite(job.deadline_s):
+            self.queue.push(job.deadline_s, _DEADLINE, job.jid)
+        if job.n_reduces and self.scenario.decisions.slow_start * job.n_maps <= 0:
+            job.reduce_ready = True
+        self._refresh_runnable(job)
+        if self.scenario.decisions.preemption.enabled and job.priority > 0:
+            job.preempt_budget = job.n_maps
+            self.preempt_queue.append(job.jid)
+        if self.idle:
+            self.offer = sorted(self.idle, reverse=True)
+
+    def _reject(self, job: Job) -> None:
+        job.state = REJECTED
+        self.n_rejected += 1
+        self.n_closed += 1
+
+    def _on_deadline(self, jid: int) -> None:
+        job = self.jobs[jid]
+        if job.state == ACTIVE and not job.late:
+            job.late = True
+            self.w_late += job.weight
+
+    def _finish_job(self, job: Job) -> None:
+        job.state = FINISHED
+        job.finish_s = self.now
+        self.n_active -= 1
+        if job.late:
+            self.w_late -= job.weight
+        self.n_closed += 1
+        self._refresh_runnable(job)
+
+    # ------------------------------------------------------------------ task life cycle
+    def _launch(self, job: Job, phase: int, n: int) -> None:
+        now = self.now
+        t = job.suspended_on(n, phase) if job.susp else None
+        if t is not None:
+            self._resume(t)
+            return
+        p = job.profile
+        if phase == MAP:
+            i, loc = job.take_map(n, self.rack[n])
+            work = job.map_work[i]
+            mult = job.map_mult[i]
+            d = p.map_demand
+            extra = 0.0
+            net = d[3] * mult
+            if loc != NODE_LOCAL:
+                extra = self.scenario.cluster.block_mb / self.net_mb_s[n]
+                if loc == OFF_RACK:
+                    extra *= self.scenario.cluster.off_rack_factor
+                net += extra / (work + extra)
+            job.locality_counts[loc] += 1
+            job.maps_running += 1
+            t = Task(self.next_tid, job, MAP, i, n, work + extra,
+                     (d[0] * mult, d[1] * mult, d[2] * mult, net), now, p.task_mem_gb)
+            t.locality = loc
+        else:
+            i = job.red_stack.pop()
+            job.pending_reduces -= 1
+            mult = job.reduce_mult[i]
+            d = p.reduce_demand
+            shuffle = p.shuffle_mb_per_map * job.n_maps / max(job.n_reduces, 1) / self.net_mb_s[n]
+            red = job.reduce_work[i]
+            job.reduces_running += 1
+            t = Task(self.next_tid, job, REDUCE, i, n, shuffle + red,
+                     (d[0] * mult, d[1] * mult, d[2] * mult, d[3] * mult), now, p.task_mem_gb)
+            t.shuffle_s = shuffle
+            if job.maps_done < job.n_maps:
+                t.floor = red + shuffle * (1.0 - job.maps_done / job.n_maps)
+            job.running_reduces.append(t)
+        self.next_tid += 1
+        if math.isnan(job.first_start_s):
+            job.first_start_s = now
+        # Page out suspended tasks if this launch over-commits memory (Pastorelli III).
+        self.mem_used_gb[n] += t.mem_gb
+        self._page_out(n, t)
+        self._place(t, n)
+        self._refresh_runnable(job)
+
+    def _place(self, t: Task, n: int) -> None:
+        """Occupy capacity on ``n`` for a running task and recompute the node's rates."""
+        t.state = RUNNING
+        t.t_last = self.now
+        self.running[t.tid] = t
+        self.tasks_on[n].append(t)
+        self._occupy(n, t.phase, t.job.type_idx, +1)
+        if self.scenario.cluster.orchestrator != "none":
+            self.new_tasks.append(t)
+        if self.scenario.cluster.memory_overcommit == "fail":
+            self._enforce_memory(n)
+        self._rerate(n)
+
+    def _occupy(self, n: int, phase: int, type_idx: int, sign: int) -> None:
+        if self.slots_mode:
+            if phase == MAP:
+                self.used_map[n] += sign
+            else:
+                self.used_red[n] += sign
+            self.busy += sign
+        else:
+            p = PROFILES[TYPE_NAMES[type_idx]]
+            d = p.map_demand if phase == MAP else p.reduce_demand
+            r = self.res[n]
+            r[0] += sign * d[0]
+            r[1] += sign * d[1]
+            r[2] += sign * d[2]
+            self.busy += sign * d[0]
+        self._touch(n)
+
+    def _page_out(self, n: int, t: Task) -> None:
+        excess = self.mem_used_gb[n] + self.susp_resident_gb[n] - self.mem_gb[n]
+        if excess <= _EPS or not self.susp_on[n]:
+            return
+        swapped = 0.0
+        for s in self.susp_on[n]:                       # oldest suspended first
+            resident = s.mem_gb - s.swapped_gb
+            take = min(resident, excess - swapped)
+            if take > 0:
+                s.swapped_gb += take
+                swapped += take
+            if swapped >= excess - _EPS:
+                break
+        self.susp_resident_gb[n] -= swapped
+        cost = swapped * 1024.0 / self.disk_mb_s[n]
+        t.work += cost
+        t.remaining += cost
+        self.swap_s += cost
+
+    def _resume(self, t: Task) -> None:
+        n = t.node
+        job = t.job
+        self.susp_on[n].remove(t)
+        job.susp.remove(t)
+        self.susp_resident_gb[n] -= t.mem_gb - t.swapped_gb
+        cost = t.swapped_gb * 1024.0 / self.disk_mb_s[n]    # page-in (Pastorelli Fig. 4)
+        t.swapped_gb = 0.0
+        t.work += cost
+        t.remaining += cost
+        self.swap_s += cost
+        self.mem_used_gb[n] += t.mem_gb
+        if t.phase == MAP:
+            job.maps_running += 1
+        else:
+            job.reduces_running += 1
+            job.running_reduces.append(t)
+            if job.maps_done >= job.n_maps:
+                t.floor = 0.0
+        self._page_out(n, t)
+        self._place(t, n)
+        self._refresh_runnable(job)
+
+    def _detach(self, t: Task) -> None:
+        """Remove a running task from its node (progress synced) and free its capacity."""
+        n = t.node
+        self._sync(t)
+        del self.running[t.tid]
+        self.tasks_on[n].remove(t)
+        self.mem_used_gb[n] -= t.mem_gb
+        t.version += 1
+        job = t.job
+        if t.phase == MAP:
+            job.maps_running -= 1
+        else:
+            job.reduces_running -= 1
+            job.running_reduces.remove(t)
+
+    def _requeue(self, t: Task) -> None:
+        job = t.job
+        if t.phase == MAP:
+            job.requeue_map(t.idx, self.rack)
+        else:
+            job.red_stack.append(t.idx)
+            job.pending_reduces += 1
+        t.state = PENDING
+        self._refresh_runnable(job)
+
+    def _kill(self, t: Task, cleanup: bool = True, outcome: str = "killed") -> None:
+        """Kill a running task: its work is lost and it returns to pending (SPEC 2.6)."""
+        n = t.node
+        self._detach(t)
+        done = t.work - t.remaining
+        self.wasted_s += done
+        self.n_killed += outcome == "killed"
+        self.task_log.append((t.start_s, self.now, t.job.jid, n, t.phase, outcome))
+        cleanup_s = self.scenario.decisions.preemption.kill_cleanup_s if cleanup else 0.0
+        if cleanup_s > 0:
+            self.cleanups[n].append((t.phase, t.job.type_idx))
+            self.queue.push(self.now + cleanup_s, _CLEANUP_END, n)
+        else:
+            self._occupy(n, t.phase, t.job.type_idx, -1)
+        self._requeue(t)
+        self._rerate(n)
+
+    def _suspend(self, t: Task) -> None:
+        """Suspend a running task: it keeps its memory on its node (Pastorelli III)."""
+        n = t.node
+        self._detach(t)
+        self.task_log.append((t.start_s, self.now, t.job.jid, n, t.phase, "suspended"))
+        self._occupy(n, t.phase, t.job.type_idx, -1)
+        t.state = SUSPENDED
+        self.susp_on[n].append(t)
+        self.susp_resident_gb[n] += t.mem_gb
+        t.job.susp.append(t)
+        t.start_s = self.now                  # the next log segment starts at resume
+        self.n_suspended += 1
+        self._refresh_runnable(t.job)
+        self._rerate(n)
+
+    def _on_cleanup_end(self, n: int) -> None:
+        if not self.cleanups[n]:
+            return                            # the node left meanwhile; nothing to free
+        phase, type_idx = self.cleanups[n].pop(0)
+        self._occupy(n, phase, type_idx, -1)
+
+    def _sync(self, t: Task) -> None:
+        """Bring a task's remaining work up to ``now``."""
+        dt = self.now - t.t_last
+        if dt > 0:
+            rem = t.remaining - t.rate * dt
+            t.remaining = rem if rem > t.floor else t.floor
+            t.t_last = self.now
+
+    def _schedule_end(self, t: Task) -> None:
+        t.version += 1
+        left = t.remaining - t.floor
+        if t.rate > 0 and left > _EPS:
+            self.queue.push(self.now + left / t.rate, _TASK_END, t.tid, t.version)
+        elif t.rate > 0 and t.floor == 0:
+            self.queue.push(self.now, _TASK_END, t.tid, t.version)
+
+    def _on_task_end(self, tid: int, version: int) -> None:
+        t = self.running.get(tid)
+        if t is None or t.version != version:
+            return                            # stale event (rate changed or task gone)
+        self._sync(t)
+        if t.floor > 0:
+            return                            # a reduce waiting for more map output
+        self._complete(t)
+
+    def _complete(self, t: Task) -> None:
+        n = t.node
+        job = t.job
+        del self.running[t.tid]
+        self.tasks_on[n].remove(t)
+        self.mem_used_gb[n] -= t.mem_gb
+        t.state = DONE
+        t.remaining = 0.0
+        self.task_log.append((t.start_s, self.now, job.jid, n, t.phase, "done"))
+        job.len_sum[t.phase] += self.now - t.first_start_s
+        job.len_n[t.phase] += 1
+        self._occupy(n, t.phase, job.type_idx, -1)
+        if t.phase == MAP:
+            job.maps_running -= 1
+            job.maps_done += 1
+            job.map_state[t.idx] = 2
+            job.work_done += job.map_work[t.idx]
+            if not job.reduce_ready and job.n_reduces and (
+                    job.maps_done >= self.scenario.decisions.slow_start * job.n_maps):
+                job.reduce_ready = True
+            if job.running_reduces:
+                frac = 1.0 - job.maps_done / job.n_maps
+                for r in job.running_reduces:
+                    self._sync(r)
+                    r.floor = job.reduce_work[r.idx] + r.shuffle_s * frac if frac > 0 else 0.0
+                    self._schedule_end(r)
+        else:
+            job.reduces_running -= 1
+            job.reduces_done += 1
+            job.running_reduces.remove(t)
+            job.work_done += job.reduce_work[t.idx]
+        if job.maps_done == job.n_maps and job.reduces_done == job.n_reduces:
+            self._finish_job(job)
+        else:
+            self._refresh_runnable(job)
+        self._rerate(n)
+
+    def _enforce_memory(self, n: int) -> None:
+        """``memory_overcommit: fail``: kill the newest tasks until memory demand fits."""
+        tasks = self.tasks_on[n]
+        while len(tasks) > 1 and sum(t.demand[2] for t in tasks) > 1.0 + _EPS:
+            victim = max(tasks, key=lambda t: (t.start_s, t.tid))
+            self._kill(victim, cleanup=False, outcome="failed")
+
+    # ------------------------------------------------------------------ the rate model
+    def _rerate(self, n: int) -> None:
+        """Recompute the progress rate of every task on node ``n`` (see module docstring)."""
+        tasks = self.tasks_on[n]
+        self.dirty.add(n)
+        if not tasks:
+            self._set_hcpu(n, 0.0)
+            return
+        cl = self.scenario.cluster
+        A = self.cap[n]
+        sum_cpu = sum_io = sum_mem = sum_net = sum_est = 0.0
+        n_static = 0
+        for t in tasks:
+            d = t.demand
+            sum_cpu += d[0]
+            sum_io += d[1]
+            sum_mem += d[2]
+            sum_net += d[3]
+            if t.est is None:
+                n_static += 1
+            else:
+                sum_est += t.est
+        # CPU, disk and network: work-conserving processor sharing (the OS scheduler).
+        f = 1.0 if sum_cpu <= A else A / sum_cpu
+        if sum_io > 1.0 and 1.0 / sum_io < f:
+            f = 1.0 / sum_io
+        if sum_net > 1.0 and 1.0 / sum_net < f:
+            f = 1.0 / sum_net
+        # Memory: per-slot static share, container reservation or orchestrator estimate.
+        slots = self.slots_mode
+        static = self.static_share[n]
+        est_pool = max(0.0, 1.0 - n_static * static) if slots else 1.0
+        est_scale = est_pool / sum_est if sum_est > 0 else 0.0
+        spill = cl.swap_slowdown
+        swap_all = sum_mem > 1.0 and cl.memory_overcommit == "swap"
+        speed = self.speed[n]
+        accel = self.accel_mult[n]
+        shared = self.shared[n]
+        r = self.residual[n]
+        now = self.now
+        for t in tasks:
+            d_mem = t.demand[2]
+            if t.est is not None:
+                m = t.est * est_scale
+            elif slots:
+                m = static
+            else:
+                p = t.job.profile
+                m = (p.map_demand if t.phase == MAP else p.reduce_demand)[2]
+            if swap_all and m > d_mem / sum_mem:
+                m = d_mem / sum_mem               # node-level overcommit: everyone thrashes
+            f_mem = 1.0 if m >= d_mem else 1.0 / (1.0 + spill * (1.0 - m / d_mem))
+            ti = t.job.type_idx
+            rate = speed * accel[ti] * f * f_mem
+            if shared:
+                a, b, c, dd = self.tct[ti]
+                rate *= self.tct_dedicated[ti] / (a * math.exp(b * r) + c * math.exp(dd * r))
+            if rate != t.rate:
+                dt = now - t.t_last
+                if dt > 0:
+                    rem = t.remaining - t.rate * dt
+                    t.remaining = rem if rem > t.floor else t.floor
+                t.t_last = now
+                t.rate = rate
+                self._schedule_end(t)
+        self._set_hcpu(n, min(sum_cpu, A))
+
+    def _set_hcpu(self, n: int, h: float) -> None:
+        if not self.shared[n]:
+            return
+        cfg = self.scenario.interference
+        old = self.resp_ms[n]
+        new = response_time_ms(cfg, h)
+        self.hcpu[n] = h
+        if new != old:
+            self.resp_ms[n] = new
+            self.resp_sum += new - old
+            self.n_slo_viol += (new > cfg.slo_ms) - (old > cfg.slo_ms)
+
+    # ------------------------------------------------------------------ periodic models
+    def _apply_load(self, step: int) -> None:
+        cfg = self.scenario.interference
+        col = min(step, self.load_u.shape[1] - 1)
+        u = self.load_u[:, col].tolist()
+        for k, n in enumerate(self.shared_nodes):
+            r = residual_capacity(u[k], cfg.min_share)
+            if r != self.residual[n]:
+                self.residual[n] = r
+                self._rerate(n)
+        self.resp_samples.extend(self.resp_ms[n] for n in self.shared_nodes)
+
+    def _on_load_change(self, step: int) -> None:
+        self._apply_load(step)
+        self.queue.push((step + 1) * self.scenario.interference.step_s, _LOAD_CHANGE, step + 1)
+
+    def _apply_avail(self, step: int) -> None:
+        col = min(step, len(self.avail_f) - 1)
+        if self.node_up is None:                       # capacity mode
+            f = float(self.avail_f[col])
+            for n in range(self.n_nodes):
+                if self.cap[n] != f:
+                    self.cap[n] = f
+                    self._rerate(n)
+                    self._touch(n)
+            self.capacity = self._capacity()
+            return
+        ups = self.node_up[:, col].tolist()
+        changed = False
+        for n in range(self.n_nodes):
+            if ups[n] != self.up[n]:
+                changed = True
+                if ups[n]:
+                    self.up[n] = True
+                    self._touch(n)
+                else:
+                    self._node_down(n)
+        if changed:
+            self.capacity = self._capacity()
+
+    def _node_down(self, n: int) -> None:
+        """A node leaves: running and suspended tasks are lost and return to pending (SPEC 2.3)."""
+        for t in list(self.tasks_on[n]):
+            self._kill(t, cleanup=False, outcome="lost")
+            self.n_lost += 1
+        for t in list(self.susp_on[n]):
+            self.susp_on[n].remove(t)
+            t.job.susp.remove(t)
+            self.wasted_s += t.work - t.remaining
+            self.n_lost += 1
+            self._requeue(t)
+        self.susp_resident_gb[n] = 0.0
+        for phase, type_idx in self.cleanups[n]:
+            self._occupy(n, phase, type_idx, -1)
+        self.cleanups[n].clear()
+        self.up[n] = False
+        self.idle.discard(n)
+        self.dirty.add(n)
+
+    def _on_node_change(self, step: int) -> None:
+        self._apply_avail(step)
+        self.queue.push((step + 1) * self.scenario.availability.step_s, _NODE_CHANGE, step + 1)
+
+    def _on_orchestrate(self) -> None:
+        """MROrchestrator epoch: estimates for tasks launched since the last one (seed 001 III)."""
+        uniform = self.scenario.cluster.orchestrator == "uniform"
+        nodes = set()
+        for t in self.new_tasks:
+            if t.state != RUNNING:
+                continue
+            p = t.job.profile
+            mean = (p.map_demand if t.phase == MAP else p.reduce_demand)[2]
+            t.est = mean if uniform else t.demand[2]
+            nodes.add(t.node)
+        self.new_tasks = []
+        for n in sorted(nodes):
+            self._rerate(n)
+        self.queue.push(self.now + self.scenario.cluster.orchestrator_epoch_s, _ORCHESTRATE)
+
+    # ------------------------------------------------------------------ preemption
+    def _needs_preemption(self, job: Job) -> bool:
+        if job.state != ACTIVE or job.preempt_budget <= 0:
+            return False
+        waiting = job.pending_maps + (job.pending_reduces if job.reduce_ready else 0)
+        if waiting == 0:
+            return False
+        if self.slots_mode:
+            free = sum(self.map_slots[n] - self.used_map[n] - len(self.cleanups[n])
+                       for n in self.idle if self.up[n]) if job.pending_maps else 0
+            return waiting > max(free, 0)
+        return not any(self._fits(n, job.profile.map_demand) for n in self.idle)
+
+    def _preempt_candidates(self, job: Job) -> list[tuple]:
+        cfg = self.scenario.decisions.preemption
+        victims = [t for t in self.running.values() if t.job.priority < job.priority]
+        if not victims:
+            return []
+        victims.sort(key=lambda t: (t.job.priority, -t.start_s, -t.tid))
+        cands: list[tuple] = []
+        for t in victims:
+            for prim in cfg.primitives:
+                if prim == "suspend" and len(self.susp_on[t.node]) >= cfg.max_suspended_per_node:
+                    continue
+                cands.append((t, KILL if prim == "kill" else SUSPEND))
+                if len(cands) == self.K:
+                    return cands
+        return cands
+
+    # ------------------------------------------------------------------ read-only summaries
+    def availability_now(self) -> float:
+        """f(t) at the current time."""
+        step = int(self.now // self.scenario.availability.step_s)
+        return float(self.avail_f[min(step, len(self.avail_f) - 1)])
+
+    def forecast_window(self, steps: int) -> np.ndarray:
+        """Forecast of f(t) for the next ``steps`` availability steps (clamped at the horizon)."""
+        step = int(self.now // self.scenario.availability.step_s) + 1
+        idx = np.minimum(np.arange(step, step + steps), len(self.forecast_f) - 1)
+        return self.forecast_f[idx]
+
+    def counters(self) -> dict[str, Any]:
+        """Integrals and counters (for rewards and metrics)."""
+        return {
+            "time_s": self.now, "I_active": self.I_active, "I_late": self.I_late,
+            "I_busy": self.I_busy, "I_cap": self.I_cap, "I_slo": self.I_slo,
+            "I_resp": self.I_resp, "wasted_s": self.wasted_s, "swap_s": self.swap_s,
+            "n_rejected": self.n_rejected, "n_killed": self.n_killed,
+            "n_suspended": self.n_suspended, "n_lost": self.n_lost,
+            "invalid_actions": self.invalid_actions,
+        }

@@ -1,0 +1,76 @@
+"""The episode log: everything metrics need, as plain arrays (pure data, no simulator reference)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+
+@dataclass
+class EpisodeLog:
+    """Per-job records and cluster integrals of one episode.
+
+    Attributes:
+        end_s: Simulated time at the end of the episode.
+        truncated: Whether the time limit cut the episode.
+        type_idx: ``[J]`` job type index.
+        arrival_s: ``[J]`` submission times.
+        deadline_s: ``[J]`` absolute deadlines (``inf`` if none).
+        finish_s: ``[J]`` completion times (``nan`` if unfinished or rejected).
+        first_start_s: ``[J]`` first task launch (``nan`` if never started).
+        alone_s: ``[J]`` completion time alone on the cluster (deadline base).
+        weight: ``[J]`` penalty weights.
+        priority: ``[J]`` priority classes.
+        rejected: ``[J]`` rejected at admission.
+        arrived: ``[J]`` submitted before the episode ended.
+        n_tasks: ``[J]`` map + reduce tasks.
+        locality: ``[J, 3]`` map launches node-local / rack-local / off-rack.
+        counters: Integrals (I_*) and counters of the simulator (see ``Simulator.counters``).
+        n_shared: Number of shared nodes.
+        resp_samples_ms: Web response times sampled at every interference step on every shared node.
+        task_log: ``(start_s, end_s, job, node, phase, outcome)`` per task segment.
+    """
+
+    end_s: float
+    truncated: bool
+    type_idx: np.ndarray
+    arrival_s: np.ndarray
+    deadline_s: np.ndarray
+    finish_s: np.ndarray
+    first_start_s: np.ndarray
+    alone_s: np.ndarray
+    weight: np.ndarray
+    priority: np.ndarray
+    rejected: np.ndarray
+    arrived: np.ndarray
+    n_tasks: np.ndarray
+    locality: np.ndarray
+    counters: dict
+    n_shared: int
+    slo_ms: float
+    resp_samples_ms: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    task_log: list = field(default_factory=list)
+
+
+def build_log(sim) -> EpisodeLog:
+    """Snapshot the simulator's records into an :class:`EpisodeLog`."""
+    from mrsched_gym.sim.state import FUTURE, REJECTED
+
+    jobs = sim.jobs
+    f = lambda attr: np.array([getattr(j, attr) for j in jobs], dtype=float)  # noqa: E731
+    return EpisodeLog(
+        end_s=sim.now, truncated=sim.truncated,
+        type_idx=np.array([j.type_idx for j in jobs], dtype=int),
+        arrival_s=f("arrival_s"), deadline_s=f("deadline_s"), finish_s=f("finish_s"),
+        first_start_s=f("first_start_s"), alone_s=f("alone_s"), weight=f("weight"),
+        priority=np.array([j.priority for j in jobs], dtype=int),
+        rejected=np.array([j.state == REJECTED for j in jobs], dtype=bool),
+        arrived=np.array([j.state != FUTURE for j in jobs], dtype=bool),
+        n_tasks=np.array([j.n_maps + j.n_reduces for j in jobs], dtype=int),
+        locality=np.array([j.locality_counts for j in jobs], dtype=float).reshape(-1, 3),
+        counters=sim.counters(), n_shared=len(sim.shared_nodes),
+        slo_ms=sim.scenario.interference.slo_ms,
+        resp_samples_ms=np.asarray(sim.resp_samples, dtype=float),
+        task_log=list(sim.task_log),
+    )

@@ -1,0 +1,206 @@
+"""Live simulation records: jobs and tasks (plain ``__slots__`` classes, deep-copyable, picklable)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from mrsched_gym.workloads.profiles import JobTypeProfile
+
+MAP, REDUCE = 0, 1
+PHASE_NAMES = ("map", "reduce")
+
+# Task states
+PENDING, RUNNING, SUSPENDED, DONE = 0, 1, 2, 3
+# Job states
+FUTURE, WAITING_ADMISSION, ACTIVE, FINISHED, REJECTED = 0, 1, 2, 3, 4
+# Locality levels of a map launch (SPEC 2.4)
+NODE_LOCAL, RACK_LOCAL, OFF_RACK = 0, 1, 2
+
+
+class Task:
+    """One launched attempt of a map or reduce task.
+
+    Progress is fluid: ``remaining`` work (reference seconds) shrinks at ``rate`` since ``t_last``.
+    A reduce task cannot go below ``floor`` (its un-shuffled share plus its reduce work) until the
+    job's maps are done (SPEC 2.5: shuffle progresses as map outputs become available).
+    """
+
+    __slots__ = ("tid", "job", "phase", "idx", "node", "remaining", "floor", "rate", "t_last",
+                 "version", "demand", "work", "start_s", "mem_gb", "swapped_gb", "state",
+                 "est", "shuffle_s", "locality", "first_start_s")
+
+    def __init__(self, tid: int, job: "Job", phase: int, idx: int, node: int, work: float,
+                 demand: tuple[float, float, float, float], now: float, mem_gb: float) -> None:
+        self.tid = tid
+        self.job = job
+        self.phase = phase
+        self.idx = idx
+        self.node = node
+        self.work = work            # total work of this attempt incl. extras (reference s)
+        self.remaining = work
+        self.floor = 0.0
+        self.rate = 0.0
+        self.t_last = now
+        self.version = 0
+        self.demand = demand        # (cpu, io, mem, net) fractions of the node
+        self.start_s = now
+        self.first_start_s = now
+        self.mem_gb = mem_gb
+        self.swapped_gb = 0.0
+        self.state = RUNNING
+        self.est: float | None = None   # orchestrator's CPU estimate (None = static share)
+        self.shuffle_s = 0.0
+        self.locality = NODE_LOCAL
+
+    @property
+    def progress(self) -> float:
+        """Fraction of this attempt's work done."""
+        return 1.0 - self.remaining / self.work if self.work > 0 else 1.0
+
+
+class Job:
+    """A submitted MapReduce job and its live counters."""
+
+    __slots__ = ("jid", "type_idx", "profile", "arrival_s", "deadline_s", "priority", "weight",
+                 "n_maps", "n_reduces", "map_work", "reduce_work", "map_mult", "reduce_mult",
+                 "replicas", "label", "state", "maps_done", "reduces_done", "maps_running",
+                 "reduces_running", "pending_maps", "pending_reduces", "map_state", "pend_stack",
+                 "by_node", "by_rack", "red_stack", "susp", "running_reduces", "reduce_ready",
+                 "late", "finish_s", "first_start_s", "len_sum", "len_n", "locality_counts",
+                 "work_done", "total_work", "preempt_budget", "alone_s")
+
+    def __init__(self, jid: int, draw, profile: JobTypeProfile) -> None:
+        self.jid = jid
+        self.type_idx = draw.type_idx
+        self.profile = profile
+        self.arrival_s = float(draw.arrival_s)
+        self.deadline_s = float(draw.deadline_s)
+        self.priority = int(draw.priority)
+        self.weight = float(draw.weight)
+        self.map_work = draw.map_work.tolist()
+        self.reduce_work = draw.reduce_work.tolist()
+        self.map_mult = draw.map_mult.tolist()
+        self.reduce_mult = draw.reduce_mult.tolist()
+        self.replicas = draw.replicas
+        self.label = draw.label
+        self.n_maps = len(self.map_work)
+        self.n_reduces = len(self.reduce_work)
+        self.state = FUTURE
+        self.maps_done = 0
+        self.reduces_done = 0
+        self.maps_running = 0
+        self.reduces_running = 0
+        self.pending_maps = self.n_maps
+        self.pending_reduces = self.n_reduces
+        self.map_state = bytearray(self.n_maps)            # 0 pending, 1 launched, 2 done
+        self.pend_stack: list[int] = []
+        self.by_node: dict[int, list[int]] = {}
+        self.by_rack: dict[int, list[int]] = {}
+        self.red_stack = list(range(self.n_reduces - 1, -1, -1))
+        self.susp: list[Task] = []
+        self.running_reduces: list[Task] = []
+        self.reduce_ready = False
+        self.late = False
+        self.finish_s = math.nan
+        self.first_start_s = math.nan
+        self.len_sum = [0.0, 0.0]                          # wall-clock lengths of finished tasks
+        self.len_n = [0, 0]
+        self.locality_counts = [0, 0, 0]
+        self.work_done = 0.0
+        self.total_work = float(sum(self.map_work) + sum(self.reduce_work))
+        self.preempt_budget = 0
+        self.alone_s = 0.0
+
+    def build_locality(self, racks: list[int]) -> None:
+        """Index pending maps by replica node and rack (Hadoop's non-running map cache)."""
+        self.pend_stack = list(range(self.n_maps - 1, -1, -1))
+        by_node: dict[int, list[int]] = {}
+        by_rack: dict[int, list[int]] = {}
+        reps = self.replicas.tolist()
+        for i in range(self.n_maps - 1, -1, -1):
+            seen_racks = set()
+            for n in reps[i]:
+                by_node.setdefault(n, []).append(i)
+                r = racks[n]
+                if r not in seen_racks:
+                    seen_racks.add(r)
+                    by_rack.setdefault(r, []).append(i)
+        self.by_node = by_node
+        self.by_rack = by_rack
+
+    def requeue_map(self, i: int, racks: list[int]) -> None:
+        """Make map ``i`` pending again (after a kill or a lost node)."""
+        self.map_state[i] = 0
+        self.pending_maps += 1
+        self.pend_stack.append(i)
+        seen = set()
+        for n in self.replicas[i].tolist():
+            self.by_node.setdefault(n, []).append(i)
+            r = racks[n]
+            if r not in seen:
+                seen.add(r)
+                self.by_rack.setdefault(r, []).append(i)
+
+    @staticmethod
+    def _peek(stack: list[int] | None, state: bytearray) -> int:
+        """Top pending map of a lazily-cleaned stack, or -1."""
+        if not stack:
+            return -1
+        while stack and state[stack[-1]] != 0:
+            stack.pop()
+        return stack[-1] if stack else -1
+
+    def map_locality(self, node: int, rack: int) -> int:
+        """Best locality level a pending map of this job has on ``node`` (SPEC 2.4)."""
+        if self._peek(self.by_node.get(node), self.map_state) >= 0:
+            return NODE_LOCAL
+        if self._peek(self.by_rack.get(rack), self.map_state) >= 0:
+            return RACK_LOCAL
+        return OFF_RACK
+
+    def take_map(self, node: int, rack: int) -> tuple[int, int]:
+        """Pick the best-placed pending map for ``node``: returns ``(map index, locality)``."""
+        i = self._peek(self.by_node.get(node), self.map_state)
+        loc = NODE_LOCAL
+        if i < 0:
+            i = self._peek(self.by_rack.get(rack), self.map_state)
+            loc = RACK_LOCAL
+        if i < 0:
+            i = self._peek(self.pend_stack, self.map_state)
+            loc = OFF_RACK
+        self.map_state[i] = 1
+        self.pending_maps -= 1
+        return i, loc
+
+    def suspended_on(self, node: int, phase: int) -> Task | None:
+        """A suspended task of this job on ``node`` in ``phase`` (resume locality), if any."""
+        for t in self.susp:
+            if t.node == node and t.phase == phase:
+                return t
+        return None
+
+    @property
+    def is_active(self) -> bool:
+        """Accepted, arrived and not finished."""
+        return self.state == ACTIVE
+
+    @property
+    def tasks_done(self) -> int:
+        """Finished tasks, both phases."""
+        return self.maps_done + self.reduces_done
+
+    def mean_task_len(self, phase: int) -> float:
+        """Observed mean wall-clock length of finished tasks of ``phase`` (nan if none yet)."""
+        n = self.len_n[phase]
+        return self.len_sum[phase] / n if n else math.nan
+
+    def remaining_work_s(self) -> float:
+        """Work not yet done (reference seconds, profile estimate, excludes running progress)."""
+        return max(0.0, self.total_work - self.work_done)
+
+
+def as_array(x: list[float]) -> np.ndarray:
+    """Helper for views: list to float array."""
+    return np.asarray(x, dtype=float)

@@ -1,0 +1,230 @@
+"""Workload generation: the synthetic generator of thesis Table 5.6 and fixed job lists.
+
+Everything is drawn at reset, vectorised, from generators passed in (one stream for arrivals and
+job attributes, one for per-task work and demand, one for block placement), so every policy sees
+the same jobs, the same task lengths and the same replicas for a seed (common random numbers).
+
+Synthetic workload (thesis 5.2.3, Table 5.6):
+
+* Poisson arrivals over ``[0, duration_s)``; the rate follows from the load factor: for each
+  phase, load = lambda x E[work of the phase per job] / the phase's throughput when its tasks fill
+  every slot (:func:`phase_throughput`, i.e. the work the cluster can really do under the rate
+  model); lambda makes the busier phase's load equal to ``load``.
+* Number of map tasks lognormal with mean ``size_mean`` and standard deviation ``size_std``
+  (thesis: mu = 62, sigma = 15.5; we read them as the mean and standard deviation of the task
+  count, since a lognormal with log-mean 62 would be absurd). Reduces follow the type's ratio.
+* Deadline = arrival + factor x completion time alone, factor ~ U[lo, hi] (thesis 1.5-4/8/12x,
+  RDS 2.5x). Completion time alone = map waves x mean map work + reduce waves x mean reduce work
+  on the whole cluster (:func:`alone_time_s`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from mrsched_gym.config import ClusterConfig, JobSpec, WorkloadConfig
+from mrsched_gym.workloads.profiles import PROFILES, TYPE_NAMES, JobTypeProfile
+
+
+@dataclass
+class JobDraw:
+    """One job as drawn at reset (plain data; the simulator turns it into live state).
+
+    Attributes:
+        type_idx: Index into :data:`TYPE_NAMES`.
+        arrival_s: Submission time.
+        deadline_s: Absolute deadline, or ``inf`` when the job has none.
+        priority: Priority class.
+        weight: Penalty / share weight.
+        map_work: ``[n_maps]`` work of each map task (reference seconds).
+        reduce_work: ``[n_reduces]`` work of each reduce task (reference seconds).
+        map_mult: ``[n_maps]`` per-task demand multiplier.
+        reduce_mult: ``[n_reduces]`` per-task demand multiplier.
+        replicas: ``[n_maps, replication]`` nodes holding each map's input block.
+        label: Optional label.
+    """
+
+    type_idx: int
+    arrival_s: float
+    deadline_s: float
+    priority: int
+    weight: float
+    map_work: np.ndarray
+    reduce_work: np.ndarray
+    map_mult: np.ndarray
+    reduce_mult: np.ndarray
+    replicas: np.ndarray
+    label: str = ""
+
+
+def _lognormal(rng: np.random.Generator, mean: float, cv: float, size: int) -> np.ndarray:
+    if cv <= 0:
+        return np.full(size, mean)
+    s2 = math.log1p(cv * cv)
+    return rng.lognormal(math.log(mean) - s2 / 2, math.sqrt(s2), size=size)
+
+
+def phase_throughput(cluster: ClusterConfig, demand: tuple[float, float, float, float],
+                     reduce: bool) -> tuple[float, float]:
+    """``(concurrency, throughput)`` of one phase when its tasks fill every slot of the cluster.
+
+    Concurrency is the number of tasks running at once (slots in slots mode; tasks that fit by
+    their largest demand in containers mode). Throughput is the reference work done per second:
+    the sum over those tasks of CPU speed x their share under the rate model of
+    :mod:`mrsched_gym.sim.engine` (CPU/IO/network sharing and the memory allocation).
+    """
+    conc = 0.0
+    thr = 0.0
+    for g in cluster.nodes:
+        if cluster.resource_mode == "slots":
+            k = g.effective_reduce_slots if reduce else g.effective_map_slots
+            mem_share = 1.0 / (g.effective_map_slots + g.effective_reduce_slots)
+        else:
+            k = max(1, int(1.0 / max(max(demand[:3]), 1e-3)))
+            mem_share = demand[2]
+        share = min(1.0, 1.0 / max(k * demand[0], 1e-9), 1.0 / max(k * demand[1], 1e-9),
+                    1.0 / max(k * demand[3], 1e-9))
+        f_mem = 1.0 if mem_share >= demand[2] else 1.0 / (
+            1.0 + cluster.swap_slowdown * (1.0 - mem_share / demand[2]))
+        conc += g.count * k
+        thr += g.count * k * g.cpu_speed * share * f_mem
+    return conc, thr
+
+
+def _phase_alone_s(cluster: ClusterConfig, n_tasks: int, work_s: float, cv: float,
+                   demand: tuple[float, float, float, float], reduce: bool) -> float:
+    """Time for ``n_tasks`` of one phase when a lone job fills every slot of the cluster."""
+    conc, thr = phase_throughput(cluster, demand, reduce)
+    waves = math.ceil(n_tasks / conc)
+    return (waves * work_s + 2.0 * cv * work_s) / (thr / conc)
+
+
+def alone_time_s(profile: JobTypeProfile, n_maps: int, n_reduces: int, map_work_s: float,
+                 reduce_work_s: float, cluster: ClusterConfig) -> float:
+    """Estimated completion time of a job alone on the cluster (the deadline base).
+
+    Analytic: for each phase, waves x mean task work divided by the per-task speed a task gets
+    when the job fills every slot (:func:`phase_throughput`), plus a straggler tail of two
+    standard deviations of task work. Accelerators and interference are ignored (the base is a
+    dedicated cluster).
+    """
+    t = _phase_alone_s(cluster, n_maps, map_work_s, profile.map_cv, profile.map_demand, False)
+    if n_reduces > 0:
+        t += _phase_alone_s(cluster, n_reduces, reduce_work_s, profile.reduce_cv,
+                            profile.reduce_demand, True)
+    return t
+
+
+def _n_reduces(profile: JobTypeProfile, n_maps: int) -> int:
+    if profile.reduces_per_map <= 0:
+        return 1 if profile.reduce_work_s > 0 and profile.name in ("combine", "select") else 0
+    return max(1, int(round(n_maps * profile.reduces_per_map)))
+
+
+def _replicas(rng: np.random.Generator, n: int, n_nodes: int, rep: int) -> np.ndarray:
+    """``[n, rep]`` distinct random nodes per block, vectorised (no per-block shuffles)."""
+    first = rng.integers(0, n_nodes, size=n)
+    out = np.empty((n, rep), dtype=np.int64)
+    out[:, 0] = first
+    if rep > 1:
+        # Distinct offsets in 1..n_nodes-1, drawn without replacement by the shifting trick.
+        offs = np.empty((n, rep - 1), dtype=np.int64)
+        for k in range(rep - 1):
+            o = rng.integers(1, n_nodes - k, size=n)
+            for j in range(k):   # shift past earlier offsets, in increasing order
+                prev = np.sort(offs[:, :k], axis=1)[:, j]
+                o = np.where(o >= prev, o + 1, o)
+            offs[:, k] = o
+        out[:, 1:] = (first[:, None] + offs) % n_nodes
+    return out
+
+
+def _make(profile_idx: int, arrival: float, deadline: float, priority: int, weight: float,
+          n_maps: int, n_red: int, mw: float, rw: float, task_rng: np.random.Generator,
+          place_rng: np.random.Generator, cluster: ClusterConfig, label: str = "") -> JobDraw:
+    p = PROFILES[TYPE_NAMES[profile_idx]]
+    cv = cluster.task_demand_cv
+    return JobDraw(
+        type_idx=profile_idx, arrival_s=arrival, deadline_s=deadline, priority=priority,
+        weight=weight,
+        map_work=_lognormal(task_rng, mw, p.map_cv, n_maps),
+        reduce_work=_lognormal(task_rng, rw, p.reduce_cv, n_red),
+        map_mult=_lognormal(task_rng, 1.0, cv, n_maps),
+        reduce_mult=_lognormal(task_rng, 1.0, cv, n_red),
+        replicas=_replicas(place_rng, n_maps, cluster.n_nodes, cluster.replication),
+        label=label)
+
+
+def fixed_jobs(jobs: tuple[JobSpec, ...], cluster: ClusterConfig, task_rng: np.random.Generator,
+               place_rng: np.random.Generator) -> list[JobDraw]:
+    """Turn a fixed job list into draws (task lengths and replicas are still random)."""
+    out = []
+    for spec in sorted(jobs, key=lambda s: s.arrival_s):
+        p = PROFILES[spec.type]
+        n_red = spec.n_reduces if spec.n_reduces is not None else _n_reduces(p, spec.n_maps)
+        mw = spec.map_work_s or p.map_work_s
+        rw = spec.reduce_work_s or p.reduce_work_s
+        if spec.deadline_s is not None:
+            deadline = spec.arrival_s + spec.deadline_s
+        elif spec.deadline_factor is not None:
+            deadline = spec.arrival_s + spec.deadline_factor * alone_time_s(
+                p, spec.n_maps, n_red, mw, rw, cluster)
+        else:
+            deadline = math.inf
+        out.append(_make(TYPE_NAMES.index(spec.type), spec.arrival_s, deadline, spec.priority,
+                         spec.weight, spec.n_maps, n_red, mw, rw, task_rng, place_rng, cluster,
+                         spec.label))
+    return out
+
+
+def synthetic_jobs(cfg: WorkloadConfig, cluster: ClusterConfig, job_rng: np.random.Generator,
+                   task_rng: np.random.Generator, place_rng: np.random.Generator) -> list[JobDraw]:
+    """Thesis Table 5.6 generator (see module docstring)."""
+    names = [n for n, w in cfg.type_mix.items() if w > 0]
+    probs = np.array([cfg.type_mix[n] for n in names], dtype=float)
+    probs /= probs.sum()
+    profiles = [PROFILES[n] for n in names]
+    # Offered load per phase: lambda * E[work of the phase] / phase throughput; the rate makes
+    # the busier phase's load equal to cfg.load.
+    s2 = math.log1p((cfg.size_std / cfg.size_mean) ** 2)
+    mu = math.log(cfg.size_mean) - s2 / 2
+    per_job_m = per_job_r = 0.0
+    for pr, p in zip(probs, profiles):
+        nm = cfg.size_mean
+        per_job_m += pr * nm * p.map_work_s / phase_throughput(cluster, p.map_demand, False)[1]
+        nr = _n_reduces(p, max(1, int(round(nm))))
+        per_job_r += pr * nr * p.reduce_work_s / phase_throughput(cluster, p.reduce_demand, True)[1]
+    rate = cfg.load / max(per_job_m, per_job_r)                         # jobs per second
+    n_jobs = int(job_rng.poisson(rate * cfg.duration_s))
+    n_jobs = max(n_jobs, 1)
+    arrivals = np.sort(job_rng.uniform(0.0, cfg.duration_s, size=n_jobs))
+    types = job_rng.choice(len(names), size=n_jobs, p=probs)
+    sizes = np.maximum(1, np.rint(job_rng.lognormal(mu, math.sqrt(s2), size=n_jobs))).astype(int)
+    lo, hi = cfg.deadline_factor
+    factors = job_rng.uniform(lo, hi, size=n_jobs)
+    has_deadline = job_rng.random(n_jobs) < cfg.deadline_fraction
+    high = job_rng.random(n_jobs) < cfg.high_priority_fraction
+    weights = job_rng.uniform(cfg.weight_range[0], cfg.weight_range[1], size=n_jobs)
+    out = []
+    for i in range(n_jobs):
+        p = profiles[types[i]]
+        n_maps = int(sizes[i])
+        n_red = _n_reduces(p, n_maps)
+        deadline = (arrivals[i] + factors[i] * alone_time_s(p, n_maps, n_red, p.map_work_s,
+                                                            p.reduce_work_s, cluster)
+                    if has_deadline[i] else math.inf)
+        out.append(_make(TYPE_NAMES.index(p.name), float(arrivals[i]), float(deadline),
+                         int(high[i]), float(weights[i]), n_maps, n_red, p.map_work_s,
+                         p.reduce_work_s, task_rng, place_rng, cluster))
+    return out
+
+
+def draw_jobs(cfg: WorkloadConfig, cluster: ClusterConfig, job_rng: np.random.Generator,
+              task_rng: np.random.Generator, place_rng: np.random.Generator) -> list[JobDraw]:
+    """Draw the episode's jobs for ``cfg`` (synthetic or a fixed list)."""
+    if cfg.kind == "jobs":
+        return fixed_jobs(cfg.jobs, cluster, task_rng, place_rng)
+    return synthetic_jobs(cfg, cluster, job_rng, task_rng, place_rng)
