@@ -1,12 +1,12 @@
 """Classical schedulers as fixed-policy baselines, registered by name in :data:`BASELINES`."""
 
-from types import MappingProxyType
+from mrsched_gym.frozen import FrozenDict
 
 from mrsched_gym.baselines.base import Scheduler
 from mrsched_gym.baselines.simple import FIFOScheduler, RandomScheduler
 
 #: name -> scheduler class (one explicit table).
-BASELINES = MappingProxyType({
+BASELINES = FrozenDict({
     "random": RandomScheduler,
     "fifo": FIFOScheduler,
 })

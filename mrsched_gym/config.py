@@ -21,6 +21,8 @@ from typing import Any, Mapping, Optional, Union
 
 import yaml
 
+from mrsched_gym.frozen import FrozenDict
+
 from mrsched_gym.workloads.profiles import PROFILES
 
 
@@ -269,6 +271,7 @@ class JobSpec:
         weight: Weight in the deadline-miss penalty (RDS Eq. 1) and in Fair shares.
         map_work_s: Mean map task work override (s).
         reduce_work_s: Mean reduce task work override (s).
+        work_cv: Coefficient of variation of task work override (0 = every task exactly the mean).
         label: Free-form label (e.g. the paper's J1).
     """
 
@@ -282,6 +285,7 @@ class JobSpec:
     weight: float = 1.0
     map_work_s: Optional[float] = None
     reduce_work_s: Optional[float] = None
+    work_cv: Optional[float] = None
     label: str = ""
 
     def __post_init__(self) -> None:
@@ -300,6 +304,7 @@ class JobSpec:
         for name in ("map_work_s", "reduce_work_s"):
             v = getattr(self, name)
             _check(v is None or v > 0, name, "must be > 0")
+        _check(self.work_cv is None or 0 <= self.work_cv <= 5, "work_cv", "must be in [0, 5]")
 
 
 @dataclass(frozen=True)
@@ -326,7 +331,7 @@ class WorkloadConfig:
     load: float = 0.7
     size_mean: float = 62.0
     size_std: float = 15.5
-    type_mix: Mapping[str, float] = field(default_factory=lambda: {"wordcount": 1.0, "sort": 1.0})
+    type_mix: Mapping[str, float] = field(default_factory=lambda: FrozenDict({"wordcount": 1.0, "sort": 1.0}))
     deadline_factor: tuple[float, float] = (1.5, 8.0)
     deadline_fraction: float = 1.0
     high_priority_fraction: float = 0.0
@@ -403,7 +408,7 @@ class DecisionConfig:
 
 
 #: Reward components and the metric each one sums to over an episode (see mrsched_gym.rewards).
-COMPONENT_METRICS: Mapping[str, str] = types.MappingProxyType({
+COMPONENT_METRICS: Mapping[str, str] = FrozenDict({
     "jct": "time_in_system_h",
     "deadline": "deadline_penalty_h",
     "slo": "slo_violation_h",
@@ -426,7 +431,7 @@ class RewardConfig:
             when the weights are ``{component: 1}``.
     """
 
-    weights: Mapping[str, float] = field(default_factory=lambda: {"deadline": 1.0})
+    weights: Mapping[str, float] = field(default_factory=lambda: FrozenDict({"deadline": 1.0}))
     headline: str = "deadline_penalty_h"
 
     def __post_init__(self) -> None:
@@ -520,7 +525,7 @@ def _build(tp: Any, value: Any, path: str) -> Any:
         if not isinstance(value, Mapping):
             raise ConfigError(f"{path}: expected a mapping, got {type(value).__name__}")
         vt = args[1] if args else Any
-        return types.MappingProxyType(
+        return FrozenDict(
             {str(k): _build(vt, v, f"{path}.{k}") for k, v in value.items()})
     if tp is bool:
         if not isinstance(value, bool):

@@ -66,6 +66,7 @@ class ObservationEncoder:
 
     def reset(self) -> None:
         """Mark every node row stale (after the simulator's reset)."""
+        self.nodes[:] = 0.0
         self.sim.dirty.update(range(self.N))
         self._fc_step = -1
         self._prev_node = -1

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from types import MappingProxyType
+from mrsched_gym.frozen import FrozenDict
 
 import gymnasium as gym
 
 #: id -> bundled scenario name (``configs/scenarios/<name>.yaml``).
-ENV_IDS = MappingProxyType({
+ENV_IDS = FrozenDict({
     "mrsched/Hadoop-v0": "hadoop",                 # the default benchmark
     "mrsched/Dedicated-v0": "dedicated",           # dedicated homogeneous cluster
     "mrsched/Heterogeneous-v0": "heterogeneous",   # heterogeneous CPUs + accelerators

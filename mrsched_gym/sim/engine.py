@@ -57,6 +57,7 @@ import numpy as np
 from mrsched_gym.config import Scenario
 from mrsched_gym.models.availability import (availability_fraction, forecast_series,
                                              node_up_from_fraction)
+from mrsched_gym.models.traces import read_series, sample_steps
 from mrsched_gym.models.interference import residual_capacity, response_time_ms, web_load_series
 from mrsched_gym.sim.events import EventKind, EventQueue
 from mrsched_gym.sim.state import (ACTIVE, DONE, FINISHED, FUTURE, MAP, NODE_LOCAL, OFF_RACK,
@@ -99,6 +100,12 @@ class Simulator:
         self.scenario = scenario
         self.K = scenario.decisions.max_candidates
         self._build_cluster()
+        # Read trace files now, so a bad trace fails at construction, not mid-run.
+        horizon = scenario.time_limit_s
+        if scenario.interference.load == "trace":
+            self._trace(scenario.interference.trace, scenario.interference.step_s, horizon)
+        if scenario.availability.generator == "trace":
+            self._trace(scenario.availability.trace, scenario.availability.step_s, horizon)
         self.done = True
         self.truncated = False
 
@@ -170,8 +177,12 @@ class Simulator:
         self.hcpu = [0.0] * n
         self.resp_ms = [sc.interference.response_alone_ms if s else 0.0 for s in self.shared]
         # --- timelines drawn at reset
-        self.load_u = web_load_series(sc.interference, len(self.shared_nodes), horizon, r_load)
-        self.avail_f, up_matrix = availability_fraction(sc.availability, horizon, r_avail, n)
+        self.load_u = web_load_series(sc.interference, len(self.shared_nodes), horizon, r_load,
+                                      trace=self._trace(sc.interference.trace,
+                                                        sc.interference.step_s, horizon))
+        self.avail_f, up_matrix = availability_fraction(
+            sc.availability, horizon, r_avail, n,
+            trace=self._trace(sc.availability.trace, sc.availability.step_s, horizon))
         if sc.availability.generator != "none" and sc.availability.mode == "nodes":
             self.node_up = up_matrix if up_matrix is not None else node_up_from_fraction(
                 self.avail_f, n, r_nodes)
@@ -233,6 +244,16 @@ class Simulator:
         self.job: Optional[Job] = None
         self.candidates: list[tuple] = []
         self._run()
+
+    def _trace(self, path: Optional[str], step_s: float, horizon: float) -> Optional[np.ndarray]:
+        """A trace file sampled at ``step_s`` (read once per simulator, then cached)."""
+        if not path:
+            return None
+        cache = self.__dict__.setdefault("_trace_cache", {})
+        if path not in cache:
+            times, values = read_series(path)
+            cache[path] = sample_steps(times, values, step_s, int(math.ceil(horizon / step_s)) + 1)
+        return cache[path]
 
     # ------------------------------------------------------------------ capacity helpers
     def _capacity(self) -> float:

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from types import MappingProxyType
+from mrsched_gym.frozen import FrozenDict
 from typing import Mapping
 
 #: Resource dimensions of every demand vector, in this order.
@@ -77,7 +77,7 @@ class JobTypeProfile:
 
 
 def _p(**kw) -> JobTypeProfile:
-    kw["accel_speedup"] = MappingProxyType(dict(kw.get("accel_speedup", {})))
+    kw["accel_speedup"] = FrozenDict(dict(kw.get("accel_speedup", {})))
     return JobTypeProfile(**kw)
 
 
@@ -87,7 +87,7 @@ _TCT_CPU = (9.0, -8.0, 1.0, 0.0)          # WordCount-like: NormTCT(0.1) ~ 5.0
 _TCT_MIXED = (6.0, -7.5, 1.0, 0.0)        # NormTCT(0.1) ~ 3.8
 _TCT_IO = (3.5, -7.0, 1.0, 0.0)           # Sort-like: NormTCT(0.1) ~ 2.7
 
-PROFILES: Mapping[str, JobTypeProfile] = MappingProxyType(
+PROFILES: Mapping[str, JobTypeProfile] = FrozenDict(
     {
         p.name: p
         for p in (

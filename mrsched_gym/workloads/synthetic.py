@@ -144,14 +144,15 @@ def _replicas(rng: np.random.Generator, n: int, n_nodes: int, rep: int) -> np.nd
 
 def _make(profile_idx: int, arrival: float, deadline: float, priority: int, weight: float,
           n_maps: int, n_red: int, mw: float, rw: float, task_rng: np.random.Generator,
-          place_rng: np.random.Generator, cluster: ClusterConfig, label: str = "") -> JobDraw:
+          place_rng: np.random.Generator, cluster: ClusterConfig, label: str = "",
+          work_cv: float | None = None) -> JobDraw:
     p = PROFILES[TYPE_NAMES[profile_idx]]
     cv = cluster.task_demand_cv
     return JobDraw(
         type_idx=profile_idx, arrival_s=arrival, deadline_s=deadline, priority=priority,
         weight=weight,
-        map_work=_lognormal(task_rng, mw, p.map_cv, n_maps),
-        reduce_work=_lognormal(task_rng, rw, p.reduce_cv, n_red),
+        map_work=_lognormal(task_rng, mw, p.map_cv if work_cv is None else work_cv, n_maps),
+        reduce_work=_lognormal(task_rng, rw, p.reduce_cv if work_cv is None else work_cv, n_red),
         map_mult=_lognormal(task_rng, 1.0, cv, n_maps),
         reduce_mult=_lognormal(task_rng, 1.0, cv, n_red),
         replicas=_replicas(place_rng, n_maps, cluster.n_nodes, cluster.replication),
@@ -176,7 +177,7 @@ def fixed_jobs(jobs: tuple[JobSpec, ...], cluster: ClusterConfig, task_rng: np.r
             deadline = math.inf
         out.append(_make(TYPE_NAMES.index(spec.type), spec.arrival_s, deadline, spec.priority,
                          spec.weight, spec.n_maps, n_red, mw, rw, task_rng, place_rng, cluster,
-                         spec.label))
+                         spec.label, spec.work_cv))
     return out
 
 

@@ -1,0 +1,162 @@
+"""Public checkers: simulator invariants, determinism and common random numbers.
+
+Used by the project's own tests and available to users who extend the simulator or write
+scenarios (``from mrsched_gym.testing import check_invariants``).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Callable, Optional
+
+import gymnasium as gym
+import numpy as np
+
+from mrsched_gym.sim.engine import Simulator
+from mrsched_gym.sim.state import ACTIVE, DONE, FINISHED, MAP, REDUCE, RUNNING, SUSPENDED
+
+_TOL = 1e-6
+
+
+def check_invariants(sim: Simulator) -> None:
+    """Assert the simulator's state is consistent (raises ``AssertionError`` naming the breach).
+
+    * no over-commit: used slots within the node's slots (slots mode) and reservations within
+      capacity (containers mode); down nodes hold nothing;
+    * slot accounting: used slots = running tasks + pending clean-ups per node and phase;
+    * every running task is on its node's list, progresses at a non-negative rate and has
+      remaining work within [floor, work];
+    * jobs: counters add up (done + running + pending + suspended = tasks), reduces finish only
+      after all maps, finished jobs finished every task;
+    * time is finite and not beyond the time limit.
+    """
+    assert math.isfinite(sim.now) and sim.now <= sim.scenario.time_limit_s + _TOL, sim.now
+    running_by_node = [[0, 0] for _ in range(sim.n_nodes)]
+    for t in sim.running.values():
+        assert t.state == RUNNING, f"task {t.tid} in running has state {t.state}"
+        assert t in sim.tasks_on[t.node], f"task {t.tid} missing from node {t.node}"
+        assert t.rate >= 0, f"task {t.tid} negative rate"
+        rem = t.remaining - t.rate * (sim.now - t.t_last)
+        assert rem >= t.floor - 1e-6 * max(1.0, t.work) or rem >= -_TOL, (t.tid, rem, t.floor)
+        assert t.remaining <= t.work + _TOL, (t.tid, t.remaining, t.work)
+        running_by_node[t.node][t.phase] += 1
+    for n in range(sim.n_nodes):
+        assert len(sim.tasks_on[n]) == sum(running_by_node[n]), f"node {n} task list mismatch"
+        if not sim.up[n]:
+            assert not sim.tasks_on[n] and not sim.susp_on[n], f"down node {n} holds tasks"
+        if sim.slots_mode:
+            cm = sum(1 for ph, _ in sim.cleanups[n] if ph == MAP)
+            cr = len(sim.cleanups[n]) - cm
+            assert sim.used_map[n] == running_by_node[n][MAP] + cm, f"node {n} map slots"
+            assert sim.used_red[n] == running_by_node[n][REDUCE] + cr, f"node {n} reduce slots"
+            assert 0 <= sim.used_map[n] <= sim.map_slots[n], f"node {n} map over-commit"
+            assert 0 <= sim.used_red[n] <= sim.red_slots[n], f"node {n} reduce over-commit"
+        else:
+            r = sim.res[n]
+            assert r[0] >= -_TOL and r[1] >= -_TOL and r[2] >= -_TOL, f"node {n} negative"
+            # capacity may shrink below what is reserved (then tasks slow down); new launches
+            # are only offered where they fit, which the candidate check enforces
+            assert r[1] <= 1.0 + _TOL and r[2] <= 1.0 + _TOL, f"node {n} container over-commit"
+        for t in sim.susp_on[n]:
+            assert t.state == SUSPENDED and t.node == n
+    for job in sim.jobs:
+        susp_m = sum(1 for t in job.susp if t.phase == MAP)
+        susp_r = len(job.susp) - susp_m
+        assert job.maps_done + job.maps_running + job.pending_maps + susp_m == job.n_maps, \
+            f"job {job.jid} map accounting"
+        assert (job.reduces_done + job.reduces_running + job.pending_reduces + susp_r
+                == job.n_reduces), f"job {job.jid} reduce accounting"
+        if job.reduces_done:
+            assert job.maps_done == job.n_maps, f"job {job.jid} reduce finished before maps"
+        if job.state == FINISHED:
+            assert job.tasks_done == job.n_maps + job.n_reduces, f"job {job.jid} finished early"
+            assert job.finish_s >= job.arrival_s - _TOL
+
+
+def check_task_log(sim: Simulator) -> None:
+    """Every task of a finished job completed exactly once, and only after it started.
+
+    Also checks reduce-after-map (a job's reduces finish after its last map) and that segments
+    are well-formed (start <= end).
+    """
+    done: dict[tuple[int, int], int] = {}
+    last_map_end: dict[int, float] = {}
+    for start, end, jid, _node, phase, outcome in sim.task_log:
+        assert start <= end + _TOL, (start, end)
+        if outcome == "done":
+            done[(jid, phase)] = done.get((jid, phase), 0) + 1
+            if phase == MAP:
+                last_map_end[jid] = max(last_map_end.get(jid, -math.inf), end)
+    for start, end, jid, _node, phase, outcome in sim.task_log:
+        if outcome == "done" and phase == REDUCE:
+            assert end >= last_map_end.get(jid, math.inf) - _TOL, f"job {jid} reduce before maps"
+    for job in sim.jobs:
+        assert done.get((job.jid, MAP), 0) == job.maps_done, f"job {job.jid} map log"
+        assert done.get((job.jid, REDUCE), 0) == job.reduces_done, f"job {job.jid} reduce log"
+
+
+def rollout(env: gym.Env, policy: Callable[[gym.Env, Any], int], seed: int,
+            max_steps: int = 10_000) -> list[tuple]:
+    """Run one episode; returns ``[(obs, reward, terminated, truncated, info), ...]``.
+
+    ``info["episode_log"]`` is dropped so records compare with ``==``-style helpers.
+    """
+    obs, info = env.reset(seed=seed)
+    out = [(obs, 0.0, False, False, info)]
+    for _ in range(max_steps):
+        obs, r, term, trunc, info = env.step(policy(env, obs))
+        info = {k: v for k, v in info.items() if k != "episode_log"}
+        out.append((obs, r, term, trunc, info))
+        if term or trunc:
+            break
+    return out
+
+
+def first_legal(env: gym.Env, obs: Any) -> int:
+    """A policy: the first legal action (FIFO-like)."""
+    return int(np.flatnonzero(env.unwrapped.action_masks())[0])
+
+
+def random_legal(seed: int) -> Callable[[gym.Env, Any], int]:
+    """A policy: uniform over legal actions (skip included), from its own generator."""
+    rng = np.random.default_rng(seed)
+
+    def policy(env: gym.Env, obs: Any) -> int:
+        return int(rng.choice(np.flatnonzero(env.unwrapped.action_masks())))
+
+    return policy
+
+
+def assert_same_record(a: Any, b: Any, path: str = "") -> None:
+    """Deep equality of rollout records (arrays compared exactly, NaN == NaN)."""
+    if isinstance(a, dict):
+        assert isinstance(b, dict) and a.keys() == b.keys(), f"{path}: keys differ"
+        for k in a:
+            assert_same_record(a[k], b[k], f"{path}.{k}")
+    elif isinstance(a, (list, tuple)):
+        assert len(a) == len(b), f"{path}: lengths differ"
+        for i, (x, y) in enumerate(zip(a, b)):
+            assert_same_record(x, y, f"{path}[{i}]")
+    elif isinstance(a, np.ndarray):
+        assert a.dtype == b.dtype and a.shape == b.shape, f"{path}: array meta differ"
+        assert a.tobytes() == b.tobytes(), f"{path}: arrays differ"
+    elif isinstance(a, float) and math.isnan(a):
+        assert isinstance(b, float) and math.isnan(b), f"{path}: {a} != {b}"
+    else:
+        assert a == b, f"{path}: {a!r} != {b!r}"
+
+
+def world_fingerprint(sim: Simulator) -> dict[str, np.ndarray]:
+    """What must be identical for two policies on one seed: jobs, task work, replicas, timelines."""
+    jobs = sim.jobs
+    return {
+        "arrival": np.array([j.arrival_s for j in jobs]),
+        "deadline": np.array([j.deadline_s for j in jobs]),
+        "map_work": np.concatenate([np.asarray(j.map_work) for j in jobs]) if jobs else np.zeros(0),
+        "reduce_work": np.concatenate([np.asarray(j.reduce_work) for j in jobs] + [np.zeros(0)]),
+        "replicas": np.concatenate([j.replicas for j in jobs]) if jobs else np.zeros((0, 1)),
+        "load": np.asarray(sim.load_u),
+        "avail": np.asarray(sim.avail_f),
+        "forecast": np.asarray(sim.forecast_f),
+        "node_up": np.asarray(sim.node_up) if sim.node_up is not None else np.zeros(0),
+    }
