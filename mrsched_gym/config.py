@@ -109,7 +109,7 @@ class ClusterConfig:
         racks: Number of racks; node i sits in rack i % racks.
         resource_mode: ``"slots"`` (Hadoop 1 map/reduce slots) or ``"containers"`` (YARN / RAS job
             slots: a task fits where its per-phase demand fits in the free capacity).
-        replication: HDFS replicas per input block (distinct nodes).
+        replication: HDFS replicas per input block (distinct nodes; at most one per node).
         block_mb: HDFS block size (MB): what a map task reads.
         off_rack_factor: Cost multiplier of an off-rack read relative to a rack-local one.
         memory_overcommit: ``"swap"`` (tasks slow down) or ``"fail"`` (newest task is killed).
@@ -137,8 +137,8 @@ class ClusterConfig:
         _check(1 <= self.racks <= self.n_nodes, "racks", f"must be in [1, n_nodes={self.n_nodes}]")
         _check(self.resource_mode in ("slots", "containers"), "resource_mode",
                f"must be 'slots' or 'containers', got {self.resource_mode!r}")
-        _check(1 <= self.replication <= self.n_nodes, "replication",
-               f"must be in [1, n_nodes={self.n_nodes}], got {self.replication}")
+        _check(1 <= self.replication <= 16, "replication",
+               f"must be in [1, 16], got {self.replication}")
         _check(self.block_mb > 0, "block_mb", "must be > 0")
         _check(self.off_rack_factor >= 1, "off_rack_factor", "must be >= 1")
         _check(self.memory_overcommit in ("swap", "fail"), "memory_overcommit",
@@ -153,6 +153,11 @@ class ClusterConfig:
     def n_nodes(self) -> int:
         """Total number of nodes."""
         return sum(g.count for g in self.nodes)
+
+    @property
+    def effective_replication(self) -> int:
+        """Replicas actually placed: HDFS cannot place more than one per node."""
+        return min(self.replication, self.n_nodes)
 
 
 @dataclass(frozen=True)

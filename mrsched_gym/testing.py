@@ -36,8 +36,10 @@ def check_invariants(sim: Simulator) -> None:
         assert t.state == RUNNING, f"task {t.tid} in running has state {t.state}"
         assert t in sim.tasks_on[t.node], f"task {t.tid} missing from node {t.node}"
         assert t.rate >= 0, f"task {t.tid} negative rate"
-        rem = t.remaining - t.rate * (sim.now - t.t_last)
-        assert rem >= t.floor - 1e-6 * max(1.0, t.work) or rem >= -_TOL, (t.tid, rem, t.floor)
+        # projected progress (a reduce waiting for map output stalls at its floor)
+        rem = max(t.remaining - t.rate * (sim.now - t.t_last), t.floor)
+        assert rem >= -1e-6 * max(1.0, t.work), f"task {t.tid} overran its end ({rem})"
+        assert t.remaining >= t.floor - 1e-9 * max(1.0, t.work), f"task {t.tid} below floor"
         assert t.remaining <= t.work + _TOL, (t.tid, t.remaining, t.work)
         running_by_node[t.node][t.phase] += 1
     for n in range(sim.n_nodes):
@@ -71,6 +73,15 @@ def check_invariants(sim: Simulator) -> None:
         if job.state == FINISHED:
             assert job.tasks_done == job.n_maps + job.n_reduces, f"job {job.jid} finished early"
             assert job.finish_s >= job.arrival_s - _TOL
+        # conservation of work: the job's completed work is exactly its completed tasks' work
+        done_maps = sum(w for w, st in zip(job.map_work, job.map_state) if st == 2)
+        open_reds = set(job.red_stack) | {t.idx for t in job.running_reduces} | {
+            t.idx for t in job.susp if t.phase == REDUCE}
+        done_reds = sum(w for i, w in enumerate(job.reduce_work) if i not in open_reds)
+        assert abs(job.work_done - done_maps - done_reds) <= 1e-6 * max(1.0, job.total_work), \
+            f"job {job.jid} work not conserved"
+        assert len(open_reds) + job.reduces_done == job.n_reduces, f"job {job.jid} reduce ids"
+    assert sim.wasted_s >= 0 and sim.swap_s >= 0
 
 
 def check_task_log(sim: Simulator) -> None:

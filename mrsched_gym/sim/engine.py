@@ -558,6 +558,7 @@ class Simulator:
         """Occupy capacity on ``n`` for a running task and recompute the node's rates."""
         t.state = RUNNING
         t.t_last = self.now
+        t.rate = 0.0                          # forces _rerate to schedule its end event
         self.running[t.tid] = t
         self.tasks_on[n].append(t)
         self._occupy(n, t.phase, t.job.type_idx, +1)

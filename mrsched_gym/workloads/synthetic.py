@@ -155,7 +155,7 @@ def _make(profile_idx: int, arrival: float, deadline: float, priority: int, weig
         reduce_work=_lognormal(task_rng, rw, p.reduce_cv if work_cv is None else work_cv, n_red),
         map_mult=_lognormal(task_rng, 1.0, cv, n_maps),
         reduce_mult=_lognormal(task_rng, 1.0, cv, n_red),
-        replicas=_replicas(place_rng, n_maps, cluster.n_nodes, cluster.replication),
+        replicas=_replicas(place_rng, n_maps, cluster.n_nodes, cluster.effective_replication),
         label=label)
 
 
