@@ -10,6 +10,7 @@ with :func:`with_overrides` (``{"workload": {"load": 0.8}}`` or ``{"workload.loa
 
 from __future__ import annotations
 
+import collections.abc
 import dataclasses
 import math
 import types
@@ -526,7 +527,7 @@ def _build(tp: Any, value: Any, path: str) -> Any:
         if len(value) != len(args):
             raise ConfigError(f"{path}: expected {len(args)} values, got {len(value)}")
         return tuple(_build(a, v, f"{path}[{i}]") for i, (a, v) in enumerate(zip(args, value)))
-    if origin in (Mapping, dict, typing.Mapping) or tp is Mapping:
+    if origin in (collections.abc.Mapping, dict) or tp is Mapping:
         if not isinstance(value, Mapping):
             raise ConfigError(f"{path}: expected a mapping, got {type(value).__name__}")
         vt = args[1] if args else Any

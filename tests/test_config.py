@@ -1,0 +1,129 @@
+"""Scenario files: every bundled one loads; malformed ones fail naming the file and field."""
+
+import ast
+import pathlib
+
+import gymnasium as gym
+import pytest
+
+from mrsched_gym.config import (ConfigError, bundled_scenarios, load_scenario, scenario_from_dict,
+                                to_dict, with_overrides)
+from mrsched_gym.models.traces import TraceError, read_series
+
+
+def test_every_bundled_scenario_loads_and_round_trips():
+    names = bundled_scenarios()
+    assert {"hadoop", "dedicated", "heterogeneous", "shared", "dynamic", "preemption"} <= set(names)
+    for name in names:
+        sc = load_scenario(name)
+        assert scenario_from_dict(to_dict(sc)) == sc
+
+
+def _write(tmp_path, text):
+    p = tmp_path / "bad.yaml"
+    p.write_text(text)
+    return p
+
+
+@pytest.mark.parametrize("text,needle", [
+    ("workload:\n  lod: 0.5\n", "workload.lod: unknown key"),
+    ("workload:\n  load: -1\n", "workload.load: must be in"),
+    ("cluster:\n  nodes:\n    - {count: 0}\n", "cluster.nodes[0].count: must be >= 1"),
+    ("cluster:\n  resource_mode: yarn\n", "cluster.resource_mode: must be"),
+    ("workload:\n  type_mix: {wordcnt: 1}\n", "workload.type_mix.wordcnt"),
+    ("interference:\n  policy: fair\n", "interference.policy"),
+    ("decisions:\n  max_candidates: 0\n", "decisions.max_candidates"),
+    ("reward:\n  weights: {latency: 1}\n", "reward.weights.latency"),
+    ("time_limit_s: soon\n", "time_limit_s: expected a number"),
+    ("decisions:\n  admission: 1\n", "decisions.admission: expected true/false"),
+    ("workload:\n  kind: jobs\n", "workload.jobs: kind 'jobs' needs a job list"),
+    ("workload:\n  kind: jobs\n  jobs:\n    - {type: sort, n_maps: 0}\n",
+     "workload.jobs[0].n_maps"),
+])
+def test_malformed_scenarios_name_file_and_field(tmp_path, text, needle):
+    p = _write(tmp_path, text)
+    with pytest.raises(ConfigError) as e:
+        load_scenario(p)
+    assert str(p) in str(e.value)
+    assert needle in str(e.value)
+
+
+def test_invalid_yaml_names_line(tmp_path):
+    p = _write(tmp_path, "workload:\n  load: [1, 2\n")
+    with pytest.raises(ConfigError, match=r"bad.yaml: line \d+ invalid YAML"):
+        load_scenario(p)
+
+
+def test_missing_file_and_unknown_name():
+    with pytest.raises(ConfigError, match="not found"):
+        load_scenario("/nonexistent/x.yaml")
+    with pytest.raises(ConfigError, match="no such scenario"):
+        load_scenario("no_such_scenario")
+
+
+def test_overrides_dotted_and_double_underscore():
+    sc = load_scenario("hadoop")
+    a = with_overrides(sc, {"workload.load": 0.5})
+    b = with_overrides(sc, {"workload__load": 0.5})
+    c = with_overrides(sc, {"workload": {"load": 0.5}})
+    assert a == b == c and a.workload.load == 0.5 and a.workload.size_mean == sc.workload.size_mean
+    with pytest.raises(ConfigError, match="unknown key"):
+        with_overrides(sc, {"workload.lod": 0.5})
+    with pytest.raises(ConfigError, match="workload.load"):
+        gym.make("mrsched/Hadoop-v0", workload__load=-3)
+
+
+def test_configs_are_frozen():
+    sc = load_scenario("hadoop")
+    with pytest.raises(Exception):
+        sc.workload.load = 3.0          # type: ignore[misc]
+    with pytest.raises(TypeError):
+        sc.workload.type_mix["sort"] = 5.0   # type: ignore[index]
+
+
+def test_default_slot_rule():
+    """MROrchestrator footnote 1: min{C-1, (M-2)/2, D/50}."""
+    sc = scenario_from_dict({"cluster": {"nodes": [{"cpu_cores": 8, "mem_gb": 10, "disk_gb": 500}]}})
+    assert sc.cluster.nodes[0].effective_map_slots == 4
+    sc = scenario_from_dict({"cluster": {"nodes": [{"cpu_cores": 4, "mem_gb": 32, "disk_gb": 500}]}})
+    assert sc.cluster.nodes[0].effective_map_slots == 3
+
+
+@pytest.mark.parametrize("text,needle", [
+    ("time_s,value\n0,1\n0,2\n", ":3: time 0.0 is not after 0.0"),
+    ("time_s,value\n0,1\n5,abc\n", ":3: not a number"),
+    ("t,value\n0,1\n", ":1: header"),
+    ("time_s,value\n0\n", ":2: expected 2 columns"),
+])
+def test_malformed_traces_name_file_and_line(tmp_path, text, needle):
+    p = tmp_path / "trace.csv"
+    p.write_text(text)
+    with pytest.raises(TraceError) as e:
+        read_series(p)
+    assert str(p) in str(e.value) and needle in str(e.value)
+
+
+def test_bad_trace_fails_at_construction(tmp_path):
+    p = tmp_path / "trace.csv"
+    p.write_text("time_s,value\n0,1\n0,1\n")
+    with pytest.raises(TraceError):
+        gym.make("mrsched/Dynamic-v0", availability__generator="trace", availability__trace=str(p))
+
+
+def test_simulator_does_not_import_gymnasium():
+    """STYLE principle 1: the simulation core imports only stdlib, numpy and project modules."""
+    root = pathlib.Path(__file__).resolve().parents[1] / "mrsched_gym"
+    core = list((root / "sim").glob("*.py")) + list((root / "models").glob("*.py")) + \
+        list((root / "workloads").glob("*.py"))
+    for f in core:
+        tree = ast.parse(f.read_text())
+        for node in ast.walk(tree):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                names = [node.module or ""]
+            for n in names:
+                top = n.split(".")[0]
+                assert top not in ("gymnasium", "gym", "torch", "stable_baselines3"), (f, n)
+                assert n.split(".")[:2] != ["mrsched_gym", "env"], (f, n)
