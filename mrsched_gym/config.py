@@ -329,6 +329,8 @@ class WorkloadConfig:
         deadline_fraction: Synthetic: fraction of jobs that have a deadline.
         high_priority_fraction: Synthetic: fraction of jobs with priority 1 (others 0).
         weight_range: Synthetic: job weight uniform in [lo, hi] (RDS omega_j).
+        task_work_scale: Synthetic: multiplier of every type's mean task work (longer tasks at
+            the same load mean fewer jobs; thesis Table 5.6 has ~2500 jobs a week at load 1.0).
         jobs: The fixed job list (kind ``"jobs"``).
     """
 
@@ -342,6 +344,7 @@ class WorkloadConfig:
     deadline_fraction: float = 1.0
     high_priority_fraction: float = 0.0
     weight_range: tuple[float, float] = (1.0, 1.0)
+    task_work_scale: float = 1.0
     jobs: tuple[JobSpec, ...] = ()
 
     def __post_init__(self) -> None:
@@ -363,6 +366,7 @@ class WorkloadConfig:
         _in_range(self.high_priority_fraction, 0.0, 1.0, "high_priority_fraction")
         wl, wh = self.weight_range
         _check(0 < wl <= wh, "weight_range", f"needs 0 < lo <= hi, got {self.weight_range}")
+        _in_range(self.task_work_scale, 0.0, 1000.0, "task_work_scale", lo_open=True)
         _check(self.kind != "jobs" or len(self.jobs) > 0, "jobs", "kind 'jobs' needs a job list")
 
 

@@ -127,12 +127,16 @@ class ObservationEncoder:
             sp = 1.0
         dem = p.map_demand if phase == MAP else p.reduce_demand
         wait = (now - job.arrival_s) / 3600.0
+        rem_s = remaining / slots
+        run_s = (job.maps_running + job.reduces_running) / slots
+        mlen_h = mlen / 3600.0
+        alone_h = job.alone_s / 3600.0
         return [1.0, float(phase == REDUCE), 0.0, (n_tasks - remaining) / n_tasks,
-                min(remaining / slots, 10.0), min(mlen / 3600.0, 10.0), float(obs_n > 0),
-                ttd, has_dl, sreq, min(sp, 30.0),
-                min((job.maps_running + job.reduces_running) / slots, 10.0),
-                min(wait, 100.0), job.priority / 9.0, min(job.weight / 10.0, 1.0), 0.0,
-                dem[0], dem[1], dem[2], 0.0, 0.0, min(job.alone_s / 3600.0, 100.0)]
+                rem_s if rem_s < 10.0 else 10.0, mlen_h if mlen_h < 10.0 else 10.0,
+                float(obs_n > 0), ttd, has_dl, sreq, sp if sp < 30.0 else 30.0,
+                run_s if run_s < 10.0 else 10.0, wait if wait < 100.0 else 100.0,
+                job.priority / 9.0, job.weight / 10.0 if job.weight < 10.0 else 1.0, 0.0,
+                dem[0], dem[1], dem[2], 0.0, 0.0, alone_h if alone_h < 100.0 else 100.0]
 
     # ------------------------------------------------------------------ the observation
     def observe(self) -> dict[str, np.ndarray]:
@@ -150,16 +154,17 @@ class ObservationEncoder:
             self.nodes[node, 9] = 1.0
         self._prev_node = node
         cands = np.zeros((self.K, CANDIDATE_FEATURES), dtype=np.float32)
+        kind = s.kind
         if not s.done:
             rows = []
-            if s.kind == SCHEDULE:
+            if kind == SCHEDULE:
                 for job, phase, loc in s.candidates:
                     row = self._job_row(job, phase, node, now)
                     row[2] = _LOC[loc]
                     if job.susp and job.suspended_on(node, phase) is not None:
                         row[15] = 1.0
                     rows.append(row)
-            elif s.kind == ADMIT:
+            elif kind == ADMIT:
                 rows.append(self._job_row(s.candidates[0][0], MAP, -1, now))
             else:  # PREEMPT: the victim's job, the primitive and the victim's progress
                 for task, prim in s.candidates:
@@ -170,16 +175,17 @@ class ObservationEncoder:
                     rows.append(row)
             if rows:
                 cands[: len(rows)] = rows
-        dec = np.zeros(DECISION_FEATURES, dtype=np.float32)
-        if not s.done:
-            dec[s.kind] = 1.0
-        dec[3] = min(now / self.limit_s, 1.0)
-        dec[4] = s.availability_now()
-        dec[5] = min(s.n_active / self.K, 10.0)
-        dec[6] = min(len(s.runnable) / self.K, 10.0)
+        t_frac = now / self.limit_s
+        act = s.n_active / self.K
+        run = len(s.runnable) / self.K
         if node >= 0:
-            dec[7] = self.nodes[node, 5]
-            dec[8] = self.nodes[node, 6]
-            dec[9] = 1.0
+            fm, fr, has = float(self.nodes[node, 5]), float(self.nodes[node, 6]), 1.0
+        else:
+            fm = fr = has = 0.0
+        live = not s.done
+        dec = np.array([live and kind == SCHEDULE, live and kind == ADMIT, live and kind == PREEMPT,
+                        t_frac if t_frac < 1.0 else 1.0, s.availability_now(),
+                        act if act < 10.0 else 10.0, run if run < 10.0 else 10.0, fm, fr, has],
+                       dtype=np.float32)
         return {"decision": dec, "candidates": cands, "nodes": self.nodes.copy(),
                 "forecast": self._forecast().copy()}

@@ -49,6 +49,7 @@ a kill + relaunch).
 from __future__ import annotations
 
 import bisect
+import heapq
 import math
 from typing import Any, Optional
 
@@ -64,7 +65,7 @@ from mrsched_gym.sim.state import (ACTIVE, DONE, FINISHED, FUTURE, MAP, NODE_LOC
                                    PENDING, RACK_LOCAL, REDUCE, REJECTED, RUNNING, SUSPENDED,
                                    WAITING_ADMISSION, Job, Task)
 from mrsched_gym.workloads.profiles import PROFILES, TYPE_NAMES
-from mrsched_gym.workloads.synthetic import alone_time_s, draw_jobs
+from mrsched_gym.workloads.synthetic import draw_jobs
 
 SCHEDULE, ADMIT, PREEMPT = 0, 1, 2
 DECISION_NAMES = ("schedule", "admit", "preempt")
@@ -192,14 +193,15 @@ class Simulator:
         # --- jobs
         draws = draw_jobs(sc.workload, sc.cluster, r_jobs, r_tasks, r_place)
         self.jobs = [Job(i, d, PROFILES[TYPE_NAMES[d.type_idx]]) for i, d in enumerate(draws)]
-        for j in self.jobs:
-            j.alone_s = alone_time_s(j.profile, j.n_maps, j.n_reduces, j.profile.map_work_s,
-                                     j.profile.reduce_work_s, sc.cluster)
+        for j, d in zip(self.jobs, draws):
+            j.alone_s = d.alone_s
             self.queue.push(j.arrival_s, _ARRIVAL, j.jid)
         self.n_jobs = len(self.jobs)
         self.n_closed = 0                     # finished + rejected
         self.runnable: list[int] = []
         self._runnable_set: set[int] = set()
+        self.n_map_jobs = 0                   # runnable jobs with map work / reduce work
+        self.n_red_jobs = 0
         self.running: dict[int, Task] = {}
         self.next_tid = 0
         self.new_tasks: list[Task] = []
@@ -283,8 +285,15 @@ class Simulator:
                 and r[2] + demand[2] <= 1.0 + _EPS)
 
     def _refresh_runnable(self, job: Job) -> None:
-        ok = job.state == ACTIVE and (job.pending_maps > 0 or bool(job.susp) or (
-            job.reduce_ready and job.pending_reduces > 0))
+        active = job.state == ACTIVE
+        has_m = active and (job.pending_maps > 0 or any(t.phase == MAP for t in job.susp))
+        has_r = active and ((job.reduce_ready and job.pending_reduces > 0) or any(
+            t.phase == REDUCE for t in job.susp))
+        self.n_map_jobs += has_m - job.has_map_work
+        self.n_red_jobs += has_r - job.has_red_work
+        job.has_map_work = has_m
+        job.has_red_work = has_r
+        ok = has_m or has_r
         jid = job.jid
         if ok and jid not in self._runnable_set:
             self._runnable_set.add(jid)
@@ -318,7 +327,16 @@ class Simulator:
                 self.kind = SCHEDULE
                 self.candidates = []
                 return
-            t = q.peek_time()
+            # Drop stale task events (superseded by a rate change) without a batch round trip.
+            heap = q.heap
+            running = self.running
+            while heap and heap[0][1] == _TASK_END:
+                e = heap[0]
+                task = running.get(e[3])
+                if task is not None and task.version == e[4]:
+                    break
+                heapq.heappop(heap)
+            t = heap[0][0] if heap else math.inf
             if t > limit:
                 self._advance_to(limit)
                 self.done = True
@@ -381,12 +399,13 @@ class Simulator:
         if not self.runnable:
             return []
         if self.slots_mode:
-            can_map = self.used_map[n] < self.map_slots[n]
-            can_red = self.used_red[n] < self.red_slots[n]
-            if not (can_map or can_red):
-                return []
+            can_map = self.n_map_jobs > 0 and self.used_map[n] < self.map_slots[n]
+            can_red = self.n_red_jobs > 0 and self.used_red[n] < self.red_slots[n]
         else:
-            can_map = can_red = True
+            can_map = self.n_map_jobs > 0
+            can_red = self.n_red_jobs > 0
+        if not (can_map or can_red):
+            return []
         rack = self.rack[n]
         cands: list[tuple] = []
         jobs = self.jobs

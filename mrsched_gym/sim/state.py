@@ -69,7 +69,8 @@ class Job:
                  "reduces_running", "pending_maps", "pending_reduces", "map_state", "pend_stack",
                  "by_node", "by_rack", "red_stack", "susp", "running_reduces", "reduce_ready",
                  "late", "finish_s", "first_start_s", "len_sum", "len_n", "locality_counts",
-                 "work_done", "total_work", "preempt_budget", "alone_s")
+                 "work_done", "total_work", "preempt_budget", "alone_s", "has_map_work",
+                 "has_red_work")
 
     def __init__(self, jid: int, draw, profile: JobTypeProfile) -> None:
         self.jid = jid
@@ -112,6 +113,8 @@ class Job:
         self.total_work = float(sum(self.map_work) + sum(self.reduce_work))
         self.preempt_budget = 0
         self.alone_s = 0.0
+        self.has_map_work = False
+        self.has_red_work = False
 
     def build_locality(self, racks: list[int]) -> None:
         """Index pending maps by replica node and rack (Hadoop's non-running map cache)."""

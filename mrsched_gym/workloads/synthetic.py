@@ -45,6 +45,7 @@ class JobDraw:
         reduce_mult: ``[n_reduces]`` per-task demand multiplier.
         replicas: ``[n_maps, replication]`` nodes holding each map's input block.
         label: Optional label.
+        alone_s: Estimated completion time alone on the cluster (:func:`alone_time_s`).
     """
 
     type_idx: int
@@ -58,6 +59,7 @@ class JobDraw:
     reduce_mult: np.ndarray
     replicas: np.ndarray
     label: str = ""
+    alone_s: float = 0.0
 
 
 def _lognormal(rng: np.random.Generator, mean: float, cv: float, size: int) -> np.ndarray:
@@ -148,6 +150,7 @@ def _make(profile_idx: int, arrival: float, deadline: float, priority: int, weig
           work_cv: float | None = None) -> JobDraw:
     p = PROFILES[TYPE_NAMES[profile_idx]]
     cv = cluster.task_demand_cv
+    alone = alone_time_s(p, n_maps, n_red, mw, rw, cluster)
     return JobDraw(
         type_idx=profile_idx, arrival_s=arrival, deadline_s=deadline, priority=priority,
         weight=weight,
@@ -156,7 +159,7 @@ def _make(profile_idx: int, arrival: float, deadline: float, priority: int, weig
         map_mult=_lognormal(task_rng, 1.0, cv, n_maps),
         reduce_mult=_lognormal(task_rng, 1.0, cv, n_red),
         replicas=_replicas(place_rng, n_maps, cluster.n_nodes, cluster.effective_replication),
-        label=label)
+        label=label, alone_s=alone)
 
 
 def fixed_jobs(jobs: tuple[JobSpec, ...], cluster: ClusterConfig, task_rng: np.random.Generator,
@@ -195,9 +198,12 @@ def synthetic_jobs(cfg: WorkloadConfig, cluster: ClusterConfig, job_rng: np.rand
     per_job_m = per_job_r = 0.0
     for pr, p in zip(probs, profiles):
         nm = cfg.size_mean
-        per_job_m += pr * nm * p.map_work_s / phase_throughput(cluster, p.map_demand, False)[1]
+        sc = cfg.task_work_scale
+        per_job_m += pr * nm * sc * p.map_work_s / phase_throughput(cluster, p.map_demand,
+                                                                      False)[1]
         nr = _n_reduces(p, max(1, int(round(nm))))
-        per_job_r += pr * nr * p.reduce_work_s / phase_throughput(cluster, p.reduce_demand, True)[1]
+        per_job_r += pr * nr * sc * p.reduce_work_s / phase_throughput(cluster, p.reduce_demand,
+                                                                        True)[1]
     rate = cfg.load / max(per_job_m, per_job_r)                         # jobs per second
     n_jobs = int(job_rng.poisson(rate * cfg.duration_s))
     n_jobs = max(n_jobs, 1)
@@ -214,12 +220,13 @@ def synthetic_jobs(cfg: WorkloadConfig, cluster: ClusterConfig, job_rng: np.rand
         p = profiles[types[i]]
         n_maps = int(sizes[i])
         n_red = _n_reduces(p, n_maps)
-        deadline = (arrivals[i] + factors[i] * alone_time_s(p, n_maps, n_red, p.map_work_s,
-                                                            p.reduce_work_s, cluster)
+        mw = p.map_work_s * cfg.task_work_scale
+        rw = p.reduce_work_s * cfg.task_work_scale
+        deadline = (arrivals[i] + factors[i] * alone_time_s(p, n_maps, n_red, mw, rw, cluster)
                     if has_deadline[i] else math.inf)
         out.append(_make(TYPE_NAMES.index(p.name), float(arrivals[i]), float(deadline),
-                         int(high[i]), float(weights[i]), n_maps, n_red, p.map_work_s,
-                         p.reduce_work_s, task_rng, place_rng, cluster))
+                         int(high[i]), float(weights[i]), n_maps, n_red, mw, rw, task_rng,
+                         place_rng, cluster))
     return out
 
 

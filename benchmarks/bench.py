@@ -1,0 +1,116 @@
+"""Speed and memory benchmark (not a test): decisions/s, simulated tasks/s, reset time, peak RSS.
+
+Usage::
+
+    python benchmarks/bench.py                 # default scenario + thesis-scale week
+    python benchmarks/bench.py --quick         # fewer episodes
+    python benchmarks/bench.py --profile       # cProfile of the default scenario's hot loop
+
+Each scenario runs in its own process so peak memory (max RSS) is per scenario.
+Policies: ``random`` = uniform over legal actions through ``env.step`` (observation, mask and
+reward built every step); ``fifo-sim`` = first candidate through the simulator directly (what a
+baseline costs without observation encoding); ``fifo-env`` = first candidate through ``env.step``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing as mp
+import resource
+import time
+
+import numpy as np
+
+
+def _bench(env_id: str, policy: str, episodes: int, seed: int, kwargs: dict) -> dict:
+    import gymnasium as gym
+
+    import mrsched_gym  # noqa: F401
+
+    env = gym.make(env_id, **kwargs)
+    rng = np.random.default_rng(seed)
+    steps = tasks = 0
+    t_reset = t_run = 0.0
+    sim_time = 0.0
+    for ep in range(episodes):
+        t0 = time.perf_counter()
+        env.reset(seed=seed + ep)
+        t1 = time.perf_counter()
+        t_reset += t1 - t0
+        u = env.unwrapped
+        sim = u.sim
+        K = u.K
+        if policy == "fifo-sim":
+            while not sim.done:
+                sim.act(0 if sim.candidates else K)
+                steps += 1
+        else:
+            while True:
+                if policy == "random":
+                    n = len(sim.candidates)
+                    a = int(rng.integers(n)) if n else K
+                else:
+                    a = 0 if sim.candidates else K
+                _, _, term, trunc, _ = env.step(a)
+                steps += 1
+                if term or trunc:
+                    break
+        t_run += time.perf_counter() - t1
+        tasks += sum(1 for rec in sim.task_log if rec[5] == "done")
+        sim_time += sim.now
+    return {"env": env_id, "policy": policy, "episodes": episodes, "decisions": steps,
+            "decisions_per_s": steps / t_run, "tasks_per_s": tasks / t_run,
+            "sim_days_per_s": sim_time / 86400 / t_run, "run_s_per_episode": t_run / episodes,
+            "reset_s": t_reset / episodes,
+            "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+
+
+def _worker(args, q):
+    q.put(_bench(*args))
+
+
+def run_isolated(*args) -> dict:
+    ctx = mp.get_context("spawn")
+    q = ctx.Queue()
+    p = ctx.Process(target=_worker, args=(args, q))
+    p.start()
+    out = q.get()
+    p.join()
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--profile", action="store_true")
+    ap.add_argument("--json", action="store_true")
+    a = ap.parse_args()
+    if a.profile:
+        import cProfile
+        import pstats
+        cProfile.runctx("_bench('mrsched/Hadoop-v0', 'random', 5, 0, {})", globals(), locals(),
+                        "/tmp/mrsched.prof")
+        pstats.Stats("/tmp/mrsched.prof").sort_stats("tottime").print_stats(25)
+        return
+    n = 5 if a.quick else 20
+    runs = [
+        ("mrsched/Hadoop-v0", "random", n, 0, {}),
+        ("mrsched/Hadoop-v0", "fifo-env", n, 0, {}),
+        ("mrsched/ThesisScale-v0", "fifo-sim", 1, 0, {}),
+        ("mrsched/ThesisScale-v0", "fifo-env", 1, 0, {}),
+    ]
+    results = [run_isolated(*r) for r in runs]
+    if a.json:
+        print(json.dumps(results, indent=2))
+        return
+    print(f"{'scenario':24s} {'policy':9s} {'decisions':>9s} {'dec/s':>8s} {'tasks/s':>8s} "
+          f"{'run s/ep':>8s} {'reset s':>8s} {'peak MB':>8s}")
+    for r in results:
+        print(f"{r['env']:24s} {r['policy']:9s} {r['decisions']:9d} {r['decisions_per_s']:8.0f} "
+              f"{r['tasks_per_s']:8.0f} {r['run_s_per_episode']:8.2f} {r['reset_s']:8.3f} "
+              f"{r['peak_rss_mb']:8.0f}")
+
+
+if __name__ == "__main__":
+    main()
