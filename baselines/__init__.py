@@ -3,12 +3,13 @@
 from mrsched_gym.frozen import FrozenDict
 
 from mrsched_gym.baselines.base import Scheduler
-from mrsched_gym.baselines.simple import FIFOScheduler, RandomScheduler
+from mrsched_gym.baselines.simple import EDFScheduler, FIFOScheduler, RandomScheduler
 
 #: name -> scheduler class (one explicit table).
 BASELINES = FrozenDict({
     "random": RandomScheduler,
     "fifo": FIFOScheduler,
+    "edf": EDFScheduler,
 })
 
 

@@ -45,3 +45,29 @@ class FIFOScheduler(Scheduler):
         if sim.kind == ADMIT:
             return 0
         return 0 if sim.candidates else sim.K
+
+
+class EDFScheduler(Scheduler):
+    """Earliest Deadline First at task boundaries (MIMP 5.2 "EDF Scheduler"; RDS's comparison).
+
+    The free slot goes to the candidate job with the earliest deadline (jobs without one come
+    last, oldest first); that job keeps getting slots until it finishes or an earlier deadline
+    arrives. Admission: accept. Preemption: wait (Hadoop's EDF preempts only between tasks).
+    """
+
+    name = "edf"
+
+    def decide(self, sim) -> int:
+        if sim.kind == PREEMPT:
+            return sim.K
+        if sim.kind == ADMIT:
+            return 0
+        cands = sim.candidates
+        if not cands:
+            return sim.K
+        best, best_key = 0, None
+        for i, c in enumerate(cands):
+            key = (c[0].deadline_s, c[0].jid, c[1])
+            if best_key is None or key < best_key:
+                best, best_key = i, key
+        return best

@@ -609,7 +609,23 @@ def to_dict(obj: Any) -> Any:
     return obj
 
 
-def _set_path(d: dict, keys: list[str], value: Any, full: str) -> None:
+def _field_type(keys: list[str]) -> Any:
+    """The declared type at a dotted path of :class:`Scenario` (``None`` if not a field)."""
+    tp: Any = Scenario
+    for k in keys:
+        if not dataclasses.is_dataclass(tp):
+            return None
+        hints = typing.get_type_hints(tp)
+        if k not in hints:
+            return None
+        tp = hints[k]
+        if typing.get_origin(tp) in (Union, types.UnionType):
+            tp = [a for a in typing.get_args(tp) if a is not type(None)][0]
+    return tp
+
+
+def _set_path(d: dict, keys: list[str], value: Any, full: str,
+              prefix: tuple[str, ...] = ()) -> None:
     for k in keys[:-1]:
         sub = d.get(k)
         if not isinstance(sub, dict):
@@ -617,11 +633,13 @@ def _set_path(d: dict, keys: list[str], value: Any, full: str) -> None:
         d = sub
     if keys[-1] not in d:
         raise ConfigError(f"override {full!r}: unknown key {keys[-1]!r}")
-    if isinstance(d[keys[-1]], dict) and isinstance(value, Mapping):
-        for k, v in value.items():
-            _set_path(d[keys[-1]], [k], v, f"{full}.{k}")
+    tp = _field_type(list(prefix) + keys)
+    if isinstance(d[keys[-1]], dict) and isinstance(value, Mapping) and \
+            dataclasses.is_dataclass(tp):
+        for k, v in value.items():                      # a section: merge field by field
+            _set_path(d[keys[-1]], [k], v, f"{full}.{k}", (*prefix, *keys))
     else:
-        d[keys[-1]] = value
+        d[keys[-1]] = value                             # a value or a free-form mapping
 
 
 def with_overrides(scenario: Scenario, overrides: Mapping[str, Any]) -> Scenario:

@@ -127,3 +127,12 @@ def test_simulator_does_not_import_gymnasium():
                 top = n.split(".")[0]
                 assert top not in ("gymnasium", "gym", "torch", "stable_baselines3"), (f, n)
                 assert n.split(".")[:2] != ["mrsched_gym", "env"], (f, n)
+
+
+def test_nested_override_merges_sections_and_replaces_mappings():
+    sc = load_scenario("hadoop")
+    o = with_overrides(sc, {"decisions": {"preemption": {"enabled": True}},
+                            "workload": {"type_mix": {"sort": 1.0}}})
+    assert o.decisions.preemption.enabled
+    assert o.decisions.preemption.primitives == sc.decisions.preemption.primitives
+    assert dict(o.workload.type_mix) == {"sort": 1.0}
