@@ -61,6 +61,9 @@ def check_invariants(sim: Simulator) -> None:
             assert r[1] <= 1.0 + _TOL and r[2] <= 1.0 + _TOL, f"node {n} container over-commit"
         for t in sim.susp_on[n]:
             assert t.state == SUSPENDED and t.node == n
+        for t in sim.readers[n]:
+            assert t.state == RUNNING and t.src == n and t.node != n, f"reader list of {n}"
+            assert sim.up[n], f"down node {n} serves reads"
     for job in sim.jobs:
         susp_m = sum(1 for t in job.susp if t.phase == MAP)
         susp_r = len(job.susp) - susp_m

@@ -196,3 +196,26 @@ def test_deadline_penalty_hand_computed():
     assert m["deadline_penalty_h"] == pytest.approx(80.0 / 3600.0)
     assert m["deadline_misses"] == 1.0
     assert m["mean_time_beyond_deadline_s"] == pytest.approx(40.0)
+
+
+def test_data_node_overload_slows_remote_reads():
+    """MIMP 5.1 data-node I/O: 4 Grep maps whose blocks all sit on node 0.
+
+    Node 0 runs one map locally (disk demand 0.5) and serves three remote readers (0.5 x 0.5
+    each): 1.25 > 1, so everything touching node 0's disk runs at 0.8. The local map ends at
+    100/0.8 = 125 s; the readers (100 + 128/125 s of work, rack-local) have 101.024 - 100 = 1.024
+    left, now at full speed: the job ends at 126.024 s.
+    """
+    from mrsched_gym.sim.engine import READ_FRACTION
+    assert READ_FRACTION == 0.5
+    for seed in range(400):
+        env = toy([{"count": 4, "map_slots": 1, "reduce_slots": 1}],
+                  [{"type": "grep", "n_maps": 4, "map_work_s": 100.0}],
+                  cluster={"racks": 1, "replication": 1})
+        env.reset(seed=seed)
+        if (env.sim.jobs[0].replicas[:, 0] == 0).all():
+            break
+    else:
+        pytest.fail("no seed puts all four blocks on node 0")
+    sim, _ = run(env, seed=seed)
+    assert sim.jobs[0].finish_s == pytest.approx(125.0 + (100.0 + 128 / 125.0 - 100.0))

@@ -38,6 +38,12 @@ rate = cpu_speed x accelerator speed-up x f_share x f_mem x 1/NormTCT_j(r)
 * NormTCT_j(r): interference on shared nodes (MIMP Eq. 2, :mod:`mrsched_gym.models.interference`).
 * Remote map reads add block_mb / net_mb_s (x off_rack_factor off-rack) of work and raise the
   task's network demand, so concurrent remote reads contend (SPEC 2.4).
+* Data-node I/O (MIMP 5.1, "Data Node I/O"): half of a map's disk demand is reading its input
+  block (``READ_FRACTION``), half writing its output locally. A remote map reads from the least
+  loaded replica (in its rack when rack-local), so its read demand loads that *data node's* disk;
+  when a data node's disk demand exceeds its capacity every task reading from it slows down too
+  (f_share also takes min(1, 1/D_io) of the data node). MIMP's Eq. 5 predictor of this load
+  belongs to the MP baseline; the simulator models the overload itself.
 * A reduce task's work is its shuffle (its share of map output / net_mb_s) plus its reduce work;
   it stalls at its un-shuffled share until more maps finish (SPEC 2.5).
 
@@ -72,6 +78,8 @@ DECISION_NAMES = ("schedule", "admit", "preempt")
 KILL, SUSPEND = 0, 1
 PRIMITIVE_NAMES = ("kill", "suspend")
 _EPS = 1e-9
+#: Share of a map task's disk demand that is reading its input block (the rest is local output).
+READ_FRACTION = 0.5
 
 _NODE_CHANGE = int(EventKind.NODE_CHANGE)
 _LOAD_CHANGE = int(EventKind.LOAD_CHANGE)
@@ -172,6 +180,8 @@ class Simulator:
         self.residual = [1.0] * n
         self.tasks_on: list[list[Task]] = [[] for _ in range(n)]
         self.susp_on: list[list[Task]] = [[] for _ in range(n)]
+        self.readers: list[list[Task]] = [[] for _ in range(n)]   # remote maps reading from n
+        self.io_f = [1.0] * n                 # disk share factor of each node (as a data node)
         self.mem_used_gb = [0.0] * n          # running tasks' memory
         self.susp_resident_gb = [0.0] * n     # suspended tasks' memory still in RAM
         self.cleanups: list[list[tuple[int, int]]] = [[] for _ in range(n)]
@@ -540,16 +550,23 @@ class Simulator:
             d = p.map_demand
             extra = 0.0
             net = d[3] * mult
+            io = d[1] * mult
+            src = -1
             if loc != NODE_LOCAL:
                 extra = self.scenario.cluster.block_mb / self.net_mb_s[n]
                 if loc == OFF_RACK:
                     extra *= self.scenario.cluster.off_rack_factor
                 net += extra / (work + extra)
+                src = self._pick_source(job.replicas[i].tolist(), self.rack[n], loc)
             job.locality_counts[loc] += 1
             job.maps_running += 1
             t = Task(self.next_tid, job, MAP, i, n, work + extra,
-                     (d[0] * mult, d[1] * mult, d[2] * mult, net), now, p.task_mem_gb)
+                     (d[0] * mult, io * (1.0 - READ_FRACTION) if src >= 0 else io,
+                      d[2] * mult, net), now, p.task_mem_gb)
             t.locality = loc
+            if src >= 0:
+                t.src = src
+                t.read_io = io * READ_FRACTION
         else:
             i = job.red_stack.pop()
             job.pending_reduces -= 1
@@ -581,6 +598,12 @@ class Simulator:
         self.running[t.tid] = t
         self.tasks_on[n].append(t)
         self._occupy(n, t.phase, t.job.type_idx, +1)
+        if t.src >= 0:
+            if self.up[t.src]:
+                self.readers[t.src].append(t)
+                self._rerate(t.src)
+            else:
+                t.src = -1                   # HDFS would switch replica; the read stays local
         if self.scenario.cluster.orchestrator != "none":
             self.new_tasks.append(t)
         if self.scenario.cluster.memory_overcommit == "fail":
@@ -654,12 +677,30 @@ class Simulator:
         self.tasks_on[n].remove(t)
         self.mem_used_gb[n] -= t.mem_gb
         t.version += 1
+        self._drop_reader(t)
         job = t.job
         if t.phase == MAP:
             job.maps_running -= 1
         else:
             job.reduces_running -= 1
             job.running_reduces.remove(t)
+
+    def _pick_source(self, replicas: list[int], rack: int, loc: int) -> int:
+        """The replica a remote map reads from: least-loaded, in-rack when rack-local."""
+        best, best_key = -1, None
+        for r in replicas:
+            if not self.up[r] or (loc == RACK_LOCAL and self.rack[r] != rack):
+                continue
+            key = (len(self.readers[r]), r)
+            if best_key is None or key < best_key:
+                best, best_key = r, key
+        return best
+
+    def _drop_reader(self, t: Task) -> None:
+        src = t.src
+        if src >= 0 and t in self.readers[src]:
+            self.readers[src].remove(t)
+            self._rerate(src)
 
     def _requeue(self, t: Task) -> None:
         job = t.job
@@ -740,6 +781,7 @@ class Simulator:
         del self.running[t.tid]
         self.tasks_on[n].remove(t)
         self.mem_used_gb[n] -= t.mem_gb
+        self._drop_reader(t)
         t.state = DONE
         t.remaining = 0.0
         self.task_log.append((t.start_s, self.now, job.jid, n, t.phase, "done"))
@@ -780,10 +822,22 @@ class Simulator:
 
     # ------------------------------------------------------------------ the rate model
     def _rerate(self, n: int) -> None:
-        """Recompute the progress rate of every task on node ``n`` (see module docstring)."""
+        """Recompute the progress rate of every task on node ``n`` (see module docstring).
+
+        Also recomputes ``n``'s disk factor as a data node; when it changes, the nodes of the
+        remote maps reading from ``n`` are re-rated too (demands are fixed, so this stops there).
+        """
         tasks = self.tasks_on[n]
         self.dirty.add(n)
+        readers = self.readers[n]
+        if readers:
+            read_io = 0.0
+            for t in readers:
+                read_io += t.read_io
+        else:
+            read_io = 0.0
         if not tasks:
+            self._set_io_factor(n, read_io)
             self._set_hcpu(n, 0.0)
             return
         cl = self.scenario.cluster
@@ -801,11 +855,13 @@ class Simulator:
             else:
                 sum_est += t.est
         # CPU, disk and network: work-conserving processor sharing (the OS scheduler).
+        sum_io += read_io
         f = 1.0 if sum_cpu <= A else A / sum_cpu
         if sum_io > 1.0 and 1.0 / sum_io < f:
             f = 1.0 / sum_io
         if sum_net > 1.0 and 1.0 / sum_net < f:
             f = 1.0 / sum_net
+        io_f = self.io_f
         # Memory: per-slot static share, container reservation or orchestrator estimate.
         slots = self.slots_mode
         static = self.static_share[n]
@@ -831,7 +887,10 @@ class Simulator:
                 m = d_mem / sum_mem               # node-level overcommit: everyone thrashes
             f_mem = 1.0 if m >= d_mem else 1.0 / (1.0 + spill * (1.0 - m / d_mem))
             ti = t.job.type_idx
-            rate = speed * accel[ti] * f * f_mem
+            ft = f
+            if t.src >= 0 and io_f[t.src] < ft:
+                ft = io_f[t.src]                  # its data node is overloaded
+            rate = speed * accel[ti] * ft * f_mem
             if shared:
                 a, b, c, dd = self.tct[ti]
                 rate *= self.tct_dedicated[ti] / (a * math.exp(b * r) + c * math.exp(dd * r))
@@ -844,6 +903,15 @@ class Simulator:
                 t.rate = rate
                 self._schedule_end(t)
         self._set_hcpu(n, min(sum_cpu, A))
+        self._set_io_factor(n, sum_io)
+
+    def _set_io_factor(self, n: int, sum_io: float) -> None:
+        f = 1.0 if sum_io <= 1.0 else 1.0 / sum_io
+        if f != self.io_f[n]:
+            self.io_f[n] = f
+            for m in sorted({t.node for t in self.readers[n]}):
+                if m != n:
+                    self._rerate(m)
 
     def _set_hcpu(self, n: int, h: float) -> None:
         if not self.shared[n]:
@@ -908,6 +976,11 @@ class Simulator:
             self.wasted_s += t.work - t.remaining
             self.n_lost += 1
             self._requeue(t)
+        for t in list(self.readers[n]):      # HDFS switches them to another replica
+            self.readers[n].remove(t)
+            t.src = -1
+            self._rerate(t.node)
+        self.io_f[n] = 1.0
         self.susp_resident_gb[n] = 0.0
         for phase, type_idx in self.cleanups[n]:
             self._occupy(n, phase, type_idx, -1)

@@ -29,7 +29,7 @@ class Task:
 
     __slots__ = ("tid", "job", "phase", "idx", "node", "remaining", "floor", "rate", "t_last",
                  "version", "demand", "work", "start_s", "mem_gb", "swapped_gb", "state",
-                 "est", "shuffle_s", "locality", "first_start_s")
+                 "est", "shuffle_s", "locality", "first_start_s", "src", "read_io")
 
     def __init__(self, tid: int, job: "Job", phase: int, idx: int, node: int, work: float,
                  demand: tuple[float, float, float, float], now: float, mem_gb: float) -> None:
@@ -53,6 +53,8 @@ class Task:
         self.est: float | None = None   # orchestrator's CPU estimate (None = static share)
         self.shuffle_s = 0.0
         self.locality = NODE_LOCAL
+        self.src = -1                   # data node a remote map reads its block from
+        self.read_io = 0.0              # disk demand it puts on that data node
 
     @property
     def progress(self) -> float:
