@@ -118,11 +118,7 @@ class ObservationEncoder:
             ttd, sreq, has_dl = 24.0, 0.0, 0.0
         if n >= 0:
             ti = job.type_idx
-            sp = s.speed[n] * s.accel_mult[n][ti]
-            if s.shared[n]:
-                a, b, c, d = s.tct[ti]
-                r = s.residual[n]
-                sp *= s.tct_dedicated[ti] / (a * math.exp(b * r) + c * math.exp(d * r))
+            sp = s.speed[n] * s.accel_mult[n][ti] * s.int_f[n][ti]
         else:
             sp = 1.0
         dem = p.map_demand if phase == MAP else p.reduce_demand

@@ -122,6 +122,8 @@ class MRSchedEnv(gym.Env):
             "forecast": spaces.Box(0.0, 1.0, (W,), np.float32),
         })
         self._steps = 0
+        # masks[k]: the mask when there are k candidates (the first k actions and skip)
+        self._masks = [np.array([i < k or i == K for i in range(K + 1)]) for k in range(K + 1)]
 
     # ------------------------------------------------------------------ gymnasium API
     def reset(self, *, seed: Optional[int] = None, options: Optional[dict] = None
@@ -154,10 +156,7 @@ class MRSchedEnv(gym.Env):
 
     def action_masks(self) -> np.ndarray:
         """Legal actions now (``bool[K+1]``; skip, the last, is always legal)."""
-        m = np.zeros(self.K + 1, dtype=bool)
-        m[: len(self.sim.candidates)] = True
-        m[self.K] = True
-        return m
+        return self._masks[len(self.sim.candidates)].copy()
 
     def _info(self, invalid: bool) -> dict[str, Any]:
         s = self.sim

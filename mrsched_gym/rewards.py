@@ -39,6 +39,7 @@ class RewardTracker:
     """Turns the simulator's running totals into per-step rewards and named components."""
 
     def __init__(self, weights: Mapping[str, float]) -> None:
+        assert len(REWARD_COMPONENTS) == 6, "step() is unrolled over the six components"
         self.weights = tuple(float(weights.get(k, 0.0)) for k in REWARD_COMPONENTS)
         self.last = (0.0,) * len(REWARD_COMPONENTS)
 
@@ -49,6 +50,10 @@ class RewardTracker:
     def step(self, sim) -> tuple[float, tuple[float, ...]]:
         """Return ``(reward, increments)`` since the previous call."""
         now = component_totals(sim)
-        inc = tuple(a - b for a, b in zip(now, self.last))
+        last = self.last
+        inc = (now[0] - last[0], now[1] - last[1], now[2] - last[2], now[3] - last[3],
+               now[4] - last[4], now[5] - last[5])
         self.last = now
-        return -sum(w * d for w, d in zip(self.weights, inc)), inc
+        w = self.weights
+        return -(w[0] * inc[0] + w[1] * inc[1] + w[2] * inc[2] + w[3] * inc[3]
+                 + w[4] * inc[4] + w[5] * inc[5]), inc

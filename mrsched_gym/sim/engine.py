@@ -154,6 +154,8 @@ class Simulator:
         self.accel_mult = [[PROFILES[t].accel_speedup.get(self.accel[i], 1.0) if self.accel[i]
                             else 1.0 for t in TYPE_NAMES] for i in range(n)]
         self.tct = [PROFILES[t].tct for t in TYPE_NAMES]
+        self.spill = self.scenario.cluster.swap_slowdown
+        self.swap_mode = self.scenario.cluster.memory_overcommit == "swap"
         self.tct_dedicated = [PROFILES[t].tct_s(1.0) for t in TYPE_NAMES]
 
     def reset(self, rng: np.random.Generator) -> None:
@@ -178,10 +180,14 @@ class Simulator:
         self.up = [True] * n
         self.cap = [1.0] * n
         self.residual = [1.0] * n
+        ones = [1.0] * len(TYPE_NAMES)
+        self.int_f = [ones for _ in range(n)]  # 1/NormTCT per node and type (shared nodes)
         self.tasks_on: list[list[Task]] = [[] for _ in range(n)]
         self.susp_on: list[list[Task]] = [[] for _ in range(n)]
         self.readers: list[list[Task]] = [[] for _ in range(n)]   # remote maps reading from n
         self.io_f = [1.0] * n                 # disk share factor of each node (as a data node)
+        self.own_io = [0.0] * n               # disk demand of the node's own running tasks
+        self.read_sum = [0.0] * n             # disk demand of remote maps reading from it
         self.mem_used_gb = [0.0] * n          # running tasks' memory
         self.susp_resident_gb = [0.0] * n     # suspended tasks' memory still in RAM
         self.cleanups: list[list[tuple[int, int]]] = [[] for _ in range(n)]
@@ -595,13 +601,21 @@ class Simulator:
         t.state = RUNNING
         t.t_last = self.now
         t.rate = 0.0                          # forces _rerate to schedule its end event
+        ti = t.job.type_idx
+        t.type_idx = ti
+        t.base = self.speed[n] * self.accel_mult[n][ti]
+        if self.slots_mode:
+            t.mem0 = self.static_share[n]     # Hadoop 1: a fixed heap per slot
+        else:
+            p = t.job.profile                 # containers: the reservation
+            t.mem0 = (p.map_demand if t.phase == MAP else p.reduce_demand)[2]
         self.running[t.tid] = t
         self.tasks_on[n].append(t)
         self._occupy(n, t.phase, t.job.type_idx, +1)
         if t.src >= 0:
             if self.up[t.src]:
                 self.readers[t.src].append(t)
-                self._rerate(t.src)
+                self._reads_changed(t.src, t.read_io)
             else:
                 t.src = -1                   # HDFS would switch replica; the read stays local
         if self.scenario.cluster.orchestrator != "none":
@@ -700,7 +714,16 @@ class Simulator:
         src = t.src
         if src >= 0 and t in self.readers[src]:
             self.readers[src].remove(t)
-            self._rerate(src)
+            self._reads_changed(src, -t.read_io)
+
+    def _reads_changed(self, n: int, delta: float) -> None:
+        """Re-rate data node ``n`` only if its disk was or becomes over-committed."""
+        self.read_sum[n] += delta
+        if not self.readers[n]:
+            self.read_sum[n] = 0.0            # no drift from repeated float updates
+        total = self.own_io[n] + self.read_sum[n]
+        if total > 1.0 or total - delta > 1.0:
+            self._rerate(n)
 
     def _requeue(self, t: Task) -> None:
         job = t.job
@@ -829,18 +852,15 @@ class Simulator:
         """
         tasks = self.tasks_on[n]
         self.dirty.add(n)
-        readers = self.readers[n]
-        if readers:
-            read_io = 0.0
-            for t in readers:
-                read_io += t.read_io
-        else:
-            read_io = 0.0
+        read_io = 0.0
+        for t in self.readers[n]:
+            read_io += t.read_io
+        self.read_sum[n] = read_io
         if not tasks:
+            self.own_io[n] = 0.0
             self._set_io_factor(n, read_io)
             self._set_hcpu(n, 0.0)
             return
-        cl = self.scenario.cluster
         A = self.cap[n]
         sum_cpu = sum_io = sum_mem = sum_net = sum_est = 0.0
         n_static = 0
@@ -855,45 +875,37 @@ class Simulator:
             else:
                 sum_est += t.est
         # CPU, disk and network: work-conserving processor sharing (the OS scheduler).
+        self.own_io[n] = sum_io
         sum_io += read_io
         f = 1.0 if sum_cpu <= A else A / sum_cpu
         if sum_io > 1.0 and 1.0 / sum_io < f:
             f = 1.0 / sum_io
         if sum_net > 1.0 and 1.0 / sum_net < f:
             f = 1.0 / sum_net
+        # Memory: per-slot static share, container reservation or orchestrator estimate
+        # (t.mem0 holds the first two, fixed at launch).
+        if sum_est > 0:
+            pool = max(0.0, 1.0 - n_static * self.static_share[n]) if self.slots_mode else 1.0
+            est_scale = pool / sum_est
+        else:
+            est_scale = 0.0
+        spill = self.spill
+        swap_all = sum_mem > 1.0 and self.swap_mode
         io_f = self.io_f
-        # Memory: per-slot static share, container reservation or orchestrator estimate.
-        slots = self.slots_mode
-        static = self.static_share[n]
-        est_pool = max(0.0, 1.0 - n_static * static) if slots else 1.0
-        est_scale = est_pool / sum_est if sum_est > 0 else 0.0
-        spill = cl.swap_slowdown
-        swap_all = sum_mem > 1.0 and cl.memory_overcommit == "swap"
-        speed = self.speed[n]
-        accel = self.accel_mult[n]
-        shared = self.shared[n]
-        r = self.residual[n]
+        intf = self.int_f[n]
         now = self.now
         for t in tasks:
             d_mem = t.demand[2]
-            if t.est is not None:
-                m = t.est * est_scale
-            elif slots:
-                m = static
-            else:
-                p = t.job.profile
-                m = (p.map_demand if t.phase == MAP else p.reduce_demand)[2]
-            if swap_all and m > d_mem / sum_mem:
+            m = t.mem0 if t.est is None else t.est * est_scale
+            if swap_all and m * sum_mem > d_mem:
                 m = d_mem / sum_mem               # node-level overcommit: everyone thrashes
-            f_mem = 1.0 if m >= d_mem else 1.0 / (1.0 + spill * (1.0 - m / d_mem))
-            ti = t.job.type_idx
             ft = f
-            if t.src >= 0 and io_f[t.src] < ft:
-                ft = io_f[t.src]                  # its data node is overloaded
-            rate = speed * accel[ti] * ft * f_mem
-            if shared:
-                a, b, c, dd = self.tct[ti]
-                rate *= self.tct_dedicated[ti] / (a * math.exp(b * r) + c * math.exp(dd * r))
+            src = t.src
+            if src >= 0 and io_f[src] < ft:
+                ft = io_f[src]                    # its data node is overloaded
+            rate = t.base * ft * intf[t.type_idx]
+            if m < d_mem:
+                rate /= 1.0 + spill * (1.0 - m / d_mem)
             if rate != t.rate:
                 dt = now - t.t_last
                 if dt > 0:
@@ -902,7 +914,7 @@ class Simulator:
                 t.t_last = now
                 t.rate = rate
                 self._schedule_end(t)
-        self._set_hcpu(n, min(sum_cpu, A))
+        self._set_hcpu(n, sum_cpu if sum_cpu < A else A)
         self._set_io_factor(n, sum_io)
 
     def _set_io_factor(self, n: int, sum_io: float) -> None:
@@ -934,8 +946,16 @@ class Simulator:
             r = residual_capacity(u[k], cfg.min_share)
             if r != self.residual[n]:
                 self.residual[n] = r
+                self.int_f[n] = self._interference_factors(r)
                 self._rerate(n)
         self.resp_samples.extend(self.resp_ms[n] for n in self.shared_nodes)
+
+    def _interference_factors(self, r: float) -> list[float]:
+        """1 / NormTCT_j(r) for every job type (MIMP Eq. 1-2)."""
+        out = []
+        for (a, b, c, d), ded in zip(self.tct, self.tct_dedicated):
+            out.append(ded / (a * math.exp(b * r) + c * math.exp(d * r)))
+        return out
 
     def _on_load_change(self, step: int) -> None:
         self._apply_load(step)
@@ -981,6 +1001,7 @@ class Simulator:
             t.src = -1
             self._rerate(t.node)
         self.io_f[n] = 1.0
+        self.read_sum[n] = 0.0
         self.susp_resident_gb[n] = 0.0
         for phase, type_idx in self.cleanups[n]:
             self._occupy(n, phase, type_idx, -1)

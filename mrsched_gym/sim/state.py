@@ -29,7 +29,8 @@ class Task:
 
     __slots__ = ("tid", "job", "phase", "idx", "node", "remaining", "floor", "rate", "t_last",
                  "version", "demand", "work", "start_s", "mem_gb", "swapped_gb", "state",
-                 "est", "shuffle_s", "locality", "first_start_s", "src", "read_io")
+                 "est", "shuffle_s", "locality", "first_start_s", "src", "read_io",
+                 "type_idx", "base", "mem0")
 
     def __init__(self, tid: int, job: "Job", phase: int, idx: int, node: int, work: float,
                  demand: tuple[float, float, float, float], now: float, mem_gb: float) -> None:
@@ -53,6 +54,9 @@ class Task:
         self.est: float | None = None   # orchestrator's CPU estimate (None = static share)
         self.shuffle_s = 0.0
         self.locality = NODE_LOCAL
+        self.type_idx = job.type_idx
+        self.base = 1.0                 # CPU speed x accelerator speed-up on its node
+        self.mem0 = 1.0                 # memory allocation before any orchestrator estimate
         self.src = -1                   # data node a remote map reads its block from
         self.read_io = 0.0              # disk demand it puts on that data node
 
