@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-import numpy as np
+from mrsched_gym.sim.engine import ADMIT, PREEMPT
 
 
 class Scheduler:
@@ -25,3 +25,16 @@ class Scheduler:
     def decide(self, sim) -> int:
         """Return the action for the current decision."""
         raise NotImplementedError
+
+
+def default_action(sim) -> Optional[int]:
+    """The action of a scheduler that does not take part in a decision, or ``None``.
+
+    Admission: accept (candidate 0). Preemption: wait (skip). A schedule decision without
+    candidates: skip. Otherwise ``None``: the scheduler must choose.
+    """
+    if sim.kind == ADMIT:
+        return 0
+    if sim.kind == PREEMPT or not sim.candidates:
+        return sim.K
+    return None

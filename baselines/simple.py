@@ -6,8 +6,7 @@ from typing import Optional
 
 import numpy as np
 
-from mrsched_gym.baselines.base import Scheduler
-from mrsched_gym.sim.engine import ADMIT, PREEMPT
+from mrsched_gym.baselines.base import Scheduler, default_action
 
 
 class RandomScheduler(Scheduler):
@@ -40,11 +39,8 @@ class FIFOScheduler(Scheduler):
     name = "fifo"
 
     def decide(self, sim) -> int:
-        if sim.kind == PREEMPT:
-            return sim.K
-        if sim.kind == ADMIT:
-            return 0
-        return 0 if sim.candidates else sim.K
+        a = default_action(sim)
+        return 0 if a is None else a
 
 
 class EDFScheduler(Scheduler):
@@ -58,15 +54,11 @@ class EDFScheduler(Scheduler):
     name = "edf"
 
     def decide(self, sim) -> int:
-        if sim.kind == PREEMPT:
-            return sim.K
-        if sim.kind == ADMIT:
-            return 0
-        cands = sim.candidates
-        if not cands:
-            return sim.K
+        a = default_action(sim)
+        if a is not None:
+            return a
         best, best_key = 0, None
-        for i, c in enumerate(cands):
+        for i, c in enumerate(sim.candidates):
             key = (c[0].deadline_s, c[0].jid, c[1])
             if best_key is None or key < best_key:
                 best, best_key = i, key
