@@ -9,7 +9,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from mrsched_gym.config import COMPONENT_METRICS, REWARD_COMPONENTS, Scenario, load_scenario, \
+from mrsched_gym.config import REWARD_COMPONENTS, Scenario, load_scenario, \
     with_overrides
 from mrsched_gym.encoding import CANDIDATE_FEATURES, DECISION_FEATURES, NODE_FEATURES, \
     ObservationEncoder
@@ -180,4 +180,4 @@ class MRSchedEnv(gym.Env):
         return self.scenario.reward.headline
 
 
-__all__ = ["MRSchedEnv", "COMPONENT_METRICS"]
+__all__ = ["MRSchedEnv"]

@@ -7,13 +7,13 @@ scenarios (``from mrsched_gym.testing import check_invariants``).
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Optional
+from typing import Any, Callable
 
 import gymnasium as gym
 import numpy as np
 
 from mrsched_gym.sim.engine import Simulator
-from mrsched_gym.sim.state import ACTIVE, DONE, FINISHED, MAP, REDUCE, RUNNING, SUSPENDED
+from mrsched_gym.sim.state import FINISHED, MAP, REDUCE, RUNNING, SUSPENDED
 
 _TOL = 1e-6
 

@@ -1,6 +1,5 @@
 """Hypothesis property tests: simulator invariants over random legal action sequences."""
 
-import gymnasium as gym
 import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st

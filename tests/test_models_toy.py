@@ -2,13 +2,11 @@
 
 import math
 
-import numpy as np
 import pytest
 
 from mrsched_gym.config import scenario_from_dict
 from mrsched_gym.env import MRSchedEnv
 from mrsched_gym.sim.engine import ADMIT, KILL, PREEMPT, SCHEDULE, SUSPEND
-from mrsched_gym.sim.state import MAP
 from mrsched_gym.workloads.profiles import PROFILES
 
 

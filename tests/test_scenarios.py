@@ -1,7 +1,6 @@
 """The default scenario separates schedulers, and the shipped baselines behave as documented."""
 
 import numpy as np
-import pytest
 
 from mrsched_gym.baselines import make_baseline
 from mrsched_gym.evaluate import run_episode

@@ -67,7 +67,7 @@ from mrsched_gym.models.availability import (availability_fraction, forecast_ser
 from mrsched_gym.models.traces import read_series, sample_steps
 from mrsched_gym.models.interference import residual_capacity, response_time_ms, web_load_series
 from mrsched_gym.sim.events import EventKind, EventQueue
-from mrsched_gym.sim.state import (ACTIVE, DONE, FINISHED, FUTURE, MAP, NODE_LOCAL, OFF_RACK,
+from mrsched_gym.sim.state import (ACTIVE, DONE, FINISHED, MAP, NODE_LOCAL, OFF_RACK,
                                    PENDING, RACK_LOCAL, REDUCE, REJECTED, RUNNING, SUSPENDED,
                                    WAITING_ADMISSION, Job, Task)
 from mrsched_gym.workloads.profiles import PROFILES, TYPE_NAMES

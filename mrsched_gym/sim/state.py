@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-
 from mrsched_gym.workloads.profiles import JobTypeProfile
 
 MAP, REDUCE = 0, 1
@@ -208,8 +206,3 @@ class Job:
     def remaining_work_s(self) -> float:
         """Work not yet done (reference seconds, profile estimate, excludes running progress)."""
         return max(0.0, self.total_work - self.work_done)
-
-
-def as_array(x: list[float]) -> np.ndarray:
-    """Helper for views: list to float array."""
-    return np.asarray(x, dtype=float)
