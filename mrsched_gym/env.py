@@ -138,7 +138,7 @@ class MRSchedEnv(gym.Env):
 
     def step(self, action: Any) -> tuple[dict[str, np.ndarray], float, bool, bool, dict]:
         a = int(action)
-        if self.strict_actions and not (0 <= a <= self.K and self.sim.legal_mask()[a]):
+        if self.strict_actions and not self.sim.is_legal(a):
             raise ValueError(f"action {a} is not legal now (mask {self.action_masks()})")
         valid = self.sim.act(a)
         self._steps += 1

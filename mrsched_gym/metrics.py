@@ -14,7 +14,8 @@ from typing import Mapping
 
 import numpy as np
 
-from mrsched_gym.config import COMPONENT_METRICS
+from mrsched_gym.config import COMPONENT_METRICS, REWARD_COMPONENTS
+from mrsched_gym.rewards import totals
 from mrsched_gym.sim.log import EpisodeLog
 
 
@@ -90,14 +91,12 @@ def episode_metrics(log: EpisodeLog, weights: Mapping[str, float] | None = None
         "suspended_tasks": float(c["n_suspended"]),
         "lost_tasks": float(c["n_lost"]),
         "invalid_actions": float(c["invalid_actions"]),
-        # the reward components' totals (see mrsched_gym.rewards)
-        "time_in_system_h": c["I_active"] / 3600.0 / max(n_jobs, 1),
-        "deadline_penalty_h": c["I_late"] / 3600.0,
-        "slo_violation_h": c["I_slo"] / 3600.0,
-        "wasted_work_h": c["wasted_s"] / 3600.0,
-        "idle_capacity_h": (c["I_cap"] - c["I_busy"]) / 3600.0,
-        "rejections": float(c["n_rejected"]),
     }
+    # the reward components' totals (one formula, shared with mrsched_gym.rewards)
+    comp = totals(c["I_active"], c["I_late"], c["I_slo"], c["wasted_s"], c["I_cap"],
+                  c["I_busy"], c["n_rejected"], n_jobs)
+    for name, value in zip(REWARD_COMPONENTS, comp):
+        m[COMPONENT_METRICS[name]] = value
     if weights is not None:
         m["objective"] = float(sum(w * m[COMPONENT_METRICS[k]] for k, w in weights.items()))
     return m

@@ -23,16 +23,26 @@ from typing import Mapping
 from mrsched_gym.config import REWARD_COMPONENTS
 
 
-def component_totals(sim) -> tuple[float, ...]:
-    """Running totals of every component, in :data:`REWARD_COMPONENTS` order."""
+def totals(I_active: float, I_late: float, I_slo: float, wasted_s: float, I_cap: float,
+           I_busy: float, n_rejected: float, n_jobs: int) -> tuple[float, ...]:
+    """Every component's total from the simulator's integrals, in :data:`REWARD_COMPONENTS` order.
+
+    The one place these formulas live: the per-step reward and the episode metrics both use it.
+    """
     return (
-        sim.I_active / 3600.0 / max(sim.n_jobs, 1),
-        sim.I_late / 3600.0,
-        sim.I_slo / 3600.0,
-        sim.wasted_s / 3600.0,
-        (sim.I_cap - sim.I_busy) / 3600.0,
-        float(sim.n_rejected),
+        I_active / 3600.0 / max(n_jobs, 1),
+        I_late / 3600.0,
+        I_slo / 3600.0,
+        wasted_s / 3600.0,
+        (I_cap - I_busy) / 3600.0,
+        float(n_rejected),
     )
+
+
+def component_totals(sim) -> tuple[float, ...]:
+    """Running totals of every component for a live simulator."""
+    return totals(sim.I_active, sim.I_late, sim.I_slo, sim.wasted_s, sim.I_cap, sim.I_busy,
+                  sim.n_rejected, sim.n_jobs)
 
 
 class RewardTracker:

@@ -443,13 +443,9 @@ class Simulator:
         return cands
 
     # ------------------------------------------------------------------ acting
-    def legal_mask(self) -> list[bool]:
-        """Which of the K+1 actions are legal now (skip, the last, always is)."""
-        m = [False] * (self.K + 1)
-        for i in range(len(self.candidates)):
-            m[i] = True
-        m[self.K] = True
-        return m
+    def is_legal(self, action: int) -> bool:
+        """Whether ``action`` is legal now: a filled candidate slot, or skip (always legal)."""
+        return 0 <= action < len(self.candidates) or action == self.K
 
     def act(self, action: int) -> bool:
         """Apply ``action`` (index into the candidates; K = skip) and run to the next decision.
@@ -460,7 +456,7 @@ class Simulator:
         """
         if self.done:
             raise RuntimeError("act() called on a finished episode; call reset()")
-        valid = 0 <= action < len(self.candidates) or action == self.K
+        valid = self.is_legal(action)
         if not valid:
             self.invalid_actions += 1
             action = self.K
@@ -684,7 +680,7 @@ class Simulator:
         self._refresh_runnable(job)
 
     def _detach(self, t: Task) -> None:
-        """Remove a running task from its node (progress synced) and free its capacity."""
+        """Take a running task off its node (progress synced; slot accounting is the caller's)."""
         n = t.node
         self._sync(t)
         del self.running[t.tid]
@@ -801,10 +797,7 @@ class Simulator:
     def _complete(self, t: Task) -> None:
         n = t.node
         job = t.job
-        del self.running[t.tid]
-        self.tasks_on[n].remove(t)
-        self.mem_used_gb[n] -= t.mem_gb
-        self._drop_reader(t)
+        self._detach(t)
         t.state = DONE
         t.remaining = 0.0
         self.task_log.append((t.start_s, self.now, job.jid, n, t.phase, "done"))
@@ -812,7 +805,6 @@ class Simulator:
         job.len_n[t.phase] += 1
         self._occupy(n, t.phase, job.type_idx, -1)
         if t.phase == MAP:
-            job.maps_running -= 1
             job.maps_done += 1
             job.map_state[t.idx] = 2
             job.work_done += job.map_work[t.idx]
@@ -826,9 +818,7 @@ class Simulator:
                     r.floor = job.reduce_work[r.idx] + r.shuffle_s * frac if frac > 0 else 0.0
                     self._schedule_end(r)
         else:
-            job.reduces_running -= 1
             job.reduces_done += 1
-            job.running_reduces.remove(t)
             job.work_done += job.reduce_work[t.idx]
         if job.maps_done == job.n_maps and job.reduces_done == job.n_reduces:
             self._finish_job(job)

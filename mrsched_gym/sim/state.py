@@ -189,11 +189,6 @@ class Job:
         return None
 
     @property
-    def is_active(self) -> bool:
-        """Accepted, arrived and not finished."""
-        return self.state == ACTIVE
-
-    @property
     def tasks_done(self) -> int:
         """Finished tasks, both phases."""
         return self.maps_done + self.reduces_done
@@ -202,7 +197,3 @@ class Job:
         """Observed mean wall-clock length of finished tasks of ``phase`` (nan if none yet)."""
         n = self.len_n[phase]
         return self.len_sum[phase] / n if n else math.nan
-
-    def remaining_work_s(self) -> float:
-        """Work not yet done (reference seconds, profile estimate, excludes running progress)."""
-        return max(0.0, self.total_work - self.work_done)
