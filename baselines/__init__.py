@@ -1,24 +1,67 @@
-"""Classical schedulers as fixed-policy baselines, registered by name in :data:`BASELINES`."""
+"""Classical schedulers as fixed-policy baselines, registered by name in :data:`BASELINES`.
+
+Every entry is a zero-argument factory returning a fresh :class:`Scheduler` with the paper's
+default parameters; :func:`make_baseline` also accepts keyword overrides
+(``make_baseline("fair", delay=0)``).
+"""
+
+from functools import partial
 
 from mrsched_gym.frozen import FrozenDict
 
+from mrsched_gym.baselines.adaptive import (AdaptiveScheduler, RASScheduler,
+                                            ReverseAdaptiveScheduler)
 from mrsched_gym.baselines.base import Scheduler
+from mrsched_gym.baselines.fair import (CapacityScheduler, DRFScheduler, FairOrchestratorScheduler,
+                                        FairScheduler)
+from mrsched_gym.baselines.mimp import MPAdmissionScheduler, MPScheduler
+from mrsched_gym.baselines.preemption import PriorityPreemptionScheduler
+from mrsched_gym.baselines.rds import RDSScheduler
 from mrsched_gym.baselines.simple import EDFScheduler, FIFOScheduler, RandomScheduler
 
-#: name -> scheduler class (one explicit table).
+#: name -> (factory, source) (one explicit table).
 BASELINES = FrozenDict({
     "random": RandomScheduler,
     "fifo": FIFOScheduler,
+    "fair": FairScheduler,
+    "capacity": CapacityScheduler,
+    "drf": DRFScheduler,
     "edf": EDFScheduler,
+    "mp": MPScheduler,
+    "mp+ac": MPAdmissionScheduler,
+    "fair+orch-uniform": partial(FairOrchestratorScheduler, "uniform"),
+    "fair+orch-regression": partial(FairOrchestratorScheduler, "regression"),
+    "preempt-kill": partial(PriorityPreemptionScheduler, "kill"),
+    "preempt-wait": partial(PriorityPreemptionScheduler, "wait"),
+    "preempt-suspend": partial(PriorityPreemptionScheduler, "suspend"),
+    "rds": RDSScheduler,
+    "adaptive": AdaptiveScheduler,
+    "adaptive-data": partial(AdaptiveScheduler, "data"),
+    "adaptive-hardware": partial(AdaptiveScheduler, "hardware"),
+    "ras": RASScheduler,
+    "reverse-adaptive": ReverseAdaptiveScheduler,
 })
 
 
-def make_baseline(name: str) -> Scheduler:
-    """Instantiate the baseline called ``name``."""
+def _cls(name: str):
+    f = BASELINES[name]
+    return f.func if isinstance(f, partial) else f
+
+
+def make_baseline(name: str, **params) -> Scheduler:
+    """Instantiate the baseline called ``name`` (with optional parameter overrides)."""
     try:
-        return BASELINES[name]()
+        factory = BASELINES[name]
     except KeyError:
         raise KeyError(f"unknown baseline {name!r}; known: {', '.join(BASELINES)}") from None
+    sched = factory(**params)
+    sched.name = name
+    return sched
 
 
-__all__ = ["BASELINES", "Scheduler", "make_baseline"]
+def applicable_baselines(scenario) -> list[str]:
+    """Names of the baselines that belong in ``scenario``'s leaderboard (SPEC 4)."""
+    return [n for n in BASELINES if _cls(n).applies_to(scenario)]
+
+
+__all__ = ["BASELINES", "Scheduler", "applicable_baselines", "make_baseline"]

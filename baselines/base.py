@@ -18,6 +18,14 @@ class Scheduler:
     """
 
     name = "base"
+    #: Scenario overrides this scheduler needs from the resource manager under it (e.g. the
+    #: MROrchestrator switched on); the harness applies them. Empty for most baselines.
+    env_overrides: dict = {}
+
+    @classmethod
+    def applies_to(cls, scenario) -> bool:
+        """Whether this baseline belongs in the leaderboard of ``scenario``."""
+        return True
 
     def reset(self, sim, seed: Optional[int] = None) -> None:
         """Called after every env reset, before the first decision."""

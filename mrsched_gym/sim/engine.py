@@ -101,6 +101,8 @@ class Simulator:
         n_nodes, rack, speed, accel, shared, map_slots, red_slots, used_map, used_red, up, cap,
         residual: Per-node lists (see :meth:`_build_cluster`).
         tasks_on: Running tasks per node. susp_on: Suspended tasks per node.
+        running: Running tasks by task id. int_f: 1/NormTCT per node and job type (MIMP Eq. 2).
+        accel_mult: Accelerator speed-up per node and job type. cores, mem_gb, disk_mb_s: Per node.
         avail_f, forecast_f: f(t) and its forecast, per availability step.
         kind, node, job, candidates: The current decision.
     """
@@ -1054,6 +1056,11 @@ class Simulator:
         """f(t) at the current time."""
         step = int(self.now // self.scenario.availability.step_s)
         return float(self.avail_f[min(step, len(self.avail_f) - 1)])
+
+    def disk_load(self, n: int) -> float:
+        """Disk demand on node ``n`` as a data node: its own tasks plus remote maps reading from it
+        (1.0 = its disk bandwidth; above 1 the node is overloaded, MIMP 5.1)."""
+        return self.own_io[n] + self.read_sum[n]
 
     def forecast_window(self, steps: int) -> np.ndarray:
         """Forecast of f(t) for the next ``steps`` availability steps (clamped at the horizon)."""

@@ -1,0 +1,103 @@
+"""Estimates several baselines share: task lengths, remaining work, required slots (thesis Eq. 1).
+
+All of these read the documented read-only view of the simulator (``sim.jobs``, ``sim.running``,
+``sim.now`` and the per-node lists) and never mutate it.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Callable, Sequence
+
+from mrsched_gym.sim.state import MAP, REDUCE, Job, Task
+
+
+def running_by_job(sim) -> dict[int, list[Task]]:
+    """Running tasks grouped by job id (one pass over the running tasks)."""
+    out: dict[int, list[Task]] = {}
+    for t in sim.running.values():
+        out.setdefault(t.job.jid, []).append(t)
+    return out
+
+
+def prior_task_len(job: Job, phase: int) -> float:
+    """The job's trained profile: mean task work on a reference node (s).
+
+    Used by the schedulers whose papers assume trained models or submitted profiles (MIMP's TCT
+    models, RDS's offline-trained progress model, RAS's job profile).
+    """
+    w = job.map_work if phase == MAP else job.reduce_work
+    return sum(w) / len(w) if w else 0.0
+
+
+def task_len(job: Job, phase: int, prior: bool = True) -> float:
+    """Observed mean wall-clock length of the job's finished ``phase`` tasks (thesis mu_m).
+
+    Before any task finished: the profile prior (``prior=True``) or ``nan`` (the thesis' Adaptive
+    Scheduler has no data for a new job, 3.4.1).
+    """
+    mu = job.mean_task_len(phase)
+    if math.isnan(mu) and prior:
+        mu = prior_task_len(job, phase)
+    return mu
+
+
+def remaining_slot_seconds(job: Job, tasks: Sequence[Task], now: float, mu_map: float,
+                           mu_red: float) -> float:
+    """Thesis Eq. 1 numerator: sum over running tasks of delta_i plus |U| * mu.
+
+    delta_i = max(mu - beta_i, 0) with beta_i the elapsed time of running task i (thesis 3.4:
+    every task is assumed to last the observed mean mu). Reduce work is counted too (the thesis
+    tracks maps; our deadlines cover the whole job, so the reduce phase must fit as well).
+    """
+    s = 0.0
+    for t in tasks:
+        mu = mu_map if t.phase == MAP else mu_red
+        s += max(mu - (now - t.start_s), 0.0)
+    s += job.pending_maps * mu_map + job.pending_reduces * mu_red
+    s += sum((mu_map if t.phase == MAP else mu_red) for t in job.susp)
+    return s
+
+
+def required_slots(job: Job, tasks: Sequence[Task], now: float, prior: bool = True) -> float:
+    """Slots the job needs concurrently from now on to meet its goal (thesis Eq. 1 without -|R|).
+
+    ``inf`` when the goal has passed; ``nan`` when the task length is unknown (``prior=False``
+    and no task has finished); 1 for a job without a goal (it only needs to progress).
+    """
+    if not math.isfinite(job.deadline_s):
+        return 1.0
+    left = job.deadline_s - now
+    if left <= 0:
+        return math.inf
+    mu_m = task_len(job, MAP, prior)
+    mu_r = task_len(job, REDUCE, prior) if job.n_reduces else 0.0
+    if math.isnan(mu_m) or math.isnan(mu_r):
+        return math.nan
+    return remaining_slot_seconds(job, tasks, now, mu_m, mu_r) / left
+
+
+def argmin_candidate(cands: Sequence[tuple], key: Callable[[tuple], object]) -> int:
+    """Index of the candidate with the smallest key (first on ties)."""
+    best, best_key = 0, None
+    for i, c in enumerate(cands):
+        k = key(c)
+        if best_key is None or k < best_key:
+            best, best_key = i, k
+    return best
+
+
+def edf_key(c: tuple) -> tuple:
+    """Earliest deadline first, then oldest job, maps before reduces."""
+    return (c[0].deadline_s, c[0].jid, c[1])
+
+
+def node_demand_used(sim, n: int) -> list[float]:
+    """Sum of the running tasks' (cpu, io, mem) demand fractions on node ``n``."""
+    u = [0.0, 0.0, 0.0]
+    for t in sim.tasks_on[n]:
+        d = t.demand
+        u[0] += d[0]
+        u[1] += d[1]
+        u[2] += d[2]
+    return u
