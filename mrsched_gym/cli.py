@@ -1,10 +1,11 @@
-"""Command line: ``mrsched-gym demo | show-scenario | list``."""
+"""Command line: ``mrsched-gym compare | demo | show-scenario | list``."""
 
 from __future__ import annotations
 
 import argparse
 import json
 import sys
+from pathlib import Path
 from typing import Optional, Sequence
 
 KEY_METRICS = ("deadline_penalty_h", "deadline_miss_pct", "mean_jct_s", "p95_jct_s",
@@ -28,6 +29,50 @@ def _demo(args: argparse.Namespace) -> int:
 
 
 
+def _compare(args: argparse.Namespace) -> int:
+    import time
+
+    from mrsched_gym.baselines import applicable_baselines
+    from mrsched_gym.evaluate import (evaluate, make_policy, run_episode, scenario_of,
+                                      write_results)
+    from mrsched_gym.leaderboard import plot_bars, plot_gantt, plot_jct_cdf, ranked, table
+
+    seeds = list(range(args.seed_start, args.seed_start + args.seeds))
+    status = 0
+    for env in args.env:
+        sc = scenario_of(env)
+        policies = args.policies or applicable_baselines(sc)
+        headline = args.metric or sc.reward.headline
+        t0 = time.perf_counter()
+        print(f"== {env} ({sc.name}): {len(policies)} policies x {len(seeds)} seeds, "
+              f"headline {headline}", flush=True)
+        records = evaluate(policies, [env], seeds, workers=args.workers,
+                           progress=not args.quiet)
+        if headline not in records[0]:
+            print(f"error: unknown metric {headline!r}", file=sys.stderr)
+            return 2
+        notes = {}
+        for p in policies:
+            pol = make_policy(p)
+            ov = getattr(pol, "env_overrides", {})
+            if ov:
+                notes[pol.name if p == pol.name else p] = ", ".join(f"{k}={v}" for k, v in ov.items())
+        print(table(records, headline, notes))
+        out = Path(args.out) / sc.name
+        paths = write_results(records, out)
+        if not args.no_plots:
+            best = ranked(records, headline)[0]["policy"]
+            res = run_episode(env, make_policy(best), seeds[0], keep_log=True)
+            paths["bars"] = plot_bars(records, headline, out / "metrics.png")
+            paths["cdf"] = plot_jct_cdf(records, out / "jct_cdf.png", headline=headline)
+            paths["gantt"] = plot_gantt(res["log"], f"{sc.name}, {best}, seed {seeds[0]}: "
+                                        "running tasks per job (solid map, dotted reduce)",
+                                        out / "gantt.png")
+        print(f"wrote {', '.join(str(p) for p in paths.values())}")
+        print(f"({time.perf_counter() - t0:.1f} s)")
+    return status
+
+
 def _show(args: argparse.Namespace) -> int:
     import yaml
 
@@ -49,6 +94,20 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     """Entry point of the ``mrsched-gym`` command."""
     p = argparse.ArgumentParser(prog="mrsched-gym", description=__doc__)
     sub = p.add_subparsers(dest="cmd", required=True)
+    c = sub.add_parser("compare", help="the leaderboard: policies x seeds on a scenario, ranked "
+                       "by its headline metric, with result files and plots")
+    c.add_argument("--env", nargs="+", default=["mrsched/Hadoop-v0"],
+                   help="env ids, bundled scenario names or scenario YAML paths")
+    c.add_argument("--policies", nargs="*", help="baseline names (name:key=value,...) or "
+                   "agent:PATH.zip; default: every baseline that applies to the scenario")
+    c.add_argument("--seeds", type=int, default=10, help="number of seeds (default 10)")
+    c.add_argument("--seed-start", type=int, default=0, help="first seed (default 0)")
+    c.add_argument("--workers", type=int, default=None, help="processes (default: all cores)")
+    c.add_argument("--metric", help="ranking metric (default: the scenario's headline)")
+    c.add_argument("--out", default="results", help="output folder (default ./results)")
+    c.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+    c.add_argument("--quiet", action="store_true", help="no progress bar")
+    c.set_defaults(fn=_compare)
     d = sub.add_parser("demo", help="run one episode of each baseline and print key metrics")
     d.add_argument("--env", default="mrsched/Hadoop-v0")
     d.add_argument("--seed", type=int, default=0)

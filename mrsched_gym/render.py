@@ -50,6 +50,33 @@ def running_tasks_series(task_log: list, jid: int, phase: int, end_s: float
     return t, c
 
 
+def draw_gantt(ax, task_log: list, arrival_s, deadline_s, labels, end_s: float,
+               title: str, max_jobs: int = 12) -> None:
+    """Running tasks per job over time on a matplotlib axis (thesis Fig. 3.4 style).
+
+    Args:
+        ax: The axis. task_log: ``(start, end, job, node, phase, outcome)`` segments.
+        arrival_s, deadline_s, labels: Per-job submission time, deadline and name, by job id.
+        end_s: End of the time axis. title: Axis title. max_jobs: Jobs drawn (first started).
+    """
+    jobs = sorted({j for _, _, j, _, _, _ in task_log})[:max_jobs]
+    for k, jid in enumerate(jobs):
+        color = f"C{k % 10}"
+        for phase, style in ((MAP, "-"), (1, ":")):
+            t, c = running_tasks_series(task_log, jid, phase, end_s)
+            if c.any():
+                ax.step(t, c, where="post", linestyle=style, color=color,
+                        label=f"J{jid} {labels[jid]}" if phase == MAP else None)
+        ax.axvline(arrival_s[jid], color=color, alpha=0.3, linewidth=0.8)
+        if math.isfinite(deadline_s[jid]):
+            ax.axvline(deadline_s[jid], color=color, linestyle="--", alpha=0.6, linewidth=0.8)
+    ax.set_xlabel("Elapsed time (s)")
+    ax.set_ylabel("Running tasks")
+    ax.set_title(title)
+    if jobs:
+        ax.legend(fontsize=7, loc="upper right")
+
+
 def render_rgb(sim, width_px: int = 900, height_px: int = 500) -> np.ndarray:
     """Running tasks per job over time as an RGB array ``[H, W, 3]`` (uint8)."""
     import matplotlib
@@ -62,23 +89,9 @@ def render_rgb(sim, width_px: int = 900, height_px: int = 500) -> np.ndarray:
     ax = fig.add_subplot(111)
     log = list(sim.task_log) + [(t.start_s, sim.now, t.job.jid, t.node, t.phase, "running")
                                 for t in sim.running.values()]
-    jobs = sorted({j for _, _, j, _, _, _ in log})[:12]
-    for k, jid in enumerate(jobs):
-        color = f"C{k % 10}"
-        job = sim.jobs[jid]
-        for phase, style in ((MAP, "-"), (1, ":")):
-            t, c = running_tasks_series(log, jid, phase, sim.now)
-            if c.any():
-                ax.step(t, c, where="post", linestyle=style, color=color,
-                        label=f"J{jid} {job.profile.name}" if phase == MAP else None)
-        ax.axvline(job.arrival_s, color=color, alpha=0.3, linewidth=0.8)
-        if math.isfinite(job.deadline_s):
-            ax.axvline(job.deadline_s, color=color, linestyle="--", alpha=0.6, linewidth=0.8)
-    ax.set_xlabel("Elapsed time (s)")
-    ax.set_ylabel("Running tasks")
-    ax.set_title(f"{sim.scenario.name}: running tasks per job (solid map, dotted reduce)")
-    if jobs:
-        ax.legend(fontsize=7, loc="upper right")
+    draw_gantt(ax, log, [j.arrival_s for j in sim.jobs], [j.deadline_s for j in sim.jobs],
+               [j.profile.name for j in sim.jobs], sim.now,
+               f"{sim.scenario.name}: running tasks per job (solid map, dotted reduce)")
     fig.tight_layout()
     canvas.draw()
     return np.asarray(canvas.buffer_rgba())[:, :, :3].copy()

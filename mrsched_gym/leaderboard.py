@@ -1,0 +1,116 @@
+"""The leaderboard (``mrsched-gym compare``): ranked table, result files and plots (issue 3)."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any, Optional, Sequence
+
+import numpy as np
+
+from mrsched_gym.evaluate import summarize
+
+#: Metrics shown beside the headline (when not the headline itself).
+KEY_METRICS = ("deadline_miss_pct", "mean_jct_s", "p95_jct_s", "utilisation",
+               "data_locality_pct", "wasted_work_s", "web_response_mean_ms", "rejections")
+
+
+def _fmt(mean: float, ci: Optional[float] = None) -> str:
+    if mean is None or (isinstance(mean, float) and math.isnan(mean)):
+        return "-"
+    s = f"{mean:.2f}" if abs(mean) < 1000 else f"{mean:.0f}"
+    if ci is not None and not math.isnan(ci):
+        s += f" ± {ci:.2f}" if abs(ci) < 1000 else f" ± {ci:.0f}"
+    return s
+
+
+def ranked(records: Sequence[dict], headline: str) -> list[dict[str, Any]]:
+    """Summary rows of one scenario, best (lowest headline mean) first."""
+    rows = summarize(records)
+    return sorted(rows, key=lambda r: (math.inf if math.isnan(r[f"{headline}_mean"])
+                                       else r[f"{headline}_mean"], r["policy"]))
+
+
+def table(records: Sequence[dict], headline: str, notes: Optional[dict] = None) -> str:
+    """A Markdown table: rank, policy, headline mean ± 95% CI, then the key metrics' means."""
+    rows = ranked(records, headline)
+    keys = [k for k in KEY_METRICS if k != headline and any(
+        not math.isnan(r.get(f"{k}_mean", math.nan)) for r in rows)]
+    head = ["#", "policy", f"{headline} (mean ± 95% CI)"] + keys
+    lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
+    for i, r in enumerate(rows, 1):
+        name = r["policy"] + (f" ({notes[r['policy']]})" if notes and notes.get(r["policy"])
+                              else "")
+        cells = [str(i), name, _fmt(r[f"{headline}_mean"], r[f"{headline}_ci95"])]
+        cells += [_fmt(r.get(f"{k}_mean", math.nan)) for k in keys]
+        lines.append("| " + " | ".join(cells) + " |")
+    n = rows[0]["n"] if rows else 0
+    lines.append(f"\n{n} seeds per policy; lower {headline} is better; "
+                 "95% CI = Student's t over seeds (common random numbers).")
+    return "\n".join(lines)
+
+
+def _figure(w: float, h: float):
+    import matplotlib
+    matplotlib.use("Agg")
+    from matplotlib.figure import Figure
+    return Figure(figsize=(w, h), dpi=100)
+
+
+def plot_bars(records: Sequence[dict], headline: str, path: Path) -> Path:
+    """Bars with 95% CIs for the headline and three key metrics, one bar per policy."""
+    rows = ranked(records, headline)
+    metrics = [headline] + [k for k in ("deadline_miss_pct", "mean_jct_s", "utilisation")
+                            if k != headline][:3]
+    fig = _figure(4.2 * len(metrics), 4.6)
+    names = [r["policy"] for r in rows]
+    for k, m in enumerate(metrics):
+        ax = fig.add_subplot(1, len(metrics), k + 1)
+        mean = np.array([r.get(f"{m}_mean", math.nan) for r in rows], dtype=float)
+        ci = np.nan_to_num(np.array([r.get(f"{m}_ci95", math.nan) for r in rows], dtype=float))
+        ax.barh(range(len(rows)), np.nan_to_num(mean), xerr=ci, color=[
+            "C0" if k == 0 else "C7"] * len(rows), capsize=2)
+        ax.set_yticks(range(len(rows)))
+        ax.set_yticklabels(names if k == 0 else [""] * len(rows), fontsize=8)
+        ax.invert_yaxis()
+        ax.set_title(m, fontsize=9)
+    fig.suptitle(f"{records[0]['scenario']}: mean ± 95% CI over {rows[0]['n']} seeds")
+    fig.tight_layout()
+    fig.savefig(path)
+    return path
+
+
+def plot_jct_cdf(records: Sequence[dict], path: Path, max_policies: int = 8,
+                 headline: Optional[str] = None) -> Path:
+    """Empirical CDF of job completion times (all seeds pooled), the best policies."""
+    rows = ranked(records, headline) if headline else summarize(records)
+    names = [r["policy"] for r in rows][:max_policies]
+    fig = _figure(7, 4.5)
+    ax = fig.add_subplot(111)
+    for name in names:
+        jct = np.sort(np.concatenate([np.asarray(r.get("_jct_s", []), dtype=float)
+                                      for r in records if r["policy"] == name] or [np.zeros(0)]))
+        if len(jct):
+            ax.step(jct, np.arange(1, len(jct) + 1) / len(jct), where="post", label=name)
+    ax.set_xscale("log")
+    ax.set_xlabel("Job completion time (s)")
+    ax.set_ylabel("Fraction of jobs")
+    ax.set_title(f"{records[0]['scenario']}: job completion time CDF")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path)
+    return path
+
+
+def plot_gantt(log, title: str, path: Path) -> Path:
+    """Running tasks per job over time for one episode (thesis Fig. 3.4 style)."""
+    from mrsched_gym.render import draw_gantt
+    from mrsched_gym.workloads.profiles import TYPE_NAMES
+
+    fig = _figure(10, 5)
+    ax = fig.add_subplot(111)
+    draw_gantt(ax, log.task_log, log.arrival_s, log.deadline_s,
+               [TYPE_NAMES[t] for t in log.type_idx], log.end_s, title)
+    fig.tight_layout()
+    fig.savefig(path)
+    return path
