@@ -62,8 +62,9 @@ def remaining_slot_seconds(job: Job, tasks: Sequence[Task], now: float, mu_map: 
 def required_slots(job: Job, tasks: Sequence[Task], now: float, prior: bool = True) -> float:
     """Slots the job needs concurrently from now on to meet its goal (thesis Eq. 1 without -|R|).
 
-    ``inf`` when the goal has passed; ``nan`` when the task length is unknown (``prior=False``
-    and no task has finished); 1 for a job without a goal (it only needs to progress).
+    ``inf`` when the goal has passed; ``nan`` when the map task length is unknown
+    (``prior=False`` and no map has finished); 1 for a job without a goal (it only needs to
+    progress).
     """
     if not math.isfinite(job.deadline_s):
         return 1.0
@@ -71,9 +72,11 @@ def required_slots(job: Job, tasks: Sequence[Task], now: float, prior: bool = Tr
     if left <= 0:
         return math.inf
     mu_m = task_len(job, MAP, prior)
-    mu_r = task_len(job, REDUCE, prior) if job.n_reduces else 0.0
-    if math.isnan(mu_m) or math.isnan(mu_r):
+    if math.isnan(mu_m):
         return math.nan
+    # Reduces finish last, so their observed length is unknown during the map phase: the
+    # reduce term (our addition to Eq. 1) always uses the profile until reduces finish.
+    mu_r = task_len(job, REDUCE, True) if job.n_reduces else 0.0
     return remaining_slot_seconds(job, tasks, now, mu_m, mu_r) / left
 
 

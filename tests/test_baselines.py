@@ -1,0 +1,365 @@
+"""Behaviour tests: each baseline shows its paper's characteristic behaviour (issue 3).
+
+Crafted scenarios check a claim exactly where one can be set up by hand; scenario families with a
+few seeds check the statistical claims. A claim our simulator does not reproduce is a strict
+``xfail`` with the numbers in its reason (and in the issue note), so it is reported, not hidden,
+and the test flags it the day it starts to hold.
+"""
+
+import math
+
+import numpy as np
+import pytest
+
+from mrsched_gym.baselines import BASELINES, applicable_baselines, make_baseline
+from mrsched_gym.config import scenario_from_dict, with_overrides
+from mrsched_gym.env import MRSchedEnv
+from mrsched_gym.evaluate import run_episode, scenario_of
+from mrsched_gym.registration import ENV_IDS
+
+
+def toy(nodes, jobs, **extra):
+    return scenario_from_dict({
+        "cluster": {"nodes": nodes, "task_demand_cv": 0.0, **extra.pop("cluster", {})},
+        "interference": {"load": "constant", "mean": 0.0, "noise": 0.0},
+        "workload": {"kind": "jobs", "jobs": [{"work_cv": 0.0, "n_reduces": 0, **j} for j in jobs]},
+        "time_limit_s": 20_000, **extra})
+
+
+def play(scenario, name, seed=0, **params):
+    """Run baseline ``name`` on a Scenario object; returns (simulator, metrics)."""
+    pol = make_baseline(name, **params)
+    env = MRSchedEnv(with_overrides(scenario, pol.env_overrides))
+    env.reset(seed=seed)
+    pol.reset(env.sim, seed)
+    while True:
+        _, _, term, trunc, info = env.step(pol.decide(env.sim))
+        if term or trunc:
+            return env.sim, info["metrics"]
+
+
+def mean_metric(env_id, name, key, seeds, overrides=None):
+    pol = lambda: make_baseline(*name) if isinstance(name, tuple) else make_baseline(name)  # noqa
+    return float(np.nanmean([run_episode(env_id, pol(), s, overrides)["metrics"][key]
+                             for s in seeds]))
+
+
+# ------------------------------------------------------------------ coverage
+@pytest.mark.parametrize("env_id", [e for e in ENV_IDS if e != "mrsched/ThesisScale-v0"])
+def test_every_applicable_baseline_runs_on_every_family(env_id):
+    """Every baseline runs a short episode of each family it applies to, with legal actions."""
+    short = {"workload.duration_s": 600.0}
+    names = applicable_baselines(scenario_of(env_id))
+    assert {"fifo", "fair", "edf", "rds", "ras", "reverse-adaptive"} <= set(names)
+    for name in names:
+        m = run_episode(env_id, make_baseline(name), 0, short)["metrics"]
+        assert m["invalid_actions"] == 0, name
+        assert m["jobs_finished"] + m["rejections"] > 0, name
+
+
+def test_applicability_of_decision_specific_baselines():
+    assert "mp+ac" in applicable_baselines(scenario_of("mrsched/Admission-v0"))
+    assert "mp+ac" not in applicable_baselines(scenario_of("mrsched/Hadoop-v0"))
+    pre = {"preempt-kill", "preempt-wait", "preempt-suspend"}
+    assert pre <= set(applicable_baselines(scenario_of("mrsched/Preemption-v0")))
+    assert not pre & set(applicable_baselines(scenario_of("mrsched/Hadoop-v0")))
+    assert set(applicable_baselines(scenario_of("mrsched/Hadoop-v0"))) < set(BASELINES)
+
+
+def test_bad_parameters_are_rejected_with_the_field_name():
+    with pytest.raises(ValueError, match="delay"):
+        make_baseline("fair", delay=-1)
+    with pytest.raises(ValueError, match="primitive"):
+        make_baseline("preempt-kill", primitive="nuke")  # overrides the preset
+    with pytest.raises(ValueError, match="eviction"):
+        make_baseline("preempt-kill", eviction="random")
+    with pytest.raises(KeyError, match="unknown baseline"):
+        make_baseline("lottery")
+
+
+# ------------------------------------------------------------------ EDF (MIMP 5.2, RDS)
+def test_edf_meets_the_deadline_fifo_misses():
+    """A short urgent job behind a long relaxed one: FIFO makes it wait, EDF serves it first."""
+    sc = toy([{"count": 4, "map_slots": 1, "reduce_slots": 1}],
+             [{"type": "piest", "n_maps": 40, "map_work_s": 60.0, "deadline_s": 2000.0},
+              {"type": "piest", "n_maps": 8, "map_work_s": 60.0, "deadline_s": 300.0,
+               "arrival_s": 30.0}])
+    _, fifo = play(sc, "fifo")
+    _, edf = play(sc, "edf")
+    assert fifo["deadline_misses"] == 1 and edf["deadline_misses"] == 0
+
+
+# ------------------------------------------------------------------ Fair + delay scheduling
+def test_delay_scheduling_raises_locality():
+    seeds = range(2)
+    with_delay = mean_metric("mrsched/Hadoop-v0", "fair", "data_locality_pct", seeds)
+    no_delay = float(np.mean([run_episode("mrsched/Hadoop-v0", make_baseline("fair", delay=0),
+                                          s)["metrics"]["data_locality_pct"] for s in seeds]))
+    assert with_delay > no_delay + 10.0, (with_delay, no_delay)
+
+
+def running_after_first_fill(scenario, pol):
+    """Maps each job gets when the empty cluster is filled at t=0."""
+    env = MRSchedEnv(scenario)
+    env.reset(seed=0)
+    pol.reset(env.sim)
+    launched = [0] * len(env.sim.jobs)
+    while env.sim.now == 0.0 and not env.sim.done:
+        a = pol.decide(env.sim)
+        if a < len(env.sim.candidates):
+            launched[env.sim.candidates[a][0].jid] += 1
+        env.step(a)
+    return launched
+
+
+def test_fair_shares_slots_equally_and_weights_tilt_them():
+    sc = toy([{"count": 4, "map_slots": 2, "reduce_slots": 1}],
+             [{"type": "piest", "n_maps": 40, "map_work_s": 60.0},
+              {"type": "piest", "n_maps": 40, "map_work_s": 60.0, "weight": 3.0}])
+    run = running_after_first_fill(sc, make_baseline("fair", delay=0))
+    assert run == [2, 6], run          # weights 1:3 of 8 slots
+
+
+# ------------------------------------------------------------------ Capacity
+def test_capacity_scheduler_guarantees_each_queue_its_share():
+    """A flood of one type first: FIFO starves the later queue, Capacity serves it its share."""
+    jobs = [{"type": "piest", "n_maps": 30, "map_work_s": 60.0, "arrival_s": float(i)}
+            for i in range(4)] + [{"type": "grep", "n_maps": 8, "map_work_s": 60.0,
+                                   "arrival_s": 10.0}]
+    sc = toy([{"count": 4, "map_slots": 2, "reduce_slots": 1}], jobs)
+    sim_f, _ = play(sc, "fifo")
+    sim_c, _ = play(sc, "capacity", queues={"piest": 0.5, "grep": 0.5})
+    late = lambda s: s.jobs[4].finish_s - s.jobs[4].arrival_s  # noqa: E731
+    assert late(sim_c) < 0.5 * late(sim_f), (late(sim_c), late(sim_f))
+
+
+# ------------------------------------------------------------------ DRF
+def test_drf_equalises_dominant_shares():
+    """PiEst maps are CPU-dominant (0.9 of a node's CPU), Grep maps I/O-dominant (0.5): DRF runs
+    more Grep tasks so both jobs' dominant shares meet, where Fair runs equal task counts."""
+    sc = toy([{"count": 4, "map_slots": 6, "reduce_slots": 1}],
+             [{"type": "piest", "n_maps": 60, "map_work_s": 600.0},
+              {"type": "grep", "n_maps": 60, "map_work_s": 600.0}])
+    counts = {name: running_after_first_fill(sc, make_baseline(name, **kw))
+              for name, kw in (("drf", {}), ("fair", {"delay": 0}))}
+    assert counts["fair"] == [12, 12], counts
+    assert counts["drf"][1] > counts["drf"][0] + 2, counts
+    pi, grep = (0.90 * counts["drf"][0], 0.50 * counts["drf"][1])
+    assert abs(pi - grep) <= 0.9, (pi, grep)   # within one task's dominant demand
+
+
+# ------------------------------------------------------------------ Adaptive (thesis ch. 3)
+def test_adaptive_meets_relaxed_goals_that_fair_misses():
+    """Thesis Fig. 3.4 vs 3.6: Fair splits slots evenly and the job with the tighter goal misses;
+    Adaptive gives each job the slots its goal needs (Eq. 1) and both meet."""
+    sc = toy([{"count": 10, "map_slots": 1, "reduce_slots": 1}],
+             [{"type": "piest", "n_maps": 100, "map_work_s": 60.0, "deadline_s": 800.0},
+              {"type": "piest", "n_maps": 40, "map_work_s": 60.0, "deadline_s": 4000.0}])
+    _, fair = play(sc, "fair")
+    sim, ada = play(sc, "adaptive")
+    assert fair["deadline_misses"] == 1 and ada["deadline_misses"] == 0
+    assert sim.jobs[0].finish_s <= 800.0
+
+
+def test_data_affinity_raises_locality():
+    seeds = range(3)
+    basic = mean_metric("mrsched/Hadoop-v0", "adaptive", "data_locality_pct", seeds)
+    data = mean_metric("mrsched/Hadoop-v0", "adaptive-data", "data_locality_pct", seeds)
+    assert data > basic + 1.0, (data, basic)
+
+
+def test_hardware_affinity_runs_accelerable_maps_on_accelerators():
+    """Thesis 3.4.3: after calibration, Montecarlo (25x on Cell) runs on the accelerated pool."""
+    nodes = [{"count": 6, "map_slots": 2, "reduce_slots": 1},
+             {"count": 2, "map_slots": 2, "reduce_slots": 1, "accelerator": "cell"}]
+    sc = toy(nodes, [{"type": "wordcount", "n_maps": 80, "map_work_s": 60.0, "deadline_s": 3000.0},
+                     {"type": "montecarlo", "n_maps": 80, "map_work_s": 100.0,
+                      "deadline_s": 3000.0, "arrival_s": 5.0}])
+    share = {}
+    for name in ("adaptive", "adaptive-hardware"):
+        sim, _ = play(sc, name)
+        on_acc = [sim.accel[n] is not None for s, e, j, n, p, o in sim.task_log
+                  if j == 1 and o == "done"]
+        share[name] = float(np.mean(on_acc))
+    assert share["adaptive-hardware"] > share["adaptive"] + 0.2, share
+
+
+# ------------------------------------------------------------------ RAS (thesis ch. 4)
+def test_ras_job_slots_beat_every_static_slot_count():
+    """Thesis Fig. 4.3: RAS with resource-aware job slots (containers) beats Fair at 1..8 static
+    map slots per node on the Sort/Combine/Select/Twitter mix (memory-bound slots spill)."""
+    jobs = [{"type": "sort", "n_maps": 60, "n_reduces": 4, "deadline_s": 3000.0},
+            {"type": "combine", "n_maps": 80, "deadline_s": 3000.0, "arrival_s": 60.0},
+            {"type": "select", "n_maps": 80, "deadline_s": 3000.0, "arrival_s": 120.0},
+            {"type": "twitter", "n_maps": 40, "n_reduces": 4, "deadline_s": 3000.0,
+             "arrival_s": 180.0}]
+    static = []
+    for k in range(1, 9):
+        _, m = play(toy([{"count": 10, "map_slots": k, "reduce_slots": 2, "mem_gb": 8}], jobs),
+                    "fair")
+        static.append(m["makespan_s"])
+    _, ras = play(toy([{"count": 10, "map_slots": 8, "reduce_slots": 2, "mem_gb": 8}], jobs,
+                      cluster={"resource_mode": "containers"}), "ras")
+    assert ras["makespan_s"] < min(static), (ras["makespan_s"], static)
+
+
+def test_ras_utility_shape():
+    from mrsched_gym.baselines.adaptive import (ras_map_utility, reduce_utility,
+                                                reverse_map_utility)
+    assert ras_map_utility(0, 20, 35) == -math.inf
+    assert ras_map_utility(20, 20, 35) == 0.0 and ras_map_utility(35, 20, 35) == 1.0
+    assert -1 < ras_map_utility(10, 20, 35) < 0
+    assert reduce_utility(0, 10) == -1.0 and reduce_utility(10, 10) == 0.0
+    assert reverse_map_utility(10, 10, 15, 35) == 0.0
+    assert reverse_map_utility(15, 10, 15, 35) == 0.5
+    assert reverse_map_utility(35, 10, 15, 35) == 1.0
+
+
+# ------------------------------------------------------------------ Reverse-Adaptive (ch. 5)
+def test_reverse_adaptive_misses_fewer_deadlines_with_a_known_f():
+    """Thesis 5.3.5: Reverse-Adaptive misses fewer deadlines than Adaptive when f(t) is known."""
+    seeds, kw = range(4), {"workload.load": 0.45}
+    ra = mean_metric("mrsched/Dynamic-v0", "reverse-adaptive", "deadline_misses", seeds, kw)
+    ad = mean_metric("mrsched/Dynamic-v0", "adaptive", "deadline_misses", seeds, kw)
+    assert ra < ad, (ra, ad)
+
+
+@pytest.mark.xfail(strict=True, reason="not reproduced: without an f(t) Reverse-Adaptive misses "
+                   "more deadlines than Adaptive on Dynamic-v0 at load 0.45 (4 seeds: 7.0 vs 5.0); "
+                   "see the issue 3 note")
+def test_reverse_adaptive_misses_no_more_deadlines_without_f():
+    seeds, kw = range(4), {"workload.load": 0.45, "availability.generator": "none"}
+    ra = mean_metric("mrsched/Dynamic-v0", "reverse-adaptive", "deadline_misses", seeds, kw)
+    ad = mean_metric("mrsched/Dynamic-v0", "adaptive", "deadline_misses", seeds, kw)
+    assert ra <= ad, (ra, ad)
+
+
+def test_reverse_fitting_reserves_for_a_coming_capacity_dip():
+    """Algorithm 2: with capacity halving before its goal, a job needs more maps now (s_fit)."""
+    from mrsched_gym.baselines.adaptive import ReverseAdaptiveScheduler
+    sc = toy([{"count": 4, "map_slots": 2, "reduce_slots": 1}],
+             [{"type": "piest", "n_maps": 60, "map_work_s": 60.0, "deadline_s": 900.0}])
+    env = MRSchedEnv(sc)
+    env.reset(seed=0)
+    pol = ReverseAdaptiveScheduler()
+    pol.reset(env.sim)
+    pol.prepare(env.sim, {})
+    full = pol.s_fit[0]
+    env.sim.forecast_f = np.where(np.arange(len(env.sim.forecast_f)) >= 1, 0.25, 1.0)
+    pol.prepare(env.sim, {})
+    assert pol.s_fit[0] > full, (pol.s_fit[0], full)
+
+
+# ------------------------------------------------------------------ RDS (seed 003)
+def test_rds_beats_fair_when_capacity_varies():
+    seeds = range(5)
+    rds = mean_metric("mrsched/Hadoop-v0", "rds", "deadline_penalty_h", seeds)
+    fair = mean_metric("mrsched/Hadoop-v0", "fair", "deadline_penalty_h", seeds)
+    assert rds < fair, (rds, fair)
+
+
+@pytest.mark.xfail(strict=True, reason="not reproduced: RDS's deadline-miss penalty is above EDF's "
+                   "on Hadoop-v0 (5 seeds ~5.1 vs ~2.5 job-hours); see the issue 3 note")
+def test_rds_beats_edf_when_capacity_varies():
+    seeds = range(5)
+    rds = mean_metric("mrsched/Hadoop-v0", "rds", "deadline_penalty_h", seeds)
+    edf = mean_metric("mrsched/Hadoop-v0", "edf", "deadline_penalty_h", seeds)
+    assert rds < edf, (rds, edf)
+
+
+def test_arima_forecast_follows_a_trend_and_qp_respects_capacity():
+    from mrsched_gym.baselines.rds import arima_forecast, solve_allocation
+    f = arima_forecast([0.5, 0.55, 0.6, 0.65, 0.7, 0.75], 3)
+    assert f == pytest.approx([0.8, 0.85, 0.9], abs=1e-6)
+    u = solve_allocation(work=np.array([6000.0, 6000.0]), left=np.array([600.0, 6000.0]),
+                         weight=np.array([1.0, 1.0]), cap=np.array([12.0, 12.0, 12.0]),
+                         umax=np.array([20.0, 20.0]), u0=np.zeros(2), interval=600.0,
+                         P=(0.01, 0.01, 0.01))
+    assert u[:, 0].sum() <= 12.0 + 1e-6
+    assert u[0, 0] > u[1, 0]                  # the job due first gets the capacity first
+
+
+# ------------------------------------------------------------------ MIMP (seed 000)
+@pytest.mark.xfail(strict=True, reason="not reproduced: MP misses more deadlines than EDF on "
+                   "Shared-v0 at load 0.5 (5 seeds: 22.0 vs 17.2); see the issue 3 note")
+def test_mp_meets_at_least_as_many_deadlines_as_edf_on_a_hybrid_cluster():
+    seeds, kw = range(5), {"workload.load": 0.5}
+    mp = mean_metric("mrsched/Shared-v0", "mp", "deadline_misses", seeds, kw)
+    edf = mean_metric("mrsched/Shared-v0", "edf", "deadline_misses", seeds, kw)
+    assert mp <= edf, (mp, edf)
+
+
+def test_mp_matches_cpu_hungry_jobs_to_dedicated_nodes():
+    """Maximum progress (Eq. 2): on a busy shared node the I/O-bound Sort gets the slot, not Pi."""
+    sc = scenario_from_dict({
+        "cluster": {"nodes": [{"count": 1, "kind": "shared", "map_slots": 1, "reduce_slots": 1}]},
+        "interference": {"load": "constant", "mean": 0.8, "noise": 0.0},
+        "workload": {"kind": "jobs", "jobs": [
+            {"type": "piest", "n_maps": 4, "n_reduces": 0, "deadline_s": 1e5},
+            {"type": "sort", "n_maps": 4, "n_reduces": 0, "deadline_s": 2e5}]},
+        "time_limit_s": 1e6})
+    env = MRSchedEnv(sc)
+    env.reset(seed=0)
+    pol = make_baseline("mp")
+    pol.reset(env.sim)
+    # first decision: both jobs are "missing" (no slots): closest deadline (Pi) first, Eq. 3
+    assert env.sim.candidates[pol.decide(env.sim)][0].profile.name == "piest"
+
+
+def test_admission_control_avoids_cascading_misses():
+    seeds = range(3)
+    acc = mean_metric("mrsched/Admission-v0", "mp+ac", "deadline_misses", seeds)
+    plain = mean_metric("mrsched/Admission-v0", "mp", "deadline_misses", seeds)
+    pen_acc = mean_metric("mrsched/Admission-v0", "mp+ac", "deadline_penalty_h", seeds)
+    pen = mean_metric("mrsched/Admission-v0", "mp", "deadline_penalty_h", seeds)
+    assert acc < 0.6 * plain and pen_acc < 0.5 * pen, (acc, plain, pen_acc, pen)
+
+
+# ------------------------------------------------------------------ Pastorelli (seed 002)
+def pastorelli(mem_gb):
+    return toy([{"count": 1, "map_slots": 1, "reduce_slots": 1, "mem_gb": mem_gb,
+                 "disk_mb_s": 50}],
+               [{"type": "twitter", "n_maps": 1, "map_work_s": 100.0, "priority": 0},
+                {"type": "twitter", "n_maps": 1, "map_work_s": 50.0, "priority": 1,
+                 "arrival_s": 50.0}],
+               decisions={"preemption": {"enabled": True}})
+
+
+def test_suspend_sojourn_near_kill_and_makespan_near_wait():
+    r = {p: play(pastorelli(16.0), f"preempt-{p}")[1] for p in ("wait", "kill", "suspend")}
+    soj = {p: m["high_priority_sojourn_s"] for p, m in r.items()}
+    mk = {p: m["makespan_s"] for p, m in r.items()}
+    assert soj["suspend"] <= soj["kill"] * 1.1 and soj["suspend"] < 0.6 * soj["wait"], soj
+    assert mk["suspend"] <= mk["wait"] * 1.05 and mk["suspend"] < mk["kill"], mk
+    assert r["kill"]["wasted_work_s"] > 0 and r["suspend"]["wasted_work_s"] == 0
+
+
+def test_suspend_degrades_with_swapped_memory():
+    light = play(pastorelli(16.0), "preempt-suspend")[1]
+    heavy = play(pastorelli(2.0), "preempt-suspend")[1]
+    assert heavy["swap_overhead_s"] > 0 and light["swap_overhead_s"] == 0
+    assert heavy["high_priority_sojourn_s"] > light["high_priority_sojourn_s"]
+    assert heavy["makespan_s"] > light["makespan_s"]
+
+
+def test_eviction_policy_picks_the_victim():
+    sc = toy([{"count": 1, "map_slots": 2, "reduce_slots": 1}],
+             [{"type": "wordcount", "n_maps": 1, "map_work_s": 100.0},
+              {"type": "grep", "n_maps": 1, "map_work_s": 100.0, "arrival_s": 10.0},
+              {"type": "wordcount", "n_maps": 1, "map_work_s": 10.0, "priority": 1,
+               "arrival_s": 20.0}],
+             decisions={"preemption": {"enabled": True}})
+    for policy, victim in (("youngest", 1), ("oldest", 0)):
+        sim, m = play(sc, "preempt-kill", eviction=policy)
+        killed = [j for s, e, j, n, p, o in sim.task_log if o == "killed"]
+        assert killed == [victim], (policy, killed)
+
+
+# ------------------------------------------------------------------ MROrchestrator (seed 001)
+def test_fair_with_orchestrator_lowers_jct_under_contention():
+    kw = {"workload.type_mix": {"sort": 1.0, "twitter": 1.0}, "workload.load": 0.6}
+    seeds = range(2)
+    fair = mean_metric("mrsched/Dedicated-v0", "fair", "mean_jct_s", seeds, kw)
+    uni = mean_metric("mrsched/Dedicated-v0", "fair+orch-uniform", "mean_jct_s", seeds, kw)
+    reg = mean_metric("mrsched/Dedicated-v0", "fair+orch-regression", "mean_jct_s", seeds, kw)
+    assert reg < uni < fair, (reg, uni, fair)
