@@ -72,7 +72,7 @@ def episode_metrics(log: EpisodeLog, weights: Mapping[str, float] | None = None
         "p95_jct_s": _pct(jct, 95),
         "mean_slowdown": _mean(slowdown),
         "deadline_misses": float(missed.sum()),
-        "deadline_miss_pct": 100.0 * missed.sum() / n_dl if n_dl else math.nan,
+        "deadline_miss_pct": float(100.0 * missed.sum() / n_dl) if n_dl else math.nan,
         "mean_time_beyond_deadline_s": _mean(late_by[missed]),
         "mean_distance_to_deadline_s": _mean(-late_by[met]),
         "high_priority_sojourn_s": _mean((log.finish_s - log.arrival_s)[hp]),
