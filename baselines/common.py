@@ -93,14 +93,3 @@ def argmin_candidate(cands: Sequence[tuple], key: Callable[[tuple], object]) -> 
 def edf_key(c: tuple) -> tuple:
     """Earliest deadline first, then oldest job, maps before reduces."""
     return (c[0].deadline_s, c[0].jid, c[1])
-
-
-def node_demand_used(sim, n: int) -> list[float]:
-    """Sum of the running tasks' (cpu, io, mem) demand fractions on node ``n``."""
-    u = [0.0, 0.0, 0.0]
-    for t in sim.tasks_on[n]:
-        d = t.demand
-        u[0] += d[0]
-        u[1] += d[1]
-        u[2] += d[2]
-    return u

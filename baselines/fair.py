@@ -118,8 +118,6 @@ class CapacityScheduler(Scheduler):
 
     def reset(self, sim, seed: Optional[int] = None) -> None:
         q = self.queues or dict(sim.scenario.workload.type_mix) or {"default": 1.0}
-        if not q:
-            q = {"default": 1.0}
         tot = sum(q.values())
         self.share = {k: v / tot for k, v in q.items()}
 

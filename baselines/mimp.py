@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import math
 from mrsched_gym.baselines.base import Scheduler, default_action
-from mrsched_gym.baselines.common import prior_task_len, running_by_job
+from mrsched_gym.baselines.common import edf_key, prior_task_len, running_by_job
 from mrsched_gym.sim.engine import ADMIT, READ_FRACTION
 from mrsched_gym.sim.state import ACTIVE, MAP, NODE_LOCAL, RACK_LOCAL, REDUCE
 
@@ -104,8 +104,7 @@ class MPScheduler(Scheduler):
         missing = [i for i, c in enumerate(cands)
                    if not self._on_track(sim, c[0], running.get(c[0].jid, ()))]
         if missing:
-            return min(missing, key=lambda i: (cands[i][0].deadline_s, cands[i][0].jid,
-                                               cands[i][1]))
+            return min(missing, key=lambda i: edf_key(cands[i]))
         order = sorted(range(len(cands)), key=lambda i: (
             1.0 / sim.int_f[n][cands[i][0].type_idx], cands[i][0].deadline_s, cands[i][0].jid,
             cands[i][1]))

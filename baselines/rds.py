@@ -160,8 +160,9 @@ class RDSScheduler(Scheduler):
         S = float(sum(sim.map_slots[n] + sim.red_slots[n] for n in range(sim.n_nodes)))
         fhat = arima_forecast(self.availability_history(sim), self.horizon, self.ar_order)
         r_slot = sim.availability_now() if self.capacity_mode else 1.0
+        runnable = set(sim.runnable)
         jobs = [sim.jobs[j] for j in sim.runnable] + [
-            sim.jobs[j] for j in running if j not in set(sim.runnable)]
+            sim.jobs[j] for j in running if j not in runnable]
         work, left, weight, umax, u0 = [], [], [], [], []
         for job in jobs:
             tasks = running.get(job.jid, ())
@@ -181,10 +182,8 @@ class RDSScheduler(Scheduler):
         a = default_action(sim)
         if a is not None:
             return a
-        running = None
         if sim.now >= self.next_plan or any(j not in self.known for j in sim.runnable):
-            running = running_by_job(sim)
-            self.plan(sim, running)
+            self.plan(sim, running_by_job(sim))
         horizon_end = self.next_plan
         r_slot = sim.availability_now() if self.capacity_mode else 1.0
 

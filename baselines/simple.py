@@ -7,6 +7,7 @@ from typing import Optional
 import numpy as np
 
 from mrsched_gym.baselines.base import Scheduler, default_action
+from mrsched_gym.baselines.common import argmin_candidate, edf_key
 
 
 class RandomScheduler(Scheduler):
@@ -57,9 +58,4 @@ class EDFScheduler(Scheduler):
         a = default_action(sim)
         if a is not None:
             return a
-        best, best_key = 0, None
-        for i, c in enumerate(sim.candidates):
-            key = (c[0].deadline_s, c[0].jid, c[1])
-            if best_key is None or key < best_key:
-                best, best_key = i, key
-        return best
+        return argmin_candidate(sim.candidates, edf_key)

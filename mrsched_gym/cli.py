@@ -38,7 +38,6 @@ def _compare(args: argparse.Namespace) -> int:
     from mrsched_gym.leaderboard import plot_bars, plot_gantt, plot_jct_cdf, ranked, table
 
     seeds = list(range(args.seed_start, args.seed_start + args.seeds))
-    status = 0
     for env in args.env:
         sc = scenario_of(env)
         policies = args.policies or applicable_baselines(sc)
@@ -53,10 +52,9 @@ def _compare(args: argparse.Namespace) -> int:
             return 2
         notes = {}
         for p in policies:
-            pol = make_policy(p)
-            ov = getattr(pol, "env_overrides", {})
+            ov = getattr(make_policy(p), "env_overrides", {})
             if ov:
-                notes[pol.name if p == pol.name else p] = ", ".join(f"{k}={v}" for k, v in ov.items())
+                notes[p] = ", ".join(f"{k}={v}" for k, v in ov.items())
         print(table(records, headline, notes))
         out = Path(args.out) / sc.name
         paths = write_results(records, out)
@@ -70,7 +68,7 @@ def _compare(args: argparse.Namespace) -> int:
                                         out / "gantt.png")
         print(f"wrote {', '.join(str(p) for p in paths.values())}")
         print(f"({time.perf_counter() - t0:.1f} s)")
-    return status
+    return 0
 
 
 def _show(args: argparse.Namespace) -> int:

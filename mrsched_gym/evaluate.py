@@ -183,7 +183,8 @@ def evaluate(policies: Sequence[str | PolicySpec], scenarios: Sequence[str],
     for s in scenarios:
         scenario_of(s)                       # a bad scenario fails before anything runs
     for sp in specs:
-        make_policy(sp)                      # and so does a bad policy
+        if sp.kind == "baseline":
+            make_policy(sp)                  # and so does a bad baseline parameter
     tasks = [(sp, sc, int(sd), env_kwargs) for sp in specs for sc in scenarios for sd in seeds]
     workers = min(workers or os.cpu_count() or 1, len(tasks)) or 1
     from tqdm.auto import tqdm

@@ -39,8 +39,7 @@ def play(scenario, name, seed=0, **params):
 
 
 def mean_metric(env_id, name, key, seeds, overrides=None):
-    pol = lambda: make_baseline(*name) if isinstance(name, tuple) else make_baseline(name)  # noqa
-    return float(np.nanmean([run_episode(env_id, pol(), s, overrides)["metrics"][key]
+    return float(np.nanmean([run_episode(env_id, make_baseline(name), s, overrides)["metrics"][key]
                              for s in seeds]))
 
 
