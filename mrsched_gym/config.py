@@ -173,7 +173,9 @@ class InterferenceConfig:
         period_s: Period of the diurnal cycle (s).
         step_s: Resolution of the piecewise-constant load series (s).
         noise: Standard deviation of per-step multiplicative noise.
-        trace: Path or bundled name of a load trace (``load: trace``).
+        trace: Path or bundled name of a load trace (``load: trace``), e.g. ``nasa-http-1995``;
+            scaled so its mean over the episode window is ``mean``.
+        trace_offset_s: Where in the trace the episode starts (s).
         min_share: Starvation guard of the background policy (e/p, MIMP 4.2) and minimum credit
             share of the Hadoop VM.
         response_alone_ms: Web response time alone (MIMP Table 1: 25 ms).
@@ -191,6 +193,7 @@ class InterferenceConfig:
     step_s: float = 300.0
     noise: float = 0.05
     trace: Optional[str] = None
+    trace_offset_s: float = 0.0
     min_share: float = 0.02
     response_alone_ms: float = 25.0
     credit_inflation: float = 6.02
@@ -208,6 +211,7 @@ class InterferenceConfig:
         _check(self.step_s > 0, "step_s", "must be > 0")
         _in_range(self.noise, 0.0, 1.0, "noise")
         _check(self.load != "trace" or bool(self.trace), "trace", "required when load is 'trace'")
+        _check(self.trace_offset_s >= 0, "trace_offset_s", "must be >= 0")
         _in_range(self.min_share, 0.0, 1.0, "min_share")
         _check(self.response_alone_ms > 0, "response_alone_ms", "must be > 0")
         _check(self.credit_inflation >= 0, "credit_inflation", "must be >= 0")
@@ -229,7 +233,11 @@ class AvailabilityConfig:
         level: Burstiness level 1-3 (thesis Fig. 5.22: more and larger dips at higher levels).
         mean_on_s: On/off generator: mean up time of a node (s).
         mean_off_s: On/off generator: mean down time of a node (s).
-        trace: Path or bundled name of an availability trace (``generator: trace``).
+        trace: Path or bundled name of an availability trace (``generator: trace``), e.g.
+            ``google-2019-cpu`` or ``pvwatts-golden``; values are divided by their maximum over
+            the episode window and mapped into [min_fraction, 1].
+        trace_offset_s: Where in the trace the episode starts (s).
+        trace_invert: Use 1 - value (a usage trace whose complement is the free capacity).
         forecast_steps: Length of the forecast window exposed to policies (steps of ``step_s``).
         forecast_noise: Std of multiplicative forecast error (0 = the true future f(t)).
     """
@@ -243,6 +251,8 @@ class AvailabilityConfig:
     mean_on_s: float = 7200.0
     mean_off_s: float = 900.0
     trace: Optional[str] = None
+    trace_offset_s: float = 0.0
+    trace_invert: bool = False
     forecast_steps: int = 8
     forecast_noise: float = 0.0
 
@@ -258,6 +268,7 @@ class AvailabilityConfig:
         _check(self.mean_on_s > 0 and self.mean_off_s > 0, "mean_on_s", "on/off means must be > 0")
         _check(self.generator != "trace" or bool(self.trace), "trace",
                "required when generator is 'trace'")
+        _check(self.trace_offset_s >= 0, "trace_offset_s", "must be >= 0")
         _check(1 <= self.forecast_steps <= 256, "forecast_steps", "must be in [1, 256]")
         _in_range(self.forecast_noise, 0.0, 2.0, "forecast_noise")
 
@@ -318,8 +329,10 @@ class WorkloadConfig:
     """The jobs of an episode.
 
     Attributes:
-        kind: ``"synthetic"`` (thesis Table 5.6) or ``"jobs"`` (the fixed list ``jobs``).
-        duration_s: Synthetic: arrivals are generated over ``[0, duration_s)``.
+        kind: ``"synthetic"`` (thesis Table 5.6), ``"jobs"`` (the fixed list ``jobs``) or
+            ``"trace"`` (replay of a job trace, :mod:`mrsched_gym.workloads.trace`).
+        duration_s: Synthetic: arrivals are generated over ``[0, duration_s)``; trace: the
+            window ``[trace_offset_s, trace_offset_s + duration_s)`` of the trace is replayed.
         load: Synthetic: target load factor = offered work / cluster capacity (thesis: 0.2-1.0).
         size_mean: Synthetic: mean number of map tasks per job (thesis: lognormal, mean 62).
         size_std: Synthetic: standard deviation of the number of map tasks (thesis: 15.5).
@@ -332,6 +345,20 @@ class WorkloadConfig:
         task_work_scale: Synthetic: multiplier of every type's mean task work (longer tasks at
             the same load mean fewer jobs; thesis Table 5.6 has ~2500 jobs a week at load 1.0).
         jobs: The fixed job list (kind ``"jobs"``).
+        trace: Trace: bundled name (``swim-fb2009-day0``) or path of a job trace.
+        trace_offset_s: Trace: start of the replayed window in the trace (s).
+        trace_random_window: Trace: draw the window's start per episode, uniform over the trace
+            from ``trace_offset_s`` on (whole minutes), so seeds replay different hours.
+        bytes_scale: Trace: multiplier of every byte count (scale a 600-node cluster's data to a
+            small simulated cluster).
+        max_maps: Trace: cap on map tasks per job (larger inputs get larger splits, so the work
+            is conserved).
+        reduce_mb: Trace: shuffle data per reduce task (MB); a job with shuffle bytes gets
+            ceil(shuffle / reduce_mb) reduces (at most max_maps / 4); map-only jobs get none.
+        trace_types: Trace: the job type standing for each trace class: ``map_only`` (no
+            shuffle), ``aggregate`` (shuffle < input / 2) and ``transform`` (shuffle >= input / 2).
+        task_model: Trace: ``"profile"`` (task work from the type's profile) or ``"aloja"``
+            (task durations resampled from the ALOJA HiBench records).
     """
 
     kind: str = "synthetic"
@@ -346,10 +373,31 @@ class WorkloadConfig:
     weight_range: tuple[float, float] = (1.0, 1.0)
     task_work_scale: float = 1.0
     jobs: tuple[JobSpec, ...] = ()
+    trace: Optional[str] = None
+    trace_offset_s: float = 0.0
+    trace_random_window: bool = False
+    bytes_scale: float = 1.0
+    max_maps: int = 400
+    reduce_mb: float = 1024.0
+    trace_types: Mapping[str, str] = field(default_factory=lambda: FrozenDict(
+        {"map_only": "grep", "aggregate": "wordcount", "transform": "sort"}))
+    task_model: str = "profile"
 
     def __post_init__(self) -> None:
-        _check(self.kind in ("synthetic", "jobs"), "kind",
-               f"must be 'synthetic' or 'jobs', got {self.kind!r}")
+        _check(self.kind in ("synthetic", "jobs", "trace"), "kind",
+               f"must be 'synthetic', 'jobs' or 'trace', got {self.kind!r}")
+        _check(self.kind != "trace" or bool(self.trace), "trace", "required when kind is 'trace'")
+        _check(self.trace_offset_s >= 0, "trace_offset_s", "must be >= 0")
+        _in_range(self.bytes_scale, 0.0, 1e6, "bytes_scale", lo_open=True)
+        _check(1 <= self.max_maps <= 100_000, "max_maps", "must be in [1, 100000]")
+        _check(self.reduce_mb > 0, "reduce_mb", "must be > 0")
+        _check(set(self.trace_types) == {"map_only", "aggregate", "transform"}, "trace_types",
+               "needs exactly the keys map_only, aggregate, transform")
+        for k, v in self.trace_types.items():
+            _check(v in PROFILES, f"trace_types.{k}",
+                   f"unknown job type {v!r}; known: {', '.join(PROFILES)}")
+        _check(self.task_model in ("profile", "aloja"), "task_model",
+               f"must be 'profile' or 'aloja', got {self.task_model!r}")
         _check(self.duration_s > 0, "duration_s", "must be > 0")
         _in_range(self.load, 0.0, 5.0, "load", lo_open=True)
         _check(self.size_mean >= 1, "size_mean", "must be >= 1")

@@ -16,6 +16,8 @@ ENV_IDS = FrozenDict({
     "mrsched/Preemption-v0": "preemption",         # priorities with kill/suspend preemption
     "mrsched/Admission-v0": "admission",           # admission control under overload
     "mrsched/ThesisScale-v0": "thesis_scale",      # thesis ch. 5 scale: 100 nodes, 7 days
+    "mrsched/HadoopTrace-v0": "hadoop_trace",      # SWIM + NASA-HTTP + Google 2019 + ALOJA traces
+    "mrsched/GreenTrace-v0": "green_trace",        # SWIM + PVWatts solar availability + ALOJA
 })
 
 

@@ -8,7 +8,8 @@ Generators (all drawn at reset from their own stream, piecewise constant over ``
   Fig. 5.22): 2*level dips a day, depth up to level/3 of (1 - f_min), 15-90 min long.
 * ``onoff``: every node alternates exponential up and down periods (spot revocation, failures);
   f(t) is the fraction of nodes up.
-* ``trace``: a series of values in (0, 1] at ``step_s`` resolution (scaled into [f_min, 1]).
+* ``trace``: a real series (e.g. Google 2019 CPU usage with ``trace_invert``, PVWatts solar
+  output), divided by its maximum over the episode and mapped into [f_min, 1].
 
 In ``nodes`` mode f(t) becomes node up/down states: ``round(f * N)`` nodes are up; which nodes leave
 first is a random order drawn at reset. In ``capacity`` mode every node's CPU capacity is f(t).
@@ -74,6 +75,8 @@ def availability_fraction(cfg: AvailabilityConfig, horizon_s: float, rng: np.ran
     if trace is None or len(trace) == 0:
         raise ValueError("availability.trace: no trace values given")
     base = np.resize(np.asarray(trace, dtype=float), n_steps)
+    if cfg.trace_invert:
+        base = 1.0 - base
     base = base / max(base.max(), 1e-12)
     return np.clip(lo + (1.0 - lo) * base, lo, 1.0), None
 

@@ -64,7 +64,7 @@ import numpy as np
 from mrsched_gym.config import Scenario
 from mrsched_gym.models.availability import (availability_fraction, forecast_series,
                                              node_up_from_fraction)
-from mrsched_gym.models.traces import read_series, sample_steps
+from mrsched_gym.models.traces import TraceError, read_series, sample_steps
 from mrsched_gym.models.interference import residual_capacity, response_time_ms, web_load_series
 from mrsched_gym.sim.events import EventKind, EventQueue
 from mrsched_gym.sim.state import (ACTIVE, DONE, FINISHED, MAP, NODE_LOCAL, OFF_RACK,
@@ -72,6 +72,7 @@ from mrsched_gym.sim.state import (ACTIVE, DONE, FINISHED, MAP, NODE_LOCAL, OFF_
                                    WAITING_ADMISSION, Job, Task)
 from mrsched_gym.workloads.profiles import PROFILES, TYPE_NAMES
 from mrsched_gym.workloads.synthetic import draw_jobs
+from mrsched_gym.workloads.trace import trace_window
 
 SCHEDULE, ADMIT, PREEMPT = 0, 1, 2
 DECISION_NAMES = ("schedule", "admit", "preempt")
@@ -114,9 +115,11 @@ class Simulator:
         # Read trace files now, so a bad trace fails at construction, not mid-run.
         horizon = scenario.time_limit_s
         if scenario.interference.load == "trace":
-            self._trace(scenario.interference.trace, scenario.interference.step_s, horizon)
+            self._trace(scenario.interference, horizon)
         if scenario.availability.generator == "trace":
-            self._trace(scenario.availability.trace, scenario.availability.step_s, horizon)
+            self._trace(scenario.availability, horizon)
+        if scenario.workload.kind == "trace":
+            trace_window(scenario.workload)      # a bad trace or an empty window fails now
         self.done = True
         self.truncated = False
 
@@ -197,11 +200,10 @@ class Simulator:
         self.resp_ms = [sc.interference.response_alone_ms if s else 0.0 for s in self.shared]
         # --- timelines drawn at reset
         self.load_u = web_load_series(sc.interference, len(self.shared_nodes), horizon, r_load,
-                                      trace=self._trace(sc.interference.trace,
-                                                        sc.interference.step_s, horizon))
+                                      trace=self._trace(sc.interference, horizon))
         self.avail_f, up_matrix = availability_fraction(
             sc.availability, horizon, r_avail, n,
-            trace=self._trace(sc.availability.trace, sc.availability.step_s, horizon))
+            trace=self._trace(sc.availability, horizon))
         if sc.availability.generator != "none" and sc.availability.mode == "nodes":
             self.node_up = up_matrix if up_matrix is not None else node_up_from_fraction(
                 self.avail_f, n, r_nodes)
@@ -265,15 +267,21 @@ class Simulator:
         self.candidates: list[tuple] = []
         self._run()
 
-    def _trace(self, path: Optional[str], step_s: float, horizon: float) -> Optional[np.ndarray]:
-        """A trace file sampled at ``step_s`` (read once per simulator, then cached)."""
-        if not path:
+    def _trace(self, cfg, horizon: float) -> Optional[np.ndarray]:
+        """The trace of an interference or availability config, sampled at its ``step_s`` from its
+        ``trace_offset_s`` (read once per simulator, then cached)."""
+        if not cfg.trace:
             return None
         cache = self.__dict__.setdefault("_trace_cache", {})
-        if path not in cache:
-            times, values = read_series(path)
-            cache[path] = sample_steps(times, values, step_s, int(math.ceil(horizon / step_s)) + 1)
-        return cache[path]
+        key = (cfg.trace, cfg.step_s, cfg.trace_offset_s)
+        if key not in cache:
+            times, values = read_series(cfg.trace)
+            if cfg.trace_offset_s > times[-1]:
+                raise TraceError(f"{cfg.trace}: trace_offset_s={cfg.trace_offset_s} is past the "
+                                 f"trace's last row (time {times[-1]})")
+            cache[key] = sample_steps(times, values, cfg.step_s,
+                                      int(math.ceil(horizon / cfg.step_s)) + 1, cfg.trace_offset_s)
+        return cache[key]
 
     # ------------------------------------------------------------------ capacity helpers
     def _capacity(self) -> float:

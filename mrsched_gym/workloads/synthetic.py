@@ -147,15 +147,20 @@ def _replicas(rng: np.random.Generator, n: int, n_nodes: int, rep: int) -> np.nd
 def _make(profile_idx: int, arrival: float, deadline: float, priority: int, weight: float,
           n_maps: int, n_red: int, mw: float, rw: float, task_rng: np.random.Generator,
           place_rng: np.random.Generator, cluster: ClusterConfig, label: str = "",
-          work_cv: float | None = None) -> JobDraw:
+          work_cv: float | None = None, map_work: np.ndarray | None = None,
+          reduce_work: np.ndarray | None = None) -> JobDraw:
+    """One job: task work drawn lognormal around ``mw``/``rw`` unless given as arrays."""
     p = PROFILES[TYPE_NAMES[profile_idx]]
     cv = cluster.task_demand_cv
     alone = alone_time_s(p, n_maps, n_red, mw, rw, cluster)
+    if map_work is None:
+        map_work = _lognormal(task_rng, mw, p.map_cv if work_cv is None else work_cv, n_maps)
+    if reduce_work is None:
+        reduce_work = _lognormal(task_rng, rw, p.reduce_cv if work_cv is None else work_cv,
+                                 n_red)
     return JobDraw(
         type_idx=profile_idx, arrival_s=arrival, deadline_s=deadline, priority=priority,
-        weight=weight,
-        map_work=_lognormal(task_rng, mw, p.map_cv if work_cv is None else work_cv, n_maps),
-        reduce_work=_lognormal(task_rng, rw, p.reduce_cv if work_cv is None else work_cv, n_red),
+        weight=weight, map_work=map_work, reduce_work=reduce_work,
         map_mult=_lognormal(task_rng, 1.0, cv, n_maps),
         reduce_mult=_lognormal(task_rng, 1.0, cv, n_red),
         replicas=_replicas(place_rng, n_maps, cluster.n_nodes, cluster.effective_replication),
@@ -235,4 +240,7 @@ def draw_jobs(cfg: WorkloadConfig, cluster: ClusterConfig, job_rng: np.random.Ge
     """Draw the episode's jobs for ``cfg`` (synthetic or a fixed list)."""
     if cfg.kind == "jobs":
         return fixed_jobs(cfg.jobs, cluster, task_rng, place_rng)
+    if cfg.kind == "trace":
+        from mrsched_gym.workloads.trace import trace_jobs
+        return trace_jobs(cfg, cluster, job_rng, task_rng, place_rng)
     return synthetic_jobs(cfg, cluster, job_rng, task_rng, place_rng)

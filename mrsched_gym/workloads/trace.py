@@ -1,0 +1,155 @@
+"""Trace replay: real job arrivals and sizes (SWIM Facebook 2009), task durations from ALOJA HiBench.
+
+SPEC 2.9 "Trace replay". A job trace gives, per job, its submit time and its map input, shuffle and
+output bytes (no task counts, no durations). We turn each job in the replayed window into tasks:
+
+* **Arrival**: submit time minus the window start (the window is
+  ``[trace_offset_s, trace_offset_s + duration_s)``, or a random window per episode with
+  ``trace_random_window``).
+* **Maps**: input MB = map input bytes x ``bytes_scale``; n_maps = ceil(input / block_mb),
+  clipped to [1, ``max_maps``] (capped jobs get larger splits, so work is conserved).
+* **Reduces**: a job with zero shuffle bytes stays map-only; otherwise
+  n_reduces = ceil(shuffle MB / ``reduce_mb``), clipped to [1, max(1, max_maps // 4)].
+* **Type** (the trace has none): the class of the job picks a profile via ``trace_types``:
+  ``map_only`` (no shuffle), ``aggregate`` (shuffle < input / 2: WordCount-like) and ``transform``
+  (shuffle >= input / 2: Sort-like). The type sets resource demands, TCT and accelerator speed-ups.
+* **Task work** (reference seconds): with ``task_model: profile`` the type's mean task work scaled
+  by the split size, ``work = mean x clip(split_MB / block_MB, 0.1, inf)`` for maps and
+  ``mean x clip(shuffle_per_reduce / reduce_mb, 0.1, inf)`` for reduces, lognormal around it with
+  the type's cv (the 0.1 floor is Hadoop's per-task start-up cost: a 19 KB map is not free).
+  With ``task_model: aloja`` the base durations are resampled from the ALOJA HiBench task records
+  (:func:`aloja_durations`; 2,821 maps, median 37 s, p90 115 s; 245 reduces, median 411 s) and
+  scaled by the same size factor. ALOJA's map durations are uncorrelated with their bytes read
+  (r = -0.02, data README), which is why the record durations are resampled as a distribution
+  rather than fitted as a throughput.
+* **Deadlines, weights, priorities**: as the synthetic generator (``deadline_factor``,
+  ``deadline_fraction``, ``weight_range``, ``high_priority_fraction``), drawn from the job stream.
+
+Hardware speed factors (:func:`aloja_speed_factors`) compare executions of the same HiBench
+benchmark on different hardware (InfiniBand + SSD vs Ethernet + HDD); the trace scenarios use them
+for their fast node group.
+"""
+
+from __future__ import annotations
+
+import csv
+import functools
+import gzip
+import io
+import math
+
+import numpy as np
+
+from mrsched_gym.config import ClusterConfig, ConfigError, WorkloadConfig
+from mrsched_gym.models.traces import read_job_trace, resolve_trace
+from mrsched_gym.workloads.profiles import PROFILES, TYPE_NAMES
+from mrsched_gym.workloads.synthetic import JobDraw, _make
+
+_MB = 1024.0 * 1024.0
+MIN_WORK_FRACTION = 0.1
+
+
+@functools.lru_cache(maxsize=16)
+def _job_trace(name: str) -> np.ndarray:
+    return read_job_trace(name)
+
+
+def trace_window(cfg: WorkloadConfig, rng: np.random.Generator | None = None
+                 ) -> tuple[float, np.ndarray]:
+    """``(start_s, rows [J, 4])``: the replayed window of ``cfg.trace`` and its jobs.
+
+    The start is ``trace_offset_s``, or with ``trace_random_window`` a whole minute drawn from
+    ``rng`` in ``[trace_offset_s, last submit - duration_s]``. An empty window raises.
+    """
+    rows = _job_trace(cfg.trace)
+    t = rows[:, 0]
+    start = cfg.trace_offset_s
+    if cfg.trace_random_window and rng is not None:
+        span = max(0.0, t[-1] - cfg.duration_s - start)
+        start += 60.0 * math.floor(rng.uniform(0.0, span) / 60.0)
+    sel = (t >= start) & (t < start + cfg.duration_s)
+    if not sel.any():
+        raise ConfigError(f"workload.trace_offset_s: no job of {cfg.trace} is submitted in "
+                          f"[{start}, {start + cfg.duration_s}) "
+                          f"(trace spans {t[0]:.0f}-{t[-1]:.0f} s)")
+    return start, rows[sel]
+
+
+def _read_csv_gz(name: str) -> list[dict]:
+    with gzip.open(resolve_trace(name), "rt") as fh:
+        return list(csv.DictReader(io.StringIO(fh.read())))
+
+
+@functools.lru_cache(maxsize=1)
+def aloja_durations() -> tuple[np.ndarray, np.ndarray]:
+    """``(map_s, reduce_s)``: task durations (s) of the ALOJA HiBench records (tasks under 1 s,
+    the clock's resolution, count as 1 s)."""
+    rows = _read_csv_gz("aloja-hibench-tasks")
+    dur = {"map": [], "reduce": []}
+    for r in rows:
+        dur[r["type"]].append(max(1.0, float(r["duration_s"])))
+    return np.asarray(dur["map"]), np.asarray(dur["reduce"])
+
+
+@functools.lru_cache(maxsize=1)
+def aloja_speed_factors() -> dict[str, float]:
+    """Speed of each hardware configuration relative to the slowest run of the same benchmark,
+    ``{"bench:NET+DISK": factor}``, for benchmarks run on more than one configuration."""
+    rows = _read_csv_gz("aloja-hibench-execs")
+    by_bench: dict[str, dict[str, float]] = {}
+    for r in rows:
+        by_bench.setdefault(r["bench"], {})[f"{r['net']}+{r['disk']}"] = float(r["exe_time_s"])
+    out = {}
+    for bench, runs in sorted(by_bench.items()):
+        if len(runs) > 1:
+            slowest = max(runs.values())
+            for hw, t in sorted(runs.items()):
+                out[f"{bench}:{hw}"] = slowest / t
+    return out
+
+
+def trace_jobs(cfg: WorkloadConfig, cluster: ClusterConfig, job_rng: np.random.Generator,
+               task_rng: np.random.Generator, place_rng: np.random.Generator) -> list[JobDraw]:
+    """Replay the trace window (see module docstring)."""
+    start, rows = trace_window(cfg, job_rng)
+    n = len(rows)
+    arrivals = rows[:, 0] - start
+    in_mb = rows[:, 1] * cfg.bytes_scale / _MB
+    sh_mb = rows[:, 2] * cfg.bytes_scale / _MB
+    block = cluster.block_mb
+    n_maps = np.clip(np.ceil(in_mb / block), 1, cfg.max_maps).astype(int)
+    max_red = max(1, cfg.max_maps // 4)
+    n_red = np.where(rows[:, 2] > 0, np.clip(np.ceil(sh_mb / cfg.reduce_mb), 1, max_red),
+                     0).astype(int)
+    split_f = np.maximum(MIN_WORK_FRACTION, in_mb / n_maps / block)
+    red_f = np.maximum(MIN_WORK_FRACTION, sh_mb / np.maximum(n_red, 1) / cfg.reduce_mb)
+    cls = np.where(rows[:, 2] == 0, "map_only",
+                   np.where(rows[:, 2] < 0.5 * rows[:, 1], "aggregate", "transform"))
+    # job-stream draws, vectorised and in a fixed order
+    lo, hi = cfg.deadline_factor
+    factors = job_rng.uniform(lo, hi, size=n)
+    has_deadline = job_rng.random(n) < cfg.deadline_fraction
+    high = job_rng.random(n) < cfg.high_priority_fraction
+    weights = job_rng.uniform(cfg.weight_range[0], cfg.weight_range[1], size=n)
+    if cfg.task_model == "aloja":
+        map_pool, red_pool = aloja_durations()
+    out = []
+    for i in range(n):
+        p = PROFILES[cfg.trace_types[str(cls[i])]]
+        nm, nr = int(n_maps[i]), int(n_red[i])
+        if cfg.task_model == "aloja":
+            mwork = task_rng.choice(map_pool, size=nm) * split_f[i]
+            rwork = task_rng.choice(red_pool, size=nr) * red_f[i]
+            mw = float(map_pool.mean() * split_f[i])
+            rw = float(red_pool.mean() * red_f[i])
+        else:
+            mw = p.map_work_s * float(split_f[i])
+            rw = p.reduce_work_s * float(red_f[i])
+            mwork = rwork = None
+        draw = _make(TYPE_NAMES.index(p.name), float(arrivals[i]), math.inf, int(high[i]),
+                     float(weights[i]), nm, nr, mw, rw, task_rng, place_rng, cluster,
+                     map_work=mwork, reduce_work=rwork)
+        if has_deadline[i]:
+            draw.deadline_s = float(arrivals[i] + factors[i] * draw.alone_s)
+        out.append(draw)
+    return out
