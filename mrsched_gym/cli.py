@@ -1,4 +1,4 @@
-"""Command line: ``mrsched-gym compare | demo | show-scenario | list``."""
+"""Command line: ``mrsched-gym compare | reproduce | demo | show-scenario | list``."""
 
 from __future__ import annotations
 
@@ -71,6 +71,42 @@ def _compare(args: argparse.Namespace) -> int:
     return 0
 
 
+def _reproduce(args: argparse.Namespace) -> int:
+    import time
+
+    from mrsched_gym.evaluate import _atomic_write, _json_safe
+    from mrsched_gym.reproduce import (bundled_reproductions, check_claims, load_reproduction,
+                                       plot, report, run_reproduction)
+
+    if args.list or not args.names:
+        for name in bundled_reproductions():
+            rep = load_reproduction(name)
+            print(f"{name:24s} {rep.title}  [{rep.source}]")
+        return 0
+    names = bundled_reproductions() if args.names == ["all"] else args.names
+    failed = 0
+    for name in names:
+        rep = load_reproduction(name, quick=args.quick)
+        if args.seeds:
+            rep.seeds = args.seeds
+        t0 = time.perf_counter()
+        records = run_reproduction(rep, workers=args.workers, progress=not args.quiet)
+        text = report(rep, records)
+        print(text)
+        out = Path(args.out) / rep.name
+        out.mkdir(parents=True, exist_ok=True)
+        _atomic_write(out / "records.json", json.dumps(_json_safe(records), indent=1))
+        _atomic_write(out / "report.md", text + "\n")
+        written = [out / "records.json", out / "report.md"]
+        if not args.no_plots:
+            p = plot(rep, records, out / "figure.png")
+            if p:
+                written.append(p)
+        print(f"wrote {', '.join(str(p) for p in written)} ({time.perf_counter() - t0:.1f} s)\n")
+        failed += sum(c["holds"] != (c["expect"] != "fail") for c in check_claims(rep, records))
+    return 1 if failed and args.strict else 0
+
+
 def _show(args: argparse.Namespace) -> int:
     import yaml
 
@@ -111,6 +147,19 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     d.add_argument("--seed", type=int, default=0)
     d.add_argument("--policies", nargs="*")
     d.set_defaults(fn=_demo)
+    r = sub.add_parser("reproduce", help="run a seed paper's experiment and print the paper's "
+                       "numbers next to ours (--list names them)")
+    r.add_argument("names", nargs="*", help="reproduction names (or 'all'); none = --list")
+    r.add_argument("--list", action="store_true", help="list the reproductions")
+    r.add_argument("--quick", action="store_true", help="the reduced CI size (fewer seeds/jobs)")
+    r.add_argument("--seeds", type=int, help="override the number of seeds")
+    r.add_argument("--workers", type=int, default=None, help="processes (default: all cores)")
+    r.add_argument("--out", default="results/reproductions", help="output folder")
+    r.add_argument("--no-plots", action="store_true", help="skip the figure")
+    r.add_argument("--quiet", action="store_true", help="no progress bar")
+    r.add_argument("--strict", action="store_true",
+                   help="exit 1 when a claim's outcome differs from the file's expectation")
+    r.set_defaults(fn=_reproduce)
     s = sub.add_parser("show-scenario", help="print a scenario with every default filled in")
     s.add_argument("scenario", help="bundled name or YAML path")
     s.set_defaults(fn=_show)

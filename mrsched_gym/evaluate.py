@@ -97,14 +97,17 @@ def make_policy(spec: PolicySpec | str):
 def make_env(scenario: str, overrides: Optional[dict] = None) -> gym.Env:
     """A registered id, a bundled scenario name or a scenario YAML path, with overrides."""
     kw = dict(overrides or {})
-    if scenario in gym.registry:
+    if isinstance(scenario, str) and scenario in gym.registry:
         return gym.make(scenario, **kw)
     return gym.make(DEFAULT_ENV, scenario=scenario, **kw)
 
 
 def scenario_of(scenario: str):
     """The :class:`~mrsched_gym.config.Scenario` behind an id, name or path."""
+    from mrsched_gym.config import Scenario
     from mrsched_gym.registration import ENV_IDS
+    if isinstance(scenario, Scenario):
+        return scenario
     return load_scenario(ENV_IDS.get(scenario, scenario))
 
 
@@ -257,6 +260,10 @@ def _atomic_write(path: Path, text: str) -> None:
 def _json_safe(x: Any) -> Any:
     if isinstance(x, float) and not math.isfinite(x):
         return None
+    if isinstance(x, dict):
+        return {k: _json_safe(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_json_safe(v) for v in x]
     return x
 
 

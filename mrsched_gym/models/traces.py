@@ -34,6 +34,7 @@ BUNDLED_TRACES: dict[str, str] = {
     "pvwatts-golden": "pvwatts_golden_hourly.csv.gz",
     "aloja-hibench-tasks": "aloja_hibench_tasks.csv.gz",
     "aloja-hibench-execs": "aloja_hibench_execs.csv.gz",
+    "rds-table1-capacity": "rds_table1_capacity.csv",
 }
 
 JOB_COLUMNS = ("submit_s", "map_input_bytes", "shuffle_bytes", "output_bytes")

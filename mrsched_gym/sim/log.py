@@ -30,6 +30,7 @@ class EpisodeLog:
         n_shared: Number of shared nodes.
         resp_samples_ms: Web response times sampled at every interference step on every shared node.
         task_log: ``(start_s, end_s, job, node, phase, outcome)`` per task segment.
+        labels: ``[J]`` job labels (fixed job lists; empty strings otherwise).
     """
 
     end_s: float
@@ -51,6 +52,7 @@ class EpisodeLog:
     slo_ms: float
     resp_samples_ms: np.ndarray = field(default_factory=lambda: np.zeros(0))
     task_log: list = field(default_factory=list)
+    labels: list = field(default_factory=list)
 
 
 def build_log(sim) -> EpisodeLog:
@@ -73,4 +75,5 @@ def build_log(sim) -> EpisodeLog:
         slo_ms=sim.scenario.interference.slo_ms,
         resp_samples_ms=np.asarray(sim.resp_samples, dtype=float),
         task_log=list(sim.task_log),
+        labels=[j.label for j in jobs],
     )

@@ -1,0 +1,338 @@
+"""Seed reproductions (SPEC 6): each experiment of a seed paper as a runnable, checked file.
+
+A reproduction file (``configs/reproductions/<name>.yaml``) holds:
+
+* ``title``, ``source`` (seed and section/figure/table), ``description``;
+* ``scenario``: a full scenario mapping (the schema of ``configs/scenarios``), or ``base`` (a
+  bundled scenario name or env id) plus ``overrides``;
+* ``cases``: the paper's rows, each ``{name, overrides, policies}`` (``policies`` defaults to the
+  file's ``policies``); the scenario of a case is the base with the case's overrides;
+* ``metrics``: episode metrics to report (see :mod:`mrsched_gym.metrics`); ``job_metrics``:
+  per-job quantities keyed by the jobs' labels (``exec_s`` = finish - arrival, ``finish_s``,
+  ``beyond_rel`` = time beyond the deadline relative to the execution time, thesis Table 5.7);
+* ``seeds`` (full run) and ``quick`` (``{seeds, overrides}``, the reduced CI run);
+* ``paper``: the numbers the seed text states, each ``{case, policy, metric, value, ref}`` (+
+  ``job``; + ``change_vs: POLICY`` when the paper states a relative change, e.g. -0.38 for "38%
+  lower JCT than Fair"); printed next to ours with the deviation;
+* ``claims``: the qualitative orderings, each ``{text, metric, better: [case, policy],
+  worse: [[case, policy], ...], tolerance}``: the mean of ``better`` must be below every ``worse``
+  (times 1 + tolerance). ``expect: fail`` marks a claim we do not reproduce (reported, and the
+  test flags the day it starts to hold);
+* ``plot``: ``{kind: bars | line, metric}``: the figure, written next to the results.
+
+:func:`run_reproduction` runs it (a fork pool over cases x policies x seeds, common random numbers)
+and :func:`report` prints the tables; ``mrsched-gym reproduce NAME`` does both.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any, Mapping, Optional
+
+import numpy as np
+import yaml
+
+from mrsched_gym.config import ConfigError, Scenario, load_scenario, scenario_from_dict, \
+    with_overrides
+from mrsched_gym.evaluate import make_policy, mean_ci95, parse_policy, run_episode
+
+JOB_METRICS = ("exec_s", "finish_s", "beyond_rel")
+
+
+@dataclass(frozen=True)
+class Case:
+    """One row group of a reproduction: a scenario variant and the policies run on it."""
+
+    name: str
+    scenario: Scenario
+    policies: tuple[str, ...]
+
+
+@dataclass
+class Reproduction:
+    """A parsed reproduction file (see module docstring)."""
+
+    name: str
+    title: str
+    source: str
+    description: str
+    cases: list[Case]
+    metrics: list[str]
+    job_metrics: list[str]
+    seeds: int
+    paper: list[dict]
+    claims: list[dict]
+    plot: dict = field(default_factory=dict)
+
+
+def bundled_reproductions() -> list[str]:
+    """Names of the reproduction files shipped in ``configs/reproductions``."""
+    root = resources.files("mrsched_gym.configs").joinpath("reproductions")
+    return sorted(p.name[:-5] for p in root.iterdir() if p.name.endswith(".yaml"))
+
+
+def _source(name: str) -> tuple[str, str]:
+    p = Path(name)
+    if p.suffix in (".yaml", ".yml"):
+        if not p.is_file():
+            raise ConfigError(f"{p}: reproduction file not found")
+        return str(p), p.read_text()
+    res = resources.files("mrsched_gym.configs").joinpath("reproductions", f"{name}.yaml")
+    if not res.is_file():
+        raise ConfigError(f"{name}: no such reproduction (bundled: "
+                          f"{', '.join(bundled_reproductions())})")
+    return f"configs/reproductions/{name}.yaml", res.read_text()
+
+
+def _need(d: Mapping, key: str, src: str, kind: type) -> Any:
+    if key not in d:
+        raise ConfigError(f"{src}: {key}: required")
+    if not isinstance(d[key], kind):
+        raise ConfigError(f"{src}: {key}: expected {kind.__name__}, got {type(d[key]).__name__}")
+    return d[key]
+
+
+def load_reproduction(name: str, quick: bool = False) -> Reproduction:
+    """Parse a bundled reproduction (by name) or a YAML path; ``quick`` applies its CI size."""
+    src, text = _source(name)
+    try:
+        d = yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        raise ConfigError(f"{src}: invalid YAML: {e}") from None
+    if not isinstance(d, Mapping):
+        raise ConfigError(f"{src}: top level must be a mapping")
+    known = {"title", "source", "description", "scenario", "base", "overrides", "cases",
+             "policies", "metrics", "job_metrics", "seeds", "quick", "paper", "claims", "plot"}
+    for k in d:
+        if k not in known:
+            raise ConfigError(f"{src}: {k}: unknown key (known: {', '.join(sorted(known))})")
+    if "scenario" in d:
+        base = scenario_from_dict(_need(d, "scenario", src, dict), source=f"{src}: scenario")
+    else:
+        from mrsched_gym.evaluate import scenario_of
+        base = scenario_of(_need(d, "base", src, str))
+    base = with_overrides(base, d.get("overrides") or {})
+    q = d.get("quick") or {}
+    if quick:
+        base = with_overrides(base, q.get("overrides") or {})
+    default_pol = d.get("policies") or []
+    cases = []
+    for i, c in enumerate(_need(d, "cases", src, list)):
+        where = f"{src}: cases[{i}]"
+        if not isinstance(c, Mapping) or "name" not in c:
+            raise ConfigError(f"{where}: needs a name")
+        pols = tuple(c.get("policies") or default_pol)
+        if not pols:
+            raise ConfigError(f"{where}: no policies")
+        for p in pols:
+            try:
+                sp = parse_policy(p)
+                if sp.kind == "baseline":
+                    make_policy(sp)
+            except (KeyError, ValueError, TypeError) as e:
+                raise ConfigError(f"{where}: policy {p!r}: {e}") from None
+        try:
+            sc = with_overrides(base, c.get("overrides") or {})
+        except ConfigError as e:
+            raise ConfigError(f"{where}: {e}") from None
+        cases.append(Case(str(c["name"]), sc, pols))
+    names = {c.name for c in cases}
+    metrics = list(d.get("metrics") or [])
+    job_metrics = list(d.get("job_metrics") or [])
+    for m in job_metrics:
+        if m not in JOB_METRICS:
+            raise ConfigError(f"{src}: job_metrics: unknown {m!r} (known: {', '.join(JOB_METRICS)})")
+    for key in ("paper", "claims"):
+        for i, e in enumerate(d.get(key) or []):
+            refs = [e.get("case")] if key == "paper" else \
+                [e["better"][0], *[w[0] for w in e["worse"]]]
+            for r in refs:
+                if r not in names:
+                    raise ConfigError(f"{src}: {key}[{i}]: unknown case {r!r}")
+    seeds = int(q.get("seeds", 1)) if quick else int(d.get("seeds", 5))
+    return Reproduction(name=Path(name).stem, title=str(d.get("title", name)),
+                        source=str(d.get("source", "")),
+                        description=str(d.get("description", "")).strip(), cases=cases,
+                        metrics=metrics, job_metrics=job_metrics, seeds=seeds,
+                        paper=list(d.get("paper") or []), claims=list(d.get("claims") or []),
+                        plot=dict(d.get("plot") or {}))
+
+
+def _job_values(log, names: list[str]) -> dict[str, dict[str, float]]:
+    out: dict[str, dict[str, float]] = {}
+    for i, label in enumerate(log.labels):
+        if not label:
+            continue
+        fin, arr, dl = log.finish_s[i], log.arrival_s[i], log.deadline_s[i]
+        ex = fin - arr
+        vals = {"exec_s": ex, "finish_s": fin,
+                "beyond_rel": max(0.0, fin - dl) / ex if math.isfinite(dl) and ex > 0 else 0.0}
+        out[label] = {k: float(vals[k]) for k in names}
+    return out
+
+
+def _run_one(task: tuple) -> dict[str, Any]:
+    case, policy, seed, job_metrics = task
+    res = run_episode(case.scenario, make_policy(policy), seed, keep_log=bool(job_metrics))
+    rec = {"case": case.name, "policy": policy, "seed": seed, **res["metrics"]}
+    if job_metrics:
+        rec["jobs"] = _job_values(res["log"], job_metrics)
+    return rec
+
+
+def run_reproduction(rep: Reproduction, workers: Optional[int] = None,
+                     progress: bool = True) -> list[dict[str, Any]]:
+    """Run every case x policy x seed; records in that order."""
+    tasks = [(c, p, s, rep.job_metrics) for c in rep.cases for p in c.policies
+             for s in range(rep.seeds)]
+    workers = min(workers or os.cpu_count() or 1, len(tasks))
+    from tqdm.auto import tqdm
+    with tqdm(total=len(tasks), desc=rep.name, disable=not progress, unit="ep") as bar:
+        if workers <= 1:
+            out = []
+            for t in tasks:
+                out.append(_run_one(t))
+                bar.update()
+            return out
+        import multiprocessing as mp
+        ctx = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
+        with ctx.Pool(workers) as pool:
+            out = []
+            for r in pool.imap(_run_one, tasks, chunksize=1):
+                out.append(r)
+                bar.update()
+            return out
+
+
+def value_of(records: list[dict], case: str, policy: str, metric: str,
+             job: Optional[str] = None) -> tuple[float, float]:
+    """Mean and 95% CI half-width of ``metric`` (or a job's metric) over the seeds."""
+    vals = []
+    for r in records:
+        if r["case"] == case and r["policy"] == policy:
+            vals.append(r["jobs"][job][metric] if job else r[metric])
+    if not vals:
+        raise KeyError(f"no records for case {case!r}, policy {policy!r}")
+    return mean_ci95(vals)
+
+
+def paper_counterpart(records: list[dict], e: Mapping) -> float:
+    """Our number for a paper entry: the mean of its metric, or with ``change_vs: POLICY`` the
+    relative change against that policy in the same case (-0.38 = 38% lower)."""
+    ours = value_of(records, e["case"], e["policy"], e["metric"], e.get("job"))[0]
+    if e.get("change_vs"):
+        base = value_of(records, e["case"], e["change_vs"], e["metric"], e.get("job"))[0]
+        return ours / base - 1.0
+    return ours
+
+
+def check_claims(rep: Reproduction, records: list[dict]) -> list[dict[str, Any]]:
+    """Evaluate every claim: ``{text, holds, expect, better, worse}`` (values are means)."""
+    out = []
+    for c in rep.claims:
+        m, tol = c["metric"], float(c.get("tolerance", 0.0))
+        b = value_of(records, *c["better"], m, c.get("job"))[0]
+        ws = [value_of(records, w[0], w[1], m, c.get("job"))[0] for w in c["worse"]]
+        holds = all(b <= w * (1 + tol) if tol else b < w for w in ws)
+        out.append({"text": c["text"], "holds": bool(holds), "expect": c.get("expect", "hold"),
+                    "better": b, "worse": ws, "metric": m})
+    return out
+
+
+def _fmt(x: float) -> str:
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "-"
+    return f"{x:.3g}" if abs(x) < 1000 else f"{x:.0f}"
+
+
+def report(rep: Reproduction, records: list[dict]) -> str:
+    """Markdown: results per case, the paper's numbers beside ours, and the claims."""
+    lines = [f"## {rep.title}", f"Source: {rep.source}. Seeds: {rep.seeds}.", ""]
+    cols = rep.metrics
+    lines.append("| case | policy | " + " | ".join(cols) + " |")
+    lines.append("|---|---|" + "---|" * len(cols))
+    for c in rep.cases:
+        for p in c.policies:
+            cells = []
+            for m in cols:
+                mu, ci = value_of(records, c.name, p, m)
+                cells.append(_fmt(mu) + ("" if math.isnan(ci) else f" ± {_fmt(ci)}"))
+            lines.append(f"| {c.name} | {p} | " + " | ".join(cells) + " |")
+    if rep.job_metrics:
+        labels = sorted({lab for r in records for lab in r.get("jobs", {})},
+                        key=lambda s: (len(s), s))
+        for m in rep.job_metrics:
+            lines += ["", f"Per job: {m}", "",
+                      "| case | policy | " + " | ".join(labels) + " |",
+                      "|---|---|" + "---|" * len(labels)]
+            for c in rep.cases:
+                for p in c.policies:
+                    cells = [_fmt(value_of(records, c.name, p, m, lab)[0]) for lab in labels]
+                    lines.append(f"| {c.name} | {p} | " + " | ".join(cells) + " |")
+    if rep.paper:
+        lines += ["", "Paper vs ours:", "",
+                  "| ref | case | policy | metric | paper | ours | deviation |",
+                  "|---|---|---|---|---|---|---|"]
+        for e in rep.paper:
+            ours = paper_counterpart(records, e)
+            pv = float(e["value"])
+            dev = ours - pv
+            rel = f" ({100 * dev / pv:+.0f}%)" if pv else ""
+            what = e["metric"] + (f" [{e['job']}]" if e.get("job") else "")
+            if e.get("change_vs"):
+                what += f" change vs {e['change_vs']}"
+            lines.append(f"| {e.get('ref', '')} | {e['case']} | {e['policy']} | {what} | "
+                         f"{_fmt(pv)} | {_fmt(ours)} | {_fmt(dev)}{rel} |")
+    claims = check_claims(rep, records)
+    if claims:
+        lines += ["", "Claims:", ""]
+        for c in claims:
+            status = "reproduced" if c["holds"] else "NOT reproduced"
+            if c["expect"] == "fail":
+                status += " (known)" if not c["holds"] else " (now holds: update the file)"
+            worse = ", ".join(_fmt(w) for w in c["worse"])
+            lines.append(f"- {status}: {c['text']} ({c['metric']}: {_fmt(c['better'])} vs "
+                         f"{worse})")
+    return "\n".join(lines)
+
+
+def plot(rep: Reproduction, records: list[dict], path: Path) -> Optional[Path]:
+    """The reproduction's figure (bars per case and policy, or lines over the cases)."""
+    if not rep.plot:
+        return None
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    m = rep.plot["metric"]
+    policies = list(dict.fromkeys(p for c in rep.cases for p in c.policies))
+    fig, ax = plt.subplots(figsize=(7, 3.6))
+    names = [c.name for c in rep.cases]
+    for k, p in enumerate(policies):
+        xs, ys, es = [], [], []
+        for i, c in enumerate(rep.cases):
+            if p in c.policies:
+                mu, ci = value_of(records, c.name, p, m)
+                xs.append(i)
+                ys.append(mu)
+                es.append(0.0 if math.isnan(ci) else ci)
+        if rep.plot.get("kind") == "line":
+            ax.errorbar(xs, ys, yerr=es, marker="o", capsize=3, label=p)
+        else:
+            w = 0.8 / len(policies)
+            ax.bar(np.asarray(xs) + (k - (len(policies) - 1) / 2) * w, ys, w, yerr=es,
+                   capsize=2, label=p)
+    ax.set_xticks(range(len(names)), names, rotation=30, ha="right", fontsize=8)
+    ax.set_ylabel(m)
+    ax.set_title(rep.title, fontsize=9)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp.png")
+    fig.savefig(tmp, dpi=110)
+    plt.close(fig)
+    os.replace(tmp, path)
+    return path
