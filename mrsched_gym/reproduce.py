@@ -226,7 +226,7 @@ def paper_counterpart(records: list[dict], e: Mapping) -> float:
     ours = value_of(records, e["case"], e["policy"], e["metric"], e.get("job"))[0]
     if e.get("change_vs"):
         base = value_of(records, e["case"], e["change_vs"], e["metric"], e.get("job"))[0]
-        return ours / base - 1.0
+        return ours / base - 1.0 if base else math.nan
     return ours
 
 
