@@ -186,30 +186,39 @@ def evaluate(policies: Sequence[str | PolicySpec], scenarios: Sequence[str],
     for s in scenarios:
         scenario_of(s)                       # a bad scenario fails before anything runs
     for sp in specs:
-        if sp.kind == "baseline":
-            make_policy(sp)                  # and so does a bad baseline parameter
+        check_policy(sp)                     # and so does a bad baseline parameter
     tasks = [(sp, sc, int(sd), env_kwargs) for sp in specs for sc in scenarios for sd in seeds]
+    return run_parallel(_run_task, tasks, workers, progress, "episodes")
+
+
+def check_policy(spec: PolicySpec | str) -> PolicySpec:
+    """Parse a policy and build it once if it is a baseline, so bad parameters fail early."""
+    sp = parse_policy(spec) if isinstance(spec, str) else spec
+    if sp.kind == "baseline":
+        make_policy(sp)
+    return sp
+
+
+def run_parallel(fn, tasks: Sequence, workers: Optional[int] = None, progress: bool = True,
+                 desc: str = "episodes") -> list:
+    """``[fn(t) for t in tasks]`` in task order, over a fork pool (``workers`` processes, default
+    the machine's cores; 1 = in this process) with a tqdm bar on stderr."""
     workers = min(workers or os.cpu_count() or 1, len(tasks)) or 1
     from tqdm.auto import tqdm
-    bar = tqdm(total=len(tasks), desc="episodes", disable=not progress, unit="ep")
-    records = []
-    try:
+    out = []
+    with tqdm(total=len(tasks), desc=desc, disable=not progress, unit="ep") as bar:
         if workers <= 1:
             for t in tasks:
-                records.append(_run_task(t))
+                out.append(fn(t))
                 bar.update()
-        else:
-            import multiprocessing as mp
-            ctx = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
-            with ctx.Pool(workers) as pool:
-                for rec in pool.imap_unordered(_run_task, tasks, chunksize=1):
-                    records.append(rec)
-                    bar.update()
-    finally:
-        bar.close()
-    order = {(sp.label, sc, int(sd)): k for k, (sp, sc, sd, _) in enumerate(tasks)}
-    records.sort(key=lambda r: order[(r["policy"], r["scenario"], r["seed"])])
-    return records
+            return out
+        import multiprocessing as mp
+        ctx = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
+        with ctx.Pool(workers) as pool:
+            for r in pool.imap(fn, tasks, chunksize=1):
+                out.append(r)
+                bar.update()
+    return out
 
 
 def mean_ci95(values: Sequence[float]) -> tuple[float, float]:

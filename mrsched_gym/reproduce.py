@@ -36,9 +36,9 @@ from typing import Any, Mapping, Optional
 import numpy as np
 import yaml
 
-from mrsched_gym.config import ConfigError, Scenario, load_scenario, scenario_from_dict, \
+from mrsched_gym.config import ConfigError, Scenario, scenario_from_dict, \
     with_overrides
-from mrsched_gym.evaluate import make_policy, mean_ci95, parse_policy, run_episode
+from mrsched_gym.evaluate import check_policy, make_policy, mean_ci95, run_episode, run_parallel
 
 JOB_METRICS = ("exec_s", "finish_s", "beyond_rel")
 
@@ -130,9 +130,7 @@ def load_reproduction(name: str, quick: bool = False) -> Reproduction:
             raise ConfigError(f"{where}: no policies")
         for p in pols:
             try:
-                sp = parse_policy(p)
-                if sp.kind == "baseline":
-                    make_policy(sp)
+                check_policy(p)
             except (KeyError, ValueError, TypeError) as e:
                 raise ConfigError(f"{where}: policy {p!r}: {e}") from None
         try:
@@ -189,23 +187,7 @@ def run_reproduction(rep: Reproduction, workers: Optional[int] = None,
     """Run every case x policy x seed; records in that order."""
     tasks = [(c, p, s, rep.job_metrics) for c in rep.cases for p in c.policies
              for s in range(rep.seeds)]
-    workers = min(workers or os.cpu_count() or 1, len(tasks))
-    from tqdm.auto import tqdm
-    with tqdm(total=len(tasks), desc=rep.name, disable=not progress, unit="ep") as bar:
-        if workers <= 1:
-            out = []
-            for t in tasks:
-                out.append(_run_one(t))
-                bar.update()
-            return out
-        import multiprocessing as mp
-        ctx = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
-        with ctx.Pool(workers) as pool:
-            out = []
-            for r in pool.imap(_run_one, tasks, chunksize=1):
-                out.append(r)
-                bar.update()
-            return out
+    return run_parallel(_run_one, tasks, workers, progress, rep.name)
 
 
 def value_of(records: list[dict], case: str, policy: str, metric: str,

@@ -83,23 +83,25 @@ def _gz(path, text):
         fh.write(text)
 
 
-def test_malformed_traces_name_file_and_line(tmp_path):
+HEADER = "submit_s,map_input_bytes,shuffle_bytes,output_bytes\n"
+BAD_JOB_TRACES = [
+    (HEADER + "0,1,2,3\n5,1,x,3\n", r"jobs.csv:3: not a number"),
+    (HEADER + "10,1,2,3\n5,1,2,3\n", r"jobs.csv:3: submit time 5.0 is before 10.0"),
+    ("submit_s,map_input_bytes\n0,1\n", r"jobs.csv:1: header must be"),
+    ("job0\t1\t1\t100\t0\t5\njob1\t2\t1\t100\t-4\t5\n", r"jobs.csv:2: negative value"),
+    ("job0\t1\t1\t100\n", r"jobs.csv:1: expected 6 tab-separated"),
+]
+
+
+@pytest.mark.parametrize("text,message", BAD_JOB_TRACES)
+def test_malformed_job_traces_name_file_and_line(tmp_path, text, message):
     p = tmp_path / "jobs.csv"
-    p.write_text("submit_s,map_input_bytes,shuffle_bytes,output_bytes\n0,1,2,3\n5,1,x,3\n")
-    with pytest.raises(TraceError, match=r"jobs.csv:3: not a number"):
+    p.write_text(text)
+    with pytest.raises(TraceError, match=message):
         read_job_trace(p)
-    p.write_text("submit_s,map_input_bytes,shuffle_bytes,output_bytes\n10,1,2,3\n5,1,2,3\n")
-    with pytest.raises(TraceError, match=r"jobs.csv:3: submit time 5.0 is before 10.0"):
-        read_job_trace(p)
-    p.write_text("submit_s,map_input_bytes\n0,1\n")
-    with pytest.raises(TraceError, match=r"jobs.csv:1: header must be"):
-        read_job_trace(p)
-    p.write_text("job0\t1\t1\t100\t0\t5\njob1\t2\t1\t100\t-4\t5\n")
-    with pytest.raises(TraceError, match=r"jobs.csv:2: negative value"):
-        read_job_trace(p)
-    p.write_text("job0\t1\t1\t100\n")
-    with pytest.raises(TraceError, match=r"jobs.csv:1: expected 6 tab-separated"):
-        read_job_trace(p)
+
+
+def test_malformed_series_name_file_and_line(tmp_path):
     g = tmp_path / "load.csv.gz"
     _gz(g, "time_s,u\n0,0.5\n60,0.4\n60,0.3\n")
     with pytest.raises(TraceError, match=r"load.csv.gz:4: time 60.0 is not after 60.0"):

@@ -57,7 +57,8 @@ def resolve_trace(name_or_path: str | Path) -> Path:
     return p
 
 
-def _open(p: Path) -> IO[str]:
+def open_trace(p: Path) -> IO[str]:
+    """Open a trace file as text (gzip when it ends in ``.gz``)."""
     if p.suffix == ".gz":
         return gzip.open(p, "rt")
     return p.open()
@@ -80,7 +81,7 @@ def read_series(path: str | Path) -> tuple[np.ndarray, np.ndarray]:
     p = resolve_trace(path)
     times: list[float] = []
     values: list[float] = []
-    with _open(p) as fh:
+    with open_trace(p) as fh:
         header = fh.readline().strip().split(",")
         if len(header) < 2 or header[0].strip() != "time_s":
             raise TraceError(f"{p}:1: header must start with 'time_s,<value column>'")
@@ -103,7 +104,7 @@ def read_job_trace(path: str | Path) -> np.ndarray:
     map_input_bytes, shuffle_bytes, output_bytes."""
     p = resolve_trace(path)
     rows: list[list[float]] = []
-    with _open(p) as fh:
+    with open_trace(p) as fh:
         first = fh.readline()
         swim = "\t" in first
         if swim:

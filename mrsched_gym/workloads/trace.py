@@ -34,14 +34,12 @@ from __future__ import annotations
 
 import csv
 import functools
-import gzip
-import io
 import math
 
 import numpy as np
 
 from mrsched_gym.config import ClusterConfig, ConfigError, WorkloadConfig
-from mrsched_gym.models.traces import read_job_trace, resolve_trace
+from mrsched_gym.models.traces import open_trace, read_job_trace, resolve_trace
 from mrsched_gym.workloads.profiles import PROFILES, TYPE_NAMES
 from mrsched_gym.workloads.synthetic import JobDraw, _make
 
@@ -75,16 +73,16 @@ def trace_window(cfg: WorkloadConfig, rng: np.random.Generator | None = None
     return start, rows[sel]
 
 
-def _read_csv_gz(name: str) -> list[dict]:
-    with gzip.open(resolve_trace(name), "rt") as fh:
-        return list(csv.DictReader(io.StringIO(fh.read())))
+def _read_csv(name: str) -> list[dict]:
+    with open_trace(resolve_trace(name)) as fh:
+        return list(csv.DictReader(fh))
 
 
 @functools.lru_cache(maxsize=1)
 def aloja_durations() -> tuple[np.ndarray, np.ndarray]:
     """``(map_s, reduce_s)``: task durations (s) of the ALOJA HiBench records (tasks under 1 s,
     the clock's resolution, count as 1 s)."""
-    rows = _read_csv_gz("aloja-hibench-tasks")
+    rows = _read_csv("aloja-hibench-tasks")
     dur = {"map": [], "reduce": []}
     for r in rows:
         dur[r["type"]].append(max(1.0, float(r["duration_s"])))
@@ -95,7 +93,7 @@ def aloja_durations() -> tuple[np.ndarray, np.ndarray]:
 def aloja_speed_factors() -> dict[str, float]:
     """Speed of each hardware configuration relative to the slowest run of the same benchmark,
     ``{"bench:NET+DISK": factor}``, for benchmarks run on more than one configuration."""
-    rows = _read_csv_gz("aloja-hibench-execs")
+    rows = _read_csv("aloja-hibench-execs")
     by_bench: dict[str, dict[str, float]] = {}
     for r in rows:
         by_bench.setdefault(r["bench"], {})[f"{r['net']}+{r['disk']}"] = float(r["exe_time_s"])
