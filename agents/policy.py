@@ -5,14 +5,34 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Optional
 
+import gymnasium as gym
 import numpy as np
+
+
+def work_conserving_mask(mask: np.ndarray, is_schedule: bool) -> np.ndarray:
+    """The mask without skip at a schedule decision that has a legal candidate."""
+    if is_schedule and mask[:-1].any():
+        mask = mask.copy()
+        mask[-1] = False
+    return mask
+
+
+class WorkConserving(gym.Wrapper):
+    """``action_masks()`` without skip while a candidate can use the free slot (schedule
+    decisions only; admission and preemption keep skip = reject / wait). For MaskablePPO."""
+
+    def action_masks(self) -> np.ndarray:
+        from mrsched_gym.sim.engine import SCHEDULE
+        base = self.env.unwrapped
+        return work_conserving_mask(base.action_masks(), base.sim.kind == SCHEDULE)
 
 
 class AgentPolicy:
     """A stable-baselines3 / sb3-contrib model acting on the env's observation and mask.
 
-    Deterministic actions; MaskablePPO gets the action mask, other algorithms' illegal choices
-    are mapped to skip by the env (counted in ``invalid_actions``).
+    Deterministic actions; MaskablePPO gets the action mask (made work-conserving when the model
+    was trained so: ``model.mrsched_work_conserving``), other algorithms' illegal choices are
+    mapped to skip by the env (counted in ``invalid_actions``).
     """
 
     env_overrides: dict = {}
@@ -21,20 +41,74 @@ class AgentPolicy:
         self.model = model
         self.name = name
         self.masked = type(model).__name__ == "MaskablePPO"
+        self.work_conserving = bool(getattr(model, "mrsched_work_conserving", False))
+        self.policy = model.policy
+        self.policy.set_training_mode(False)
+        self._shapes = {k: sp.shape for k, sp in self.policy.observation_space.spaces.items()}
 
     def reset(self, sim, seed: Optional[int] = None) -> None:
         """Nothing to reset: the policy is stateless."""
 
     def act(self, obs: dict, mask: np.ndarray) -> int:
-        if self.masked:
-            a, _ = self.model.predict(obs, deterministic=True, action_masks=mask)
-        else:
-            a, _ = self.model.predict(obs, deterministic=True)
-        return int(a)
+        import torch as th
+        if any(obs[k].shape != s for k, s in self._shapes.items()):
+            obs = self._adapt(obs)
+        t = {k: th.as_tensor(v).unsqueeze(0) for k, v in obs.items()}
+        with th.no_grad():
+            if self.masked:
+                if self.work_conserving:
+                    mask = work_conserving_mask(mask, bool(obs["decision"][0] > 0.5))
+                dist = self.policy.get_distribution(t, action_masks=mask[None])
+            else:
+                dist = self.policy.get_distribution(t)
+            return int(dist.mode()[0])
+
+    def _adapt(self, obs: dict) -> dict:
+        """Run a set-network agent on another cluster size or candidate count (generalisation).
+
+        The set network's weights do not depend on N (nodes are mean-pooled) nor on K (one
+        shared score per candidate), so the policy is rebuilt for the new shapes and the weights
+        are copied (the value head, sized by K, is not needed for acting). The forecast keeps
+        the trained length W: cut, or padded with its last value. A flat network cannot be
+        adapted: its input size is fixed.
+        """
+        from mrsched_gym.agents.networks import SetExtractor
+        W = self._shapes["forecast"][0]
+        fc = obs["forecast"]
+        obs = dict(obs, forecast=fc[:W] if len(fc) >= W else np.concatenate(
+            [fc, np.full(W - len(fc), fc[-1] if len(fc) else 1.0, np.float32)]))
+        if all(obs[k].shape == s for k, s in self._shapes.items()):
+            return obs
+        old = self.policy
+        if not isinstance(old.features_extractor, SetExtractor):
+            raise ValueError(f"{self.name}: a flat-network agent only runs on the observation "
+                             f"shapes it was trained on {self._shapes}; got "
+                             f"{ {k: v.shape for k, v in obs.items()} } (the set network adapts)")
+        space = gym.spaces.Dict({k: gym.spaces.Box(sp.low.flat[0], sp.high.flat[0],
+                                                   obs[k].shape, np.float32)
+                                 for k, sp in old.observation_space.spaces.items()})
+        K = obs["candidates"].shape[0]
+        new = type(old)(observation_space=space, action_space=gym.spaces.Discrete(K + 1),
+                        lr_schedule=lambda _: 0.0, **self.model.policy_kwargs)
+        own = new.state_dict()
+        copied = {k: v for k, v in old.state_dict().items() if own[k].shape == v.shape}
+        if any(k not in copied for k in own if not k.startswith(("value_net", "mlp_extractor"))):
+            raise ValueError(f"{self.name}: cannot adapt the network to {self._shapes}")
+        new.load_state_dict(copied, strict=False)
+        new.set_training_mode(False)
+        self.policy = new
+        self._shapes = {k: sp.shape for k, sp in space.spaces.items()}
+        return obs
 
 
 def load_agent(path: str | Path) -> AgentPolicy:
     """Load a checkpoint saved by SB3 (``model.save``): MaskablePPO first, then PPO."""
+    path = Path(path)
+    return AgentPolicy(load_sb3(path), name=f"agent:{path.stem}")
+
+
+def load_sb3(path: str | Path, env=None):
+    """The SB3 model in a checkpoint (MaskablePPO, else PPO), attached to ``env`` if given."""
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"agent checkpoint {str(path)!r} not found")
@@ -49,7 +123,7 @@ def load_agent(path: str | Path) -> AgentPolicy:
     errors = []
     for cls in (MaskablePPO, PPO):
         try:
-            return AgentPolicy(cls.load(str(path), device="cpu"), name=f"agent:{path.stem}")
+            return cls.load(str(path), env=env, device="cpu")
         except Exception as e:  # noqa: BLE001 - try the next algorithm, report all below
             errors.append(f"{cls.__name__}: {e}")
     raise ValueError(f"{path}: not a MaskablePPO or PPO checkpoint ({'; '.join(errors)})")

@@ -1,4 +1,4 @@
-"""Command line: ``mrsched-gym compare | reproduce | demo | show-scenario | list``."""
+"""Command line: ``mrsched-gym compare | train | reproduce | demo | show-scenario | list``."""
 
 from __future__ import annotations
 
@@ -32,6 +32,7 @@ def _demo(args: argparse.Namespace) -> int:
 def _compare(args: argparse.Namespace) -> int:
     import time
 
+    from mrsched_gym.agents.pretrained import agents_for, rl_available
     from mrsched_gym.baselines import applicable_baselines
     from mrsched_gym.evaluate import (evaluate, make_policy, run_episode, scenario_of,
                                       write_results)
@@ -41,12 +42,22 @@ def _compare(args: argparse.Namespace) -> int:
     for env in args.env:
         sc = scenario_of(env)
         policies = args.policies or applicable_baselines(sc)
+        if not args.policies and not args.no_agents and agents_for(env):
+            if rl_available():
+                policies = policies + agents_for(env)
+            else:
+                print(f"note: shipped agents {', '.join(agents_for(env))} skipped: they need "
+                      "the RL extra (pip install -c constraints.txt 'mrsched-gym[rl]')")
         headline = args.metric or sc.reward.headline
         t0 = time.perf_counter()
         print(f"== {env} ({sc.name}): {len(policies)} policies x {len(seeds)} seeds, "
               f"headline {headline}", flush=True)
-        records = evaluate(policies, [env], seeds, workers=args.workers,
-                           progress=not args.quiet)
+        if args.backend == "ray":
+            from mrsched_gym.ray_backend import evaluate_ray
+            records = evaluate_ray(policies, [env], seeds, progress=not args.quiet)
+        else:
+            records = evaluate(policies, [env], seeds, workers=args.workers,
+                               progress=not args.quiet)
         if headline not in records[0]:
             print(f"error: unknown metric {headline!r}", file=sys.stderr)
             return 2
@@ -68,6 +79,27 @@ def _compare(args: argparse.Namespace) -> int:
                                         out / "gantt.png")
         print(f"wrote {', '.join(str(p) for p in paths.values())}")
         print(f"({time.perf_counter() - t0:.1f} s)")
+    return 0
+
+
+def _train(args: argparse.Namespace) -> int:
+    from mrsched_gym.agents.train import bundled_configs, load_config, train
+
+    if args.list:
+        for name in bundled_configs():
+            print(name)
+        return 0
+    overrides = {"seed": args.seed, "total_timesteps": args.steps, "n_envs": args.n_envs,
+                 "name": args.name}
+    cfg = load_config(args.config, **overrides)
+    print(f"training {cfg.name}: {cfg.algo} / {cfg.policy} network on {cfg.env}, "
+          f"{cfg.total_timesteps} steps, {cfg.n_envs} envs, seed {cfg.seed} -> "
+          f"{Path(args.out) / cfg.name}", flush=True)
+    res = train(cfg, args.out, resume=args.resume, progress=not args.quiet)
+    base = ", ".join(f"{k} {v:.3f}" for k, v in res["baselines"].items())
+    print(f"best validation mean {res['best']:.3f} at step {res['best_step']} "
+          f"(baselines on the same seeds: {base})")
+    print(f"wrote {res['best_model']}, {res['final_model']}, {res['out']}/evaluations.csv")
     return 0
 
 
@@ -141,7 +173,24 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     c.add_argument("--out", default="results", help="output folder (default ./results)")
     c.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
     c.add_argument("--quiet", action="store_true", help="no progress bar")
+    c.add_argument("--no-agents", action="store_true",
+                   help="leave out the shipped agents trained for the env (default: included)")
+    c.add_argument("--backend", choices=("local", "ray"), default="local",
+                   help="run the episodes in local processes or as Ray tasks (the ray extra; "
+                   "joins a running cluster with RAY_ADDRESS)")
     c.set_defaults(fn=_compare)
+    t = sub.add_parser("train", help="train an agent (MaskablePPO / PPO) from a YAML config")
+    t.add_argument("config", nargs="?", default="hadoop_set",
+                   help="config YAML path or bundled name (default hadoop_set; --list)")
+    t.add_argument("--out", default="runs", help="output parent folder (default ./runs)")
+    t.add_argument("--resume", help="checkpoint to continue from (OUT/NAME/last_model.zip)")
+    t.add_argument("--steps", type=int, help="override total_timesteps")
+    t.add_argument("--seed", type=int, help="override seed")
+    t.add_argument("--n-envs", type=int, help="override n_envs")
+    t.add_argument("--name", help="override the run name")
+    t.add_argument("--list", action="store_true", help="list the bundled configs")
+    t.add_argument("--quiet", action="store_true", help="no progress bar")
+    t.set_defaults(fn=_train)
     d = sub.add_parser("demo", help="run one episode of each baseline and print key metrics")
     d.add_argument("--env", default="mrsched/Hadoop-v0")
     d.add_argument("--seed", type=int, default=0)

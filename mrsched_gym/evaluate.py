@@ -12,8 +12,9 @@
   metric by name), ``records.csv`` and ``summary.json``/``summary.csv``, atomically.
 
 Policies are named by strings: a baseline name (``"fifo"``), a baseline with parameters
-(``"fair:delay=0"``), or a trained agent checkpoint (``"agent:path/to/model.zip"`` or any path
-ending in ``.zip``; loaded with sb3-contrib's MaskablePPO, or SB3 PPO).
+(``"fair:delay=0"``), a trained agent checkpoint (``"agent:path/to/model.zip"`` or any path
+ending in ``.zip``; loaded with sb3-contrib's MaskablePPO, or SB3 PPO) or a shipped agent
+(``"agent:hadoop-v0"``, :mod:`mrsched_gym.agents.pretrained`).
 """
 
 from __future__ import annotations
@@ -65,7 +66,13 @@ def parse_policy(spec: str) -> PolicySpec:
     if spec.startswith("agent:") or spec.endswith(".zip"):
         path = spec[len("agent:"):] if spec.startswith("agent:") else spec
         if not Path(path).is_file():
-            raise FileNotFoundError(f"policy {spec!r}: checkpoint file {path!r} not found")
+            from mrsched_gym.agents.pretrained import pretrained_agents, pretrained_path
+            shipped = pretrained_path(path)
+            if shipped is None:
+                raise FileNotFoundError(
+                    f"policy {spec!r}: checkpoint file {path!r} not found (shipped agents: "
+                    f"{', '.join(pretrained_agents()) or 'none'})")
+            return PolicySpec(label=f"agent:{path}", kind="agent", target=shipped)
         return PolicySpec(label=f"agent:{Path(path).stem}", kind="agent", target=path)
     name, _, rest = spec.partition(":")
     if name not in BASELINES:

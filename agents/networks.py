@@ -1,0 +1,167 @@
+"""Policy networks for the env's set-structured observation (issue 5, item 2).
+
+The observation is a *set* of candidate jobs (``candidates`` [K, F], row ``i`` = action ``i``,
+zero rows past the candidates) and a set of nodes (``nodes`` [N, G]), plus global vectors
+(``decision``, ``forecast``). Two feature extractors share the same input scaling so that the
+comparison isolates the architecture:
+
+* :class:`FlatExtractor` — every key flattened and concatenated (what SB3's ``MultiInputPolicy``
+  does), followed by the usual MLP heads. The order of the candidates matters to it.
+* :class:`SetExtractor` — Deep Sets over nodes (shared per-node network, mean pooling) and over
+  candidates (shared per-candidate network conditioned on the global context, masked mean pooling,
+  then a second shared layer that sees the pool: one round of message passing). It outputs the
+  per-candidate embeddings, the global context and the legality flags.
+
+:class:`CandidateScorer` is the matching action head: a *shared* linear score per candidate
+embedding (action ``i``) plus a score of the global context for skip (action ``K``), so the policy
+is permutation-equivariant — permuting the candidates permutes the action probabilities —
+and its size does not grow with K. Illegal candidates (valid flag 0, the env's mask) get a logit
+of -1e8, so plain PPO never samples them either; MaskablePPO masks the same actions again.
+With ``work_conserving=True`` skip is masked too at *schedule* decisions that have a candidate
+(never at admission or preemption decisions, where skip means reject / wait): the policy never
+leaves a slot idle while a job could use it, like every baseline except delay scheduling. Without
+it, a deterministic (argmax) policy readily picks skip, whose single logit competes with the
+candidates' shared probability mass, and idles the cluster.
+:class:`SetPolicy` (MaskablePPO) and :class:`SetPolicyPPO` (plain PPO) put the two together.
+
+Inputs are scaled with ``symlog(x) = sign(x) log(1 + |x|)`` (features in hours reach +-24, wait
+times 100): stateless, so checkpoints need no running normalisation statistics.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+
+import gymnasium as gym
+import numpy as np
+import torch as th
+from torch import nn
+from stable_baselines3.common.policies import ActorCriticPolicy
+from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
+from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
+
+ILLEGAL_LOGIT = -1e8
+
+
+def symlog(x: th.Tensor) -> th.Tensor:
+    """``sign(x) * log(1 + |x|)``: compresses large magnitudes, keeps sign and zero."""
+    return th.sign(x) * th.log1p(th.abs(x))
+
+
+def _mlp(sizes: list[int]) -> nn.Sequential:
+    layers: list[nn.Module] = []
+    for a, b in zip(sizes[:-1], sizes[1:]):
+        layers += [nn.Linear(a, b), nn.ReLU()]
+    return nn.Sequential(*layers)
+
+
+class FlatExtractor(BaseFeaturesExtractor):
+    """All observation keys, symlog-scaled, flattened and concatenated (sorted key order)."""
+
+    def __init__(self, observation_space: gym.spaces.Dict) -> None:
+        self.keys = sorted(observation_space.spaces)
+        dim = int(sum(np.prod(observation_space[k].shape) for k in self.keys))
+        super().__init__(observation_space, features_dim=dim)
+
+    def forward(self, obs: dict[str, th.Tensor]) -> th.Tensor:
+        return th.cat([symlog(obs[k].flatten(1)) for k in self.keys], dim=1)
+
+
+class SetExtractor(BaseFeaturesExtractor):
+    """Permutation-aware encoder of candidates and nodes (see the module docstring).
+
+    Output layout (``features_dim = K*hidden + 2*hidden + K + 1``): the K candidate embeddings,
+    flattened; the context (global embedding, candidate pool); the K legality flags; 1 if this
+    is a schedule decision.
+    """
+
+    def __init__(self, observation_space: gym.spaces.Dict, hidden: int = 64) -> None:
+        K, F = observation_space["candidates"].shape
+        N, G = observation_space["nodes"].shape
+        D = observation_space["decision"].shape[0]
+        W = observation_space["forecast"].shape[0]
+        super().__init__(observation_space, features_dim=K * hidden + 2 * hidden + K + 1)
+        self.K, self.hidden = K, hidden
+        self.node_enc = _mlp([G, hidden, hidden])
+        self.global_enc = _mlp([D + W + G + hidden, hidden])
+        self.cand_enc = _mlp([F + hidden, hidden, hidden])
+        self.cand_mix = _mlp([2 * hidden, hidden])
+
+    def forward(self, obs: dict[str, th.Tensor]) -> th.Tensor:
+        cands, nodes = obs["candidates"], obs["nodes"]
+        valid = (cands[..., 0] > 0.5).float()                       # [B, K]
+        node_pool = self.node_enc(nodes).mean(dim=1)                 # [B, h]
+        dec_node = (nodes * nodes[..., 9:10]).sum(dim=1)             # the decision node's row
+        g = self.global_enc(th.cat([symlog(obs["decision"]), obs["forecast"], dec_node,
+                                    node_pool], dim=1))              # [B, h]
+        gk = g.unsqueeze(1).expand(-1, self.K, -1)
+        e = self.cand_enc(th.cat([symlog(cands), gk], dim=2))        # [B, K, h]
+        w = valid.unsqueeze(2)
+        pool = (e * w).sum(dim=1) / w.sum(dim=1).clamp(min=1.0)      # masked mean
+        h = self.cand_mix(th.cat([e, pool.unsqueeze(1).expand(-1, self.K, -1)], dim=2))
+        return th.cat([(h * w).flatten(1), g, pool, valid, obs["decision"][:, :1]], dim=1)
+
+
+class CandidateScorer(nn.Module):
+    """Action head over :class:`SetExtractor` features: shared per-candidate score + skip score."""
+
+    def __init__(self, K: int, hidden: int, work_conserving: bool = False) -> None:
+        super().__init__()
+        self.K, self.hidden, self.work_conserving = K, hidden, work_conserving
+        self.score = nn.Linear(hidden, 1)
+        self.skip = nn.Linear(2 * hidden, 1)
+
+    def forward(self, latent: th.Tensor) -> th.Tensor:
+        K, h = self.K, self.hidden
+        emb = latent[:, : K * h].reshape(-1, K, h)
+        ctx = latent[:, K * h: K * h + 2 * h]
+        valid = latent[:, K * h + 2 * h: K * h + 2 * h + K] > 0.5
+        logits = self.score(emb).squeeze(2)
+        logits = th.where(valid, logits, th.full_like(logits, ILLEGAL_LOGIT))
+        skip = self.skip(ctx)
+        if self.work_conserving:
+            busy = valid.any(dim=1, keepdim=True) & (latent[:, -1:] > 0.5)
+            skip = th.where(busy, th.full_like(skip, ILLEGAL_LOGIT), skip)
+        return th.cat([logits, skip], dim=1)
+
+
+class _SetHeadMixin:
+    """Replaces the default linear action head by :class:`CandidateScorer` (SB3 ``_build``)."""
+
+    def __init__(self, *args, work_conserving: bool = False, **kwargs) -> None:
+        self.work_conserving = work_conserving
+        kwargs.setdefault("features_extractor_class", SetExtractor)
+        kwargs.setdefault("net_arch", dict(pi=[], vf=[64, 64]))
+        super().__init__(*args, **kwargs)
+
+    def _build(self, lr_schedule) -> None:
+        super()._build(lr_schedule)
+        fx = self.features_extractor
+        if not isinstance(fx, SetExtractor):
+            raise TypeError("the set policy needs features_extractor_class=SetExtractor")
+        if self.mlp_extractor.latent_dim_pi != fx.features_dim:
+            raise ValueError("the set policy needs net_arch with pi=[] (the head scores the "
+                             "candidate embeddings directly)")
+        self.action_net = CandidateScorer(fx.K, fx.hidden, self.work_conserving)
+        if self.ortho_init:
+            self.action_net.apply(partial(self.init_weights, gain=0.01))
+        self.optimizer = self.optimizer_class(self.parameters(), lr=lr_schedule(1),
+                                              **self.optimizer_kwargs)
+
+
+    def _get_constructor_parameters(self) -> dict:
+        data = super()._get_constructor_parameters()
+        data["work_conserving"] = self.work_conserving
+        return data
+
+
+class SetPolicy(_SetHeadMixin, MaskableActorCriticPolicy):
+    """MaskablePPO policy: :class:`SetExtractor` + :class:`CandidateScorer`."""
+
+
+class SetPolicyPPO(_SetHeadMixin, ActorCriticPolicy):
+    """Plain-PPO policy: the same network; illegal actions are masked inside the head."""
+
+
+__all__ = ["FlatExtractor", "SetExtractor", "CandidateScorer", "SetPolicy", "SetPolicyPPO",
+           "symlog"]

@@ -1,0 +1,53 @@
+"""Pre-trained agents shipped inside the package (``mrsched_gym/agents/pretrained/``).
+
+Each agent is ``NAME.zip`` (an SB3 / sb3-contrib checkpoint) with ``NAME.json`` beside it: the
+env it was trained for, the training config, the step of the checkpoint, the command that
+reproduces it and its validation result. ``agent:NAME`` names it wherever a policy is expected
+(``mrsched-gym compare --policies edf agent:hadoop-v0``), and ``mrsched-gym compare`` adds the
+agents trained for the compared env to the leaderboard by default.
+"""
+
+from __future__ import annotations
+
+import json
+from importlib.resources import files
+from pathlib import Path
+from typing import Optional
+
+
+def _folder() -> Path:
+    return Path(str(files("mrsched_gym.agents").joinpath("pretrained")))
+
+
+def pretrained_agents() -> dict[str, dict]:
+    """Every shipped agent: name -> its metadata, with ``path`` (the checkpoint) added."""
+    out = {}
+    folder = _folder()
+    if folder.is_dir():
+        for meta in sorted(folder.glob("*.json")):
+            zp = meta.with_suffix(".zip")
+            if zp.is_file():
+                out[meta.stem] = dict(json.loads(meta.read_text()), path=str(zp))
+    return out
+
+
+def pretrained_path(name: str) -> Optional[str]:
+    """The checkpoint of the shipped agent ``name``, or None."""
+    info = pretrained_agents().get(name)
+    return info["path"] if info else None
+
+
+def agents_for(env: str) -> list[str]:
+    """Policy strings (``agent:NAME``) of the shipped agents trained for ``env``."""
+    return [f"agent:{n}" for n, info in pretrained_agents().items() if info.get("env") == env]
+
+
+def rl_available() -> bool:
+    """Whether torch, stable-baselines3 and sb3-contrib can be imported (the ``rl`` extra)."""
+    try:
+        import sb3_contrib  # noqa: F401
+        import stable_baselines3  # noqa: F401
+        import torch  # noqa: F401
+    except ImportError:
+        return False
+    return True

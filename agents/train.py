@@ -1,0 +1,407 @@
+"""Training of learned schedulers: ``mrsched-gym train CONFIG`` (issue 5, SPEC 5).
+
+CleanRL-shaped: one file, one config, one function (:func:`train`) that reads top to bottom —
+seed everything, build the vectorised envs, build the model (or load it to resume), learn with
+three callbacks (progress bar, evaluation against the baselines, checkpoints), save. The
+algorithms are sb3-contrib's MaskablePPO (the env's ``action_masks()``) and SB3's PPO (masking
+inside :class:`~mrsched_gym.agents.networks.SetPolicyPPO`'s head, or the env's invalid = skip
+rule for the flat network).
+
+Configs live in ``configs/agents/*.yaml``; every field is documented in :class:`TrainConfig` and
+in the bundled files. An output folder holds::
+
+    config.yaml          the resolved config (what was run)
+    baselines.json       the baselines' headline metric on the validation seeds
+    evaluations.csv      the learning curve: step, wall time, agent mean +- CI on those seeds
+    best_model.zip       the checkpoint with the lowest validation mean so far
+    last_model.zip       the newest checkpoint (written at each evaluation), to resume from
+    final_model.zip      the model after the last step
+    tb/                  TensorBoard logs (``tensorboard --logdir OUT/tb``)
+
+Seeds: the training envs reset with seeds ``TRAIN_SEED_BASE + 1000 * seed + i`` (env ``i``) and
+continue their own streams after that, so they never replay the validation seeds
+(``eval.seed_start``...) nor the held-out test seeds of the leaderboard (0-999). A fixed seed
+with ``torch_threads: 1`` and ``vec_env: dummy`` reproduces a run exactly (tested).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional
+
+import yaml
+
+TRAIN_SEED_BASE = 1_000_000
+ALGOS = ("maskable_ppo", "ppo")
+POLICIES = ("set", "flat")
+#: PPO hyper-parameters a config may set (passed to the algorithm's constructor unchanged).
+PPO_KEYS = ("learning_rate", "n_steps", "batch_size", "n_epochs", "gamma", "gae_lambda",
+            "clip_range", "ent_coef", "vf_coef", "max_grad_norm", "target_kl", "normalize_advantage")
+
+
+@dataclass
+class EvalConfig:
+    """Periodic evaluation on validation seeds through the evaluation harness.
+
+    Attributes:
+        every_steps: Evaluate (and write ``last_model.zip``) every this many env steps; 0 = only
+            at the end.
+        seed_start: First validation seed.
+        n_seeds: Number of validation seeds (the same worlds at every evaluation).
+        baselines: Baselines evaluated once on the same seeds, logged beside the agent.
+    """
+
+    every_steps: int = 100_000
+    seed_start: int = 500
+    n_seeds: int = 10
+    baselines: list = field(default_factory=lambda: ["edf", "fifo", "fair"])
+
+
+@dataclass
+class TrainConfig:
+    """One training run. Every field can be set in the YAML file.
+
+    Attributes:
+        name: Run name (output sub-folder and TensorBoard run name).
+        env: Env id, bundled scenario name or scenario YAML path.
+        env_kwargs: Scenario overrides (``{"workload.load": 0.8}``) for training and evaluation.
+        algo: ``maskable_ppo`` (sb3-contrib, uses the env's masks) or ``ppo`` (SB3).
+        policy: ``set`` (permutation-aware, :mod:`~mrsched_gym.agents.networks`) or ``flat``
+            (every key flattened into an MLP).
+        hidden: Width of the set network's layers.
+        net_arch: Flat policy only: hidden layers of its policy and value MLPs.
+        value_arch: Set policy only: hidden layers of the value MLP over the set features.
+        seed: Seeds the model (torch, numpy, random) and the training envs.
+        total_timesteps: Env steps (scheduling decisions) to train for, summed over envs.
+        n_envs: Parallel environments (one rollout = ``n_envs * ppo.n_steps`` steps).
+        vec_env: ``dummy`` (in-process, deterministic) or ``subproc`` (one process per env).
+        torch_threads: ``torch.set_num_threads``; 1 is fastest for these small networks on CPU.
+        work_conserving: Never skip at a schedule decision that has a candidate (skip stays
+            legal at admission / preemption decisions). MaskablePPO: through the mask
+            (:class:`~mrsched_gym.agents.policy.WorkConserving`); the set policy also in its
+            head. Stored in the checkpoint and applied again at evaluation.
+        normalize_reward: Scale rewards by a running estimate of the return's standard
+            deviation (SB3 ``VecNormalize(norm_obs=False)``; training only, the policy never
+            sees it). The per-decision rewards are small (job-hours), which otherwise starves
+            the value loss.
+        tensorboard: Write TensorBoard logs to ``OUT/tb``.
+        ppo: PPO hyper-parameters (:data:`PPO_KEYS`, SB3 names and meanings).
+        eval: Periodic evaluation (:class:`EvalConfig`).
+    """
+
+    name: str = "agent"
+    env: str = "mrsched/Hadoop-v0"
+    env_kwargs: dict = field(default_factory=dict)
+    algo: str = "maskable_ppo"
+    policy: str = "set"
+    hidden: int = 64
+    net_arch: list = field(default_factory=lambda: [128, 128])
+    value_arch: list = field(default_factory=lambda: [64, 64])
+    seed: int = 0
+    total_timesteps: int = 1_000_000
+    n_envs: int = 4
+    vec_env: str = "dummy"
+    torch_threads: int = 1
+    work_conserving: bool = True
+    normalize_reward: bool = True
+    tensorboard: bool = True
+    ppo: dict = field(default_factory=dict)
+    eval: EvalConfig = field(default_factory=EvalConfig)
+
+    def validate(self, where: str = "config") -> "TrainConfig":
+        def bad(fld: str, msg: str) -> None:
+            raise ValueError(f"{where}: {fld}: {msg}")
+        if self.algo not in ALGOS:
+            bad("algo", f"must be one of {', '.join(ALGOS)}; got {self.algo!r}")
+        if self.policy not in POLICIES:
+            bad("policy", f"must be one of {', '.join(POLICIES)}; got {self.policy!r}")
+        if self.vec_env not in ("dummy", "subproc"):
+            bad("vec_env", f"must be dummy or subproc; got {self.vec_env!r}")
+        for f in ("total_timesteps", "n_envs", "torch_threads", "hidden"):
+            v = getattr(self, f)
+            if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+                bad(f, f"must be a positive integer; got {v!r}")
+        if self.work_conserving and self.algo == "ppo" and self.policy == "flat":
+            bad("work_conserving", "plain PPO has no masks: use maskable_ppo or the set policy")
+        for k in self.ppo:
+            if k not in PPO_KEYS:
+                bad(f"ppo.{k}", f"unknown hyper-parameter; known: {', '.join(PPO_KEYS)}")
+        e = self.eval
+        if e.every_steps < 0 or e.n_seeds < 1:
+            bad("eval", "every_steps must be >= 0 and n_seeds >= 1")
+        if e.seed_start + e.n_seeds > TRAIN_SEED_BASE:
+            bad("eval.seed_start", f"validation seeds must stay below {TRAIN_SEED_BASE}")
+        from mrsched_gym.evaluate import check_policy, scenario_of
+        try:
+            scenario_of(self.env)
+        except Exception as ex:  # noqa: BLE001 - re-raised with the field's name
+            bad("env", str(ex))
+        for b in e.baselines:
+            try:
+                check_policy(b)
+            except Exception as ex:  # noqa: BLE001
+                bad("eval.baselines", str(ex))
+        return self
+
+
+def _from_dict(cls, data: dict, where: str):
+    names = {f.name: f for f in dataclasses.fields(cls)}
+    for k in data:
+        if k not in names:
+            raise ValueError(f"{where}: unknown field {k!r}; known: {', '.join(names)}")
+    kw = dict(data)
+    if cls is TrainConfig and isinstance(kw.get("eval"), dict):
+        kw["eval"] = _from_dict(EvalConfig, kw["eval"], f"{where}: eval")
+    return cls(**kw)
+
+
+def bundled_configs() -> list[str]:
+    """Names of the bundled training configs (``configs/agents/*.yaml``)."""
+    from importlib.resources import files
+    return sorted(p.name[:-5] for p in files("mrsched_gym.configs").joinpath("agents").iterdir()
+                  if p.name.endswith(".yaml"))
+
+
+def load_config(path_or_name: str | Path, **overrides: Any) -> TrainConfig:
+    """Read a training config (a YAML path or a bundled name), apply overrides, validate."""
+    p = Path(path_or_name)
+    if not p.is_file():
+        from importlib.resources import files
+        cand = files("mrsched_gym.configs").joinpath("agents", f"{path_or_name}.yaml")
+        if not cand.is_file():
+            raise FileNotFoundError(f"training config {str(path_or_name)!r}: no such file and "
+                                    f"not a bundled config ({', '.join(bundled_configs())})")
+        p = Path(str(cand))
+    try:
+        data = yaml.safe_load(p.read_text()) or {}
+    except yaml.YAMLError as e:
+        raise ValueError(f"{p}: not valid YAML: {e}") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"{p}: a training config is a mapping of fields")
+    for k, v in overrides.items():
+        if v is None:
+            continue
+        if "." in k:
+            a, b = k.split(".", 1)
+            data.setdefault(a, {})[b] = v
+        else:
+            data[k] = v
+    return _from_dict(TrainConfig, data, str(p)).validate(str(p))
+
+
+def config_dict(cfg: TrainConfig) -> dict:
+    return dataclasses.asdict(cfg)
+
+
+# ---------------------------------------------------------------------- building blocks
+def make_vec_env(cfg: TrainConfig, n_envs: Optional[int] = None, seed_offset: int = 0):
+    """The training envs: ``n_envs`` copies, env ``i`` seeded ``TRAIN_SEED_BASE + 1000*seed + i``."""
+    from stable_baselines3.common.env_util import make_vec_env as sb3_make_vec_env
+    from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
+
+    from mrsched_gym.agents.policy import WorkConserving
+    from mrsched_gym.evaluate import make_env
+    env, kw = cfg.env, dict(cfg.env_kwargs)
+    wrap = WorkConserving if cfg.work_conserving and cfg.algo == "maskable_ppo" else None
+    venv = sb3_make_vec_env(lambda: make_env(env, kw), n_envs=n_envs or cfg.n_envs,
+                            wrapper_class=wrap,
+                            seed=TRAIN_SEED_BASE + 1000 * cfg.seed + seed_offset,
+                            vec_env_cls=SubprocVecEnv if cfg.vec_env == "subproc" else DummyVecEnv)
+    if cfg.normalize_reward:
+        from stable_baselines3.common.vec_env import VecNormalize
+        venv = VecNormalize(venv, norm_obs=False, norm_reward=True,
+                            gamma=float(cfg.ppo.get("gamma", 0.99)))
+    return venv
+
+
+def build_model(cfg: TrainConfig, venv, tb_dir: Optional[str] = None):
+    """A fresh MaskablePPO / PPO model with the configured policy network."""
+    from sb3_contrib import MaskablePPO
+    from stable_baselines3 import PPO
+
+    from mrsched_gym.agents.networks import FlatExtractor, SetPolicy, SetPolicyPPO
+    if cfg.policy == "set":
+        policy = SetPolicy if cfg.algo == "maskable_ppo" else SetPolicyPPO
+        pkw = dict(features_extractor_kwargs=dict(hidden=cfg.hidden),
+                   work_conserving=cfg.work_conserving,
+                   net_arch=dict(pi=[], vf=list(cfg.value_arch)))
+    else:
+        policy = "MultiInputPolicy"
+        pkw = dict(features_extractor_class=FlatExtractor,
+                   net_arch=dict(pi=list(cfg.net_arch), vf=list(cfg.net_arch)))
+    algo = MaskablePPO if cfg.algo == "maskable_ppo" else PPO
+    model = algo(policy, venv, policy_kwargs=pkw, seed=cfg.seed, device="cpu", verbose=0,
+                 tensorboard_log=tb_dir, **cfg.ppo)
+    model.mrsched_work_conserving = cfg.work_conserving     # saved with the checkpoint
+    return model
+
+
+def load_model(path: str | Path, venv=None):
+    """Load a checkpoint (MaskablePPO or PPO), attached to ``venv`` when given."""
+    from mrsched_gym.agents.policy import load_sb3
+    return load_sb3(path, venv)
+
+
+def evaluate_model(model, cfg: TrainConfig, seeds) -> list[float]:
+    """The model's headline metric on ``seeds`` through the harness (deterministic actions)."""
+    from mrsched_gym.agents.policy import AgentPolicy
+    from mrsched_gym.evaluate import run_episode, scenario_of
+    headline = scenario_of(cfg.env).reward.headline
+    pol = AgentPolicy(model, cfg.name)
+    return [run_episode(cfg.env, pol, s, cfg.env_kwargs)["metrics"][headline] for s in seeds]
+
+
+def _callbacks(cfg: TrainConfig, out: Path, baselines: dict, state: dict, progress: bool):
+    from stable_baselines3.common.callbacks import BaseCallback
+
+    from mrsched_gym.evaluate import mean_ci95
+
+    seeds = list(range(cfg.eval.seed_start, cfg.eval.seed_start + cfg.eval.n_seeds))
+
+    class Progress(BaseCallback):
+        """A tqdm bar over env steps, with the last validation result."""
+
+        def _on_training_start(self) -> None:
+            from tqdm.auto import tqdm
+            self.bar = tqdm(total=cfg.total_timesteps, initial=self.model.num_timesteps,
+                            disable=not progress, unit="step", desc=cfg.name, smoothing=0.05)
+            self.last = self.model.num_timesteps
+
+        def _on_step(self) -> bool:
+            n = self.model.num_timesteps
+            self.bar.update(n - self.last)
+            self.last = n
+            if state["history"]:
+                h = state["history"][-1]
+                self.bar.set_postfix(val=f"{h['mean']:.2f}", best=f"{state['best']:.2f}",
+                                     refresh=False)
+            return True
+
+        def _on_training_end(self) -> None:
+            self.bar.close()
+
+    class EvalVsBaselines(BaseCallback):
+        """Evaluate on the validation seeds, log beside the baselines, keep the best checkpoint."""
+
+        def _on_training_start(self) -> None:
+            self.next = (self.model.num_timesteps // cfg.eval.every_steps + 1) \
+                * cfg.eval.every_steps if cfg.eval.every_steps else math.inf
+
+        def _on_step(self) -> bool:
+            if self.model.num_timesteps >= self.next:
+                self.next += cfg.eval.every_steps
+                run_eval(self.model, self.logger)
+            return True
+
+    def run_eval(model, logger=None) -> None:
+        t0 = time.perf_counter()
+        vals = evaluate_model(model, cfg, seeds)
+        mean, ci = mean_ci95(vals)
+        step = int(model.num_timesteps)
+        row = {"step": step, "wall_s": round(time.perf_counter() - state["t0"] + state["wall0"], 1),
+               "mean": mean, "ci95": ci, "eval_s": round(time.perf_counter() - t0, 2)}
+        state["history"].append(row)
+        if logger is not None:
+            logger.record("eval/headline_mean", mean)
+            for b, v in baselines.items():
+                logger.record(f"eval/baseline_{b}", v)
+            logger.dump(step)
+        model.save(str(out / "last_model.zip"))
+        if mean < state["best"]:
+            state["best"], state["best_step"] = mean, step
+            model.save(str(out / "best_model.zip"))
+        _write_state(out, state)
+
+    return [Progress(), EvalVsBaselines()], run_eval
+
+
+def _write_state(out: Path, state: dict) -> None:
+    from mrsched_gym.evaluate import _atomic_write, _json_safe
+    buf = [",".join(("step", "wall_s", "mean", "ci95", "eval_s"))]
+    for h in state["history"]:
+        buf.append(",".join(str(h[k]) for k in ("step", "wall_s", "mean", "ci95", "eval_s")))
+    _atomic_write(out / "evaluations.csv", "\n".join(buf) + "\n")
+    _atomic_write(out / "state.json", json.dumps(_json_safe(
+        {k: v for k, v in state.items() if k != "t0"}), indent=1))
+
+
+def _baselines(cfg: TrainConfig, out: Path) -> dict[str, float]:
+    path = out / "baselines.json"
+    key = {"env": cfg.env, "env_kwargs": cfg.env_kwargs, "seed_start": cfg.eval.seed_start,
+           "n_seeds": cfg.eval.n_seeds, "baselines": list(cfg.eval.baselines)}
+    if path.is_file():
+        data = json.loads(path.read_text())
+        if data.get("key") == key:
+            return data["means"]
+    from mrsched_gym.evaluate import _atomic_write, evaluate, scenario_of, summarize
+    headline = scenario_of(cfg.env).reward.headline
+    seeds = range(cfg.eval.seed_start, cfg.eval.seed_start + cfg.eval.n_seeds)
+    recs = evaluate(cfg.eval.baselines, [cfg.env], seeds, workers=1, progress=False,
+                    env_kwargs=cfg.env_kwargs) if cfg.eval.baselines else []
+    means = {r["policy"]: r[f"{headline}_mean"] for r in summarize(recs)}
+    _atomic_write(path, json.dumps({"key": key, "headline": headline, "means": means}, indent=1))
+    return means
+
+
+# ---------------------------------------------------------------------- the run
+def train(cfg: TrainConfig, out_dir: str | Path = "runs", resume: Optional[str | Path] = None,
+          progress: bool = True) -> dict[str, Any]:
+    """Train (or resume) one run; returns a summary (paths, best validation mean, history).
+
+    Args:
+        cfg: The run's config (:func:`load_config`).
+        out_dir: Parent folder; the run writes to ``out_dir/cfg.name``.
+        resume: A checkpoint to continue from (usually ``OUT/last_model.zip``): its weights,
+            optimiser state and step count are restored and training continues to
+            ``total_timesteps``. The envs restart from fresh episodes, so a resumed run is not
+            bit-identical to an uninterrupted one.
+        progress: Show the progress bar.
+    """
+    import torch
+    from stable_baselines3.common.utils import set_random_seed
+
+    from mrsched_gym.evaluate import _atomic_write
+
+    torch.set_num_threads(cfg.torch_threads)
+    set_random_seed(cfg.seed)
+    out = Path(out_dir) / cfg.name
+    out.mkdir(parents=True, exist_ok=True)
+    _atomic_write(out / "config.yaml", yaml.safe_dump(config_dict(cfg), sort_keys=False))
+    baselines = _baselines(cfg, out)
+    venv = make_vec_env(cfg)
+    tb = str(out / "tb") if cfg.tensorboard else None
+    state = {"history": [], "best": math.inf, "best_step": None, "wall0": 0.0}
+    if resume is not None:
+        model = load_model(resume, venv)
+        model.tensorboard_log = tb
+        prev = out / "state.json"
+        if prev.is_file():
+            old = json.loads(prev.read_text())
+            state.update(history=old.get("history", []), best_step=old.get("best_step"),
+                         wall0=old.get("history", [{}])[-1].get("wall_s", 0.0)
+                         if old.get("history") else 0.0)
+            state["best"] = math.inf if old.get("best") is None else old["best"]
+    else:
+        model = build_model(cfg, venv, tb)
+    state["t0"] = time.perf_counter()
+    callbacks, run_eval = _callbacks(cfg, out, baselines, state, progress)
+    remaining = cfg.total_timesteps - model.num_timesteps
+    if remaining > 0:
+        model.learn(remaining, callback=callbacks, tb_log_name=cfg.name,
+                    reset_num_timesteps=resume is None)
+    if not state["history"] or state["history"][-1]["step"] != model.num_timesteps:
+        run_eval(model, None)
+    model.save(str(out / "final_model.zip"))
+    venv.close()
+    return {"out": str(out), "best": state["best"], "best_step": state["best_step"],
+            "baselines": baselines, "history": state["history"],
+            "best_model": str(out / "best_model.zip"), "final_model": str(out / "final_model.zip")}
+
+
+__all__ = ["TrainConfig", "EvalConfig", "load_config", "bundled_configs", "train",
+           "build_model", "load_model", "make_vec_env", "evaluate_model", "TRAIN_SEED_BASE"]

@@ -1,0 +1,146 @@
+"""Ray as the scale-out engine (optional extra: ``pip install 'mrsched-gym[ray]'``; issue 5).
+
+* **RLlib**: :func:`register_rllib_envs` registers every ``mrsched/*`` id (and any scenario
+  name or path passed later) with Ray Tune's registry, so the env creator travels to every
+  EnvRunner process; the creator imports :mod:`mrsched_gym` inside the worker (which registers
+  the Gymnasium ids there too) and wraps the env in :class:`RLlibObservation`, which flattens the
+  ``Dict`` observation into one ``Box`` (RLlib's default encoders expect a flat vector). RLlib's
+  default PPO module does not read the mask: an illegal action is the env's documented skip.
+  :func:`rllib_ppo_config` builds a PPO config; :func:`train_rllib` runs it for some iterations.
+* **Evaluation sweeps**: :func:`evaluate_ray` runs policies x scenarios x seeds as Ray tasks
+  (one task per episode, the same ``_run_task`` as the local harness), so results are identical
+  to :func:`mrsched_gym.evaluate.evaluate` and the sweep scales to a Ray cluster
+  (``ray.init(address="auto")``). ``mrsched-gym compare --backend ray`` uses it.
+
+Ray is imported lazily; without the extra these functions raise ``ImportError`` with the
+install command.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Optional, Sequence
+
+import gymnasium as gym
+import numpy as np
+
+RLLIB_PREFIX = "rllib:"
+
+
+def _ray():
+    try:
+        import ray
+    except ImportError as e:  # pragma: no cover - depends on the install
+        raise ImportError("the Ray backend needs the ray extra: pip install 'mrsched-gym[ray]'"
+                          ) from e
+    return ray
+
+
+def init_ray(address: Optional[str] = None, num_cpus: Optional[int] = None) -> None:
+    """Start (or connect to) Ray once; quiet, no dashboard. ``address="auto"`` joins a cluster."""
+    ray = _ray()
+    if not ray.is_initialized():
+        kw: dict[str, Any] = dict(include_dashboard=False, log_to_driver=False,
+                                  ignore_reinit_error=True)
+        if address:
+            kw["address"] = address
+        elif num_cpus:
+            kw["num_cpus"] = num_cpus
+        ray.init(**kw)
+
+
+# ---------------------------------------------------------------------- RLlib
+class RLlibObservation(gym.ObservationWrapper):
+    """Flattens the env's ``Dict`` observation into one float32 ``Box`` (sorted key order,
+    as :func:`gymnasium.spaces.flatten`), for RLlib's default encoders."""
+
+    def __init__(self, env: gym.Env) -> None:
+        super().__init__(env)
+        self.observation_space = gym.spaces.flatten_space(env.observation_space)
+
+    def observation(self, obs: dict) -> np.ndarray:
+        return gym.spaces.flatten(self.env.observation_space, obs)
+
+
+def make_rllib_env(env_config: Optional[dict] = None) -> gym.Env:
+    """The env creator Ray ships to its workers: ``env_config`` = ``{"scenario": id/name/path,
+    **overrides}``; default ``mrsched/Hadoop-v0``."""
+    import mrsched_gym  # noqa: F401  (registers the Gymnasium ids inside the worker)
+    from mrsched_gym.evaluate import DEFAULT_ENV, make_env
+    cfg = dict(env_config or {})
+    scenario = cfg.pop("scenario", DEFAULT_ENV)
+    return RLlibObservation(make_env(scenario, cfg))
+
+
+def register_rllib_envs(extra: Iterable[str] = ()) -> list[str]:
+    """Register ``rllib:<id>`` for every ``mrsched/*`` id (plus ``extra`` scenario names/paths)
+    with Ray Tune's registry; returns the registered names."""
+    _ray()
+    from ray.tune.registry import register_env
+
+    from mrsched_gym.registration import ENV_IDS
+    names = []
+    for scenario in list(ENV_IDS) + list(extra):
+        name = RLLIB_PREFIX + scenario
+        register_env(name, lambda cfg, _s=scenario: make_rllib_env({"scenario": _s, **cfg}))
+        names.append(name)
+    return names
+
+
+def rllib_ppo_config(scenario: str = "mrsched/Hadoop-v0", env_overrides: Optional[dict] = None,
+                     num_env_runners: int = 1, train_batch_size: int = 4000,
+                     minibatch_size: int = 256, num_epochs: int = 5, lr: float = 3e-4,
+                     gamma: float = 0.995, seed: int = 0, hidden: Sequence[int] = (128, 128)):
+    """An RLlib ``PPOConfig`` (new API stack) on the flattened env; scale ``num_env_runners``
+    to the cluster's CPUs."""
+    _ray()
+    from ray.rllib.algorithms.ppo import PPOConfig
+    from ray.rllib.core.rl_module.default_model_config import DefaultModelConfig
+    register_rllib_envs([scenario])
+    return (PPOConfig()
+            .environment(RLLIB_PREFIX + scenario, env_config=dict(env_overrides or {}))
+            .framework("torch")
+            .env_runners(num_env_runners=num_env_runners, num_envs_per_env_runner=1)
+            .learners(num_learners=0)
+            .training(train_batch_size_per_learner=train_batch_size,
+                      minibatch_size=minibatch_size, num_epochs=num_epochs, lr=lr, gamma=gamma)
+            .rl_module(model_config=DefaultModelConfig(fcnet_hiddens=list(hidden)))
+            .debugging(seed=seed))
+
+
+def train_rllib(config, iterations: int = 1) -> list[dict]:
+    """Build the algorithm, run ``iterations`` training iterations, return their result dicts
+    (with ``env_runners/episode_return_mean`` etc.) and stop it."""
+    init_ray()
+    algo = config.build_algo()
+    try:
+        return [algo.train() for _ in range(iterations)]
+    finally:
+        algo.stop()
+
+
+# ---------------------------------------------------------------------- evaluation sweeps
+def evaluate_ray(policies: Sequence[str], scenarios: Sequence[str], seeds: Iterable[int],
+                 env_kwargs: Optional[dict] = None, address: Optional[str] = None,
+                 progress: bool = True) -> list[dict[str, Any]]:
+    """:func:`mrsched_gym.evaluate.evaluate` with one Ray task per episode (same records, same
+    order). Policies and scenarios are checked before anything is submitted."""
+    from mrsched_gym.evaluate import _run_task, check_policy, scenario_of
+    ray = _ray()
+    specs = [check_policy(p) for p in policies]
+    for s in scenarios:
+        scenario_of(s)
+    init_ray(address)
+    remote = ray.remote(num_cpus=1)(_run_task)
+    tasks = [(sp, sc, int(sd), env_kwargs) for sp in specs for sc in scenarios for sd in seeds]
+    refs = [remote.remote(t) for t in tasks]
+    from tqdm.auto import tqdm
+    with tqdm(total=len(refs), desc="episodes (ray)", disable=not progress, unit="ep") as bar:
+        pending = list(refs)
+        while pending:
+            done, pending = ray.wait(pending, num_returns=min(len(pending), 8), timeout=1.0)
+            bar.update(len(done))
+    return ray.get(refs)
+
+
+__all__ = ["RLlibObservation", "make_rllib_env", "register_rllib_envs", "rllib_ppo_config",
+           "train_rllib", "evaluate_ray", "init_ray"]
