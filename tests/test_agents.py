@@ -1,0 +1,271 @@
+"""Learned agents (issue 5): networks, training, checkpoints, the harness, the shipped agent."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+th = pytest.importorskip("torch")
+pytest.importorskip("sb3_contrib")
+
+from mrsched_gym.agents.networks import SetExtractor, SetPolicy  # noqa: E402
+from mrsched_gym.agents.policy import AgentPolicy, load_agent, load_sb3  # noqa: E402
+from mrsched_gym.agents.pretrained import agents_for, pretrained_agents  # noqa: E402
+from mrsched_gym.agents.train import (TRAIN_SEED_BASE, build_model, load_config,  # noqa: E402
+                                      make_vec_env, train)
+from mrsched_gym.evaluate import evaluate, mean_ci95, run_episode  # noqa: E402
+
+#: Short episodes (15 min of arrivals) keep the training tests to seconds.
+SHORT = {"workload.duration_s": 900}
+
+
+def tiny(name="tiny", **kw):
+    base = dict(name=name, total_timesteps=2048, n_envs=2, env_kwargs=SHORT,
+                tensorboard=False, **{"ppo.n_steps": 256, "ppo.batch_size": 128,
+                                      "ppo.n_epochs": 2, "eval.n_seeds": 2,
+                                      "eval.every_steps": 1024, "eval.baselines": ["edf"]})
+    base.update(kw)
+    return load_config("hadoop_set", **base)
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory):
+    out = tmp_path_factory.mktemp("runs")
+    return train(tiny(), out, progress=False)
+
+
+def _obs(env_id="mrsched/Hadoop-v0", seed=0, min_cands=3):
+    env = gym.make(env_id)
+    obs, info = env.reset(seed=seed)
+    while info["n_candidates"] < min_cands or info["decision"] != "schedule":
+        obs, _, term, trunc, info = env.step(0)
+        assert not (term or trunc)
+    return env, obs, info
+
+
+def _logits(policy, obs):
+    t = {k: th.as_tensor(v).unsqueeze(0) for k, v in obs.items()}
+    with th.no_grad():
+        lat, _ = policy.mlp_extractor(policy.extract_features(t, policy.features_extractor))
+        return policy.action_net(lat)[0].numpy()
+
+
+# ---------------------------------------------------------------------- the set network
+def test_set_policy_is_permutation_equivariant():
+    env, obs, info = _obs()
+    pol = SetPolicy(env.observation_space, env.action_space, lambda _: 1e-3,
+                    ortho_init=False)
+    n = info["n_candidates"]
+    perm = np.random.default_rng(0).permutation(n)
+    shuffled = dict(obs, candidates=obs["candidates"].copy())
+    shuffled["candidates"][:n] = obs["candidates"][perm]
+    a, b = _logits(pol, obs), _logits(pol, shuffled)
+    np.testing.assert_allclose(b[:n], a[:n][perm], rtol=1e-5, atol=1e-5)
+    assert b[-1] == pytest.approx(a[-1], abs=1e-5)          # skip does not move
+    # node order does not matter either (nodes are mean-pooled; the decision node is flagged)
+    nperm = np.random.default_rng(1).permutation(obs["nodes"].shape[0])
+    c = _logits(pol, dict(obs, nodes=obs["nodes"][nperm]))
+    np.testing.assert_allclose(c, a, rtol=1e-5, atol=1e-5)
+
+
+def test_set_policy_masks_illegal_and_work_conserving_skip():
+    env, obs, info = _obs()
+    n = info["n_candidates"]
+    for wc in (False, True):
+        pol = SetPolicy(env.observation_space, env.action_space, lambda _: 1e-3,
+                        work_conserving=wc)
+        lg = _logits(pol, obs)
+        assert (lg[n:-1] < -1e7).all()                       # rows past the candidates
+        assert (lg[:n] > -1e7).all()
+        assert (lg[-1] < -1e7) == wc                         # skip only when work-conserving
+
+
+def test_work_conserving_keeps_skip_at_admission():
+    """Skip is reject at an admission decision: never masked there."""
+    env = gym.make("mrsched/Admission-v0")
+    obs, info = env.reset(seed=0)
+    for _ in range(5000):
+        if info["decision"] == "admit":
+            break
+        obs, _, term, trunc, info = env.step(0)
+    assert info["decision"] == "admit"
+    pol = SetPolicy(env.observation_space, env.action_space, lambda _: 1e-3,
+                    work_conserving=True)
+    assert _logits(pol, obs)[-1] > -1e7
+
+
+# ---------------------------------------------------------------------- configs
+@pytest.mark.parametrize("override, field", [
+    ({"algo": "dqn"}, "algo"), ({"policy": "cnn"}, "policy"), ({"n_envs": 0}, "n_envs"),
+    ({"ppo.learning_rat": 1e-3}, "ppo.learning_rat"), ({"env": "nope"}, "env"),
+    ({"eval.baselines": ["nope"]}, "eval.baselines"), ({"colour": 1}, "colour"),
+    ({"algo": "ppo", "policy": "flat"}, "work_conserving"),
+])
+def test_bad_config_names_the_field(override, field):
+    with pytest.raises(ValueError, match=field.replace(".", r"\.")) as e:
+        load_config("hadoop_set", **override)
+    assert "hadoop_set.yaml" in str(e.value)
+
+
+def test_bundled_configs_document_every_field():
+    """Every field of the shipped configs carries a comment."""
+    from importlib.resources import files
+    for name in ("hadoop_set", "hadoop_flat"):
+        text = files("mrsched_gym.configs").joinpath("agents", f"{name}.yaml").read_text()
+        for line in text.splitlines():
+            if line.strip() and not line.lstrip().startswith("#") and not line.endswith(":"):
+                assert "#" in line, f"{name}.yaml: undocumented line {line!r}"
+        load_config(name)
+
+
+def test_training_envs_never_replay_evaluation_seeds():
+    cfg = tiny()
+    venv = make_vec_env(cfg)
+    assert venv.venv._seeds == [TRAIN_SEED_BASE, TRAIN_SEED_BASE + 1]   # under VecNormalize
+    assert TRAIN_SEED_BASE > cfg.eval.seed_start + cfg.eval.n_seeds
+    venv.close()
+
+
+# ---------------------------------------------------------------------- training
+@pytest.mark.slow
+def test_training_smoke_writes_every_output(trained, tmp_path):
+    from pathlib import Path
+    out = Path(trained["out"])
+    for f in ("config.yaml", "baselines.json", "evaluations.csv", "best_model.zip",
+              "last_model.zip", "final_model.zip", "state.json"):
+        assert (out / f).is_file(), f
+    assert [h["step"] for h in trained["history"]] == [1024, 2048]   # periodic evaluation
+    assert math.isfinite(trained["best"]) and trained["baselines"]["edf"] >= 0
+    # TensorBoard: a run with logs on writes event files
+    res = train(tiny("tb", tensorboard=True, total_timesteps=512), tmp_path, progress=False)
+    assert list(Path(res["out"]).glob("tb/**/events.out.tfevents.*"))
+
+
+@pytest.mark.slow
+def test_plain_ppo_with_the_set_head_trains(tmp_path):
+    res = train(tiny("ppo", algo="ppo", total_timesteps=512), tmp_path, progress=False)
+    model = load_sb3(res["final_model"])
+    assert type(model).__name__ == "PPO" and model.policy.work_conserving
+    pol = AgentPolicy(model, "ppo")
+    r = run_episode("mrsched/Hadoop-v0", pol, 0, SHORT)
+    assert r["metrics"]["invalid_actions"] == 0               # the head masks illegal actions
+
+
+def test_checkpoint_round_trip(trained, tmp_path):
+    a = load_sb3(trained["final_model"])
+    a.save(str(tmp_path / "again.zip"))
+    b = load_sb3(tmp_path / "again.zip")
+    sa, sb = a.policy.state_dict(), b.policy.state_dict()
+    assert sa.keys() == sb.keys() and all(th.equal(sa[k], sb[k]) for k in sa)
+    assert b.mrsched_work_conserving is True and type(b.policy) is SetPolicy
+    env, obs, _ = _obs()
+    pa, pb = AgentPolicy(a, "a"), AgentPolicy(b, "b")
+    for _ in range(200):
+        m = env.unwrapped.action_masks()
+        x = pa.act(obs, m)
+        assert x == pb.act(obs, m)
+        obs, *_ = env.step(x)
+
+
+def test_agent_matches_sb3_predict(trained):
+    """The harness's fast path picks exactly what ``model.predict`` picks."""
+    from mrsched_gym.agents.policy import work_conserving_mask
+    model = load_sb3(trained["final_model"])
+    pol = AgentPolicy(model, "a")
+    env, obs, _ = _obs()
+    for _ in range(200):
+        m = env.unwrapped.action_masks()
+        x = pol.act(obs, m)
+        y, _ = model.predict(obs, deterministic=True,
+                             action_masks=work_conserving_mask(m, obs["decision"][0] > 0.5))
+        assert x == int(y)
+        obs, *_ = env.step(x)
+
+
+def test_loaded_agent_through_the_harness(trained):
+    spec = f"agent:{trained['final_model']}"
+    seq = evaluate([spec, "edf"], ["mrsched/Hadoop-v0"], [0, 1], workers=1, progress=False,
+                   env_kwargs=SHORT)
+    par = evaluate([spec, "edf"], ["mrsched/Hadoop-v0"], [0, 1], workers=2, progress=False,
+                   env_kwargs=SHORT)
+    assert [r["policy"] for r in seq] == ["agent:final_model"] * 2 + ["edf"] * 2
+    for a, b in zip(seq, par):
+        assert a["deadline_penalty_h"] == b["deadline_penalty_h"] and a["steps"] == b["steps"]
+    assert seq[0]["invalid_actions"] == 0 and seq[0]["jobs_finished"] > 0
+
+
+def test_resume_continues_to_the_total(trained, tmp_path):
+    from pathlib import Path
+    import shutil
+    run = tmp_path / "tiny"
+    shutil.copytree(trained["out"], run)
+    res = train(tiny(total_timesteps=3072), tmp_path, resume=run / "last_model.zip",
+                progress=False)
+    steps = [h["step"] for h in res["history"]]
+    assert steps == [1024, 2048, 3072]                           # history kept and extended
+    assert load_sb3(Path(res["final_model"])).num_timesteps == 3072
+
+
+def test_fixed_seed_reproduces_training(trained, tmp_path):
+    """Same seed, one thread, in-process envs: the same weights, bit for bit."""
+    again = train(tiny(), tmp_path, progress=False)
+    a = load_sb3(trained["final_model"]).policy.state_dict()
+    b = load_sb3(again["final_model"]).policy.state_dict()
+    assert all(th.equal(a[k], b[k]) for k in a)
+    assert again["history"] == [dict(h, wall_s=g["wall_s"], eval_s=g["eval_s"])
+                                for h, g in zip(trained["history"], again["history"])]
+    other = train(tiny("other", seed=1, total_timesteps=512), tmp_path, progress=False)
+    c = load_sb3(other["final_model"]).policy.state_dict()
+    assert not all(th.equal(a[k], c[k]) for k in a)
+
+
+def test_set_agent_runs_on_other_cluster_sizes_flat_agent_refuses(trained, tmp_path):
+    pol = load_agent(trained["final_model"])
+    for env_id in ("mrsched/Dedicated-v0", "mrsched/Dynamic-v0"):    # N = 20, W = 12
+        r = run_episode(env_id, pol, 0, SHORT)
+        assert r["metrics"]["jobs_finished"] > 0 and r["metrics"]["invalid_actions"] == 0
+    cfg = tiny("flat", policy="flat", total_timesteps=256)
+    model = build_model(cfg, make_vec_env(cfg))
+    flat = AgentPolicy(model, "flat")
+    with pytest.raises(ValueError, match="flat-network agent"):
+        run_episode("mrsched/Dedicated-v0", flat, 0, SHORT)
+
+
+# ---------------------------------------------------------------------- the shipped agent
+def test_shipped_agent_is_listed_with_its_reproduce_command():
+    agents = pretrained_agents()
+    assert "hadoop-v0" in agents
+    info = agents["hadoop-v0"]
+    assert info["env"] == "mrsched/Hadoop-v0"
+    assert info["command"].startswith("mrsched-gym train")
+    assert agents_for("mrsched/Hadoop-v0") == ["agent:hadoop-v0"]
+    pol = load_agent(info["path"])
+    assert isinstance(pol.model.policy.features_extractor, SetExtractor)
+    import os
+    assert os.path.getsize(info["path"]) < 2_000_000                 # small
+
+
+def test_compare_includes_the_shipped_agent_by_default(tmp_path, capsys):
+    from mrsched_gym.cli import main
+    assert main(["compare", "--seeds", "1", "--workers", "1", "--quiet", "--no-plots",
+                 "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "agent:hadoop-v0" in out and "| edf" in out
+    recs = json.loads((tmp_path / "hadoop" / "records.json").read_text())
+    assert {"agent:hadoop-v0", "edf", "fifo"} <= {r["policy"] for r in recs}
+
+
+@pytest.mark.slow
+def test_shipped_agent_beats_edf_on_held_out_seeds():
+    """Issue 5's headline result, on 20 held-out seeds (0-19; training never replays them):
+    the shipped agent's weighted deadline-miss penalty is below EDF's, CIs not overlapping."""
+    recs = evaluate(["agent:hadoop-v0", "edf"], ["mrsched/Hadoop-v0"], range(20),
+                    progress=False)
+    by = {p: [r["deadline_penalty_h"] for r in recs if r["policy"] == p]
+          for p in ("agent:hadoop-v0", "edf")}
+    (ma, ca), (me, ce) = mean_ci95(by["agent:hadoop-v0"]), mean_ci95(by["edf"])
+    assert ma + ca < me - ce, f"agent {ma:.3f} ± {ca:.3f} vs EDF {me:.3f} ± {ce:.3f}"
