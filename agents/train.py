@@ -13,6 +13,7 @@ in the bundled files. An output folder holds::
     config.yaml          the resolved config (what was run)
     baselines.json       the baselines' headline metric on the validation seeds
     evaluations.csv      the learning curve: step, wall time, agent mean +- CI on those seeds
+    learning_curve.png   the same, with the baselines as horizontal lines
     best_model.zip       the checkpoint with the lowest validation mean so far
     last_model.zip       the newest checkpoint (written at each evaluation), to resume from
     final_model.zip      the model after the last step
@@ -34,6 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
+import numpy as np
 import yaml
 
 TRAIN_SEED_BASE = 1_000_000
@@ -90,6 +92,8 @@ class TrainConfig:
             sees it). The per-decision rewards are small (job-hours), which otherwise starves
             the value loss.
         tensorboard: Write TensorBoard logs to ``OUT/tb``.
+        lr_schedule: ``constant`` or ``linear`` (``ppo.learning_rate`` decayed linearly to 0
+            at ``total_timesteps``).
         ppo: PPO hyper-parameters (:data:`PPO_KEYS`, SB3 names and meanings).
         eval: Periodic evaluation (:class:`EvalConfig`).
     """
@@ -110,6 +114,7 @@ class TrainConfig:
     work_conserving: bool = True
     normalize_reward: bool = True
     tensorboard: bool = True
+    lr_schedule: str = "constant"
     ppo: dict = field(default_factory=dict)
     eval: EvalConfig = field(default_factory=EvalConfig)
 
@@ -120,6 +125,8 @@ class TrainConfig:
             bad("algo", f"must be one of {', '.join(ALGOS)}; got {self.algo!r}")
         if self.policy not in POLICIES:
             bad("policy", f"must be one of {', '.join(POLICIES)}; got {self.policy!r}")
+        if self.lr_schedule not in ("constant", "linear"):
+            bad("lr_schedule", f"must be constant or linear; got {self.lr_schedule!r}")
         if self.vec_env not in ("dummy", "subproc"):
             bad("vec_env", f"must be dummy or subproc; got {self.vec_env!r}")
         for f in ("total_timesteps", "n_envs", "torch_threads", "hidden"):
@@ -219,6 +226,16 @@ def make_vec_env(cfg: TrainConfig, n_envs: Optional[int] = None, seed_offset: in
     return venv
 
 
+class LinearSchedule:
+    """``lr * progress_remaining`` (SB3 passes 1 at the start, 0 at the end); picklable."""
+
+    def __init__(self, lr: float) -> None:
+        self.lr = lr
+
+    def __call__(self, progress_remaining: float) -> float:
+        return self.lr * progress_remaining
+
+
 def build_model(cfg: TrainConfig, venv, tb_dir: Optional[str] = None):
     """A fresh MaskablePPO / PPO model with the configured policy network."""
     from sb3_contrib import MaskablePPO
@@ -235,8 +252,11 @@ def build_model(cfg: TrainConfig, venv, tb_dir: Optional[str] = None):
         pkw = dict(features_extractor_class=FlatExtractor,
                    net_arch=dict(pi=list(cfg.net_arch), vf=list(cfg.net_arch)))
     algo = MaskablePPO if cfg.algo == "maskable_ppo" else PPO
+    ppo = dict(cfg.ppo)
+    if cfg.lr_schedule == "linear":
+        ppo["learning_rate"] = LinearSchedule(float(ppo.get("learning_rate", 3e-4)))
     model = algo(policy, venv, policy_kwargs=pkw, seed=cfg.seed, device="cpu", verbose=0,
-                 tensorboard_log=tb_dir, **cfg.ppo)
+                 tensorboard_log=tb_dir, **ppo)
     model.mrsched_work_conserving = cfg.work_conserving     # saved with the checkpoint
     return model
 
@@ -348,6 +368,34 @@ def _baselines(cfg: TrainConfig, out: Path) -> dict[str, float]:
     return means
 
 
+def plot_learning_curves(histories: dict[str, list[dict]], baselines: dict[str, float],
+                         path: Path, title: str = "", metric: str = "validation mean") -> Path:
+    """Validation mean (band: 95% CI) against env steps for each run, baselines as lines."""
+    from mrsched_gym.leaderboard import _figure
+    fig = _figure(7, 4)
+    ax = fig.add_subplot(111)
+    for name, hist in histories.items():
+        if not hist:
+            continue
+        x = np.array([h["step"] for h in hist], float)
+        m = np.array([h["mean"] for h in hist], float)
+        c = np.nan_to_num(np.array([h["ci95"] if h["ci95"] is not None else np.nan
+                                    for h in hist], float))
+        ax.plot(x, m, marker=".", label=name)
+        ax.fill_between(x, m - c, m + c, alpha=0.15)
+    for i, (b, v) in enumerate(sorted(baselines.items(), key=lambda kv: kv[1])):
+        ax.axhline(v, ls="--", lw=1, color=f"C{i + len(histories)}", label=b)
+    ax.set_xlabel("env steps (decisions)")
+    ax.set_ylabel(metric)
+    ax.set_yscale("symlog", linthresh=1.0)
+    ax.set_title(title)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path)
+    return path
+
+
 # ---------------------------------------------------------------------- the run
 def train(cfg: TrainConfig, out_dir: str | Path = "runs", resume: Optional[str | Path] = None,
           progress: bool = True) -> dict[str, Any]:
@@ -398,6 +446,8 @@ def train(cfg: TrainConfig, out_dir: str | Path = "runs", resume: Optional[str |
         run_eval(model, None)
     model.save(str(out / "final_model.zip"))
     venv.close()
+    plot_learning_curves({cfg.name: state["history"]}, baselines, out / "learning_curve.png",
+                         title=f"{cfg.name} on {cfg.env}")
     return {"out": str(out), "best": state["best"], "best_step": state["best_step"],
             "baselines": baselines, "history": state["history"],
             "best_model": str(out / "best_model.zip"), "final_model": str(out / "final_model.zip")}

@@ -136,7 +136,7 @@ def test_training_smoke_writes_every_output(trained, tmp_path):
     from pathlib import Path
     out = Path(trained["out"])
     for f in ("config.yaml", "baselines.json", "evaluations.csv", "best_model.zip",
-              "last_model.zip", "final_model.zip", "state.json"):
+              "last_model.zip", "final_model.zip", "state.json", "learning_curve.png"):
         assert (out / f).is_file(), f
     assert [h["step"] for h in trained["history"]] == [1024, 2048]   # periodic evaluation
     assert math.isfinite(trained["best"]) and trained["baselines"]["edf"] >= 0
