@@ -51,3 +51,17 @@ def rl_available() -> bool:
     except ImportError:
         return False
     return True
+
+
+def params_sha256(path: str | Path) -> str:
+    """SHA-256 of a checkpoint's policy weights (names, shapes and bytes, in order): equal for
+    two runs that trained the same network, unlike the zip's bytes (which carry timestamps)."""
+    import hashlib
+
+    from mrsched_gym.agents.policy import load_sb3
+    h = hashlib.sha256()
+    for k, v in load_sb3(path).policy.state_dict().items():
+        h.update(k.encode())
+        h.update(str(tuple(v.shape)).encode())
+        h.update(v.detach().cpu().numpy().tobytes())
+    return h.hexdigest()

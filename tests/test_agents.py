@@ -245,6 +245,8 @@ def test_shipped_agent_is_listed_with_its_reproduce_command():
     assert agents_for("mrsched/Hadoop-v0") == ["agent:hadoop-v0"]
     pol = load_agent(info["path"])
     assert isinstance(pol.model.policy.features_extractor, SetExtractor)
+    from mrsched_gym.agents.pretrained import params_sha256
+    assert params_sha256(info["path"]) == info["params_sha256"]     # the weights it describes
     import os
     assert os.path.getsize(info["path"]) < 2_000_000                 # small
 

@@ -1,0 +1,60 @@
+"""Copy a training run's best checkpoint into the package as a shipped agent (issue 5).
+
+    python tools/ship_agent.py runs/hadoop_set hadoop-v0 --config hadoop_set
+
+writes ``agents/pretrained/NAME.zip`` (the checkpoint) and ``NAME.json`` (env, config, step,
+validation result, the command that reproduces it, and ``params_sha256``: a hash of the policy
+weights, which a re-run of the command reproduces exactly — compare with
+``python -c "from mrsched_gym.agents.pretrained import params_sha256; print(params_sha256(P))"``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+from pathlib import Path
+
+import yaml
+
+from mrsched_gym.agents.pretrained import params_sha256
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("run", help="training output folder (OUT/NAME)")
+    ap.add_argument("name", help="shipped agent name, e.g. hadoop-v0")
+    ap.add_argument("--config", required=True, help="bundled config name that produced the run")
+    a = ap.parse_args()
+    run = Path(a.run)
+    cfg = yaml.safe_load((run / "config.yaml").read_text())
+    state = json.loads((run / "state.json").read_text())
+    best = next(h for h in state["history"] if h["step"] == state["best_step"])
+    base = json.loads((run / "baselines.json").read_text())
+    dest = ROOT / "agents" / "pretrained"
+    dest.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(run / "best_model.zip", dest / f"{a.name}.zip")
+    meta = {
+        "env": cfg["env"],
+        "config": a.config,
+        "algo": cfg["algo"],
+        "policy": cfg["policy"],
+        "seed": cfg["seed"],
+        "total_timesteps": cfg["total_timesteps"],
+        "checkpoint_step": state["best_step"],
+        "command": f"mrsched-gym train {a.config} --out runs   "
+                   f"# then runs/{cfg['name']}/best_model.zip",
+        "validation": {"seeds": [cfg["eval"]["seed_start"],
+                                 cfg["eval"]["seed_start"] + cfg["eval"]["n_seeds"] - 1],
+                       "headline": base["headline"], "mean": best["mean"],
+                       "ci95": best["ci95"], "baselines": base["means"]},
+        "params_sha256": params_sha256(dest / f"{a.name}.zip"),
+    }
+    (dest / f"{a.name}.json").write_text(json.dumps(meta, indent=1) + "\n")
+    print(json.dumps(meta, indent=1))
+
+
+if __name__ == "__main__":
+    main()
