@@ -81,7 +81,11 @@ def curves(runs: list[str], out: Path) -> str:
         b = min(h, key=lambda x: x["mean"])
         lines.append(f"| {p.name} | {len(h)} | {b['mean']:.3f} ({int(b['step'])}) | "
                      f"{h[-1]['mean']:.3f} ({int(h[-1]['step'])}) |")
-    plot_learning_curves(hist, base, out, title="validation seeds 500-509, mrsched/Hadoop-v0",
+    import yaml
+    ev = yaml.safe_load((Path(runs[0]) / "config.yaml").read_text())
+    e = ev["eval"]
+    plot_learning_curves(hist, base, out, title=f"{ev['env']}, validation seeds "
+                         f"{e['seed_start']}-{e['seed_start'] + e['n_seeds'] - 1}",
                          metric="deadline_penalty_h (job-hours)")
     lines.append("\nbaselines on the same validation seeds: "
                  + ", ".join(f"{k} {v:.3f}" for k, v in base.items()))
