@@ -410,8 +410,13 @@ def train(cfg: TrainConfig, out_dir: str | Path = "runs", resume: Optional[str |
             bit-identical to an uninterrupted one.
         progress: Show the progress bar.
     """
-    import torch
-    from stable_baselines3.common.utils import set_random_seed
+    try:
+        import torch
+        from sb3_contrib import MaskablePPO  # noqa: F401
+        from stable_baselines3.common.utils import set_random_seed
+    except ImportError as e:
+        raise ImportError("training needs the RL extra: pip install -c constraints.txt "
+                          "'mrsched-gym[rl]'") from e
 
     from mrsched_gym.evaluate import _atomic_write
 

@@ -292,3 +292,20 @@ def test_shipped_agent_ci_lies_below_edf_ci(held_out):
     (ma, ca), (me, ce) = mean_ci95(list(held_out["agent:hadoop-v0"])), \
         mean_ci95(list(held_out["edf"]))
     assert ma + ca < me - ce, f"agent {ma:.3f} ± {ca:.3f} vs EDF {me:.3f} ± {ce:.3f}"
+
+
+def test_train_cli_runs_a_yaml_file(tmp_path, capsys):
+    from mrsched_gym.cli import main
+    cfg = tmp_path / "mine.yaml"
+    cfg.write_text("name: mine\nenv: hadoop\nenv_kwargs: {workload.duration_s: 900}\n"
+                   "total_timesteps: 512\nn_envs: 2\ntensorboard: false\n"
+                   "ppo: {n_steps: 256, batch_size: 128, n_epochs: 1}\n"
+                   "eval: {every_steps: 0, n_seeds: 1, baselines: [edf]}\n")
+    assert main(["train", str(cfg), "--out", str(tmp_path / "runs"), "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "best validation mean" in out and (tmp_path / "runs/mine/best_model.zip").is_file()
+    assert main(["train", "--list"]) == 0
+    assert "hadoop_set" in capsys.readouterr().out
+    cfg.write_text("name: mine\nppo: {learning_rat: 1}\n")
+    with pytest.raises(ValueError, match=r"mine\.yaml: ppo\.learning_rat"):
+        main(["train", str(cfg), "--out", str(tmp_path / "runs")])
