@@ -5,11 +5,15 @@ Usage::
     python benchmarks/bench.py                 # default scenario + thesis-scale week
     python benchmarks/bench.py --quick         # fewer episodes
     python benchmarks/bench.py --profile       # cProfile of the default scenario's hot loop
+    python benchmarks/bench.py --agents        # + the shipped agent's inference and training
 
 Each scenario runs in its own process so peak memory (max RSS) is per scenario.
 Policies: ``random`` = uniform over legal actions through ``env.step`` (observation, mask and
 reward built every step); ``fifo-sim`` = first candidate through the simulator directly (what a
-baseline costs without observation encoding); ``fifo-env`` = first candidate through ``env.step``.
+baseline costs without observation encoding); ``fifo-env`` = first candidate through ``env.step``;
+``agent`` = the shipped agent (``agent:hadoop-v0``, one torch thread) through ``env.step``;
+``train`` = MaskablePPO with the shipped config (4 in-process envs, one thread) learning for
+the given number of steps (rollouts and gradient updates; no evaluations).
 """
 
 from __future__ import annotations
@@ -28,14 +32,20 @@ def _bench(env_id: str, policy: str, episodes: int, seed: int, kwargs: dict) -> 
 
     import mrsched_gym  # noqa: F401
 
+    if policy == "train":
+        return _bench_train(env_id, episodes)
     env = gym.make(env_id, **kwargs)
     rng = np.random.default_rng(seed)
+    if policy == "agent":
+        from mrsched_gym.agents.policy import load_agent
+        from mrsched_gym.agents.pretrained import pretrained_path
+        agent = load_agent(pretrained_path("hadoop-v0"))
     steps = tasks = 0
     t_reset = t_run = 0.0
     sim_time = 0.0
     for ep in range(episodes):
         t0 = time.perf_counter()
-        env.reset(seed=seed + ep)
+        obs, _ = env.reset(seed=seed + ep)
         t1 = time.perf_counter()
         t_reset += t1 - t0
         u = env.unwrapped
@@ -50,9 +60,11 @@ def _bench(env_id: str, policy: str, episodes: int, seed: int, kwargs: dict) -> 
                 if policy == "random":
                     n = len(sim.candidates)
                     a = int(rng.integers(n)) if n else K
+                elif policy == "agent":
+                    a = agent.act(obs, u.action_masks())
                 else:
                     a = 0 if sim.candidates else K
-                _, _, term, trunc, _ = env.step(a)
+                obs, _, term, trunc, _ = env.step(a)
                 steps += 1
                 if term or trunc:
                     break
@@ -63,6 +75,23 @@ def _bench(env_id: str, policy: str, episodes: int, seed: int, kwargs: dict) -> 
             "decisions_per_s": steps / t_run, "tasks_per_s": tasks / t_run,
             "sim_days_per_s": sim_time / 86400 / t_run, "run_s_per_episode": t_run / episodes,
             "reset_s": t_reset / episodes,
+            "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+
+
+def _bench_train(env_id: str, steps: int) -> dict:
+    import torch
+
+    from mrsched_gym.agents.train import build_model, load_config, make_vec_env
+    torch.set_num_threads(1)
+    cfg = load_config("hadoop_set", env=env_id, total_timesteps=steps, tensorboard=False)
+    model = build_model(cfg, make_vec_env(cfg))
+    t0 = time.perf_counter()
+    model.learn(steps)
+    dt = time.perf_counter() - t0
+    n = model.num_timesteps
+    return {"env": env_id, "policy": "train", "episodes": 0, "decisions": n,
+            "decisions_per_s": n / dt, "tasks_per_s": float("nan"), "sim_days_per_s": 0.0,
+            "run_s_per_episode": float("nan"), "reset_s": float("nan"),
             "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
 
 
@@ -85,6 +114,7 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--profile", action="store_true")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--agents", action="store_true", help="add the agent and training rows")
     a = ap.parse_args()
     if a.profile:
         import cProfile
@@ -100,6 +130,9 @@ def main() -> None:
         ("mrsched/ThesisScale-v0", "fifo-sim", 1, 0, {}),
         ("mrsched/ThesisScale-v0", "fifo-env", 1, 0, {}),
     ]
+    if a.agents:
+        runs += [("mrsched/Hadoop-v0", "agent", max(n // 4, 2), 0, {}),
+                 ("mrsched/Hadoop-v0", "train", 4096 * (4 if a.quick else 12), 0, {})]
     results = [run_isolated(*r) for r in runs]
     if a.json:
         print(json.dumps(results, indent=2))
