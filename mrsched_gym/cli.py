@@ -36,7 +36,8 @@ def _compare(args: argparse.Namespace) -> int:
     from mrsched_gym.baselines import applicable_baselines
     from mrsched_gym.evaluate import (evaluate, make_policy, run_episode, scenario_of,
                                       write_results)
-    from mrsched_gym.leaderboard import plot_bars, plot_gantt, plot_jct_cdf, ranked, table
+    from mrsched_gym.leaderboard import (paired_vs_best, plot_bars, plot_gantt, plot_jct_cdf,
+                                         ranked, table)
 
     seeds = list(range(args.seed_start, args.seed_start + args.seeds))
     for env in args.env:
@@ -67,6 +68,8 @@ def _compare(args: argparse.Namespace) -> int:
             if ov:
                 notes[p] = ", ".join(f"{k}={v}" for k, v in ov.items())
         print(table(records, headline, notes))
+        for line in paired_vs_best(records, headline):
+            print(line)
         out = Path(args.out) / sc.name
         paths = write_results(records, out)
         if not args.no_plots:

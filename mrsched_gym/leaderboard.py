@@ -50,6 +50,31 @@ def table(records: Sequence[dict], headline: str, notes: Optional[dict] = None) 
     return "\n".join(lines)
 
 
+def paired_vs_best(records: Sequence[dict], headline: str) -> list[str]:
+    """For each agent: the per-seed difference agent - best baseline (same worlds: common random
+    numbers), mean ± 95% CI, and on how many seeds the agent is better (lower)."""
+    from mrsched_gym.evaluate import mean_ci95
+    rows = ranked(records, headline)
+    base = [r["policy"] for r in rows if not r["policy"].startswith("agent:")]
+    if not base:
+        return []
+    best = base[0]
+    ref = {r["seed"]: r[headline] for r in records if r["policy"] == best}
+    out = []
+    for r in rows:
+        pol = r["policy"]
+        if not pol.startswith("agent:"):
+            continue
+        d = [x[headline] - ref[x["seed"]] for x in records
+             if x["policy"] == pol and x["seed"] in ref]
+        if not d:
+            continue
+        m, c = mean_ci95(d)
+        out.append(f"{pol} - {best} (paired over the same {len(d)} seeds): {_fmt(m, c)}; "
+                   f"{pol} lower on {sum(v < 0 for v in d)}/{len(d)} seeds")
+    return out
+
+
 def _figure(w: float, h: float):
     import matplotlib
     matplotlib.use("Agg")

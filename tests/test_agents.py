@@ -257,6 +257,7 @@ def test_compare_includes_the_shipped_agent_by_default(tmp_path, capsys):
                  "--out", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert "agent:hadoop-v0" in out and "| edf" in out
+    assert "agent:hadoop-v0 - edf (paired over the same 1 seeds)" in out
     recs = json.loads((tmp_path / "hadoop" / "records.json").read_text())
     assert {"agent:hadoop-v0", "edf", "fifo"} <= {r["policy"] for r in recs}
 

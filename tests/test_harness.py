@@ -99,3 +99,15 @@ def test_compare_command_writes_table_results_and_plots(tmp_path, capsys):
     for f in ("records.json", "records.csv", "summary.json", "summary.csv", "metrics.png",
               "jct_cdf.png", "gantt.png"):
         assert (d / f).stat().st_size > 0, f
+
+
+def test_paired_difference_against_the_best_baseline():
+    """Hand-made records: the agent's per-seed differences to the best baseline (b) are -1, -2, 0."""
+    from mrsched_gym.leaderboard import paired_vs_best
+    vals = {"a": [5, 5, 5], "b": [2, 3, 1], "agent:x": [1, 1, 1]}
+    recs = [{"policy": p, "scenario": "s", "seed": i, "m": float(v)}
+            for p, vs in vals.items() for i, v in enumerate(vs)]
+    (line,) = paired_vs_best(recs, "m")
+    assert line.startswith("agent:x - b (paired over the same 3 seeds): -1.00 ± 2.48")
+    assert line.endswith("lower on 2/3 seeds")
+    assert paired_vs_best([r for r in recs if r["policy"] != "agent:x"], "m") == []
