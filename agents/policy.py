@@ -54,14 +54,17 @@ class AgentPolicy:
         if any(obs[k].shape != s for k, s in self._shapes.items()):
             obs = self._adapt(obs)
         t = {k: th.as_tensor(v).unsqueeze(0) for k, v in obs.items()}
-        with th.no_grad():
-            if self.masked:
-                if self.work_conserving:
-                    mask = work_conserving_mask(mask, bool(obs["decision"][0] > 0.5))
-                dist = self.policy.get_distribution(t, action_masks=mask[None])
-            else:
-                dist = self.policy.get_distribution(t)
-            return int(dist.mode()[0])
+        pol = self.policy
+        with th.no_grad():       # the distribution's mode = argmax of the (masked) logits
+            feats = pol.extract_features(t)
+            if isinstance(feats, tuple):                         # separate actor / critic
+                feats = feats[0]
+            logits = pol.action_net(pol.mlp_extractor.forward_actor(feats))[0].numpy()
+        if self.masked:
+            if self.work_conserving:
+                mask = work_conserving_mask(mask, bool(obs["decision"][0] > 0.5))
+            logits = np.where(mask, logits, -np.inf)
+        return int(np.argmax(logits))
 
     def _adapt(self, obs: dict) -> dict:
         """Run a set-network agent on another cluster size or candidate count (generalisation).
