@@ -261,12 +261,6 @@ def build_model(cfg: TrainConfig, venv, tb_dir: Optional[str] = None):
     return model
 
 
-def load_model(path: str | Path, venv=None):
-    """Load a checkpoint (MaskablePPO or PPO), attached to ``venv`` when given."""
-    from mrsched_gym.agents.policy import load_sb3
-    return load_sb3(path, venv)
-
-
 def evaluate_model(model, cfg: TrainConfig, seeds) -> list[float]:
     """The model's headline metric on ``seeds`` through the harness (deterministic actions)."""
     from mrsched_gym.agents.policy import AgentPolicy
@@ -341,11 +335,8 @@ def _callbacks(cfg: TrainConfig, out: Path, baselines: dict, state: dict, progre
 
 
 def _write_state(out: Path, state: dict) -> None:
-    from mrsched_gym.evaluate import _atomic_write, _json_safe
-    buf = [",".join(("step", "wall_s", "mean", "ci95", "eval_s"))]
-    for h in state["history"]:
-        buf.append(",".join(str(h[k]) for k in ("step", "wall_s", "mean", "ci95", "eval_s")))
-    _atomic_write(out / "evaluations.csv", "\n".join(buf) + "\n")
+    from mrsched_gym.evaluate import _atomic_write, _csv_text, _json_safe
+    _atomic_write(out / "evaluations.csv", _csv_text(state["history"]))
     _atomic_write(out / "state.json", json.dumps(_json_safe(
         {k: v for k, v in state.items() if k != "t0"}), indent=1))
 
@@ -430,15 +421,16 @@ def train(cfg: TrainConfig, out_dir: str | Path = "runs", resume: Optional[str |
     tb = str(out / "tb") if cfg.tensorboard else None
     state = {"history": [], "best": math.inf, "best_step": None, "wall0": 0.0}
     if resume is not None:
-        model = load_model(resume, venv)
+        from mrsched_gym.agents.policy import load_sb3
+        model = load_sb3(resume, venv)
         model.tensorboard_log = tb
         prev = out / "state.json"
         if prev.is_file():
             old = json.loads(prev.read_text())
-            state.update(history=old.get("history", []), best_step=old.get("best_step"),
-                         wall0=old.get("history", [{}])[-1].get("wall_s", 0.0)
-                         if old.get("history") else 0.0)
-            state["best"] = math.inf if old.get("best") is None else old["best"]
+            hist = old.get("history") or []
+            state.update(history=hist, best_step=old.get("best_step"),
+                         wall0=hist[-1]["wall_s"] if hist else 0.0,
+                         best=math.inf if old.get("best") is None else old["best"])
     else:
         model = build_model(cfg, venv, tb)
     state["t0"] = time.perf_counter()
@@ -459,4 +451,4 @@ def train(cfg: TrainConfig, out_dir: str | Path = "runs", resume: Optional[str |
 
 
 __all__ = ["TrainConfig", "EvalConfig", "load_config", "bundled_configs", "train",
-           "build_model", "load_model", "make_vec_env", "evaluate_model", "TRAIN_SEED_BASE"]
+           "build_model", "make_vec_env", "evaluate_model", "TRAIN_SEED_BASE"]

@@ -188,14 +188,18 @@ def evaluate(policies: Sequence[str | PolicySpec], scenarios: Sequence[str],
         ``seed``, ``steps``, ``return``, ``wall_s`` and every metric by name (plus the
         per-job completion times under ``_jct_s``, not written to the CSV).
     """
-    specs = [parse_policy(p) if isinstance(p, str) else p for p in policies]
-    seeds = list(seeds)
+    return run_parallel(_run_task, sweep_tasks(policies, scenarios, seeds, env_kwargs), workers,
+                        progress, "episodes")
+
+
+def sweep_tasks(policies: Sequence[str | PolicySpec], scenarios: Sequence[str],
+                seeds: Iterable[int], env_kwargs: Optional[dict] = None) -> list[tuple]:
+    """The ``_run_task`` arguments of a sweep, in record order (policy, scenario, seed), after
+    checking every scenario and policy: a bad one fails before anything runs."""
     for s in scenarios:
-        scenario_of(s)                       # a bad scenario fails before anything runs
-    for sp in specs:
-        check_policy(sp)                     # and so does a bad baseline parameter
-    tasks = [(sp, sc, int(sd), env_kwargs) for sp in specs for sc in scenarios for sd in seeds]
-    return run_parallel(_run_task, tasks, workers, progress, "episodes")
+        scenario_of(s)
+    specs = [check_policy(p) for p in policies]
+    return [(sp, sc, int(sd), env_kwargs) for sp in specs for sc in scenarios for sd in seeds]
 
 
 def check_policy(spec: PolicySpec | str) -> PolicySpec:

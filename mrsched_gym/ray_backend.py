@@ -124,14 +124,11 @@ def evaluate_ray(policies: Sequence[str], scenarios: Sequence[str], seeds: Itera
                  progress: bool = True) -> list[dict[str, Any]]:
     """:func:`mrsched_gym.evaluate.evaluate` with one Ray task per episode (same records, same
     order). Policies and scenarios are checked before anything is submitted."""
-    from mrsched_gym.evaluate import _run_task, check_policy, scenario_of
+    from mrsched_gym.evaluate import _run_task, sweep_tasks
     ray = _ray()
-    specs = [check_policy(p) for p in policies]
-    for s in scenarios:
-        scenario_of(s)
+    tasks = sweep_tasks(policies, scenarios, seeds, env_kwargs)
     init_ray(address)
     remote = ray.remote(num_cpus=1)(_run_task)
-    tasks = [(sp, sc, int(sd), env_kwargs) for sp in specs for sc in scenarios for sd in seeds]
     refs = [remote.remote(t) for t in tasks]
     from tqdm.auto import tqdm
     with tqdm(total=len(refs), desc="episodes (ray)", disable=not progress, unit="ep") as bar:

@@ -13,7 +13,8 @@ th = pytest.importorskip("torch")
 pytest.importorskip("sb3_contrib")
 
 from mrsched_gym.agents.networks import SetExtractor, SetPolicy  # noqa: E402
-from mrsched_gym.agents.policy import AgentPolicy, load_agent, load_sb3  # noqa: E402
+from mrsched_gym.agents.policy import (AgentPolicy, load_agent, load_sb3,  # noqa: E402
+                                       policy_logits)
 from mrsched_gym.agents.pretrained import agents_for, pretrained_agents  # noqa: E402
 from mrsched_gym.agents.train import (TRAIN_SEED_BASE, build_model, load_config,  # noqa: E402
                                       make_vec_env, train)
@@ -47,11 +48,7 @@ def _obs(env_id="mrsched/Hadoop-v0", seed=0, min_cands=3):
     return env, obs, info
 
 
-def _logits(policy, obs):
-    t = {k: th.as_tensor(v).unsqueeze(0) for k, v in obs.items()}
-    with th.no_grad():
-        lat, _ = policy.mlp_extractor(policy.extract_features(t, policy.features_extractor))
-        return policy.action_net(lat)[0].numpy()
+_logits = policy_logits
 
 
 # ---------------------------------------------------------------------- the set network
