@@ -22,12 +22,13 @@ from typing import Any, Mapping, Optional, Union
 
 import yaml
 
+from mrsched_gym.errors import MRSchedError
 from mrsched_gym.frozen import FrozenDict
 
 from mrsched_gym.workloads.profiles import PROFILES
 
 
-class ConfigError(ValueError):
+class ConfigError(MRSchedError, ValueError):
     """A scenario file or object is malformed. The message names the file (if any) and field."""
 
 

@@ -25,6 +25,8 @@ from typing import IO
 
 import numpy as np
 
+from mrsched_gym.errors import MRSchedError
+
 #: Bundled trace name -> file in ``mrsched_gym/data/traces``.
 BUNDLED_TRACES: dict[str, str] = {
     "swim-fb2009-day0": "swim_fb2009_day0.csv.gz",
@@ -40,7 +42,7 @@ BUNDLED_TRACES: dict[str, str] = {
 JOB_COLUMNS = ("submit_s", "map_input_bytes", "shuffle_bytes", "output_bytes")
 
 
-class TraceError(ValueError):
+class TraceError(MRSchedError, ValueError):
     """A trace file is malformed; the message names the file and line."""
 
 
