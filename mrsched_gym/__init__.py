@@ -6,6 +6,7 @@ Importing the package registers the ``mrsched/*`` ids with Gymnasium (no other s
 from mrsched_gym.config import ConfigError, Scenario, load_scenario, with_overrides
 from mrsched_gym.registration import ENV_IDS, register_envs
 
+# The one version source: pyproject.toml reads it statically, importlib.metadata reports it.
 __version__ = "0.1.0"
 
 register_envs()

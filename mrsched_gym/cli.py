@@ -18,7 +18,7 @@ def _demo(args: argparse.Namespace) -> int:
 
     names = args.policies or list(BASELINES)
     print(f"{args.env}  seed={args.seed}  (one episode per policy; the leaderboard with "
-          f"confidence intervals is `mrsched-gym compare`, issue 3)")
+          "confidence intervals is `mrsched-gym compare`)")
     header = f"{'policy':10s} {'steps':>7s} " + " ".join(f"{k:>22s}" for k in KEY_METRICS)
     print(header)
     for name in names:
@@ -162,6 +162,8 @@ def _list(args: argparse.Namespace) -> int:
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Entry point of the ``mrsched-gym`` command."""
     p = argparse.ArgumentParser(prog="mrsched-gym", description=__doc__)
+    from mrsched_gym import __version__
+    p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = p.add_subparsers(dest="cmd", required=True)
     c = sub.add_parser("compare", help="the leaderboard: policies x seeds on a scenario, ranked "
                        "by its headline metric, with result files and plots")

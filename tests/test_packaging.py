@@ -1,0 +1,98 @@
+"""Packaging: one version, the licence, the typing marker, the data files, and product wording."""
+
+import importlib.metadata as md
+import re
+from importlib.resources import files
+from pathlib import Path
+
+import pytest
+
+import mrsched_gym
+from mrsched_gym.cli import main
+
+DIST = "mrsched-gym"
+ROOT = Path(__file__).resolve().parents[1]          # the checkout (or the unpacked sdist)
+# A reference to an internal work item (the word "issue" or "issues", then a number, "#" optional)
+# rather than to the product.
+WORK_ITEM = re.compile(r"\bissues?\s+#?\d", re.IGNORECASE)
+# The installed packages: mrsched_gym itself and the folders mapped into it (pyproject package-dir).
+PACKAGES = ("mrsched_gym", "mrsched_gym.baselines", "mrsched_gym.agents", "mrsched_gym.configs")
+
+
+def test_installed_version_is_the_package_version():
+    assert md.version(DIST) == mrsched_gym.__version__
+
+
+def test_pyproject_reads_the_version_from_the_package():
+    tomllib = pytest.importorskip("tomllib")
+    if not (ROOT / "pyproject.toml").exists():
+        pytest.skip("not a source checkout")
+    cfg = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    assert "version" not in cfg["project"]
+    assert "version" in cfg["project"]["dynamic"]
+    assert cfg["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "mrsched_gym.__version__"}
+
+
+def test_cli_version(capsys):
+    with pytest.raises(SystemExit) as e:
+        main(["--version"])
+    assert e.value.code == 0
+    assert capsys.readouterr().out.strip() == f"mrsched-gym {mrsched_gym.__version__}"
+
+
+@pytest.mark.parametrize("package", ["mrsched_gym", "mrsched_gym.baselines", "mrsched_gym.agents"])
+def test_py_typed_marker(package):
+    assert files(package).joinpath("py.typed").is_file()
+
+
+def test_package_data_is_installed():
+    configs = files("mrsched_gym.configs")
+    for sub in ("scenarios", "reproductions", "agents"):
+        assert any(p.name.endswith(".yaml") for p in configs.joinpath(sub).iterdir()), sub
+    traces = files("mrsched_gym.data").joinpath("traces")
+    assert traces.joinpath("ATTRIBUTION.md").is_file()
+    assert any(p.name.endswith(".csv.gz") for p in traces.iterdir())
+    pretrained = {p.name for p in files("mrsched_gym.agents").joinpath("pretrained").iterdir()}
+    assert {"hadoop-v0.zip", "hadoop-v0.json"} <= pretrained
+
+
+def test_licence():
+    meta = md.metadata(DIST)
+    assert meta["License-Expression"] == "Apache-2.0"
+    assert "LICENSE" in (meta.get_all("License-File") or [])
+    candidates = [ROOT / "LICENSE"] + [Path(md.distribution(DIST).locate_file(f))
+                                       for f in md.files(DIST) or () if f.name == "LICENSE"]
+    texts = [p.read_text(encoding="utf-8") for p in candidates if p.is_file()]
+    assert texts, "no LICENSE file in the checkout or the installed distribution"
+    assert all("Apache License" in t and "Version 2.0, January 2004" in t for t in texts)
+
+
+def _help(argv, capsys) -> str:
+    with pytest.raises(SystemExit) as e:
+        main(argv)
+    assert e.value.code == 0
+    return capsys.readouterr().out
+
+
+def test_cli_help_speaks_of_the_product(capsys):
+    top = _help(["--help"], capsys)
+    commands = re.search(r"\{([\w,-]+)\}", top)
+    assert commands, top
+    texts = {"mrsched-gym --help": top}
+    for cmd in commands.group(1).split(","):
+        texts[f"mrsched-gym {cmd} --help"] = _help([cmd, "--help"], capsys)
+    bad = {name: WORK_ITEM.findall(t) for name, t in texts.items() if WORK_ITEM.search(t)}
+    assert not bad, f"work-item references in help texts: {bad}"
+
+
+def test_package_sources_speak_of_the_product():
+    bad = []
+    for package in PACKAGES:
+        root = Path(str(files(package)))
+        for path in sorted(root.rglob("*")):
+            if path.suffix not in (".py", ".yaml", ".md") or "__pycache__" in path.parts:
+                continue
+            for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+                if WORK_ITEM.search(line):
+                    bad.append(f"{path}:{n}: {line.strip()}")
+    assert not bad, "work-item references in the package:\n" + "\n".join(bad)
