@@ -1,1 +1,1 @@
-"""Training code for learned schedulers (stable-baselines3 / sb3-contrib); see issue 5."""
+"""Training code for learned schedulers (stable-baselines3 / sb3-contrib); see docs/agents.md."""

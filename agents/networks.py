@@ -1,4 +1,4 @@
-"""Policy networks for the env's set-structured observation (issue 5, item 2).
+"""Policy networks for the env's set-structured observation (compared in docs/agents.md).
 
 The observation is a *set* of candidate jobs (``candidates`` [K, F], row ``i`` = action ``i``,
 zero rows past the candidates) and a set of nodes (``nodes`` [N, G]), plus global vectors

@@ -1,4 +1,4 @@
-"""Training of learned schedulers: ``mrsched-gym train CONFIG`` (issue 5, SPEC 5).
+"""Training of learned schedulers: ``mrsched-gym train CONFIG``.
 
 CleanRL-shaped: one file, one config, one function (:func:`train`) that reads top to bottom —
 seed everything, build the vectorised envs, build the model (or load it to resume), learn with

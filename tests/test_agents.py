@@ -1,4 +1,4 @@
-"""Learned agents (issue 5): networks, training, checkpoints, the harness, the shipped agent."""
+"""Learned agents: networks, training, checkpoints, the harness, the shipped agent."""
 
 from __future__ import annotations
 
@@ -281,12 +281,12 @@ def test_shipped_agent_beats_edf_seed_for_seed(held_out):
 
 @pytest.mark.slow
 @pytest.mark.xfail(strict=True, reason=(
-    "not yet: issue 5 asks for non-overlapping 95% CIs; on seeds 0-19 the agent has 1.32 ± 0.76 "
+    "not yet: the target is non-overlapping 95% CIs; on seeds 0-19 the agent has 1.32 ± 0.76 "
     "and EDF 2.07 ± 1.39 job-hours. EDF's interval spans 0.68-3.46 because a few overloaded "
     "seeds dominate (seed 4: 13.3), so separation needs the agent's upper bound below 0.68; "
     "see docs/agents.md"))
 def test_shipped_agent_ci_lies_below_edf_ci(held_out):
-    """Issue 5's headline criterion: the agent's 95% CI entirely below EDF's."""
+    """The headline criterion: the agent's 95% CI entirely below EDF's."""
     (ma, ca), (me, ce) = mean_ci95(list(held_out["agent:hadoop-v0"])), \
         mean_ci95(list(held_out["edf"]))
     assert ma + ca < me - ce, f"agent {ma:.3f} ± {ca:.3f} vs EDF {me:.3f} ± {ce:.3f}"

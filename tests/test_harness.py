@@ -1,4 +1,4 @@
-"""The evaluation harness and the leaderboard command (issue 3)."""
+"""The evaluation harness and the leaderboard command."""
 
 import csv
 import json

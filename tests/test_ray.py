@@ -1,4 +1,4 @@
-"""The Ray path (issue 5): RLlib on the env and evaluation sweeps as Ray tasks, run locally.
+"""The Ray path: RLlib on the env and evaluation sweeps as Ray tasks, run locally.
 
 CI installs the ``ray`` extra (see ``.ci/run``), so these run there; without Ray they skip.
 """

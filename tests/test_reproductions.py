@@ -1,4 +1,4 @@
-"""Issue 4: every seed reproduction runs (CI size) and its claims come out as its file says.
+"""Every seed reproduction runs (CI size) and its claims come out as its file says.
 
 A claim marked ``expect: fail`` is one we do not reproduce (docs/validation.md gives the numbers);
 the test fails the day it starts to hold, so the file and the note get updated.

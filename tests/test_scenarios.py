@@ -12,7 +12,7 @@ def _mean_headline(name, seeds, env_id="mrsched/Hadoop-v0"):
 
 
 def test_default_scenario_separates_schedulers_by_more_than_20pct():
-    """SPEC 3 / issue 2: schedulers differ by > 20% on the headline metric of Hadoop-v0."""
+    """Schedulers differ by > 20% on the headline metric of Hadoop-v0."""
     seeds = range(5)
     fifo, edf = _mean_headline("fifo", seeds), _mean_headline("edf", seeds)
     assert edf < 0.8 * fifo, (edf, fifo)

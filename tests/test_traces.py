@@ -1,4 +1,4 @@
-"""Issue 4: bundled real traces load, drive episodes, and bad traces fail with file and line."""
+"""Bundled real traces load, drive episodes, and bad traces fail with file and line."""
 
 import gzip
 

@@ -1,4 +1,4 @@
-"""Copy a training run's best checkpoint into the package as a shipped agent (issue 5).
+"""Copy a training run's best checkpoint into the package as a shipped agent.
 
     python tools/ship_agent.py runs/hadoop_set hadoop-v0 --config hadoop_set
 
