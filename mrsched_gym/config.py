@@ -12,29 +12,131 @@ from __future__ import annotations
 
 import collections.abc
 import dataclasses
+import functools
 import math
+import numbers
+import os
 import types
 import typing
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any, Mapping, Optional, Union
+from typing import Any, Literal, Mapping, Optional, Union
 
+import numpy as np
 import yaml
 
-from mrsched_gym.errors import MRSchedError
+from mrsched_gym.errors import InputTypeError, MRSchedError
 from mrsched_gym.frozen import FrozenDict
 
-from mrsched_gym.workloads.profiles import PROFILES
+from mrsched_gym.workloads.profiles import ACCELERATORS, PROFILES
 
 
 class ConfigError(MRSchedError, ValueError):
     """A scenario file or object is malformed. The message names the file (if any) and field."""
 
 
+# Episode-size limits, checked when a scenario is built (:func:`episode_size`). They keep a typo
+# (``step_s: 0.001``, ``count: 5000000``) from exhausting memory or running for hours, and are
+# generous: about ten times the largest bundled scenario (thesis_scale: 100 nodes, about 105,000
+# tasks and 2,300 interference steps over 8 simulated days, ~10 s and ~115 MB per episode).
+#: Nodes in the cluster (observation rows; per-node state and timelines).
+MAX_NODES = 10_000
+#: Map + reduce tasks of an episode (each costs ~0.5 KB and ~0.1 ms of simulation).
+MAX_TASKS = 1_000_000
+#: Steps of one periodic timeline (interference load, availability f(t), orchestrator epochs):
+#: each is an event and an array column.
+MAX_PERIODIC_STEPS = 1_000_000
+#: Nodes x steps of one per-node timeline (web load of shared nodes; node up/down states).
+MAX_TIMELINE_CELLS = 10_000_000
+#: Simulated time of an episode (366 days).
+MAX_TIME_LIMIT_S = 366 * 86400.0
+
+
 def _check(cond: bool, fld: str, msg: str) -> None:
     if not cond:
         raise ConfigError(f"{fld}: {msg}")
+
+
+def _is_number(value: Any) -> bool:
+    """A real number that is not a bool (numpy scalars included)."""
+    return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
+
+
+def _is_integer(value: Any) -> bool:
+    """An integer that is not a bool (numpy integer scalars included)."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_))
+
+
+@functools.lru_cache(maxsize=None)
+def _field_rules(cls: type) -> tuple[tuple[str, str, tuple], ...]:
+    """``(field, rule, choices)`` for every field of a config dataclass, from its type hints.
+
+    Rules: ``number`` (a finite number), ``numbers`` (a tuple of them), ``number_map`` (a
+    mapping to them), ``integer``, ``flag`` (a bool), ``text`` (a string), ``choice`` (one of
+    the ``Literal``'s values), ``choices`` (a tuple of such values); ``""`` = no generic rule.
+    """
+    rules = []
+    for name, tp in typing.get_type_hints(cls).items():
+        if typing.get_origin(tp) in (Union, types.UnionType):
+            tp = [a for a in typing.get_args(tp) if a is not type(None)][0]
+        origin, args = typing.get_origin(tp), typing.get_args(tp)
+        if origin is Literal:
+            rules.append((name, "choice", args))
+        elif origin is tuple and args and typing.get_origin(args[0]) is Literal:
+            rules.append((name, "choices", typing.get_args(args[0])))
+        elif origin is tuple and args and all(a in (float, Ellipsis) for a in args):
+            rules.append((name, "numbers", ()))
+        elif origin in (collections.abc.Mapping, dict) and args and args[1] is float:
+            rules.append((name, "number_map", ()))
+        else:
+            rule = {float: "number", int: "integer", bool: "flag", str: "text"}.get(tp, "")
+            rules.append((name, rule, ()))
+    return tuple(rules)
+
+
+def _short(value: Any, limit: int = 60) -> str:
+    """``repr(value)``, cut to ``limit`` characters for error messages."""
+    r = repr(value)
+    return r if len(r) <= limit else r[: limit - 3] + "..."
+
+
+def _choice_list(choices: tuple) -> str:
+    return ", ".join(repr(c) for c in choices)
+
+
+def _check_fields(obj: Any) -> None:
+    """The checks every config field gets from its declared type, before the per-class ones.
+
+    Floats must be finite numbers (``.inf`` and ``.nan`` are refused everywhere); integers,
+    flags and strings must have their type; a ``Literal`` field must hold one of its values.
+    ``None`` is left to the class (it is only allowed where the type is ``Optional``).
+    """
+    for name, rule, choices in _field_rules(type(obj)):
+        v = getattr(obj, name)
+        if v is None or not rule:
+            continue
+        if rule == "number":
+            _check(_is_number(v) and math.isfinite(v), name, f"must be a finite number, got {v!r}")
+        elif rule == "numbers":
+            for i, x in enumerate(v):
+                _check(_is_number(x) and math.isfinite(x), f"{name}[{i}]",
+                       f"must be a finite number, got {x!r}")
+        elif rule == "number_map":
+            for k, x in v.items():
+                _check(_is_number(x) and math.isfinite(x), f"{name}.{k}",
+                       f"must be a finite number, got {x!r}")
+        elif rule == "integer":
+            _check(_is_integer(v), name, f"must be an integer, got {v!r}")
+        elif rule == "flag":
+            _check(isinstance(v, (bool, np.bool_)), name, f"must be true or false, got {v!r}")
+        elif rule == "text":
+            _check(isinstance(v, str), name, f"must be a string, got {v!r}")
+        elif rule == "choice":
+            _check(v in choices, name, f"must be one of {_choice_list(choices)}; got {v!r}")
+        elif rule == "choices":
+            for x in v:
+                _check(x in choices, name, f"unknown value {x!r}; allowed: {_choice_list(choices)}")
 
 
 def _in_range(value: float, lo: float, hi: float, fld: str, *, lo_open: bool = False) -> None:
@@ -55,7 +157,8 @@ class NodeGroup:
         net_mb_s: Network bandwidth per node (MB/s); remote block reads and shuffle use it.
         disk_gb: Disk space (GB), used only by the default slot rule.
         cpu_speed: Relative CPU speed (reference node = 1.0).
-        accelerator: Accelerator kind on these nodes (e.g. ``"cell"``) or ``None``.
+        accelerator: Accelerator kind on these nodes or ``None``; one of the kinds job profiles
+            are sped up by (:data:`~mrsched_gym.workloads.profiles.ACCELERATORS`: ``"cell"``).
         kind: ``"dedicated"`` or ``"shared"`` (co-hosts an interactive service, MIMP 3.1).
         map_slots: Map slots per node (slots mode); ``None`` = MROrchestrator rule
             min{C-1, (M-2)/2, D/50} (seed 001 footnote 1).
@@ -70,18 +173,23 @@ class NodeGroup:
     disk_gb: float = 500.0
     cpu_speed: float = 1.0
     accelerator: Optional[str] = None
-    kind: str = "dedicated"
+    kind: Literal["dedicated", "shared"] = "dedicated"
     map_slots: Optional[int] = None
     reduce_slots: Optional[int] = None
 
     def __post_init__(self) -> None:
+        _check_fields(self)
         _check(self.count >= 1, "count", f"must be >= 1, got {self.count}")
+        _check(self.count <= MAX_NODES, "count",
+               f"{self.count:,} nodes, more than the limit of {MAX_NODES:,}")
         _check(self.cpu_cores >= 1, "cpu_cores", f"must be >= 1, got {self.cpu_cores}")
         _check(self.mem_gb > 0, "mem_gb", f"must be > 0, got {self.mem_gb}")
-        for name in ("disk_mb_s", "net_mb_s", "disk_gb", "cpu_speed"):
+        for name in ("disk_mb_s", "net_mb_s", "disk_gb"):
             _check(getattr(self, name) > 0, name, f"must be > 0, got {getattr(self, name)}")
-        _check(self.kind in ("dedicated", "shared"), "kind",
-               f"must be 'dedicated' or 'shared', got {self.kind!r}")
+        _in_range(self.cpu_speed, 0.001, 1000.0, "cpu_speed")
+        _check(self.accelerator is None or self.accelerator in ACCELERATORS, "accelerator",
+               f"unknown accelerator {self.accelerator!r}; known: {', '.join(ACCELERATORS)} "
+               "(the kinds job profiles are sped up by), or null for none")
         for name in ("map_slots", "reduce_slots"):
             v = getattr(self, name)
             _check(v is None or 1 <= v <= 64, name, f"must be null or in [1, 64], got {v}")
@@ -124,31 +232,31 @@ class ClusterConfig:
 
     nodes: tuple[NodeGroup, ...] = (NodeGroup(count=10),)
     racks: int = 1
-    resource_mode: str = "slots"
+    resource_mode: Literal["slots", "containers"] = "slots"
     replication: int = 3
     block_mb: float = 128.0
     off_rack_factor: float = 2.0
-    memory_overcommit: str = "swap"
+    memory_overcommit: Literal["swap", "fail"] = "swap"
     swap_slowdown: float = 3.0
-    orchestrator: str = "none"
+    orchestrator: Literal["none", "uniform", "regression"] = "none"
     orchestrator_epoch_s: float = 20.0
     task_demand_cv: float = 0.25
 
     def __post_init__(self) -> None:
+        _check_fields(self)
         _check(len(self.nodes) >= 1, "nodes", "needs at least one node group")
-        _check(1 <= self.racks <= self.n_nodes, "racks", f"must be in [1, n_nodes={self.n_nodes}]")
-        _check(self.resource_mode in ("slots", "containers"), "resource_mode",
-               f"must be 'slots' or 'containers', got {self.resource_mode!r}")
+        _check(self.n_nodes <= MAX_NODES, "nodes",
+               f"{self.n_nodes:,} nodes in all, more than the limit of {MAX_NODES:,}")
+        _check(1 <= self.racks <= self.n_nodes, "racks",
+               f"must be in [1, n_nodes={self.n_nodes}], got {self.racks}")
         _check(1 <= self.replication <= 16, "replication",
                f"must be in [1, 16], got {self.replication}")
-        _check(self.block_mb > 0, "block_mb", "must be > 0")
-        _check(self.off_rack_factor >= 1, "off_rack_factor", "must be >= 1")
-        _check(self.memory_overcommit in ("swap", "fail"), "memory_overcommit",
-               f"must be 'swap' or 'fail', got {self.memory_overcommit!r}")
-        _check(self.swap_slowdown >= 0, "swap_slowdown", "must be >= 0")
-        _check(self.orchestrator in ("none", "uniform", "regression"), "orchestrator",
-               f"must be 'none', 'uniform' or 'regression', got {self.orchestrator!r}")
-        _check(self.orchestrator_epoch_s > 0, "orchestrator_epoch_s", "must be > 0")
+        _check(self.block_mb > 0, "block_mb", f"must be > 0, got {self.block_mb}")
+        _check(self.off_rack_factor >= 1, "off_rack_factor",
+               f"must be >= 1, got {self.off_rack_factor}")
+        _in_range(self.swap_slowdown, 0.0, 1000.0, "swap_slowdown")
+        _check(self.orchestrator_epoch_s > 0, "orchestrator_epoch_s",
+               f"must be > 0, got {self.orchestrator_epoch_s}")
         _in_range(self.task_demand_cv, 0.0, 2.0, "task_demand_cv")
 
     @property
@@ -186,8 +294,8 @@ class InterferenceConfig:
         slo_ms: Response-time service-level objective.
     """
 
-    policy: str = "background"
-    load: str = "diurnal"
+    policy: Literal["credit", "background"] = "background"
+    load: Literal["constant", "diurnal", "bursty", "trace"] = "diurnal"
     mean: float = 0.4
     amplitude: float = 0.3
     period_s: float = 86400.0
@@ -202,22 +310,19 @@ class InterferenceConfig:
     slo_ms: float = 100.0
 
     def __post_init__(self) -> None:
-        _check(self.policy in ("credit", "background"), "policy",
-               f"must be 'credit' or 'background', got {self.policy!r}")
-        _check(self.load in ("constant", "diurnal", "bursty", "trace"), "load",
-               f"must be one of constant, diurnal, bursty, trace; got {self.load!r}")
+        _check_fields(self)
         _in_range(self.mean, 0.0, 1.0, "mean")
         _in_range(self.amplitude, 0.0, 1.0, "amplitude")
-        _check(self.period_s > 0, "period_s", "must be > 0")
-        _check(self.step_s > 0, "step_s", "must be > 0")
+        _check(self.period_s > 0, "period_s", f"must be > 0, got {self.period_s!r}")
+        _check(self.step_s > 0, "step_s", f"must be > 0, got {self.step_s!r}")
         _in_range(self.noise, 0.0, 1.0, "noise")
         _check(self.load != "trace" or bool(self.trace), "trace", "required when load is 'trace'")
-        _check(self.trace_offset_s >= 0, "trace_offset_s", "must be >= 0")
+        _check(self.trace_offset_s >= 0, "trace_offset_s", f"must be >= 0, got {self.trace_offset_s!r}")
         _in_range(self.min_share, 0.0, 1.0, "min_share")
-        _check(self.response_alone_ms > 0, "response_alone_ms", "must be > 0")
-        _check(self.credit_inflation >= 0, "credit_inflation", "must be >= 0")
-        _check(self.background_inflation >= 0, "background_inflation", "must be >= 0")
-        _check(self.slo_ms > 0, "slo_ms", "must be > 0")
+        _check(self.response_alone_ms > 0, "response_alone_ms", f"must be > 0, got {self.response_alone_ms!r}")
+        _check(self.credit_inflation >= 0, "credit_inflation", f"must be >= 0, got {self.credit_inflation!r}")
+        _check(self.background_inflation >= 0, "background_inflation", f"must be >= 0, got {self.background_inflation!r}")
+        _check(self.slo_ms > 0, "slo_ms", f"must be > 0, got {self.slo_ms!r}")
 
 
 @dataclass(frozen=True)
@@ -243,8 +348,8 @@ class AvailabilityConfig:
         forecast_noise: Std of multiplicative forecast error (0 = the true future f(t)).
     """
 
-    generator: str = "none"
-    mode: str = "nodes"
+    generator: Literal["none", "diurnal", "bursty", "onoff", "trace"] = "none"
+    mode: Literal["nodes", "capacity"] = "nodes"
     step_s: float = 300.0
     min_fraction: float = 0.5
     period_s: float = 86400.0
@@ -258,19 +363,18 @@ class AvailabilityConfig:
     forecast_noise: float = 0.0
 
     def __post_init__(self) -> None:
-        _check(self.generator in ("none", "diurnal", "bursty", "onoff", "trace"), "generator",
-               f"must be one of none, diurnal, bursty, onoff, trace; got {self.generator!r}")
-        _check(self.mode in ("nodes", "capacity"), "mode",
-               f"must be 'nodes' or 'capacity', got {self.mode!r}")
-        _check(self.step_s > 0, "step_s", "must be > 0")
+        _check_fields(self)
+        _check(self.step_s > 0, "step_s", f"must be > 0, got {self.step_s!r}")
         _in_range(self.min_fraction, 0.0, 1.0, "min_fraction", lo_open=True)
-        _check(self.period_s > 0, "period_s", "must be > 0")
+        _check(self.period_s > 0, "period_s", f"must be > 0, got {self.period_s!r}")
         _check(self.level in (1, 2, 3), "level", f"must be 1, 2 or 3, got {self.level}")
-        _check(self.mean_on_s > 0 and self.mean_off_s > 0, "mean_on_s", "on/off means must be > 0")
+        _check(self.mean_on_s > 0, "mean_on_s", f"must be > 0, got {self.mean_on_s!r}")
+        _check(self.mean_off_s > 0, "mean_off_s", f"must be > 0, got {self.mean_off_s!r}")
         _check(self.generator != "trace" or bool(self.trace), "trace",
                "required when generator is 'trace'")
-        _check(self.trace_offset_s >= 0, "trace_offset_s", "must be >= 0")
-        _check(1 <= self.forecast_steps <= 256, "forecast_steps", "must be in [1, 256]")
+        _check(self.trace_offset_s >= 0, "trace_offset_s", f"must be >= 0, got {self.trace_offset_s!r}")
+        _check(1 <= self.forecast_steps <= 256, "forecast_steps",
+               f"must be in [1, 256], got {self.forecast_steps!r}")
         _in_range(self.forecast_noise, 0.0, 2.0, "forecast_noise")
 
 
@@ -307,22 +411,26 @@ class JobSpec:
     label: str = ""
 
     def __post_init__(self) -> None:
+        _check_fields(self)
         _check(self.type in PROFILES, "type",
                f"unknown job type {self.type!r}; known: {', '.join(PROFILES)}")
-        _check(self.arrival_s >= 0 and math.isfinite(self.arrival_s), "arrival_s", "must be >= 0")
+        _check(self.arrival_s >= 0, "arrival_s", f"must be >= 0, got {self.arrival_s!r}")
         _check(self.n_maps >= 1, "n_maps", f"must be >= 1, got {self.n_maps}")
-        _check(self.n_reduces is None or self.n_reduces >= 0, "n_reduces", "must be >= 0")
-        _check(self.deadline_s is None or self.deadline_s > 0, "deadline_s", "must be > 0")
+        _check(self.n_reduces is None or self.n_reduces >= 0, "n_reduces",
+               f"must be >= 0, got {self.n_reduces!r}")
+        _check(self.deadline_s is None or self.deadline_s > 0, "deadline_s",
+               f"must be > 0, got {self.deadline_s!r}")
         _check(self.deadline_factor is None or self.deadline_factor > 0, "deadline_factor",
-               "must be > 0")
+               f"must be > 0, got {self.deadline_factor!r}")
         _check(self.deadline_s is None or self.deadline_factor is None, "deadline_s",
                "give deadline_s or deadline_factor, not both")
-        _check(0 <= self.priority <= 9, "priority", "must be in [0, 9]")
-        _check(self.weight > 0, "weight", "must be > 0")
+        _check(0 <= self.priority <= 9, "priority", f"must be in [0, 9], got {self.priority!r}")
+        _check(self.weight > 0, "weight", f"must be > 0, got {self.weight!r}")
         for name in ("map_work_s", "reduce_work_s"):
             v = getattr(self, name)
-            _check(v is None or v > 0, name, "must be > 0")
-        _check(self.work_cv is None or 0 <= self.work_cv <= 5, "work_cv", "must be in [0, 5]")
+            _check(v is None or v > 0, name, f"must be > 0, got {v!r}")
+        _check(self.work_cv is None or 0 <= self.work_cv <= 5, "work_cv",
+               f"must be in [0, 5], got {self.work_cv!r}")
 
 
 @dataclass(frozen=True)
@@ -362,7 +470,7 @@ class WorkloadConfig:
             (task durations resampled from the ALOJA HiBench records).
     """
 
-    kind: str = "synthetic"
+    kind: Literal["synthetic", "jobs", "trace"] = "synthetic"
     duration_s: float = 3600.0
     load: float = 0.7
     size_mean: float = 62.0
@@ -382,32 +490,30 @@ class WorkloadConfig:
     reduce_mb: float = 1024.0
     trace_types: Mapping[str, str] = field(default_factory=lambda: FrozenDict(
         {"map_only": "grep", "aggregate": "wordcount", "transform": "sort"}))
-    task_model: str = "profile"
+    task_model: Literal["profile", "aloja"] = "profile"
 
     def __post_init__(self) -> None:
-        _check(self.kind in ("synthetic", "jobs", "trace"), "kind",
-               f"must be 'synthetic', 'jobs' or 'trace', got {self.kind!r}")
+        _check_fields(self)
         _check(self.kind != "trace" or bool(self.trace), "trace", "required when kind is 'trace'")
-        _check(self.trace_offset_s >= 0, "trace_offset_s", "must be >= 0")
+        _check(self.trace_offset_s >= 0, "trace_offset_s", f"must be >= 0, got {self.trace_offset_s!r}")
         _in_range(self.bytes_scale, 0.0, 1e6, "bytes_scale", lo_open=True)
-        _check(1 <= self.max_maps <= 100_000, "max_maps", "must be in [1, 100000]")
-        _check(self.reduce_mb > 0, "reduce_mb", "must be > 0")
+        _check(1 <= self.max_maps <= 100_000, "max_maps",
+               f"must be in [1, 100000], got {self.max_maps!r}")
+        _check(self.reduce_mb > 0, "reduce_mb", f"must be > 0, got {self.reduce_mb!r}")
         _check(set(self.trace_types) == {"map_only", "aggregate", "transform"}, "trace_types",
                "needs exactly the keys map_only, aggregate, transform")
         for k, v in self.trace_types.items():
             _check(v in PROFILES, f"trace_types.{k}",
                    f"unknown job type {v!r}; known: {', '.join(PROFILES)}")
-        _check(self.task_model in ("profile", "aloja"), "task_model",
-               f"must be 'profile' or 'aloja', got {self.task_model!r}")
-        _check(self.duration_s > 0, "duration_s", "must be > 0")
+        _check(self.duration_s > 0, "duration_s", f"must be > 0, got {self.duration_s!r}")
         _in_range(self.load, 0.0, 5.0, "load", lo_open=True)
-        _check(self.size_mean >= 1, "size_mean", "must be >= 1")
-        _check(self.size_std >= 0, "size_std", "must be >= 0")
+        _check(self.size_mean >= 1, "size_mean", f"must be >= 1, got {self.size_mean!r}")
+        _check(self.size_std >= 0, "size_std", f"must be >= 0, got {self.size_std!r}")
         _check(len(self.type_mix) > 0, "type_mix", "needs at least one type")
         for name, w in self.type_mix.items():
             _check(name in PROFILES, f"type_mix.{name}",
                    f"unknown job type; known: {', '.join(PROFILES)}")
-            _check(w >= 0 and math.isfinite(w), f"type_mix.{name}", "weight must be >= 0")
+            _check(w >= 0, f"type_mix.{name}", f"weight must be >= 0, got {w!r}")
         _check(sum(self.type_mix.values()) > 0, "type_mix", "weights must not all be 0")
         lo, hi = self.deadline_factor
         _check(0 < lo <= hi, "deadline_factor", f"needs 0 < lo <= hi, got {self.deadline_factor}")
@@ -432,17 +538,19 @@ class PreemptionConfig:
     """
 
     enabled: bool = False
-    primitives: tuple[str, ...] = ("kill", "suspend")
+    primitives: tuple[Literal["kill", "suspend"], ...] = ("kill", "suspend")
     kill_cleanup_s: float = 2.0
     max_suspended_per_node: int = 2
 
     def __post_init__(self) -> None:
+        _check_fields(self)
         _check(len(self.primitives) >= 1, "primitives", "needs at least one primitive")
-        for p in self.primitives:
-            _check(p in ("kill", "suspend"), "primitives", f"unknown primitive {p!r}")
-        _check(len(set(self.primitives)) == len(self.primitives), "primitives", "duplicates")
-        _check(self.kill_cleanup_s >= 0, "kill_cleanup_s", "must be >= 0")
-        _check(self.max_suspended_per_node >= 0, "max_suspended_per_node", "must be >= 0")
+        _check(len(set(self.primitives)) == len(self.primitives), "primitives",
+               f"duplicates in {list(self.primitives)}")
+        _check(self.kill_cleanup_s >= 0, "kill_cleanup_s",
+               f"must be >= 0, got {self.kill_cleanup_s!r}")
+        _check(self.max_suspended_per_node >= 0, "max_suspended_per_node",
+               f"must be >= 0, got {self.max_suspended_per_node!r}")
 
 
 @dataclass(frozen=True)
@@ -462,7 +570,9 @@ class DecisionConfig:
     preemption: PreemptionConfig = PreemptionConfig()
 
     def __post_init__(self) -> None:
-        _check(1 <= self.max_candidates <= 256, "max_candidates", "must be in [1, 256]")
+        _check_fields(self)
+        _check(1 <= self.max_candidates <= 256, "max_candidates",
+               f"must be in [1, 256], got {self.max_candidates!r}")
         _in_range(self.slow_start, 0.0, 1.0, "slow_start")
 
 
@@ -494,10 +604,10 @@ class RewardConfig:
     headline: str = "deadline_penalty_h"
 
     def __post_init__(self) -> None:
-        for k, v in self.weights.items():
+        _check_fields(self)
+        for k in self.weights:
             _check(k in REWARD_COMPONENTS, f"weights.{k}",
                    f"unknown component; known: {', '.join(REWARD_COMPONENTS)}")
-            _check(math.isfinite(v), f"weights.{k}", "must be finite")
         _check(any(v != 0 for v in self.weights.values()), "weights", "all weights are 0")
         _check(self.headline in COMPONENT_METRICS.values(), "headline",
                f"must be one of {', '.join(COMPONENT_METRICS.values())}; got {self.headline!r}")
@@ -530,13 +640,17 @@ class Scenario:
     time_limit_s: float = 86400.0
 
     def __post_init__(self) -> None:
-        _check(self.time_limit_s > 0, "time_limit_s", "must be > 0")
-        accels = {g.accelerator for g in self.cluster.nodes if g.accelerator}
-        for a in accels:
-            _check(a.isidentifier(), "cluster.nodes.accelerator", f"bad accelerator name {a!r}")
+        _check_fields(self)
+        _check(0 < self.time_limit_s <= MAX_TIME_LIMIT_S, "time_limit_s",
+               f"must be in (0, {MAX_TIME_LIMIT_S:,.0f}] s (366 days), got {self.time_limit_s!r}")
         _check(not (self.availability.generator != "none" and self.availability.mode == "nodes"
                     and self.cluster.n_nodes < 2), "availability.mode",
                "node availability needs at least 2 nodes")
+        jobs = self.workload.jobs
+        _check(self.workload.kind != "jobs" or min(j.arrival_s for j in jobs) < self.time_limit_s,
+               "time_limit_s", f"every job of workload.jobs arrives at or after the time limit "
+               f"{self.time_limit_s!r} s, so the episode would hold no decision")
+        _check_episode_size(self)
 
     @property
     def has_shared_nodes(self) -> bool:
@@ -544,11 +658,69 @@ class Scenario:
         return any(g.kind == "shared" for g in self.cluster.nodes)
 
 
+def episode_size(sc: Scenario) -> dict[str, float]:
+    """What an episode of ``sc`` holds, estimated from the config alone (no files read).
+
+    Returns:
+        ``nodes``; ``jobs`` and ``tasks`` (expected; 0 for trace replay, whose size the trace
+        decides); ``interference_steps`` and ``availability_steps`` (columns of the periodic
+        timelines, ``ceil(time_limit_s / step_s) + 1``; both are drawn whatever the generator);
+        ``interference_cells`` (shared nodes x steps) and ``availability_cells`` (nodes x steps
+        when nodes leave and join); ``orchestrator_epochs`` (0 without the orchestrator).
+    """
+    from mrsched_gym.workloads.synthetic import expected_size  # it imports this module
+
+    c, i, a = sc.cluster, sc.interference, sc.availability
+    n_shared = sum(g.count for g in c.nodes if g.kind == "shared")
+    i_steps = math.ceil(sc.time_limit_s / i.step_s) + 1
+    a_steps = math.ceil(sc.time_limit_s / a.step_s) + 1
+    per_node = a.generator == "onoff" or (a.generator != "none" and a.mode == "nodes")
+    jobs, tasks = expected_size(sc.workload, c)
+    return {
+        "nodes": c.n_nodes, "jobs": jobs, "tasks": tasks,
+        "interference_steps": i_steps, "availability_steps": a_steps,
+        "interference_cells": n_shared * i_steps,
+        "availability_cells": c.n_nodes * a_steps if per_node else 0,
+        "orchestrator_epochs": (math.ceil(sc.time_limit_s / c.orchestrator_epoch_s)
+                                if c.orchestrator != "none" else 0),
+    }
+
+
+def _check_episode_size(sc: Scenario) -> None:
+    """Refuse a scenario whose episode would exhaust memory or time (the ``MAX_*`` limits)."""
+    size = episode_size(sc)
+    for part in ("interference", "availability"):
+        steps = size[f"{part}_steps"]
+        _check(steps <= MAX_PERIODIC_STEPS, f"{part}.step_s",
+               f"time_limit_s / step_s gives {steps:,} steps, more than the limit of "
+               f"{MAX_PERIODIC_STEPS:,}; raise {part}.step_s or lower time_limit_s")
+        cells = size[f"{part}_cells"]
+        _check(cells <= MAX_TIMELINE_CELLS, f"{part}.step_s",
+               f"{cells // steps:,} nodes x {steps:,} steps = {cells:,} timeline cells, more "
+               f"than the limit of {MAX_TIMELINE_CELLS:,}; raise {part}.step_s or lower "
+               "time_limit_s")
+    epochs = size["orchestrator_epochs"]
+    _check(epochs <= MAX_PERIODIC_STEPS, "cluster.orchestrator_epoch_s",
+           f"time_limit_s / orchestrator_epoch_s gives {epochs:,} epochs, more than the limit of "
+           f"{MAX_PERIODIC_STEPS:,}")
+    jobs, tasks = size["jobs"], size["tasks"]
+    if not tasks <= MAX_TASKS:
+        where, fix = ("workload.jobs", "fewer or smaller jobs") if sc.workload.kind == "jobs" \
+            else ("workload", "lower workload.load, workload.duration_s or workload.size_mean")
+        raise ConfigError(f"{where}: about {jobs:,.0f} jobs with {tasks:,.0f} tasks in all "
+                          f"expected, more than the limit of {MAX_TASKS:,} tasks; {fix}")
+
+
 # --------------------------------------------------------------------------------------------
 # Generic strict builder: dict -> frozen dataclass, with dotted field paths in errors.
 # --------------------------------------------------------------------------------------------
 
 def _build(tp: Any, value: Any, path: str) -> Any:
+    """Plain data at ``path`` as type ``tp``: converts, checks types, names the path in errors.
+
+    Numbers accept numpy scalars (``np.float64(0.9)``, ``np.int64(3)``) but never bools; lists
+    accept 1-d numpy arrays. Ranges and choices are checked by the dataclasses themselves.
+    """
     origin = typing.get_origin(tp)
     args = typing.get_args(tp)
     if origin in (Union, types.UnionType):
@@ -557,24 +729,14 @@ def _build(tp: Any, value: Any, path: str) -> Any:
         inner = [a for a in args if a is not type(None)]
         return _build(inner[0], value, path)
     if dataclasses.is_dataclass(tp):
-        if isinstance(value, tp):
-            return value
-        if not isinstance(value, Mapping):
-            raise ConfigError(f"{path or 'scenario'}: expected a mapping, got {type(value).__name__}")
-        hints = typing.get_type_hints(tp)
-        names = {f.name for f in dataclasses.fields(tp)}
-        unknown = sorted(set(value) - names)
-        if unknown:
-            raise ConfigError(f"{path + '.' if path else ''}{unknown[0]}: unknown key "
-                              f"(known: {', '.join(sorted(names))})")
-        kwargs = {k: _build(hints[k], v, f"{path}.{k}" if path else k) for k, v in value.items()}
-        try:
-            return tp(**kwargs)
-        except ConfigError as e:
-            raise ConfigError(f"{path + '.' if path else ''}{e}") from None
+        return _build_dataclass(tp, value, path)
+    if origin is Literal:
+        return str(value) if isinstance(value, str) else value    # checked by the class
     if origin is tuple:
+        if isinstance(value, np.ndarray) and value.ndim == 1:
+            value = value.tolist()
         if not isinstance(value, (list, tuple)):
-            raise ConfigError(f"{path}: expected a list, got {type(value).__name__}")
+            raise ConfigError(f"{path}: expected a list, got {_short(value)}")
         if len(args) == 2 and args[1] is Ellipsis:
             return tuple(_build(args[0], v, f"{path}[{i}]") for i, v in enumerate(value))
         if len(value) != len(args):
@@ -582,26 +744,53 @@ def _build(tp: Any, value: Any, path: str) -> Any:
         return tuple(_build(a, v, f"{path}[{i}]") for i, (a, v) in enumerate(zip(args, value)))
     if origin in (collections.abc.Mapping, dict) or tp is Mapping:
         if not isinstance(value, Mapping):
-            raise ConfigError(f"{path}: expected a mapping, got {type(value).__name__}")
+            raise ConfigError(f"{path}: expected a mapping, got {_short(value)}")
         vt = args[1] if args else Any
         return FrozenDict(
             {str(k): _build(vt, v, f"{path}.{k}") for k, v in value.items()})
+    return _build_scalar(tp, value, path)
+
+
+def _build_dataclass(tp: type, value: Any, path: str) -> Any:
+    """A config section from a mapping: unknown keys are refused, listing the known ones."""
+    if isinstance(value, tp):
+        return value
+    if not isinstance(value, Mapping):
+        raise ConfigError(f"{path or 'scenario'}: expected a mapping, got {_short(value)}")
+    hints = typing.get_type_hints(tp)
+    names = {f.name for f in dataclasses.fields(tp)}
+    unknown = sorted((k for k in value if k not in names), key=str)
+    if unknown:
+        raise ConfigError(f"{path + '.' if path else ''}{unknown[0]}: unknown key "
+                          f"(known: {', '.join(sorted(names))})")
+    kwargs = {k: _build(hints[k], v, f"{path}.{k}" if path else k) for k, v in value.items()}
+    try:
+        return tp(**kwargs)
+    except ConfigError as e:
+        raise ConfigError(f"{path + '.' if path else ''}{e}") from None
+
+
+def _build_scalar(tp: Any, value: Any, path: str) -> Any:
+    """A bool, int, float or str field; numpy scalars become their Python equivalents."""
     if tp is bool:
-        if not isinstance(value, bool):
-            raise ConfigError(f"{path}: expected true/false, got {value!r}")
-        return value
+        if not isinstance(value, (bool, np.bool_)):
+            raise ConfigError(f"{path}: expected true/false, got {_short(value)}")
+        return bool(value)
     if tp is int:
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise ConfigError(f"{path}: expected an integer, got {value!r}")
-        return value
+        if not _is_integer(value):
+            raise ConfigError(f"{path}: expected an integer, got {_short(value)}")
+        return int(value)
     if tp is float:
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise ConfigError(f"{path}: expected a number, got {value!r}")
-        return float(value)
+        if not _is_number(value):
+            raise ConfigError(f"{path}: expected a number, got {_short(value)}")
+        try:
+            return float(value)
+        except OverflowError:
+            raise ConfigError(f"{path}: {value} is too large for a number") from None
     if tp is str:
         if not isinstance(value, str):
-            raise ConfigError(f"{path}: expected a string, got {value!r}")
-        return value
+            raise ConfigError(f"{path}: expected a string, got {_short(value)}")
+        return str(value)
     return value
 
 
@@ -619,25 +808,91 @@ def bundled_scenarios() -> list[str]:
     return sorted(p.name[:-5] for p in root.iterdir() if p.name.endswith(".yaml"))
 
 
-def _read_yaml(text: str, source: str) -> Mapping[str, Any]:
+class UniqueKeyLoader(yaml.SafeLoader):
+    """PyYAML's safe loader, except that a key repeated in one mapping is an error.
+
+    Plain ``yaml.safe_load`` keeps the last value silently, so ``load: 0.5`` followed by
+    ``load: 0.9`` would quietly mean 0.9. Keys brought in by a ``<<`` merge may still be
+    overridden (that is what merges are for).
+    """
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:
+        seen: dict[Any, int] = {}
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                continue
+            key = self.construct_object(key_node, deep=True)
+            try:
+                first = seen.get(key)
+            except TypeError:
+                continue          # an unhashable key: the base class reports it
+            if first is not None:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"duplicate key {key!r} (first at line {first})",
+                    key_node.start_mark)
+            seen[key] = key_node.start_mark.line + 1
+        return super().construct_mapping(node, deep=deep)
+
+
+def parse_yaml(text: str, source: str) -> Any:
+    """Parse YAML text with :class:`UniqueKeyLoader`; errors name ``source`` and the line.
+
+    Raises:
+        ConfigError: Invalid YAML or a duplicate key.
+    """
     try:
-        data = yaml.safe_load(text)
+        return yaml.load(text, Loader=UniqueKeyLoader)  # noqa: S506 (a SafeLoader subclass)
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         where = f" line {mark.line + 1}" if mark is not None else ""
         raise ConfigError(f"{source}:{where} invalid YAML: {getattr(e, 'problem', e)}") from None
+
+
+def read_text_file(path: Path, what: str) -> str:
+    """The UTF-8 text of a config file (a leading byte-order mark is dropped).
+
+    Raises:
+        ConfigError: The file is missing, unreadable or not UTF-8 text, naming it.
+    """
+    if not path.is_file():
+        raise ConfigError(f"{path}: {what} file not found")
+    try:
+        data = path.read_bytes()
+    except OSError as e:
+        raise ConfigError(f"{path}: cannot read the {what} file: {e.strerror}") from None
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        line = data[: e.start].count(b"\n") + 1
+        raise ConfigError(f"{path}: line {line}: not UTF-8 text (byte {data[e.start]:#04x} at "
+                          f"offset {e.start}); a {what} file is YAML text") from None
+
+
+def _read_yaml(text: str, source: str) -> Mapping[str, Any]:
+    data = parse_yaml(text, source)
     if not isinstance(data, Mapping):
-        raise ConfigError(f"{source}: top level must be a mapping of scenario fields")
+        raise ConfigError(f"{source}: top level must be a mapping of scenario fields, got "
+                          f"{_short(data)}")
     return data
 
 
 def load_scenario(path_or_name: Union[str, Path]) -> Scenario:
-    """Load a scenario from a YAML file path or a bundled scenario name (e.g. ``"hadoop"``)."""
+    """Load a scenario from a YAML file path or a bundled scenario name (e.g. ``"hadoop"``).
+
+    Raises:
+        ConfigError: A missing, unreadable or malformed file; the message names the file, the
+            line (YAML errors, duplicate keys) or the dotted field path.
+        InputTypeError: ``path_or_name`` is neither a string nor a path.
+    """
+    if not isinstance(path_or_name, (str, os.PathLike)):
+        raise InputTypeError(f"scenario must be a YAML path or a bundled scenario name, got "
+                             f"{type(path_or_name).__name__} {_short(path_or_name)}")
+    if not str(path_or_name).strip():
+        raise ConfigError(f"scenario name is empty (bundled: {', '.join(bundled_scenarios())})")
     p = Path(path_or_name)
     if p.suffix in (".yaml", ".yml") or p.exists():
-        if not p.is_file():
-            raise ConfigError(f"{p}: scenario file not found")
-        return scenario_from_dict(_read_yaml(p.read_text(), str(p)), source=str(p))
+        text = read_text_file(p, "scenario")
+        return scenario_from_dict(_read_yaml(text, str(p)), source=str(p))
     name = str(path_or_name)
     res = resources.files("mrsched_gym.configs").joinpath("scenarios", f"{name}.yaml")
     if not res.is_file():

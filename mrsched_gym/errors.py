@@ -17,4 +17,14 @@ class InputError(MRSchedError, ValueError):
     """A bad argument (policy name, seed list, metric, output folder, action...)."""
 
 
-__all__ = ["InputError", "MRSchedError"]
+class InputTypeError(MRSchedError, TypeError):
+    """An argument of the wrong type (an action that is not an integer, a flag that is not a
+    bool, a scenario that is neither a path, a name nor a ``Scenario``)."""
+
+
+class EpisodeStateError(MRSchedError, RuntimeError):
+    """A call out of order: ``step()`` or ``action_masks()`` before ``reset()``, or ``step()``
+    after the episode has ended."""
+
+
+__all__ = ["EpisodeStateError", "InputError", "InputTypeError", "MRSchedError"]

@@ -153,6 +153,10 @@ PROFILES: Mapping[str, JobTypeProfile] = FrozenDict(
 #: Type names in a fixed order; a type's index is its position here (used in observations).
 TYPE_NAMES: tuple[str, ...] = tuple(PROFILES)
 
+#: Accelerator kinds a node may carry: the kinds some job profile is sped up by
+#: (``accel_speedup`` keys). Any other name would accelerate nothing, so configs refuse it.
+ACCELERATORS: tuple[str, ...] = tuple(sorted({k for p in PROFILES.values() for k in p.accel_speedup}))
+
 
 def get_profile(name: str) -> JobTypeProfile:
     """Return the profile called ``name`` or raise a ``KeyError`` that lists the known ones."""

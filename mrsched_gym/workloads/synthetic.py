@@ -189,17 +189,21 @@ def fixed_jobs(jobs: tuple[JobSpec, ...], cluster: ClusterConfig, task_rng: np.r
     return out
 
 
-def synthetic_jobs(cfg: WorkloadConfig, cluster: ClusterConfig, job_rng: np.random.Generator,
-                   task_rng: np.random.Generator, place_rng: np.random.Generator) -> list[JobDraw]:
-    """Thesis Table 5.6 generator (see module docstring)."""
+def _type_mix(cfg: WorkloadConfig) -> tuple[list[str], np.ndarray, list[JobTypeProfile]]:
+    """``(names, probabilities, profiles)`` of the job types with a positive weight."""
     names = [n for n, w in cfg.type_mix.items() if w > 0]
     probs = np.array([cfg.type_mix[n] for n in names], dtype=float)
     probs /= probs.sum()
-    profiles = [PROFILES[n] for n in names]
-    # Offered load per phase: lambda * E[work of the phase] / phase throughput; the rate makes
-    # the busier phase's load equal to cfg.load.
-    s2 = math.log1p((cfg.size_std / cfg.size_mean) ** 2)
-    mu = math.log(cfg.size_mean) - s2 / 2
+    return names, probs, [PROFILES[n] for n in names]
+
+
+def arrival_rate(cfg: WorkloadConfig, cluster: ClusterConfig) -> float:
+    """Jobs per second of the synthetic generator (``inf`` if the per-job work rounds to 0).
+
+    Offered load per phase: lambda x E[work of the phase] / phase throughput; the rate makes the
+    busier phase's load equal to ``cfg.load``.
+    """
+    _, probs, profiles = _type_mix(cfg)
     per_job_m = per_job_r = 0.0
     for pr, p in zip(probs, profiles):
         nm = cfg.size_mean
@@ -209,7 +213,40 @@ def synthetic_jobs(cfg: WorkloadConfig, cluster: ClusterConfig, job_rng: np.rand
         nr = _n_reduces(p, max(1, int(round(nm))))
         per_job_r += pr * nr * sc * p.reduce_work_s / phase_throughput(cluster, p.reduce_demand,
                                                                         True)[1]
-    rate = cfg.load / max(per_job_m, per_job_r)                         # jobs per second
+    busier = max(per_job_m, per_job_r)
+    return cfg.load / busier if busier > 0 else math.inf
+
+
+def expected_size(cfg: WorkloadConfig, cluster: ClusterConfig) -> tuple[float, float]:
+    """``(jobs, tasks)`` an episode of a synthetic or fixed-list workload is expected to hold.
+
+    Synthetic: the Poisson mean rate x ``duration_s`` (at least one job) times the mean map and
+    reduce tasks of the type mix. Fixed list: exact. Trace replay: ``(0, 0)``, the trace file
+    decides (:func:`mrsched_gym.workloads.trace.check_trace_size`).
+    """
+    if cfg.kind == "jobs":
+        tasks = 0
+        for spec in cfg.jobs:
+            p = PROFILES[spec.type]
+            n_red = spec.n_reduces if spec.n_reduces is not None else _n_reduces(p, spec.n_maps)
+            tasks += spec.n_maps + n_red
+        return float(len(cfg.jobs)), float(tasks)
+    if cfg.kind != "synthetic":
+        return 0.0, 0.0
+    _, probs, profiles = _type_mix(cfg)
+    size = max(1, int(round(min(cfg.size_mean, 1e12))))
+    per_job = sum(pr * (cfg.size_mean + _n_reduces(p, size)) for pr, p in zip(probs, profiles))
+    jobs = max(1.0, arrival_rate(cfg, cluster) * cfg.duration_s)
+    return jobs, jobs * per_job
+
+
+def synthetic_jobs(cfg: WorkloadConfig, cluster: ClusterConfig, job_rng: np.random.Generator,
+                   task_rng: np.random.Generator, place_rng: np.random.Generator) -> list[JobDraw]:
+    """Thesis Table 5.6 generator (see module docstring)."""
+    names, probs, profiles = _type_mix(cfg)
+    s2 = math.log1p((cfg.size_std / cfg.size_mean) ** 2)
+    mu = math.log(cfg.size_mean) - s2 / 2
+    rate = arrival_rate(cfg, cluster)                                  # jobs per second
     n_jobs = int(job_rng.poisson(rate * cfg.duration_s))
     n_jobs = max(n_jobs, 1)
     arrivals = np.sort(job_rng.uniform(0.0, cfg.duration_s, size=n_jobs))
