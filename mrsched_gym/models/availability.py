@@ -25,6 +25,33 @@ import math
 import numpy as np
 
 from mrsched_gym.config import AvailabilityConfig
+from mrsched_gym.models.traces import TraceError, check_series
+
+
+def check_trace(cfg: AvailabilityConfig) -> None:
+    """Read the availability trace now (if one is set) with the values f(t) can be made of.
+
+    Without ``trace_invert`` values are capacities (>= 0; divided by their maximum). With it they
+    are usage fractions in [0, 1] (f = 1 - value): a trace in percent would otherwise pin f(t) at
+    ``min_fraction``. Errors name the field, the file and the line.
+
+    Raises:
+        TraceError: A malformed trace, a value out of range or a ``trace_offset_s`` past the end.
+    """
+    if not cfg.trace:
+        return
+    if cfg.trace_invert:
+        value_range, rule = (0.0, 1.0), ("trace_invert reads usage fractions and uses 1 - value; "
+                                         "divide a trace in percent by 100")
+    else:
+        value_range, rule = (0.0, math.inf), "capacity cannot be negative"
+    try:
+        last = check_series(cfg.trace, value_range, rule)
+    except TraceError as e:
+        raise TraceError(f"availability.trace: {e}") from None
+    if cfg.trace_offset_s > last:
+        raise TraceError(f"availability.trace_offset_s: {cfg.trace_offset_s:g} is past the last "
+                         f"row of {cfg.trace} (time {last:g})")
 
 
 def availability_fraction(cfg: AvailabilityConfig, horizon_s: float, rng: np.random.Generator,

@@ -23,6 +23,25 @@ import math
 import numpy as np
 
 from mrsched_gym.config import InterferenceConfig
+from mrsched_gym.models.traces import TraceError, check_series
+
+
+def check_trace(cfg: InterferenceConfig) -> None:
+    """Read the web load trace now (if one is set): values are loads (any unit, scaled to
+    ``mean``), so they must be >= 0. Errors name the field, the file and the line.
+
+    Raises:
+        TraceError: A malformed trace, a negative value or a ``trace_offset_s`` past the end.
+    """
+    if not cfg.trace:
+        return
+    try:
+        last = check_series(cfg.trace, (0.0, math.inf), "a load cannot be negative")
+    except TraceError as e:
+        raise TraceError(f"interference.trace: {e}") from None
+    if cfg.trace_offset_s > last:
+        raise TraceError(f"interference.trace_offset_s: {cfg.trace_offset_s:g} is past the last "
+                         f"row of {cfg.trace} (time {last:g})")
 
 
 def web_load_series(cfg: InterferenceConfig, n_shared: int, horizon_s: float,

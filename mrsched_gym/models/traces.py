@@ -2,26 +2,33 @@
 
 Bundled traces (compact copies of real data with their attribution in
 ``mrsched_gym/data/traces/ATTRIBUTION.md``) are named in :data:`BUNDLED_TRACES`; a trace can
-equally be any file path in the same format, so users bring their own. Files may be gzipped
-(``.gz``).
+equally be any file path in the same format, so users bring their own.
 
+* **Files** are UTF-8 CSV text, plain or gzipped; gzip is recognised by its content (whatever the
+  name). A UTF-8 byte-order mark (spreadsheet exports write one) is skipped. Binary files,
+  UTF-16 text, other compressions (bzip2, xz, zip, zstd) and corrupt or truncated gzip data are
+  refused with a :class:`TraceError`.
 * **Time series**: a header line whose first column is ``time_s``, then rows ``time_s,value`` with
   time in seconds, strictly increasing. Values are sampled piecewise-constantly (the last row at or
-  before each step start).
+  before each step start). What a value may be depends on its use: :func:`check_series` reads a
+  series with a field's value range (e.g. usage fractions in [0, 1] for an inverted
+  availability trace).
 * **Job traces**: either our CSV (header ``submit_s,map_input_bytes,shuffle_bytes,output_bytes``)
   or the SWIM TSV format (no header; ``job_id, submit_s, gap_s, map_input_bytes, shuffle_bytes,
   output_bytes``, tab-separated). Submit times must not decrease; bytes must be >= 0.
 
-Every error names the file and the line (:class:`TraceError`).
+Every error names the file and, where there is one, the line (:class:`TraceError`).
 """
 
 from __future__ import annotations
 
+import functools
 import gzip
 import math
+import zlib
 from importlib import resources
 from pathlib import Path
-from typing import IO
+from typing import IO, Iterator, Optional
 
 import numpy as np
 
@@ -41,6 +48,16 @@ BUNDLED_TRACES: dict[str, str] = {
 
 JOB_COLUMNS = ("submit_s", "map_input_bytes", "shuffle_bytes", "output_bytes")
 
+_GZIP_MAGIC = b"\x1f\x8b"
+_UTF8_BOM = b"\xef\xbb\xbf"
+#: Leading bytes of file formats a trace cannot be, and what to call them in the error.
+_REFUSED_MAGIC = (
+    (b"BZh", "bzip2-compressed data"), (b"\xfd7zXZ\x00", "xz-compressed data"),
+    (b"PK\x03\x04", "a zip archive"), (b"\x28\xb5\x2f\xfd", "zstd-compressed data"),
+    (b"7z\xbc\xaf\x27\x1c", "a 7z archive"), (b"\xff\xfe", "UTF-16 text"),
+    (b"\xfe\xff", "UTF-16 text"),
+)
+
 
 class TraceError(MRSchedError, ValueError):
     """A trace file is malformed; the message names the file and line."""
@@ -54,16 +71,49 @@ def resolve_trace(name_or_path: str | Path) -> Path:
         return Path(str(res))
     p = Path(name_or_path)
     if not p.is_file():
-        raise TraceError(f"{p}: trace file not found (bundled traces: "
-                         f"{', '.join(BUNDLED_TRACES)})")
+        what = "is a directory, not a trace file" if p.is_dir() else "trace file not found"
+        raise TraceError(f"{p}: {what} (bundled traces: {', '.join(BUNDLED_TRACES)})")
     return p
 
 
-def open_trace(p: Path) -> IO[str]:
-    """Open a trace file as text (gzip when it ends in ``.gz``)."""
-    if p.suffix == ".gz":
-        return gzip.open(p, "rt")
-    return p.open()
+def _open_bytes(p: Path) -> IO[bytes]:
+    """Open a trace as bytes, decompressing gzip; refuse formats that are not CSV text."""
+    with p.open("rb") as fh:
+        head = fh.read(8)
+    for magic, what in _REFUSED_MAGIC:
+        if head.startswith(magic):
+            raise TraceError(f"{p}: {what}; a trace is UTF-8 CSV text, plain or gzipped (.gz)")
+    if head.startswith(_GZIP_MAGIC):
+        return gzip.open(p, "rb")
+    return p.open("rb")
+
+
+def trace_lines(p: Path) -> Iterator[tuple[int, str]]:
+    """``(line number, text)`` of every line of a trace file, decoded and checked.
+
+    Raises:
+        TraceError: Not CSV text (binary data, another encoding or compression) or corrupt or
+            truncated gzip data, naming the file and line.
+    """
+    lineno = 0
+    try:
+        with _open_bytes(p) as fh:
+            for lineno, raw in enumerate(fh, start=1):
+                if lineno == 1 and raw.startswith(_UTF8_BOM):
+                    raw = raw[len(_UTF8_BOM):]
+                if b"\x00" in raw:
+                    raise TraceError(f"{p}:{lineno}: binary data (a NUL byte); a trace is CSV "
+                                     "text")
+                try:
+                    text = raw.decode("utf-8")
+                except UnicodeDecodeError as e:
+                    raise TraceError(f"{p}:{lineno}: not UTF-8 text (byte {raw[e.start]:#04x} "
+                                     f"at column {e.start + 1}); a trace is CSV text") from None
+                yield lineno, text
+    except (EOFError, zlib.error, gzip.BadGzipFile) as e:
+        raise TraceError(f"{p}:{lineno + 1}: corrupt or truncated gzip data ({e})") from None
+    except OSError as e:
+        raise TraceError(f"{p}: cannot read the trace: {e.strerror or e}") from None
 
 
 def _numbers(p: Path, lineno: int, parts: list[str], n: int, line: str) -> list[float]:
@@ -72,33 +122,68 @@ def _numbers(p: Path, lineno: int, parts: list[str], n: int, line: str) -> list[
     try:
         vals = [float(x) for x in parts[:n]]
     except ValueError:
-        raise TraceError(f"{p}:{lineno}: not a number: {line!r}") from None
+        raise TraceError(f"{p}:{lineno}: not a number: {line[:80]!r}") from None
     if not all(math.isfinite(v) for v in vals):
-        raise TraceError(f"{p}:{lineno}: non-finite value")
+        raise TraceError(f"{p}:{lineno}: non-finite value in {line[:80]!r}")
     return vals
 
 
-def read_series(path: str | Path) -> tuple[np.ndarray, np.ndarray]:
-    """Read ``(time_s [T], value [T])`` from a two-column CSV file (or a bundled name)."""
+def read_series(path: str | Path, value_range: Optional[tuple[float, float]] = None,
+                rule: str = "") -> tuple[np.ndarray, np.ndarray]:
+    """Read ``(time_s [T], value [T])`` from a two-column CSV file (or a bundled name).
+
+    Args:
+        path: A bundled trace name or a file path.
+        value_range: ``(lo, hi)``: every value must lie in it (inclusive); ``None``: any finite
+            value.
+        rule: Why the range holds, quoted in the error.
+
+    Raises:
+        TraceError: A malformed file or a value out of range, naming the file and line.
+    """
     p = resolve_trace(path)
     times: list[float] = []
     values: list[float] = []
-    with open_trace(p) as fh:
-        header = fh.readline().strip().split(",")
-        if len(header) < 2 or header[0].strip() != "time_s":
-            raise TraceError(f"{p}:1: header must start with 'time_s,<value column>'")
-        for lineno, line in enumerate(fh, start=2):
-            line = line.strip()
-            if not line:
-                continue
-            t, v = _numbers(p, lineno, line.split(","), 2, line)
-            if times and t <= times[-1]:
-                raise TraceError(f"{p}:{lineno}: time {t} is not after {times[-1]}")
-            times.append(t)
-            values.append(v)
+    lines = trace_lines(p)
+    _, header = next(lines, (1, ""))
+    cols = header.strip().split(",")
+    if len(cols) < 2 or cols[0].strip() != "time_s":
+        raise TraceError(f"{p}:1: header must start with 'time_s,<value column>', got "
+                         f"{header.strip()[:80]!r}")
+    for lineno, line in lines:
+        line = line.strip()
+        if not line:
+            continue
+        t, v = _numbers(p, lineno, line.split(","), 2, line)
+        if times and t <= times[-1]:
+            raise TraceError(f"{p}:{lineno}: time {t} is not after {times[-1]}")
+        if value_range is not None and not value_range[0] <= v <= value_range[1]:
+            raise TraceError(f"{p}:{lineno}: value {v:g} is outside [{value_range[0]:g}, "
+                             f"{value_range[1]:g}]" + (f" ({rule})" if rule else ""))
+        times.append(t)
+        values.append(v)
     if not times:
         raise TraceError(f"{p}: no data rows")
     return np.asarray(times), np.asarray(values)
+
+
+def check_series(path: str | Path, value_range: Optional[tuple[float, float]] = None,
+                 rule: str = "") -> float:
+    """Read a series as :func:`read_series` does and return its last time (s).
+
+    Cached per file version (path, size and modification time), so checking the same trace for
+    many environments reads it once.
+    """
+    p = resolve_trace(path)
+    st = p.stat()
+    return _checked_series(str(p), st.st_size, st.st_mtime_ns, value_range, rule)
+
+
+@functools.lru_cache(maxsize=64)
+def _checked_series(path: str, size: int, mtime_ns: int,
+                    value_range: Optional[tuple[float, float]], rule: str) -> float:
+    times, _ = read_series(path, value_range, rule)
+    return float(times[-1])
 
 
 def read_job_trace(path: str | Path) -> np.ndarray:
@@ -106,39 +191,42 @@ def read_job_trace(path: str | Path) -> np.ndarray:
     map_input_bytes, shuffle_bytes, output_bytes."""
     p = resolve_trace(path)
     rows: list[list[float]] = []
-    with open_trace(p) as fh:
-        first = fh.readline()
-        swim = "\t" in first
-        if swim:
-            lines = [(1, first)]
-        else:
-            cols = [c.strip() for c in first.strip().split(",")]
-            if tuple(cols[:4]) != JOB_COLUMNS:
-                raise TraceError(f"{p}:1: header must be {','.join(JOB_COLUMNS)} "
-                                 "(or give a SWIM TSV file)")
-            lines = []
-        for lineno, line in [*lines, *enumerate(fh, start=2)]:
-            line = line.strip()
-            if not line:
-                continue
-            if swim:
-                parts = line.split("\t")
-                if len(parts) != 6:
-                    raise TraceError(f"{p}:{lineno}: expected 6 tab-separated SWIM columns "
-                                     f"(job, submit, gap, input, shuffle, output), "
-                                     f"got {len(parts)}")
-                vals = _numbers(p, lineno, [parts[1], *parts[3:6]], 4, line)
-            else:
-                vals = _numbers(p, lineno, line.split(","), 4, line)
-            if min(vals) < 0:
-                raise TraceError(f"{p}:{lineno}: negative value")
-            if rows and vals[0] < rows[-1][0]:
-                raise TraceError(f"{p}:{lineno}: submit time {vals[0]} is before "
-                                 f"{rows[-1][0]}")
-            rows.append(vals)
+    lines = trace_lines(p)
+    first = next(lines, (1, ""))
+    swim = "\t" in first[1]
+    if not swim:
+        cols = [c.strip() for c in first[1].strip().split(",")]
+        if tuple(cols[:4]) != JOB_COLUMNS:
+            raise TraceError(f"{p}:1: header must be {','.join(JOB_COLUMNS)} "
+                             "(or give a SWIM TSV file)")
+    if swim:
+        rows.append(_job_row(p, first[0], first[1], swim, rows))
+    for lineno, line in lines:
+        if line.strip():
+            rows.append(_job_row(p, lineno, line, swim, rows))
     if not rows:
         raise TraceError(f"{p}: no data rows")
     return np.asarray(rows, dtype=float)
+
+
+def _job_row(p: Path, lineno: int, line: str, swim: bool, rows: list[list[float]]
+             ) -> list[float]:
+    """One job trace row: four numbers >= 0, the submit time not before the previous row's."""
+    line = line.strip()
+    if swim:
+        parts = line.split("\t")
+        if len(parts) != 6:
+            raise TraceError(f"{p}:{lineno}: expected 6 tab-separated SWIM columns "
+                             f"(job, submit, gap, input, shuffle, output), got {len(parts)}")
+        vals = _numbers(p, lineno, [parts[1], *parts[3:6]], 4, line)
+    else:
+        vals = _numbers(p, lineno, line.split(","), 4, line)
+    for col, v in zip(JOB_COLUMNS, vals):
+        if v < 0:
+            raise TraceError(f"{p}:{lineno}: negative value {v:g} of {col}")
+    if rows and vals[0] < rows[-1][0]:
+        raise TraceError(f"{p}:{lineno}: submit time {vals[0]} is before {rows[-1][0]}")
+    return vals
 
 
 def sample_steps(times: np.ndarray, values: np.ndarray, step_s: float, n_steps: int,

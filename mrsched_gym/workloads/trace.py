@@ -38,8 +38,8 @@ import math
 
 import numpy as np
 
-from mrsched_gym.config import ClusterConfig, ConfigError, WorkloadConfig
-from mrsched_gym.models.traces import open_trace, read_job_trace, resolve_trace
+from mrsched_gym.config import MAX_TASKS, ClusterConfig, ConfigError, WorkloadConfig
+from mrsched_gym.models.traces import TraceError, read_job_trace, resolve_trace, trace_lines
 from mrsched_gym.workloads.profiles import PROFILES, TYPE_NAMES
 from mrsched_gym.workloads.synthetic import JobDraw, _make
 
@@ -74,8 +74,54 @@ def trace_window(cfg: WorkloadConfig, rng: np.random.Generator | None = None
 
 
 def _read_csv(name: str) -> list[dict]:
-    with open_trace(resolve_trace(name)) as fh:
-        return list(csv.DictReader(fh))
+    return list(csv.DictReader(text for _, text in trace_lines(resolve_trace(name))))
+
+
+def task_counts(cfg: WorkloadConfig, cluster: ClusterConfig, rows: np.ndarray
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``(input_mb, shuffle_mb, n_maps, n_reduces)`` per trace row ``[J]`` (module docstring)."""
+    in_mb = rows[:, 1] * cfg.bytes_scale / _MB
+    sh_mb = rows[:, 2] * cfg.bytes_scale / _MB
+    n_maps = np.clip(np.ceil(in_mb / cluster.block_mb), 1, cfg.max_maps).astype(int)
+    max_red = max(1, cfg.max_maps // 4)
+    n_red = np.where(rows[:, 2] > 0, np.clip(np.ceil(sh_mb / cfg.reduce_mb), 1, max_red),
+                     0).astype(int)
+    return in_mb, sh_mb, n_maps, n_red
+
+
+def check_trace_size(cfg: WorkloadConfig, cluster: ClusterConfig) -> None:
+    """Refuse a trace replay whose window holds more than ``MAX_TASKS`` tasks.
+
+    With ``trace_random_window`` the busiest window the episode could draw counts (windows
+    starting at each submit time from ``trace_offset_s`` on bound every window). Reads the trace
+    (errors name the field ``workload.trace``); does nothing for other workload kinds.
+
+    Raises:
+        TraceError: The trace is malformed.
+        ConfigError: The window is empty (:func:`trace_window`) or too large.
+    """
+    if cfg.kind != "trace":
+        return
+    try:
+        rows = _job_trace(cfg.trace)
+    except TraceError as e:
+        raise TraceError(f"workload.trace: {e}") from None
+    trace_window(cfg)
+    _, _, n_maps, n_red = task_counts(cfg, cluster, rows)
+    t = rows[:, 0]
+    tasks = np.concatenate([[0], np.cumsum(n_maps + n_red)])
+    starts = np.unique(np.concatenate([[cfg.trace_offset_s], t[t >= cfg.trace_offset_s]])) \
+        if cfg.trace_random_window else np.array([cfg.trace_offset_s])
+    lo = np.searchsorted(t, starts, side="left")
+    hi = np.searchsorted(t, starts + cfg.duration_s, side="left")
+    k = int(np.argmax(tasks[hi] - tasks[lo]))
+    n_tasks, n_jobs = int(tasks[hi[k]] - tasks[lo[k]]), int(hi[k] - lo[k])
+    if n_tasks > MAX_TASKS:
+        raise ConfigError(
+            f"workload.trace: the window [{starts[k]:.0f}, {starts[k] + cfg.duration_s:.0f}) s "
+            f"of {cfg.trace} holds {n_jobs:,} jobs with {n_tasks:,} tasks, more than the limit "
+            f"of {MAX_TASKS:,} tasks; lower workload.duration_s, workload.bytes_scale or "
+            "workload.max_maps, or raise cluster.block_mb")
 
 
 @functools.lru_cache(maxsize=1)
@@ -112,13 +158,8 @@ def trace_jobs(cfg: WorkloadConfig, cluster: ClusterConfig, job_rng: np.random.G
     start, rows = trace_window(cfg, job_rng)
     n = len(rows)
     arrivals = rows[:, 0] - start
-    in_mb = rows[:, 1] * cfg.bytes_scale / _MB
-    sh_mb = rows[:, 2] * cfg.bytes_scale / _MB
+    in_mb, sh_mb, n_maps, n_red = task_counts(cfg, cluster, rows)
     block = cluster.block_mb
-    n_maps = np.clip(np.ceil(in_mb / block), 1, cfg.max_maps).astype(int)
-    max_red = max(1, cfg.max_maps // 4)
-    n_red = np.where(rows[:, 2] > 0, np.clip(np.ceil(sh_mb / cfg.reduce_mb), 1, max_red),
-                     0).astype(int)
     split_f = np.maximum(MIN_WORK_FRACTION, in_mb / n_maps / block)
     red_f = np.maximum(MIN_WORK_FRACTION, sh_mb / np.maximum(n_red, 1) / cfg.reduce_mb)
     cls = np.where(rows[:, 2] == 0, "map_only",
