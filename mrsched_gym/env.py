@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
-from typing import Any, Optional, Union
+from typing import Any, Mapping, Optional, Union
 
 import gymnasium as gym
 import numpy as np
@@ -13,10 +14,16 @@ from mrsched_gym.config import REWARD_COMPONENTS, Scenario, load_scenario, \
     with_overrides
 from mrsched_gym.encoding import CANDIDATE_FEATURES, DECISION_FEATURES, NODE_FEATURES, \
     ObservationEncoder
+from mrsched_gym.errors import EpisodeStateError, InputError, InputTypeError
 from mrsched_gym.metrics import episode_metrics
+from mrsched_gym.models import availability, interference
 from mrsched_gym.rewards import RewardTracker
 from mrsched_gym.sim.engine import DECISION_NAMES, Simulator
 from mrsched_gym.sim.log import build_log
+from mrsched_gym.workloads.trace import check_trace_size
+
+# Episode phases of the env (``step`` and ``action_masks`` need a reset first).
+_NEW, _RUNNING, _ENDED = "new", "running", "ended"
 
 
 class MRSchedEnv(gym.Env):
@@ -39,8 +46,17 @@ class MRSchedEnv(gym.Env):
     ``K`` is **skip** (schedule: leave the node idle until the next event; admit: reject;
     preempt: wait). Only the first ``len(candidates)`` actions and skip are legal:
     ``env.action_masks()`` (the sb3-contrib convention) and ``info["action_mask"]`` give the mask.
-    An invalid action is treated as skip and flagged with ``info["invalid_action"] = True``
-    (``strict_actions=True`` raises ``ValueError`` instead); it never corrupts the simulation.
+    An invalid action (an integer out of range or an empty candidate slot) is treated as skip and
+    flagged with ``info["invalid_action"] = True`` (``strict_actions=True`` raises
+    :class:`~mrsched_gym.errors.InputError`, a ``ValueError``, instead); it never corrupts the
+    simulation.
+
+    An action must be an integer: a Python ``int``, a numpy integer (``np.int64``, what
+    ``action_space.sample()`` returns) or a 0-d integer array (what SB3's ``predict`` returns).
+    Anything else raises :class:`~mrsched_gym.errors.InputTypeError` (a ``TypeError``) naming the
+    action and its type: floats (``2.7``, ``np.float32(1.9)``, NaN; no silent truncation),
+    strings, ``None``, arrays with a shape, and bools (``True`` is an ``int`` to Python but is
+    refused: a bool action is almost always a mask entry passed by mistake).
 
     ## Observation Space
 
@@ -73,20 +89,39 @@ class MRSchedEnv(gym.Env):
     sizes, deadlines, per-task work and demand), block replicas, the interactive load and the
     availability timelines and forecast. ``step`` is deterministic, so every policy sees the same
     world for a seed (common random numbers). The first observation is the first decision.
+    Seeds follow Gymnasium: ``None`` or a Python ``int`` >= 0 (anything else raises
+    ``gymnasium.error.Error``). ``reset`` takes no ``options`` (a non-empty mapping raises
+    :class:`~mrsched_gym.errors.InputError`). ``step()`` and ``action_masks()`` before the
+    first ``reset()`` raise :class:`~mrsched_gym.errors.EpisodeStateError`.
 
     ## Episode End
 
     Terminated when every job has finished or been rejected. Truncated when the next event
     lies beyond the scenario's ``time_limit_s``. The last step's ``info["metrics"]`` holds every
     metric of :mod:`mrsched_gym.metrics` and ``info["episode_log"]`` the episode log.
+    ``info["episode_over"]`` says whether the world has reached its end (true on the last step).
+    ``step()`` after the last step raises :class:`~mrsched_gym.errors.EpisodeStateError`
+    until the next ``reset()``.
+
+    A world can end before it poses any decision (e.g. a ``time_limit_s`` shorter than the first
+    arrival). Then ``reset()`` returns an observation without candidates (only skip is legal)
+    and ``info["episode_over"] = True``; the next ``step()`` (any action; skip is the legal one)
+    ends the episode, terminated or truncated as the simulation says, with reward 0 and the
+    usual ``info["metrics"]`` and ``info["episode_log"]``.
 
     ## Arguments
 
     ``gymnasium.make("mrsched/Hadoop-v0", scenario=None, render_mode=None,
     strict_actions=False, **overrides)``: ``scenario`` is a path, a bundled name or a
     :class:`~mrsched_gym.config.Scenario`; ``overrides`` change fields by path, e.g.
-    ``workload__load=0.9`` or ``**{"cluster.racks": 2}``. ``render_mode`` is ``"ansi"`` (text)
-    or ``"rgb_array"`` (running tasks per job over time, thesis Fig. 3.4 style).
+    ``workload__load=0.9`` (numpy scalars work too) or ``**{"cluster.racks": 2}``.
+    ``render_mode`` is ``"ansi"`` (text) or ``"rgb_array"`` (running tasks per job over time,
+    thesis Fig. 3.4 style). ``strict_actions`` must be a bool. A bad scenario (file, field,
+    trace, or an episode too large to simulate, :data:`~mrsched_gym.config.MAX_TASKS` and its
+    siblings) raises :class:`~mrsched_gym.config.ConfigError` or
+    :class:`~mrsched_gym.models.traces.TraceError` naming the field, file and line; a bad
+    argument :class:`~mrsched_gym.errors.InputError` or
+    :class:`~mrsched_gym.errors.InputTypeError`.
 
     ## Version History
 
@@ -98,15 +133,22 @@ class MRSchedEnv(gym.Env):
     def __init__(self, scenario: Union[str, Path, Scenario, None] = None,
                  render_mode: Optional[str] = None, strict_actions: bool = False,
                  **overrides: Any) -> None:
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise InputError(f"render_mode must be None or one of "
+                             f"{self.metadata['render_modes']}, got {render_mode!r}")
+        if not isinstance(strict_actions, (bool, np.bool_)):
+            raise InputTypeError(f"strict_actions must be True or False, got "
+                                 f"{type(strict_actions).__name__} {strict_actions!r}")
         if scenario is None:
             scenario = "hadoop"
+        if not isinstance(scenario, (str, os.PathLike, Scenario)):
+            raise InputTypeError(f"scenario must be a YAML path, a bundled scenario name or a "
+                                 f"Scenario, got {type(scenario).__name__} {scenario!r:.60}")
         sc = scenario if isinstance(scenario, Scenario) else load_scenario(scenario)
         self.scenario: Scenario = with_overrides(sc, overrides)
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode must be one of {self.metadata['render_modes']}, "
-                             f"got {render_mode!r}")
         self.render_mode = render_mode
-        self.strict_actions = strict_actions
+        self.strict_actions = bool(strict_actions)
+        _check_trace_inputs(self.scenario)
         self.sim = Simulator(self.scenario)
         self.encoder = ObservationEncoder(self.sim)
         self.rewards = RewardTracker(self.scenario.reward.weights)
@@ -122,25 +164,37 @@ class MRSchedEnv(gym.Env):
             "forecast": spaces.Box(0.0, 1.0, (W,), np.float32),
         })
         self._steps = 0
+        self._phase = _NEW
         # masks[k]: the mask when there are k candidates (the first k actions and skip)
         self._masks = [np.array([i < k or i == K for i in range(K + 1)]) for k in range(K + 1)]
 
     # ------------------------------------------------------------------ gymnasium API
     def reset(self, *, seed: Optional[int] = None, options: Optional[dict] = None
               ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+        if options is not None and not (isinstance(options, Mapping) and not options):
+            raise InputError(f"reset(options=...): this environment takes no options, got "
+                             f"{options!r:.80}")
         super().reset(seed=seed)
         self.sim.reset(self.np_random)
         self.encoder.reset()
         self.rewards.reset(self.sim)
         self._steps = 0
+        self._phase = _RUNNING
         obs = self.encoder.observe()
         return obs, self._info(invalid=False)
 
     def step(self, action: Any) -> tuple[dict[str, np.ndarray], float, bool, bool, dict]:
-        a = int(action)
+        if self._phase != _RUNNING:
+            raise EpisodeStateError(
+                "step() called before reset()" if self._phase == _NEW else
+                "step() called after the episode ended (terminated or truncated); call reset()")
+        a = self.action_index(action)
         if self.strict_actions and not self.sim.is_legal(a):
-            raise ValueError(f"action {a} is not legal now (mask {self.action_masks()})")
-        valid = self.sim.act(a)
+            raise InputError(f"action {a} is not legal now (mask {self.action_masks()})")
+        if self.sim.done:               # the world posed no decision before its end: close it
+            valid = self.sim.is_legal(a)
+        else:
+            valid = self.sim.act(a)
         self._steps += 1
         reward, inc = self.rewards.step(self.sim)
         obs = self.encoder.observe()
@@ -152,17 +206,46 @@ class MRSchedEnv(gym.Env):
             log = build_log(self.sim)
             info["metrics"] = episode_metrics(log, self.scenario.reward.weights)
             info["episode_log"] = log
+            self._phase = _ENDED
         return obs, float(reward), bool(terminated), bool(truncated), info
 
     def action_masks(self) -> np.ndarray:
-        """Legal actions now (``bool[K+1]``; skip, the last, is always legal)."""
+        """Legal actions now (``bool[K+1]``; skip, the last, is always legal).
+
+        Raises:
+            EpisodeStateError: Before the first ``reset()``.
+        """
+        if self._phase == _NEW:
+            raise EpisodeStateError("action_masks() called before reset()")
         return self._masks[len(self.sim.candidates)].copy()
+
+    def action_index(self, action: Any) -> int:
+        """``action`` as a Python ``int``, if it is an integer (see "Action Space").
+
+        Raises:
+            InputTypeError: A bool, float, string, ``None``, an array with a shape or a
+                non-integer array, naming the action and its type.
+        """
+        if isinstance(action, np.ndarray):
+            if action.shape == () and np.issubdtype(action.dtype, np.integer):
+                return int(action)
+            raise InputTypeError(f"action must be an integer in [0, {self.K}] or a 0-d integer "
+                                 f"array, got an array of shape {action.shape} and dtype "
+                                 f"{action.dtype}: {action!r:.60}")
+        if isinstance(action, (bool, np.bool_)):
+            raise InputTypeError(f"action must be an integer in [0, {self.K}], got bool "
+                                 f"{action!r} (bools are refused: pass an action index, not a "
+                                 "mask entry)")
+        if isinstance(action, (int, np.integer)):
+            return int(action)
+        raise InputTypeError(f"action must be an integer in [0, {self.K}], got "
+                             f"{type(action).__name__} {action!r:.60}")
 
     def _info(self, invalid: bool) -> dict[str, Any]:
         s = self.sim
         return {"action_mask": self.action_masks(), "decision": DECISION_NAMES[s.kind],
                 "node": s.node, "time_s": s.now, "n_candidates": len(s.candidates),
-                "invalid_action": invalid}
+                "invalid_action": invalid, "episode_over": s.done}
 
     def render(self) -> Union[str, np.ndarray, None]:
         if self.render_mode is None:
@@ -178,6 +261,15 @@ class MRSchedEnv(gym.Env):
     def headline_metric(self) -> str:
         """Name of the scenario's headline metric."""
         return self.scenario.reward.headline
+
+
+def _check_trace_inputs(sc: Scenario) -> None:
+    """Read the scenario's trace files with their fields' rules before the simulator does, so a
+    bad trace fails at construction naming the field, file and line (and a trace replay too
+    large to simulate is refused; :func:`~mrsched_gym.workloads.trace.check_trace_size`)."""
+    interference.check_trace(sc.interference)
+    availability.check_trace(sc.availability)
+    check_trace_size(sc.workload, sc.cluster)
 
 
 __all__ = ["MRSchedEnv"]
