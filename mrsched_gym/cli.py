@@ -160,7 +160,27 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    """Entry point of the ``mrsched-gym`` command."""
+    """Entry point of the ``mrsched-gym`` command.
+
+    Bad arguments are refused by argparse (usage and an ``error:`` line, exit 2). The project's
+    own errors (:class:`~mrsched_gym.errors.MRSchedError`: a bad scenario, trace, policy name...)
+    print as one ``error: <message>`` line on stderr and exit 2; anything else is a bug and keeps
+    its traceback.
+    """
+    from mrsched_gym.errors import MRSchedError
+
+    def at_least(lo: int):
+        """An argparse ``type=``: an integer >= ``lo``."""
+        def parse(text: str) -> int:
+            try:
+                value = int(text)
+            except ValueError:
+                raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+            if value < lo:
+                raise argparse.ArgumentTypeError(f"must be >= {lo}, got {value}")
+            return value
+        return parse
+
     p = argparse.ArgumentParser(prog="mrsched-gym", description=__doc__)
     from mrsched_gym import __version__
     p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
@@ -171,9 +191,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                    help="env ids, bundled scenario names or scenario YAML paths")
     c.add_argument("--policies", nargs="*", help="baseline names (name:key=value,...) or "
                    "agent:PATH.zip; default: every baseline that applies to the scenario")
-    c.add_argument("--seeds", type=int, default=10, help="number of seeds (default 10)")
-    c.add_argument("--seed-start", type=int, default=0, help="first seed (default 0)")
-    c.add_argument("--workers", type=int, default=None, help="processes (default: all cores)")
+    c.add_argument("--seeds", type=at_least(1), default=10, help="number of seeds (default 10)")
+    c.add_argument("--seed-start", type=at_least(0), default=0, help="first seed (default 0)")
+    c.add_argument("--workers", type=at_least(1), default=None,
+                   help="processes (default: all cores)")
     c.add_argument("--metric", help="ranking metric (default: the scenario's headline)")
     c.add_argument("--out", default="results", help="output folder (default ./results)")
     c.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
@@ -189,16 +210,16 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                    help="config YAML path or bundled name (default hadoop_set; --list)")
     t.add_argument("--out", default="runs", help="output parent folder (default ./runs)")
     t.add_argument("--resume", help="checkpoint to continue from (OUT/NAME/last_model.zip)")
-    t.add_argument("--steps", type=int, help="override total_timesteps")
-    t.add_argument("--seed", type=int, help="override seed")
-    t.add_argument("--n-envs", type=int, help="override n_envs")
+    t.add_argument("--steps", type=at_least(1), help="override total_timesteps")
+    t.add_argument("--seed", type=at_least(0), help="override seed")
+    t.add_argument("--n-envs", type=at_least(1), help="override n_envs")
     t.add_argument("--name", help="override the run name")
     t.add_argument("--list", action="store_true", help="list the bundled configs")
     t.add_argument("--quiet", action="store_true", help="no progress bar")
     t.set_defaults(fn=_train)
     d = sub.add_parser("demo", help="run one episode of each baseline and print key metrics")
     d.add_argument("--env", default="mrsched/Hadoop-v0")
-    d.add_argument("--seed", type=int, default=0)
+    d.add_argument("--seed", type=at_least(0), default=0)
     d.add_argument("--policies", nargs="*")
     d.set_defaults(fn=_demo)
     r = sub.add_parser("reproduce", help="run a seed paper's experiment and print the paper's "
@@ -206,8 +227,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     r.add_argument("names", nargs="*", help="reproduction names (or 'all'); none = --list")
     r.add_argument("--list", action="store_true", help="list the reproductions")
     r.add_argument("--quick", action="store_true", help="the reduced CI size (fewer seeds/jobs)")
-    r.add_argument("--seeds", type=int, help="override the number of seeds")
-    r.add_argument("--workers", type=int, default=None, help="processes (default: all cores)")
+    r.add_argument("--seeds", type=at_least(1), help="override the number of seeds")
+    r.add_argument("--workers", type=at_least(1), default=None,
+                   help="processes (default: all cores)")
     r.add_argument("--out", default="results/reproductions", help="output folder")
     r.add_argument("--no-plots", action="store_true", help="skip the figure")
     r.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -220,7 +242,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ls = sub.add_parser("list", help="list registered ids, scenarios and baselines")
     ls.set_defaults(fn=_list)
     args = p.parse_args(argv)
-    return args.fn(args)
+    try:
+        return args.fn(args)
+    except MRSchedError as e:
+        print("error: " + " ".join(str(e).split("\n")), file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":
