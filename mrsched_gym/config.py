@@ -96,8 +96,9 @@ def _field_rules(cls: type) -> tuple[tuple[str, str, tuple], ...]:
 
 
 def _short(value: Any, limit: int = 60) -> str:
-    """``repr(value)``, cut to ``limit`` characters for error messages."""
-    r = repr(value)
+    """``repr(value)`` on one line, cut to ``limit`` characters, for error messages (numpy
+    scalars print as plain values)."""
+    r = " ".join((str(value) if isinstance(value, np.generic) else repr(value)).split())
     return r if len(r) <= limit else r[: limit - 3] + "..."
 
 
@@ -251,7 +252,8 @@ class ClusterConfig:
                f"must be in [1, n_nodes={self.n_nodes}], got {self.racks}")
         _check(1 <= self.replication <= 16, "replication",
                f"must be in [1, 16], got {self.replication}")
-        _check(self.block_mb > 0, "block_mb", f"must be > 0, got {self.block_mb}")
+        _check(self.block_mb >= 1, "block_mb", f"must be >= 1 (HDFS's smallest block), got "
+               f"{self.block_mb!r}")
         _check(self.off_rack_factor >= 1, "off_rack_factor",
                f"must be >= 1, got {self.off_rack_factor}")
         _in_range(self.swap_slowdown, 0.0, 1000.0, "swap_slowdown")
@@ -313,8 +315,8 @@ class InterferenceConfig:
         _check_fields(self)
         _in_range(self.mean, 0.0, 1.0, "mean")
         _in_range(self.amplitude, 0.0, 1.0, "amplitude")
-        _check(self.period_s > 0, "period_s", f"must be > 0, got {self.period_s!r}")
-        _check(self.step_s > 0, "step_s", f"must be > 0, got {self.step_s!r}")
+        _check(self.period_s >= 1, "period_s", f"must be >= 1, got {self.period_s!r}")
+        _in_range(self.step_s, 0.0, MAX_TIME_LIMIT_S, "step_s", lo_open=True)
         _in_range(self.noise, 0.0, 1.0, "noise")
         _check(self.load != "trace" or bool(self.trace), "trace", "required when load is 'trace'")
         _check(self.trace_offset_s >= 0, "trace_offset_s", f"must be >= 0, got {self.trace_offset_s!r}")
@@ -364,9 +366,9 @@ class AvailabilityConfig:
 
     def __post_init__(self) -> None:
         _check_fields(self)
-        _check(self.step_s > 0, "step_s", f"must be > 0, got {self.step_s!r}")
+        _in_range(self.step_s, 0.0, MAX_TIME_LIMIT_S, "step_s", lo_open=True)
         _in_range(self.min_fraction, 0.0, 1.0, "min_fraction", lo_open=True)
-        _check(self.period_s > 0, "period_s", f"must be > 0, got {self.period_s!r}")
+        _check(self.period_s >= 1, "period_s", f"must be >= 1, got {self.period_s!r}")
         _check(self.level in (1, 2, 3), "level", f"must be 1, 2 or 3, got {self.level}")
         _check(self.mean_on_s > 0, "mean_on_s", f"must be > 0, got {self.mean_on_s!r}")
         _check(self.mean_off_s > 0, "mean_off_s", f"must be > 0, got {self.mean_off_s!r}")
@@ -508,7 +510,8 @@ class WorkloadConfig:
         _check(self.duration_s > 0, "duration_s", f"must be > 0, got {self.duration_s!r}")
         _in_range(self.load, 0.0, 5.0, "load", lo_open=True)
         _check(self.size_mean >= 1, "size_mean", f"must be >= 1, got {self.size_mean!r}")
-        _check(self.size_std >= 0, "size_std", f"must be >= 0, got {self.size_std!r}")
+        _check(0 <= self.size_std <= 100 * self.size_mean, "size_std",
+               f"must be in [0, 100 x size_mean = {100 * self.size_mean:g}], got {self.size_std!r}")
         _check(len(self.type_mix) > 0, "type_mix", "needs at least one type")
         for name, w in self.type_mix.items():
             _check(name in PROFILES, f"type_mix.{name}",
@@ -672,8 +675,8 @@ def episode_size(sc: Scenario) -> dict[str, float]:
 
     c, i, a = sc.cluster, sc.interference, sc.availability
     n_shared = sum(g.count for g in c.nodes if g.kind == "shared")
-    i_steps = math.ceil(sc.time_limit_s / i.step_s) + 1
-    a_steps = math.ceil(sc.time_limit_s / a.step_s) + 1
+    i_steps = _periods(sc.time_limit_s, i.step_s) + 1
+    a_steps = _periods(sc.time_limit_s, a.step_s) + 1
     per_node = a.generator == "onoff" or (a.generator != "none" and a.mode == "nodes")
     jobs, tasks = expected_size(sc.workload, c)
     return {
@@ -681,9 +684,15 @@ def episode_size(sc: Scenario) -> dict[str, float]:
         "interference_steps": i_steps, "availability_steps": a_steps,
         "interference_cells": n_shared * i_steps,
         "availability_cells": c.n_nodes * a_steps if per_node else 0,
-        "orchestrator_epochs": (math.ceil(sc.time_limit_s / c.orchestrator_epoch_s)
+        "orchestrator_epochs": (_periods(sc.time_limit_s, c.orchestrator_epoch_s)
                                 if c.orchestrator != "none" else 0),
     }
+
+
+def _periods(horizon_s: float, step_s: float) -> float:
+    """``ceil(horizon_s / step_s)``, or ``inf`` when it is too large to be an exact integer."""
+    n = horizon_s / step_s
+    return math.ceil(n) if n < 1e15 else math.inf
 
 
 def _check_episode_size(sc: Scenario) -> None:
@@ -692,23 +701,27 @@ def _check_episode_size(sc: Scenario) -> None:
     for part in ("interference", "availability"):
         steps = size[f"{part}_steps"]
         _check(steps <= MAX_PERIODIC_STEPS, f"{part}.step_s",
-               f"time_limit_s / step_s gives {steps:,} steps, more than the limit of "
+               f"time_limit_s / step_s gives {steps:,.0f} steps, more than the limit of "
                f"{MAX_PERIODIC_STEPS:,}; raise {part}.step_s or lower time_limit_s")
         cells = size[f"{part}_cells"]
         _check(cells <= MAX_TIMELINE_CELLS, f"{part}.step_s",
-               f"{cells // steps:,} nodes x {steps:,} steps = {cells:,} timeline cells, more "
-               f"than the limit of {MAX_TIMELINE_CELLS:,}; raise {part}.step_s or lower "
+               f"{cells // steps:,.0f} nodes x {steps:,.0f} steps = {cells:,.0f} timeline cells, "
+               f"more than the limit of {MAX_TIMELINE_CELLS:,}; raise {part}.step_s or lower "
                "time_limit_s")
     epochs = size["orchestrator_epochs"]
     _check(epochs <= MAX_PERIODIC_STEPS, "cluster.orchestrator_epoch_s",
-           f"time_limit_s / orchestrator_epoch_s gives {epochs:,} epochs, more than the limit of "
-           f"{MAX_PERIODIC_STEPS:,}")
+           f"time_limit_s / orchestrator_epoch_s gives {epochs:,.0f} epochs, more than the limit "
+           f"of {MAX_PERIODIC_STEPS:,}")
     jobs, tasks = size["jobs"], size["tasks"]
-    if not tasks <= MAX_TASKS:
-        where, fix = ("workload.jobs", "fewer or smaller jobs") if sc.workload.kind == "jobs" \
-            else ("workload", "lower workload.load, workload.duration_s or workload.size_mean")
-        raise ConfigError(f"{where}: about {jobs:,.0f} jobs with {tasks:,.0f} tasks in all "
-                          f"expected, more than the limit of {MAX_TASKS:,} tasks; {fix}")
+    if tasks <= MAX_TASKS:
+        return
+    if sc.workload.kind == "jobs":
+        raise ConfigError(f"workload.jobs: {jobs:,.0f} jobs with {tasks:,.0f} tasks in all, more "
+                          f"than the limit of {MAX_TASKS:,} tasks; give fewer or smaller jobs")
+    raise ConfigError(f"workload: about {jobs:,.0f} jobs with {tasks:,.0f} tasks in all "
+                      f"expected, more than the limit of {MAX_TASKS:,} tasks; lower "
+                      "workload.load, workload.duration_s, workload.size_mean or raise "
+                      "workload.task_work_scale")
 
 
 # --------------------------------------------------------------------------------------------
@@ -786,7 +799,7 @@ def _build_scalar(tp: Any, value: Any, path: str) -> Any:
         try:
             return float(value)
         except OverflowError:
-            raise ConfigError(f"{path}: {value} is too large for a number") from None
+            raise ConfigError(f"{path}: {_short(value)} is too large for a number") from None
     if tp is str:
         if not isinstance(value, str):
             raise ConfigError(f"{path}: expected a string, got {_short(value)}")
@@ -936,7 +949,8 @@ def _set_path(d: dict, keys: list[str], value: Any, full: str,
             raise ConfigError(f"override {full!r}: {k} is not a section")
         d = sub
     if keys[-1] not in d:
-        raise ConfigError(f"override {full!r}: unknown key {keys[-1]!r}")
+        raise ConfigError(f"override {full!r}: unknown key {keys[-1]!r} (known: "
+                          f"{', '.join(sorted(d))})")
     tp = _field_type(list(prefix) + keys)
     if isinstance(d[keys[-1]], dict) and isinstance(value, Mapping) and \
             dataclasses.is_dataclass(tp):

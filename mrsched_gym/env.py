@@ -138,12 +138,12 @@ class MRSchedEnv(gym.Env):
                              f"{self.metadata['render_modes']}, got {render_mode!r}")
         if not isinstance(strict_actions, (bool, np.bool_)):
             raise InputTypeError(f"strict_actions must be True or False, got "
-                                 f"{type(strict_actions).__name__} {strict_actions!r}")
+                                 f"{_describe(strict_actions)}")
         if scenario is None:
             scenario = "hadoop"
         if not isinstance(scenario, (str, os.PathLike, Scenario)):
             raise InputTypeError(f"scenario must be a YAML path, a bundled scenario name or a "
-                                 f"Scenario, got {type(scenario).__name__} {scenario!r:.60}")
+                                 f"Scenario, got {_describe(scenario)}")
         sc = scenario if isinstance(scenario, Scenario) else load_scenario(scenario)
         self.scenario: Scenario = with_overrides(sc, overrides)
         self.render_mode = render_mode
@@ -231,15 +231,15 @@ class MRSchedEnv(gym.Env):
                 return int(action)
             raise InputTypeError(f"action must be an integer in [0, {self.K}] or a 0-d integer "
                                  f"array, got an array of shape {action.shape} and dtype "
-                                 f"{action.dtype}: {action!r:.60}")
+                                 f"{action.dtype}")
         if isinstance(action, (bool, np.bool_)):
             raise InputTypeError(f"action must be an integer in [0, {self.K}], got bool "
-                                 f"{action!r} (bools are refused: pass an action index, not a "
-                                 "mask entry)")
+                                 f"{bool(action)} (bools are refused: pass an action index, not "
+                                 "a mask entry)")
         if isinstance(action, (int, np.integer)):
             return int(action)
         raise InputTypeError(f"action must be an integer in [0, {self.K}], got "
-                             f"{type(action).__name__} {action!r:.60}")
+                             f"{_describe(action)}")
 
     def _info(self, invalid: bool) -> dict[str, Any]:
         s = self.sim
@@ -261,6 +261,12 @@ class MRSchedEnv(gym.Env):
     def headline_metric(self) -> str:
         """Name of the scenario's headline metric."""
         return self.scenario.reward.headline
+
+
+def _describe(value: Any) -> str:
+    """``"<type> <value>"`` for error messages (numpy scalars print as plain numbers)."""
+    shown = " ".join((str(value) if isinstance(value, np.generic) else repr(value)).split())
+    return f"{type(value).__name__} {shown[:60]}"
 
 
 def _check_trace_inputs(sc: Scenario) -> None:

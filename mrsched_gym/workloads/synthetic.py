@@ -214,7 +214,8 @@ def arrival_rate(cfg: WorkloadConfig, cluster: ClusterConfig) -> float:
         per_job_r += pr * nr * sc * p.reduce_work_s / phase_throughput(cluster, p.reduce_demand,
                                                                         True)[1]
     busier = max(per_job_m, per_job_r)
-    return cfg.load / busier if busier > 0 else math.inf
+    with np.errstate(over="ignore"):          # a subnormal per-job work: the rate is inf
+        return cfg.load / busier if busier > 0 else math.inf
 
 
 def expected_size(cfg: WorkloadConfig, cluster: ClusterConfig) -> tuple[float, float]:
