@@ -2,7 +2,15 @@
 
 A scenario is everything that defines a world: the cluster, the interactive services, availability,
 the workload, which decision kinds the policy gets, the reward and the episode limit. Unknown keys
-and bad values raise :class:`ConfigError` naming the file and the dotted field path.
+and bad values raise :class:`ConfigError` naming the file and the dotted field path:
+
+* every float field must be a finite number (``.inf`` and ``.nan`` are refused), every field has
+  its declared type (bools are not numbers; numpy scalars are accepted), and fields with a fixed
+  set of values are ``Literal`` types (a typo such as ``accelerator: cel`` is refused);
+* a key repeated in one YAML mapping is an error naming the key and the line
+  (:class:`UniqueKeyLoader`);
+* a scenario whose episode would exhaust memory or time is refused with the numbers and the
+  limit (:func:`episode_size`, ``MAX_*`` below).
 
 Load with :func:`load_scenario` (a path or a bundled name such as ``"hadoop"``); apply overrides
 with :func:`with_overrides` (``{"workload": {"load": 0.8}}`` or ``{"workload.load": 0.8}``).
@@ -37,9 +45,11 @@ class ConfigError(MRSchedError, ValueError):
 
 
 # Episode-size limits, checked when a scenario is built (:func:`episode_size`). They keep a typo
-# (``step_s: 0.001``, ``count: 5000000``) from exhausting memory or running for hours, and are
-# generous: about ten times the largest bundled scenario (thesis_scale: 100 nodes, about 105,000
-# tasks and 2,300 interference steps over 8 simulated days, ~10 s and ~115 MB per episode).
+# (``step_s: 0.001``, ``count: 5000000``) from exhausting memory or running for hours, and leave
+# room above the largest bundled scenario, thesis_scale (100 nodes; ~170,000 tasks expected,
+# ~105,000 run; 2,305 interference steps over 8 simulated days; ~10 s and ~115 MB an episode):
+# 100x its nodes, ~6x its tasks (scaling its run linearly, a 1,000,000-task episode takes ~2
+# minutes and ~1 GB) and ~400x its steps.
 #: Nodes in the cluster (observation rows; per-node state and timelines).
 MAX_NODES = 10_000
 #: Map + reduce tasks of an episode (each costs ~0.5 KB and ~0.1 ms of simulation).

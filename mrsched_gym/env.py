@@ -173,7 +173,7 @@ class MRSchedEnv(gym.Env):
               ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
         if options is not None and not (isinstance(options, Mapping) and not options):
             raise InputError(f"reset(options=...): this environment takes no options, got "
-                             f"{options!r:.80}")
+                             f"{_describe(options)}")
         super().reset(seed=seed)
         self.sim.reset(self.np_random)
         self.encoder.reset()

@@ -293,9 +293,10 @@ def _zip() -> bytes:
     return buf.getvalue()
 
 
-def _trace(id: str, name: str, content: bytes | str, field: str, overrides: dict,
-           fragment: str, exc: type = TraceError) -> Case:
-    """A trace file ``name`` with ``content``, put in scenario field ``field``."""
+def _trace(id: str, name: str, content: bytes | str | None, field: str | None,
+           overrides: dict, fragment: str, exc: type = TraceError) -> Case:
+    """A trace file ``name`` with ``content`` (``None``: no file), put in scenario field
+    ``field`` (``None``: the overrides name a bundled trace)."""
     return Case(id, "trace", (name, content, field, overrides), exc, fragment)
 
 
@@ -353,7 +354,12 @@ TRACE_CASES = [
            "availability.trace: {p}: trace file not found"),
     _trace("directory", "adir", "DIR", "availability__trace", AVAIL,
            "{p}: is a directory, not a trace file"),
+    _trace("job-trace-as-series", "-", None, None, {**WEB, "interference__trace": "swim-fb2009-day0"},
+           "swim_fb2009_day0.csv.gz:1: header must start with 'time_s,<value column>', got "
+           "'submit_s,map_input_bytes"),
     # job traces
+    _trace("series-as-job-trace", "-", None, None, {**JOBTRACE, "workload__trace": "nasa-http-1995"},
+           "nasa_http_1995_5min.csv.gz:1: header must be submit_s,map_input_bytes"),
     _trace("job-binary", "j.csv", b"\x00\xff\x00\xff", "workload__trace", JOBTRACE,
            "workload.trace: {p}:1: binary data"),
     _trace("job-bz2", "j.csv", bz2.compress(JOBS_OK.encode()), "workload__trace", JOBTRACE,
@@ -445,7 +451,7 @@ STATE_CASES = [
           "step() called after the episode ended"),
     _case("reset-options", "state", "options", InputError,
           "reset(options=...): this environment takes no options"),
-    _case("reset-options-string", "state", "options_str", InputError, "takes no options, got 'fast'"),
+    _case("reset-options-string", "state", "options_str", InputError, "takes no options, got str 'fast'"),
 ]
 
 CLI_CASES = [   # each fails before any episode runs
@@ -517,7 +523,7 @@ def _run(case: Case, tmp_path, capsys) -> str:
         name, content, field, overrides = case.data
         p = tmp_path / name
         _write(p, content)
-        MRSchedEnv(**{**overrides, field: str(p)})
+        MRSchedEnv(**overrides, **({field: str(p)} if field else {}))
     elif case.kind == "action":
         _reset_env().step(case.data)
     elif case.kind == "strict_action":
