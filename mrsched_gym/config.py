@@ -329,11 +329,15 @@ class InterferenceConfig:
         _in_range(self.step_s, 0.0, MAX_TIME_LIMIT_S, "step_s", lo_open=True)
         _in_range(self.noise, 0.0, 1.0, "noise")
         _check(self.load != "trace" or bool(self.trace), "trace", "required when load is 'trace'")
-        _check(self.trace_offset_s >= 0, "trace_offset_s", f"must be >= 0, got {self.trace_offset_s!r}")
+        _check(self.trace_offset_s >= 0, "trace_offset_s",
+               f"must be >= 0, got {self.trace_offset_s!r}")
         _in_range(self.min_share, 0.0, 1.0, "min_share")
-        _check(self.response_alone_ms > 0, "response_alone_ms", f"must be > 0, got {self.response_alone_ms!r}")
-        _check(self.credit_inflation >= 0, "credit_inflation", f"must be >= 0, got {self.credit_inflation!r}")
-        _check(self.background_inflation >= 0, "background_inflation", f"must be >= 0, got {self.background_inflation!r}")
+        _check(self.response_alone_ms > 0, "response_alone_ms",
+               f"must be > 0, got {self.response_alone_ms!r}")
+        _check(self.credit_inflation >= 0, "credit_inflation",
+               f"must be >= 0, got {self.credit_inflation!r}")
+        _check(self.background_inflation >= 0, "background_inflation",
+               f"must be >= 0, got {self.background_inflation!r}")
         _check(self.slo_ms > 0, "slo_ms", f"must be > 0, got {self.slo_ms!r}")
 
 
@@ -384,7 +388,8 @@ class AvailabilityConfig:
         _check(self.mean_off_s > 0, "mean_off_s", f"must be > 0, got {self.mean_off_s!r}")
         _check(self.generator != "trace" or bool(self.trace), "trace",
                "required when generator is 'trace'")
-        _check(self.trace_offset_s >= 0, "trace_offset_s", f"must be >= 0, got {self.trace_offset_s!r}")
+        _check(self.trace_offset_s >= 0, "trace_offset_s",
+               f"must be >= 0, got {self.trace_offset_s!r}")
         _check(1 <= self.forecast_steps <= 256, "forecast_steps",
                f"must be in [1, 256], got {self.forecast_steps!r}")
         _in_range(self.forecast_noise, 0.0, 2.0, "forecast_noise")
@@ -507,7 +512,8 @@ class WorkloadConfig:
     def __post_init__(self) -> None:
         _check_fields(self)
         _check(self.kind != "trace" or bool(self.trace), "trace", "required when kind is 'trace'")
-        _check(self.trace_offset_s >= 0, "trace_offset_s", f"must be >= 0, got {self.trace_offset_s!r}")
+        _check(self.trace_offset_s >= 0, "trace_offset_s",
+               f"must be >= 0, got {self.trace_offset_s!r}")
         _in_range(self.bytes_scale, 0.0, 1e6, "bytes_scale", lo_open=True)
         _check(1 <= self.max_maps <= 100_000, "max_maps",
                f"must be in [1, 100000], got {self.max_maps!r}")

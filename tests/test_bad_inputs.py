@@ -63,10 +63,13 @@ YAML_CASES = [
     _yaml("inf-block-mb", "cluster: {block_mb: .inf}\n",
           "cluster.block_mb: must be a finite number, got inf"),
     _yaml("inf-time-limit", "time_limit_s: .inf\n", "time_limit_s: must be a finite number"),
-    _yaml("nan-time-limit", "time_limit_s: .nan\n", "time_limit_s: must be a finite number, got nan"),
+    _yaml("nan-time-limit", "time_limit_s: .nan\n",
+          "time_limit_s: must be a finite number, got nan"),
     _yaml("nan-load", "workload: {load: .nan}\n", "workload.load: must be a finite number"),
-    _yaml("inf-duration", "workload: {duration_s: .inf}\n", "workload.duration_s: must be a finite"),
-    _yaml("inf-cpu-speed", NODE % ", cpu_speed: .inf", "cluster.nodes[0].cpu_speed: must be a finite"),
+    _yaml("inf-duration", "workload: {duration_s: .inf}\n",
+          "workload.duration_s: must be a finite"),
+    _yaml("inf-cpu-speed", NODE % ", cpu_speed: .inf",
+          "cluster.nodes[0].cpu_speed: must be a finite"),
     _yaml("nan-mem", NODE % ", mem_gb: .nan", "cluster.nodes[0].mem_gb: must be a finite"),
     _yaml("nan-min-fraction", "availability: {min_fraction: .nan}\n",
           "availability.min_fraction: must be a finite"),
@@ -85,7 +88,8 @@ YAML_CASES = [
     _yaml("nan-web-mean", "interference: {mean: .nan}\n", "interference.mean: must be a finite"),
     _yaml("nan-slow-start", "decisions: {slow_start: .nan}\n",
           "decisions.slow_start: must be a finite"),
-    _yaml("inf-swap", "cluster: {swap_slowdown: .inf}\n", "cluster.swap_slowdown: must be a finite"),
+    _yaml("inf-swap", "cluster: {swap_slowdown: .inf}\n",
+          "cluster.swap_slowdown: must be a finite"),
     _yaml("nan-weight-range", "workload: {weight_range: [.nan, 1]}\n",
           "workload.weight_range[0]: must be a finite"),
     _yaml("inf-trace-offset", "interference: {trace_offset_s: .inf}\n",
@@ -182,16 +186,22 @@ YAML_CASES = [
           "line 1 invalid YAML: duplicate key 'load' (first at line 1)"),
     _yaml("duplicate-nested", "cluster:\n  racks: 2\n  nodes:\n    - count: 4\n      mem_gb: 8\n"
           "      count: 5\n", "line 6 invalid YAML: duplicate key 'count' (first at line 4)"),
-    _yaml("duplicate-section", "workload: {load: 0.5}\ncluster: {racks: 1}\nworkload: {load: 0.9}\n",
+    _yaml("duplicate-section",
+          "workload: {load: 0.5}\ncluster: {racks: 1}\nworkload: {load: 0.9}\n",
           "line 3 invalid YAML: duplicate key 'workload' (first at line 1)"),
     # wrong types and shapes
     _yaml("quoted-bool", "decisions: {admission: 'yes'}\n",
           "decisions.admission: expected true/false, got 'yes'"),
-    _yaml("quoted-number", "workload: {load: '0.5'}\n", "workload.load: expected a number, got '0.5'"),
-    _yaml("float-for-int", "cluster: {racks: 2.5}\n", "cluster.racks: expected an integer, got 2.5"),
-    _yaml("bool-for-int", "cluster: {racks: true}\n", "cluster.racks: expected an integer, got True"),
-    _yaml("bool-for-float", "workload: {load: true}\n", "workload.load: expected a number, got True"),
-    _yaml("null-for-float", "workload: {load: null}\n", "workload.load: expected a number, got None"),
+    _yaml("quoted-number", "workload: {load: '0.5'}\n",
+          "workload.load: expected a number, got '0.5'"),
+    _yaml("float-for-int", "cluster: {racks: 2.5}\n",
+          "cluster.racks: expected an integer, got 2.5"),
+    _yaml("bool-for-int", "cluster: {racks: true}\n",
+          "cluster.racks: expected an integer, got True"),
+    _yaml("bool-for-float", "workload: {load: true}\n",
+          "workload.load: expected a number, got True"),
+    _yaml("null-for-float", "workload: {load: null}\n",
+          "workload.load: expected a number, got None"),
     _yaml("mapping-for-list", "cluster: {nodes: {count: 3}}\n",
           "cluster.nodes: expected a list, got {'count': 3}"),
     _yaml("list-for-mapping", "workload: {type_mix: [sort]}\n",
@@ -206,8 +216,10 @@ YAML_CASES = [
           "workload.deadline_factor: needs 0 < lo <= hi"),
     _yaml("deadline-factor-length", "workload: {deadline_factor: [1.5]}\n",
           "workload.deadline_factor: expected 2 values, got 1"),
-    _yaml("no-node-groups", "cluster: {nodes: []}\n", "cluster.nodes: needs at least one node group"),
-    _yaml("racks-above-nodes", "cluster: {racks: 40}\n", "cluster.racks: must be in [1, n_nodes=10]"),
+    _yaml("no-node-groups", "cluster: {nodes: []}\n",
+          "cluster.nodes: needs at least one node group"),
+    _yaml("racks-above-nodes", "cluster: {racks: 40}\n",
+          "cluster.racks: must be in [1, n_nodes=10]"),
     _yaml("jobs-after-limit", "time_limit_s: 100\n" + JOBS % ", arrival_s: 500",
           "time_limit_s: every job of workload.jobs arrives at or after the time limit"),
     _yaml("trace-missing-name", "availability: {generator: trace}\n",
@@ -218,7 +230,8 @@ YAML_CASES = [
 OVERRIDE_CASES = [
     _override("inf-load", {"workload__load": math.inf}, "workload.load: must be a finite number"),
     _override("nan-load", {"workload__load": float("nan")}, "workload.load: must be a finite"),
-    _override("inf-step", {"interference__step_s": math.inf}, "interference.step_s: must be a finite"),
+    _override("inf-step", {"interference__step_s": math.inf},
+              "interference.step_s: must be a finite"),
     _override("inf-block", {"cluster__block_mb": math.inf}, "cluster.block_mb: must be a finite"),
     _override("np-inf", {"workload__load": np.float64("inf")}, "workload.load: must be a finite"),
     _override("time-limit-negative", {"time_limit_s": -5}, "time_limit_s: must be in (0,"),
@@ -227,7 +240,8 @@ OVERRIDE_CASES = [
     _override("unknown-section", {"nosuch": 1}, "override 'nosuch': unknown key 'nosuch'"),
     _override("path-through-value", {"workload__load__x": 1},
               "override 'workload__load__x': load is not a section"),
-    _override("bool-as-number", {"workload__load": True}, "workload.load: expected a number, got True"),
+    _override("bool-as-number", {"workload__load": True},
+              "workload.load: expected a number, got True"),
     _override("np-bool-as-number", {"workload__load": np.bool_(True)},
               "workload.load: expected a number"),
     _override("string-as-number", {"workload__load": "0.9"},
@@ -235,7 +249,8 @@ OVERRIDE_CASES = [
     _override("none-as-number", {"workload__load": None}, "workload.load: expected a number"),
     _override("np-float-as-int", {"cluster__racks": np.float64(2.0)},
               "cluster.racks: expected an integer, got 2.0"),
-    _override("float-as-int", {"cluster__racks": 2.0}, "cluster.racks: expected an integer, got 2.0"),
+    _override("float-as-int", {"cluster__racks": 2.0},
+              "cluster.racks: expected an integer, got 2.0"),
     _override("int-as-bool", {"decisions__admission": 1},
               "decisions.admission: expected true/false, got 1"),
     _override("string-as-bool", {"decisions__admission": "no"},
@@ -329,7 +344,8 @@ TRACE_CASES = [
            "usage fractions"),
     _trace("negative-inverted", "t.csv", "time_s,u\n0,-0.1\n", "availability__trace", INVERT,
            "{p}:2: value -0.1 is outside [0, 1]"),
-    _trace("negative-capacity", "t.csv", "time_s,cap\n0,1\n300,-0.5\n", "availability__trace", AVAIL,
+    _trace("negative-capacity", "t.csv", "time_s,cap\n0,1\n300,-0.5\n", "availability__trace",
+           AVAIL,
            "availability.trace: {p}:3: value -0.5 is outside [0, inf] (capacity cannot be "
            "negative)"),
     _trace("negative-web-load", "t.csv", "time_s,rps\n0,10\n300,-3\n", "interference__trace", WEB,
@@ -354,11 +370,13 @@ TRACE_CASES = [
            "availability.trace: {p}: trace file not found"),
     _trace("directory", "adir", "DIR", "availability__trace", AVAIL,
            "{p}: is a directory, not a trace file"),
-    _trace("job-trace-as-series", "-", None, None, {**WEB, "interference__trace": "swim-fb2009-day0"},
+    _trace("job-trace-as-series", "-", None, None,
+           {**WEB, "interference__trace": "swim-fb2009-day0"},
            "swim_fb2009_day0.csv.gz:1: header must start with 'time_s,<value column>', got "
            "'submit_s,map_input_bytes"),
     # job traces
-    _trace("series-as-job-trace", "-", None, None, {**JOBTRACE, "workload__trace": "nasa-http-1995"},
+    _trace("series-as-job-trace", "-", None, None,
+           {**JOBTRACE, "workload__trace": "nasa-http-1995"},
            "nasa_http_1995_5min.csv.gz:1: header must be submit_s,map_input_bytes"),
     _trace("job-binary", "j.csv", b"\x00\xff\x00\xff", "workload__trace", JOBTRACE,
            "workload.trace: {p}:1: binary data"),
@@ -393,7 +411,8 @@ def _case(id: str, kind: str, data: Any, exc: type, fragment: str) -> Case:
 
 
 ACTION_CASES = [
-    _case("float", "action", 2.7, InputTypeError, "action must be an integer in [0, 8], got float 2.7"),
+    _case("float", "action", 2.7, InputTypeError,
+          "action must be an integer in [0, 8], got float 2.7"),
     _case("integral-float", "action", 3.0, InputTypeError, "got float 3.0"),
     _case("np-float32", "action", np.float32(1.9), InputTypeError, "got float32 1.9"),
     _case("nan", "action", float("nan"), InputTypeError, "got float nan"),
@@ -451,7 +470,8 @@ STATE_CASES = [
           "step() called after the episode ended"),
     _case("reset-options", "state", "options", InputError,
           "reset(options=...): this environment takes no options"),
-    _case("reset-options-string", "state", "options_str", InputError, "takes no options, got str 'fast'"),
+    _case("reset-options-string", "state", "options_str", InputError,
+          "takes no options, got str 'fast'"),
 ]
 
 CLI_CASES = [   # each fails before any episode runs
@@ -601,7 +621,8 @@ ACCEPTED = [
      lambda env: env.scenario.cluster.racks == 3 and type(env.scenario.cluster.racks) is int),
     ("np-int32-override", "override", {"decisions__max_candidates": np.int32(4)},
      lambda env: env.K == 4),
-    ("int-for-float", "override", {"workload__load": 1}, lambda env: env.scenario.workload.load == 1.0),
+    ("int-for-float", "override", {"workload__load": 1},
+     lambda env: env.scenario.workload.load == 1.0),
     ("np-bool-override", "override", {"decisions__admission": np.bool_(True)},
      lambda env: env.scenario.decisions.admission is True),
     ("np-array-pair", "override", {"workload__deadline_factor": np.array([1.5, 4.0])},
@@ -618,7 +639,8 @@ ACCEPTED = [
      lambda env: len(env.sim.jobs) == 2),
     ("bom-yaml", "yaml", b"\xef\xbb\xbftime_limit_s: 100\n",
      lambda sc: sc.time_limit_s == 100.0),
-    ("yaml-merge-key", "yaml", b"cluster:\n  nodes:\n    - &b {count: 2}\n    - {<<: *b, count: 3}\n",
+    ("yaml-merge-key", "yaml",
+     b"cluster:\n  nodes:\n    - &b {count: 2}\n    - {<<: *b, count: 3}\n",
      lambda sc: sc.cluster.n_nodes == 5),
 ]
 
@@ -677,7 +699,7 @@ def test_every_bundled_scenario_and_reproduction_loads_under_the_limits():
     assert size["interference_steps"] * 100 < MAX_PERIODIC_STEPS
 
 
-# ---------------------------------------------------------------------- no finished episode at reset
+# ------------------------------------------------------------- no finished episode at reset
 @pytest.mark.parametrize("kw,seed", [({"time_limit_s": 60}, 1), ({"time_limit_s": 1}, 0),
                                      ({"time_limit_s": 1}, 7)])
 def test_a_world_without_decisions_closes_on_the_next_step(kw, seed):

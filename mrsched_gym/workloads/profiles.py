@@ -155,7 +155,8 @@ TYPE_NAMES: tuple[str, ...] = tuple(PROFILES)
 
 #: Accelerator kinds a node may carry: the kinds some job profile is sped up by
 #: (``accel_speedup`` keys). Any other name would accelerate nothing, so configs refuse it.
-ACCELERATORS: tuple[str, ...] = tuple(sorted({k for p in PROFILES.values() for k in p.accel_speedup}))
+ACCELERATORS: tuple[str, ...] = tuple(sorted({kind for p in PROFILES.values()
+                                             for kind in p.accel_speedup}))
 
 
 def get_profile(name: str) -> JobTypeProfile:
