@@ -11,8 +11,8 @@ Every control interval (10 minutes in the paper, Section IV) and whenever a new 
    subject to sum_j u_j(i) <= S * fhat(i) and 0 <= u_j(i) <= the job's remaining tasks, where
    y_j(i) is the fraction of the job's remaining work done by the end of interval i (u x interval
    / remaining slot-seconds, the progress model) and yref_j(i) the calibrated per-interval target
-   that meets its deadline (work spread evenly up to the deadline, III.A). Solved with scipy's
-   SLSQP.
+   that meets its deadline (work spread evenly up to the deadline, III.A). Solved exactly as a
+   convex QP (:mod:`mrsched_gym.baselines.rds_qp`).
 3. **Task scheduling with dynamic slots** (Algorithm 1): at each heartbeat the job with the
    largest remaining adjustment Delta u_j = u_j - (slots it holds) gets the slot and its
    adjustment drops by r_slot (one slot's share of the available resource, ra / slots). Jobs whose
@@ -37,6 +37,7 @@ import numpy as np
 from mrsched_gym.baselines.base import Scheduler, default_action
 from mrsched_gym.baselines.common import (prior_task_len, remaining_slot_seconds,
                                           running_by_job)
+from mrsched_gym.baselines.rds_qp import solve_allocation
 from mrsched_gym.sim.state import MAP, REDUCE
 
 
@@ -64,56 +65,6 @@ def arima_forecast(history: Sequence[float], steps: int, p: int = 2) -> np.ndarr
         out[s] = level
         lags = [nd] + lags[:-1]
     return np.clip(out, 0.0, 1.0)
-
-
-def solve_allocation(work: np.ndarray, left: np.ndarray, weight: np.ndarray, cap: np.ndarray,
-                     umax: np.ndarray, u0: np.ndarray, interval: float,
-                     P: Sequence[float]) -> np.ndarray:
-    """The receding-horizon QP: slot allocation ``[J, H]`` for the next H intervals.
-
-    Args:
-        work: Remaining slot-seconds per job. left: Seconds to each deadline (<= 0: overdue).
-        weight: Penalty weights w_j. cap: Slots available per interval (S * fhat). umax: Useful
-        slots per job. u0: Current allocation per job. interval: Control interval (s).
-        P: Control-effort weights per horizon step.
-    """
-    from scipy.optimize import minimize
-
-    J, H = len(work), len(cap)
-    if J == 0:
-        return np.zeros((0, H))
-    t_end = interval * np.arange(1, H + 1)
-    yref = np.where(left[:, None] > 0, np.minimum(1.0, t_end[None, :] / np.maximum(left, 1e-9)[:, None]),
-                    1.0)
-    scale = interval / np.maximum(work, 1e-9)
-    S = max(float(cap.max()), 1.0)
-    Pv = np.asarray(P[:H], dtype=float)
-
-    def unpack(x):
-        return x.reshape(J, H)
-
-    def f(x):
-        u = unpack(x)
-        y = np.cumsum(u, axis=1) * scale[:, None]
-        gap = np.maximum(yref - y, 0.0)
-        du = np.diff(np.concatenate([u0[:, None], u], axis=1), axis=1) / S
-        val = float(np.sum(weight[:, None] * gap ** 2) + np.sum(Pv[None, :] * du ** 2))
-        # gradient
-        g_y = -2.0 * weight[:, None] * gap * scale[:, None]
-        g = np.cumsum(g_y[:, ::-1], axis=1)[:, ::-1]
-        gd = 2.0 * Pv[None, :] * du / S
-        g += gd
-        g[:, :-1] -= gd[:, 1:]
-        return val, g.ravel()
-
-    cons = [{"type": "ineq", "fun": (lambda x, i=i: cap[i] - unpack(x)[:, i].sum()),
-             "jac": (lambda x, i=i: -np.eye(H)[i][None, :].repeat(J, 0).ravel())}
-            for i in range(H)]
-    bounds = [(0.0, float(umax[j])) for j in range(J) for _ in range(H)]
-    x0 = np.minimum(np.repeat(np.minimum(u0, umax)[:, None], H, axis=1), umax[:, None]).ravel()
-    res = minimize(f, x0, jac=True, bounds=bounds, constraints=cons, method="SLSQP",
-                   options={"maxiter": 100, "ftol": 1e-9})
-    return np.clip(unpack(res.x), 0.0, umax[:, None])
 
 
 class RDSScheduler(Scheduler):
