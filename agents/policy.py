@@ -47,8 +47,6 @@ class AgentPolicy:
     mapped to skip by the env (counted in ``invalid_actions``).
     """
 
-    env_overrides: dict = {}
-
     def __init__(self, model, name: str) -> None:
         self.model = model
         self.name = name

@@ -335,9 +335,9 @@ def _callbacks(cfg: TrainConfig, out: Path, baselines: dict, state: dict, progre
 
 
 def _write_state(out: Path, state: dict) -> None:
-    from mrsched_gym.evaluate import _atomic_write, _csv_text, _json_safe
-    _atomic_write(out / "evaluations.csv", _csv_text(state["history"]))
-    _atomic_write(out / "state.json", json.dumps(_json_safe(
+    from mrsched_gym.results import atomic_write, csv_text, json_safe
+    atomic_write(out / "evaluations.csv", csv_text(state["history"]))
+    atomic_write(out / "state.json", json.dumps(json_safe(
         {k: v for k, v in state.items() if k != "t0"}), indent=1))
 
 
@@ -349,13 +349,14 @@ def _baselines(cfg: TrainConfig, out: Path) -> dict[str, float]:
         data = json.loads(path.read_text())
         if data.get("key") == key:
             return data["means"]
-    from mrsched_gym.evaluate import _atomic_write, evaluate, scenario_of, summarize
+    from mrsched_gym.evaluate import evaluate, scenario_of
+    from mrsched_gym.results import atomic_write, summarize
     headline = scenario_of(cfg.env).reward.headline
     seeds = range(cfg.eval.seed_start, cfg.eval.seed_start + cfg.eval.n_seeds)
     recs = evaluate(cfg.eval.baselines, [cfg.env], seeds, workers=1, progress=False,
                     env_kwargs=cfg.env_kwargs) if cfg.eval.baselines else []
     means = {r["policy"]: r[f"{headline}_mean"] for r in summarize(recs)}
-    _atomic_write(path, json.dumps({"key": key, "headline": headline, "means": means}, indent=1))
+    atomic_write(path, json.dumps({"key": key, "headline": headline, "means": means}, indent=1))
     return means
 
 
@@ -409,13 +410,13 @@ def train(cfg: TrainConfig, out_dir: str | Path = "runs", resume: Optional[str |
         raise ImportError("training needs the RL extra: pip install -c constraints.txt "
                           "'mrsched-gym[rl]'") from e
 
-    from mrsched_gym.evaluate import _atomic_write
+    from mrsched_gym.results import atomic_write
 
     torch.set_num_threads(cfg.torch_threads)
     set_random_seed(cfg.seed)
     out = Path(out_dir) / cfg.name
     out.mkdir(parents=True, exist_ok=True)
-    _atomic_write(out / "config.yaml", yaml.safe_dump(config_dict(cfg), sort_keys=False))
+    atomic_write(out / "config.yaml", yaml.safe_dump(config_dict(cfg), sort_keys=False))
     baselines = _baselines(cfg, out)
     venv = make_vec_env(cfg)
     tb = str(out / "tb") if cfg.tensorboard else None

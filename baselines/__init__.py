@@ -12,8 +12,7 @@ from mrsched_gym.frozen import FrozenDict
 from mrsched_gym.baselines.adaptive import (AdaptiveScheduler, RASScheduler,
                                             ReverseAdaptiveScheduler)
 from mrsched_gym.baselines.base import Scheduler
-from mrsched_gym.baselines.fair import (CapacityScheduler, DRFScheduler, FairOrchestratorScheduler,
-                                        FairScheduler)
+from mrsched_gym.baselines.fair import CapacityScheduler, DRFScheduler, FairScheduler
 from mrsched_gym.baselines.mimp import MPAdmissionScheduler, MPScheduler
 from mrsched_gym.baselines.preemption import PriorityPreemptionScheduler
 from mrsched_gym.baselines.rds import RDSScheduler
@@ -29,8 +28,6 @@ BASELINES = FrozenDict({
     "edf": EDFScheduler,
     "mp": MPScheduler,
     "mp+ac": MPAdmissionScheduler,
-    "fair+orch-uniform": partial(FairOrchestratorScheduler, estimator="uniform"),
-    "fair+orch-regression": partial(FairOrchestratorScheduler, estimator="regression"),
     "preempt-kill": partial(PriorityPreemptionScheduler, primitive="kill"),
     "preempt-wait": partial(PriorityPreemptionScheduler, primitive="wait"),
     "preempt-suspend": partial(PriorityPreemptionScheduler, primitive="suspend"),

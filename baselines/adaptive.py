@@ -44,6 +44,8 @@ from __future__ import annotations
 import math
 from typing import Optional
 
+import numpy as np
+
 from mrsched_gym.baselines.base import Scheduler, default_action
 from mrsched_gym.baselines.common import required_slots, running_by_job, task_len
 from mrsched_gym.sim.state import MAP, NODE_LOCAL, REDUCE
@@ -243,27 +245,33 @@ class ReverseAdaptiveScheduler(RASScheduler):
     def reset(self, sim, seed: Optional[int] = None) -> None:
         self.s_fit: dict[int, float] = {}
         self.step_s = sim.scenario.availability.step_s
+        self.slots = float(sum(sim.map_slots))
+        # integral of the forecast f(t) up to the start of each step (prefix sums), so the
+        # capacity of any window is O(1); beyond the forecast its last value persists
+        fc = np.asarray(sim.forecast_f, dtype=float)
+        self.fc = fc
+        self.fc_int = np.concatenate([[0.0], np.cumsum(fc) * self.step_s])
+
+    def forecast_integral(self, t: float) -> float:
+        """integral_0^t f(s) ds under the forecast (seconds of full availability)."""
+        last = len(self.fc) - 1
+        k = min(int(t // self.step_s), last)
+        return float(self.fc_int[k] + self.fc[k] * (t - k * self.step_s))
 
     def capacity(self, sim, a: float, b: float) -> float:
         """Map slot-seconds the cluster offers in [a, b] under the forecast f(t)."""
         if b <= a:
             return 0.0
-        slots = float(sum(sim.map_slots))
-        fc = sim.forecast_f
-        k0, k1 = int(a // self.step_s), int(b // self.step_s)
-        if k1 - k0 > 2000:                     # very long windows: average of the forecast
-            lo, hi = min(k0, len(fc) - 1), min(k1, len(fc) - 1)
-            return slots * float(fc[lo:hi + 1].mean()) * (b - a)
-        tot, t = 0.0, a
-        for k in range(k0, k1 + 1):
-            end = min(b, (k + 1) * self.step_s)
-            if end > t:
-                tot += float(fc[min(k, len(fc) - 1)]) * (end - t)
-                t = end
-        return slots * tot
+        return self.slots * (self.forecast_integral(b) - self.forecast_integral(a))
 
     def prepare(self, sim, running) -> None:
-        """Algorithm 2: reverse fitting of the pending maps, latest goal first."""
+        """Algorithm 2: reverse fitting of the pending maps, latest goal first.
+
+        Each job's window [goal of the next-earlier job, its goal] is filled with the pending
+        maps of the jobs fitted so far (later goals first), then its own. Only jobs with maps
+        still to fit are visited, and a window stops when its capacity is below the shortest
+        task: the same fit as visiting every job, in O(jobs x open jobs) instead of O(jobs^2).
+        """
         now = sim.now
         jobs = []
         for jid in sim.runnable:
@@ -275,16 +283,26 @@ class ReverseAdaptiveScheduler(RASScheduler):
             jobs.append((goal, jid, max(mu, 1e-6), float(job.pending_maps)))
         jobs.sort(reverse=True)
         s_fit = {jid: pend for _, jid, _, pend in jobs}
-        placed: list[tuple[int, float]] = []
+        shortest = min((mu for _, _, mu, _ in jobs), default=math.inf)
+        open_jobs: list[tuple[int, float]] = []         # fitted so far, with maps left to fit
         for k, (goal, jid, mu, _) in enumerate(jobs):
             a = jobs[k + 1][0] if k + 1 < len(jobs) else now + mu
             cap = self.capacity(sim, max(a, now + mu), goal)
-            for pj, pmu in placed + [(jid, mu)]:     # later goals first, then this job
-                if s_fit[pj] > 0 and cap > 0:
+            open_jobs.append((jid, mu))
+            if cap <= 0 or cap < shortest:
+                continue
+            still_open = []
+            for i, (pj, pmu) in enumerate(open_jobs):   # later goals first, then this job
+                if cap < shortest:                      # nothing fits any more: keep the rest
+                    still_open.extend(open_jobs[i:])
+                    break
+                if s_fit[pj] > 0:
                     fit = min(s_fit[pj], math.floor(cap / pmu))
                     s_fit[pj] -= fit
                     cap -= fit * pmu
-            placed.append((jid, mu))
+                if s_fit[pj] > 0:
+                    still_open.append((pj, pmu))
+            open_jobs = still_open
         self.s_fit = s_fit
 
     def map_utility(self, sim, job, tasks) -> float:

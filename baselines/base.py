@@ -18,9 +18,6 @@ class Scheduler:
     """
 
     name = "base"
-    #: Scenario overrides this scheduler needs from the resource manager under it (e.g. the
-    #: MROrchestrator switched on); the harness applies them. Empty for most baselines.
-    env_overrides: dict = {}
 
     @classmethod
     def applies_to(cls, scenario) -> bool:

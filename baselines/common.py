@@ -26,8 +26,7 @@ def prior_task_len(job: Job, phase: int) -> float:
     Used by the schedulers whose papers assume trained models or submitted profiles (MIMP's TCT
     models, RDS's offline-trained progress model, RAS's job profile).
     """
-    w = job.map_work if phase == MAP else job.reduce_work
-    return sum(w) / len(w) if w else 0.0
+    return job.prior_len[phase]
 
 
 def task_len(job: Job, phase: int, prior: bool = True) -> float:

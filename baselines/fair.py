@@ -1,4 +1,4 @@
-"""Hadoop's sharing schedulers: Fair (+ delay scheduling), Capacity, DRF, and Fair + MROrchestrator.
+"""Hadoop's sharing schedulers: Fair (+ delay scheduling), Capacity and DRF.
 
 * Fair: the Hadoop Fair Scheduler (Zaharia et al., EuroSys 2010, "Delay Scheduling"): jobs below
   their pool's min share first (most starved first), then the lowest running-tasks / weight ratio;
@@ -10,11 +10,12 @@
 * DRF: Dominant Resource Fairness (Ghodsi et al., NSDI 2011, the Mesos allocator MROrchestrator
   compares against, seed ``001`` II): the job with the smallest (weighted) dominant share of the
   cluster's CPU, disk bandwidth and memory gets the next task.
-* Fair + MROrchestrator (seed ``001``): the Fair Scheduler with the UNIFORM or REGRESSION resource
-  orchestrator switched on in the simulator (Algorithms 1-2 re-divide each node's memory every
-  epoch; see :mod:`mrsched_gym.sim.engine`). The orchestrator works under the scheduler, so this
-  baseline carries a scenario override (``cluster.orchestrator``); job draws do not depend on it,
-  so it still sees the same worlds as the other baselines for a seed.
+
+MROrchestrator (seed ``001``) is not a scheduler but a node-level resource manager under one: it
+is a cluster setting (``cluster.orchestrator: uniform | regression``, Algorithms 1-2 in
+:mod:`mrsched_gym.sim.engine`), with registered orchestrated worlds such as
+``mrsched/HadoopOrchestrated-v0`` where every policy runs under it. Its paper's comparison (Fair
+with vs without it) is the ``mrorchestrator`` reproduction.
 """
 
 from __future__ import annotations
@@ -172,15 +173,3 @@ class DRFScheduler(Scheduler):
             dom = max(s[r] / tot[r] for r in range(3)) if s else 0.0
             return (dom / c[0].weight, c[0].jid, c[1])
         return argmin_candidate(sim.candidates, key)
-
-
-class FairOrchestratorScheduler(FairScheduler):
-    """Fair Scheduler + MROrchestrator (seed ``001``), UNIFORM or REGRESSION estimator."""
-
-    def __init__(self, estimator: str = "regression", **fair_kwargs) -> None:
-        if estimator not in ("uniform", "regression"):
-            raise ValueError(f"estimator must be 'uniform' or 'regression', got {estimator!r}")
-        super().__init__(**fair_kwargs)
-        self.estimator = estimator
-        self.name = f"fair+orch-{estimator}"
-        self.env_overrides = {"cluster.orchestrator": estimator}

@@ -30,17 +30,21 @@ def _demo(args: argparse.Namespace) -> int:
 
 
 def _compare(args: argparse.Namespace) -> int:
+    """Every argument is checked before the first episode; each finished episode goes to the
+    run's journal at once; data and plots of one run are put in place together; failed episodes
+    are reported (exit 1) after the others finished and were written."""
     import time
 
     from mrsched_gym.agents.pretrained import agents_for, rl_available
     from mrsched_gym.baselines import applicable_baselines
-    from mrsched_gym.evaluate import (evaluate, make_policy, run_episode, scenario_of,
-                                      write_results)
-    from mrsched_gym.leaderboard import (paired_vs_best, plot_bars, plot_gantt, plot_jct_cdf,
-                                         ranked, table)
+    from mrsched_gym.errors import InputError
+    from mrsched_gym.evaluate import evaluate, scenario_of, sweep_tasks
+    from mrsched_gym.metrics import RECORD_METRICS
+    from mrsched_gym.results import EpisodeFailures, RunFolder
 
     seeds = list(range(args.seed_start, args.seed_start + args.seeds))
-    for env in args.env:
+    plans = []
+    for env in args.env:                       # check everything before any episode runs
         sc = scenario_of(env)
         policies = args.policies or applicable_baselines(sc)
         if not args.policies and not args.no_agents and agents_for(env):
@@ -50,39 +54,85 @@ def _compare(args: argparse.Namespace) -> int:
                 print(f"note: shipped agents {', '.join(agents_for(env))} skipped: they need "
                       "the RL extra (pip install -c constraints.txt 'mrsched-gym[rl]')")
         headline = args.metric or sc.reward.headline
+        if headline not in RECORD_METRICS:
+            raise InputError(f"--metric {headline!r}: unknown metric; known: "
+                             f"{', '.join(RECORD_METRICS)}")
+        sweep_tasks(policies, [env], seeds)
+        plans.append((env, sc, policies, headline))
+    if len({sc.name for _, sc, _, _ in plans}) < len(plans):
+        raise InputError("--env: two scenarios with the same name would share one output folder")
+    failed = 0
+    for env, sc, policies, headline in plans:
         t0 = time.perf_counter()
         print(f"== {env} ({sc.name}): {len(policies)} policies x {len(seeds)} seeds, "
               f"headline {headline}", flush=True)
-        if args.backend == "ray":
-            from mrsched_gym.ray_backend import evaluate_ray
-            records = evaluate_ray(policies, [env], seeds, progress=not args.quiet)
-        else:
-            records = evaluate(policies, [env], seeds, workers=args.workers,
-                               progress=not args.quiet)
-        if headline not in records[0]:
-            print(f"error: unknown metric {headline!r}", file=sys.stderr)
-            return 2
-        notes = {}
-        for p in policies:
-            ov = getattr(make_policy(p), "env_overrides", {})
-            if ov:
-                notes[p] = ", ".join(f"{k}={v}" for k, v in ov.items())
-        print(table(records, headline, notes))
-        for line in paired_vs_best(records, headline):
-            print(line)
-        out = Path(args.out) / sc.name
-        paths = write_results(records, out)
+        with RunFolder(args.out, sc.name, {"scenario": env}) as folder:
+            done = folder.resumable() if args.resume else []
+            if done:
+                print(f"resuming: {len(done)} finished episodes from {folder.journal_path}")
+            folder.open_journal(keep=done)
+            try:
+                if args.backend == "ray":
+                    from mrsched_gym.ray_backend import evaluate_ray
+                    records = evaluate_ray(policies, [env], seeds, progress=not args.quiet)
+                    for r in records:
+                        folder.append(r)
+                else:
+                    records = evaluate(policies, [env], seeds, workers=args.workers,
+                                       progress=not args.quiet, done=done,
+                                       on_result=folder.append)
+                failures: list = []
+            except EpisodeFailures as e:
+                records, failures = e.records, e.failures
+            if records:
+                paths = _write_leaderboard(args, env, sc, records, failures, headline, seeds,
+                                           folder)
+                print(f"wrote {folder.final}: {', '.join(p.name for p in paths)}")
+        for f in failures:
+            print(f"error: episode failed: {f['policy']} on {f['scenario']} seed {f['seed']}: "
+                  f"{f['error']} (traceback in {folder.final / 'failures.json'}; "
+                  "--resume re-runs only the failed episodes)", file=sys.stderr)
+        failed += len(failures)
+        print(f"({time.perf_counter() - t0:.1f} s)")
+    return 1 if failed else 0
+
+
+def _write_leaderboard(args, env, sc, records, failures, headline, seeds, folder) -> list:
+    """Print the table, then write data and plots into a staging folder and put it in place."""
+    import shutil
+
+    from mrsched_gym import __version__
+    from mrsched_gym.evaluate import make_policy, run_episode
+    from mrsched_gym.leaderboard import (paired_vs_best, plot_bars, plot_gantt, plot_jct_cdf,
+                                         ranked, table)
+    from mrsched_gym.results import atomic_write, write_results
+
+    print(table(records, headline))
+    for line in paired_vs_best(records, headline):
+        print(line)
+    staged = folder.staging()
+    try:
+        paths = write_results(records, staged, failures)
+        atomic_write(staged / "run.json", json.dumps({
+            "scenario": env, "scenario_name": sc.name, "headline": headline,
+            "policies": sorted({r["policy"] for r in records}), "seeds": seeds,
+            "failed_episodes": len(failures), "mrsched_gym": __version__,
+            "command": "mrsched-gym " + " ".join(sys.argv[1:])}, indent=1))
+        paths["run.json"] = staged / "run.json"
         if not args.no_plots:
             best = ranked(records, headline)[0]["policy"]
-            res = run_episode(env, make_policy(best), seeds[0], keep_log=True)
-            paths["bars"] = plot_bars(records, headline, out / "metrics.png")
-            paths["cdf"] = plot_jct_cdf(records, out / "jct_cdf.png", headline=headline)
-            paths["gantt"] = plot_gantt(res["log"], f"{sc.name}, {best}, seed {seeds[0]}: "
+            seed = min(r["seed"] for r in records if r["policy"] == best)
+            res = run_episode(env, make_policy(best), seed, keep_log=True)
+            paths["bars"] = plot_bars(records, headline, staged / "metrics.png")
+            paths["cdf"] = plot_jct_cdf(records, staged / "jct_cdf.png", headline=headline)
+            paths["gantt"] = plot_gantt(res["log"], f"{sc.name}, {best}, seed {seed}: "
                                         "running tasks per job (solid map, dotted reduce)",
-                                        out / "gantt.png")
-        print(f"wrote {', '.join(str(p) for p in paths.values())}")
-        print(f"({time.perf_counter() - t0:.1f} s)")
-    return 0
+                                        staged / "gantt.png")
+        folder.commit(staged, keep_journal=bool(failures))
+    except BaseException:
+        shutil.rmtree(staged, ignore_errors=True)
+        raise
+    return [folder.final / Path(p).name for p in paths.values()]
 
 
 def _train(args: argparse.Namespace) -> int:
@@ -109,7 +159,7 @@ def _train(args: argparse.Namespace) -> int:
 def _reproduce(args: argparse.Namespace) -> int:
     import time
 
-    from mrsched_gym.evaluate import _atomic_write, _json_safe
+    from mrsched_gym.results import atomic_write, json_safe
     from mrsched_gym.reproduce import (bundled_reproductions, check_claims, load_reproduction,
                                        plot, report, run_reproduction)
 
@@ -130,8 +180,8 @@ def _reproduce(args: argparse.Namespace) -> int:
         print(text)
         out = Path(args.out) / rep.name
         out.mkdir(parents=True, exist_ok=True)
-        _atomic_write(out / "records.json", json.dumps(_json_safe(records), indent=1))
-        _atomic_write(out / "report.md", text + "\n")
+        atomic_write(out / "records.json", json.dumps(json_safe(records), indent=1))
+        atomic_write(out / "report.md", text + "\n")
         written = [out / "records.json", out / "report.md"]
         if not args.no_plots:
             p = plot(rep, records, out / "figure.png")
@@ -199,6 +249,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     c.add_argument("--out", default="results", help="output folder (default ./results)")
     c.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
     c.add_argument("--quiet", action="store_true", help="no progress bar")
+    c.add_argument("--resume", action="store_true",
+                   help="skip the episodes an interrupted or failed run into the same --out "
+                   "already finished (its journal); re-run the rest")
     c.add_argument("--no-agents", action="store_true",
                    help="leave out the shipped agents trained for the env (default: included)")
     c.add_argument("--backend", choices=("local", "ray"), default="local",

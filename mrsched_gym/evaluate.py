@@ -1,15 +1,17 @@
-"""The evaluation harness shared by baselines and agents (SPEC 7; issue 3).
+"""The evaluation harness shared by baselines and agents.
 
 * :func:`run_episode` runs one policy on one scenario and seed and returns every metric of
   :func:`mrsched_gym.metrics.episode_metrics` (the one implementation, computed from the episode
   log) plus the return and step count.
 * :func:`evaluate` runs policies x scenarios x seeds, in parallel over local processes, with
   common random numbers: every policy sees the same worlds (the seed draws the whole world at
-  reset, and a baseline's scenario overrides never change the job draws).
-* :func:`summarize` aggregates by policy and scenario: mean and 95% confidence interval
-  (Student's t over seeds) of every metric.
-* :func:`write_results` writes ``records.json`` (one record per policy x scenario x seed, every
-  metric by name), ``records.csv`` and ``summary.json``/``summary.csv``, atomically.
+  reset; a policy never changes the scenario). A failing episode (the policy raises, returns a
+  non-action, the env fails) is recorded with its policy, scenario, seed and traceback while the
+  other episodes finish; :class:`~mrsched_gym.results.EpisodeFailures` then carries both.
+  Every episode runs with one BLAS/OpenMP thread (threadpoolctl), so records do not depend on the
+  machine's thread settings or on the number of workers.
+* Aggregation and result files live in :mod:`mrsched_gym.results` (:func:`summarize`,
+  :func:`write_results`, re-exported here).
 
 Policies are named by strings: a baseline name (``"fifo"``), a baseline with parameters
 (``"fair:delay=0"``), a trained agent checkpoint (``"agent:path/to/model.zip"`` or any path
@@ -19,13 +21,9 @@ ending in ``.zip``; loaded with sb3-contrib's MaskablePPO, or SB3 PPO) or a ship
 
 from __future__ import annotations
 
-import csv
-import io
-import json
-import math
 import os
-import tempfile
 import time
+import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Optional, Sequence
@@ -35,6 +33,9 @@ import numpy as np
 
 import mrsched_gym  # noqa: F401  (registers the ids)
 from mrsched_gym.config import load_scenario
+from mrsched_gym.errors import InputError
+from mrsched_gym.results import (EpisodeFailures, mean_ci95, metric_names, summarize, task_key,
+                                 write_results)
 
 DEFAULT_ENV = "mrsched/Hadoop-v0"
 
@@ -69,20 +70,20 @@ def parse_policy(spec: str) -> PolicySpec:
             from mrsched_gym.agents.pretrained import pretrained_agents, pretrained_path
             shipped = pretrained_path(path)
             if shipped is None:
-                raise FileNotFoundError(
+                raise InputError(
                     f"policy {spec!r}: checkpoint file {path!r} not found (shipped agents: "
                     f"{', '.join(pretrained_agents()) or 'none'})")
             return PolicySpec(label=f"agent:{path}", kind="agent", target=shipped)
         return PolicySpec(label=f"agent:{Path(path).stem}", kind="agent", target=path)
     name, _, rest = spec.partition(":")
     if name not in BASELINES:
-        raise ValueError(f"policy {spec!r}: unknown baseline {name!r}; known: "
+        raise InputError(f"policy {spec!r}: unknown baseline {name!r}; known: "
                          f"{', '.join(BASELINES)} (or agent:PATH.zip)")
     params = []
     for item in filter(None, rest.split(",")):
         k, eq, v = item.partition("=")
         if not eq or not k:
-            raise ValueError(f"policy {spec!r}: parameter {item!r} is not key=value")
+            raise InputError(f"policy {spec!r}: parameter {item!r} is not key=value")
         params.append((k.strip(), _parse_value(v.strip())))
     return PolicySpec(label=spec, kind="baseline", target=name, params=tuple(params))
 
@@ -96,8 +97,8 @@ def make_policy(spec: PolicySpec | str):
     from mrsched_gym.baselines import make_baseline
     try:
         return make_baseline(spec.target, **dict(spec.params))
-    except TypeError as e:
-        raise ValueError(f"policy {spec.label!r}: {e}") from None
+    except (TypeError, ValueError) as e:
+        raise InputError(f"policy {spec.label!r}: {e}") from None
 
 
 # ---------------------------------------------------------------------- scenarios
@@ -112,10 +113,10 @@ def make_env(scenario: str, overrides: Optional[dict] = None) -> gym.Env:
 def scenario_of(scenario: str):
     """The :class:`~mrsched_gym.config.Scenario` behind an id, name or path."""
     from mrsched_gym.config import Scenario
-    from mrsched_gym.registration import ENV_IDS
+    from mrsched_gym.registration import ENV_IDS, scenario_for
     if isinstance(scenario, Scenario):
         return scenario
-    return load_scenario(ENV_IDS.get(scenario, scenario))
+    return scenario_for(scenario) if scenario in ENV_IDS else load_scenario(scenario)
 
 
 # ---------------------------------------------------------------------- one episode
@@ -123,16 +124,15 @@ def run_episode(scenario: str, policy, seed: int, env_kwargs: Optional[dict] = N
                 keep_log: bool = False) -> dict[str, Any]:
     """Run ``policy`` for one episode on ``scenario`` (an id, name or path) with ``seed``.
 
-    The policy's own ``env_overrides`` (e.g. Fair + MROrchestrator switching the orchestrator on)
-    are applied on top of ``env_kwargs``.
+    A policy never changes the world: every policy of a comparison runs the same scenario (a
+    cluster mechanism such as the MROrchestrator is part of the scenario, e.g.
+    ``mrsched/HadoopOrchestrated-v0``).
 
     Returns:
         ``{"metrics", "return", "steps", "wall_s", "jct_s"}`` (+ ``"log"``, the
         :class:`~mrsched_gym.sim.log.EpisodeLog`, with ``keep_log``).
     """
-    kw = dict(env_kwargs or {})
-    kw.update(getattr(policy, "env_overrides", {}) or {})
-    env = make_env(scenario, kw)
+    env = make_env(scenario, env_kwargs)
     t0 = time.perf_counter()
     obs, info = env.reset(seed=seed)
     base = env.unwrapped
@@ -158,10 +158,21 @@ def run_episode(scenario: str, policy, seed: int, env_kwargs: Optional[dict] = N
     return out
 
 
-def _run_task(task: tuple) -> dict[str, Any]:
+def run_task(task: tuple) -> dict[str, Any]:
+    """Run one episode of a sweep (a :func:`sweep_tasks` entry) with one BLAS/OpenMP thread.
+
+    Returns its record, or, if anything fails, a failure record ``{policy, scenario, seed,
+    error, traceback}`` — the sweep goes on.
+    """
+    from threadpoolctl import threadpool_limits
     policy_spec, scenario, seed, env_kwargs = task
-    policy = make_policy(policy_spec)
-    res = run_episode(scenario, policy, seed, env_kwargs)
+    try:
+        with threadpool_limits(limits=1):
+            policy = make_policy(policy_spec)
+            res = run_episode(scenario, policy, seed, env_kwargs)
+    except Exception as e:                     # noqa: BLE001 (recorded, with its traceback)
+        return {"policy": policy_spec.label, "scenario": scenario, "seed": seed,
+                "error": f"{type(e).__name__}: {e}", "traceback": traceback.format_exc()}
     rec = {"policy": policy_spec.label, "scenario": scenario, "seed": seed,
            "steps": res["steps"], "return": res["return"], "wall_s": res["wall_s"]}
     rec.update(res["metrics"])
@@ -172,7 +183,8 @@ def _run_task(task: tuple) -> dict[str, Any]:
 # ---------------------------------------------------------------------- many episodes
 def evaluate(policies: Sequence[str | PolicySpec], scenarios: Sequence[str],
              seeds: Iterable[int], workers: Optional[int] = None, progress: bool = True,
-             env_kwargs: Optional[dict] = None) -> list[dict[str, Any]]:
+             env_kwargs: Optional[dict] = None, done: Sequence[dict] = (),
+             on_result=None) -> list[dict[str, Any]]:
     """Run every policy on every scenario and seed (common random numbers across policies).
 
     Args:
@@ -182,24 +194,63 @@ def evaluate(policies: Sequence[str | PolicySpec], scenarios: Sequence[str],
         workers: Processes (default: the machine's cores; 1 = in this process).
         progress: Show a progress bar (tqdm) on stderr.
         env_kwargs: Scenario overrides applied to every run.
+        done: Records of episodes already finished (e.g. from a journal): not run again.
+        on_result: Called with each record (or failure record) the moment it finishes.
 
     Returns:
         One record per (policy, scenario, seed), sorted in that order: ``policy``, ``scenario``,
         ``seed``, ``steps``, ``return``, ``wall_s`` and every metric by name (plus the
         per-job completion times under ``_jct_s``, not written to the CSV).
+
+    Raises:
+        EpisodeFailures: After every episode ran, if some failed (it holds the records of the
+            others and the failures).
     """
-    return run_parallel(_run_task, sweep_tasks(policies, scenarios, seeds, env_kwargs), workers,
-                        progress, "episodes")
+    tasks = sweep_tasks(policies, scenarios, seeds, env_kwargs)
+    finished = {task_key(r): r for r in done}
+    todo = [t for t in tasks if (t[0].label, t[1], t[2]) not in finished]
+    results = run_parallel(run_task, todo, workers, progress, "episodes", on_result)
+    for r in results:
+        finished[task_key(r)] = r
+    ordered = [finished[(t[0].label, t[1], t[2])] for t in tasks]
+    failures = [r for r in ordered if "error" in r]
+    records = [r for r in ordered if "error" not in r]
+    if failures:
+        raise EpisodeFailures(records, failures)
+    return records
 
 
 def sweep_tasks(policies: Sequence[str | PolicySpec], scenarios: Sequence[str],
                 seeds: Iterable[int], env_kwargs: Optional[dict] = None) -> list[tuple]:
-    """The ``_run_task`` arguments of a sweep, in record order (policy, scenario, seed), after
-    checking every scenario and policy: a bad one fails before anything runs."""
+    """The :func:`run_task` arguments of a sweep, in record order (policy, scenario, seed), after
+    checking every scenario, policy and seed: a bad one fails before anything runs. Policy labels
+    are unique (two checkpoints with the same file name are labelled by their paths)."""
+    seeds = list(seeds)
+    if not seeds:
+        raise InputError("seeds: at least one seed is needed")
+    for sd in seeds:
+        if isinstance(sd, bool) or not isinstance(sd, (int, np.integer)) or sd < 0:
+            raise InputError(f"seeds: every seed must be an integer >= 0, got {sd!r}")
+    if len(set(seeds)) != len(seeds):
+        raise InputError(f"seeds: repeated seeds in {seeds}")
     for s in scenarios:
         scenario_of(s)
-    specs = [check_policy(p) for p in policies]
+    specs = unique_labels([check_policy(p) for p in policies])
     return [(sp, sc, int(sd), env_kwargs) for sp in specs for sc in scenarios for sd in seeds]
+
+
+def unique_labels(specs: Sequence[PolicySpec]) -> list[PolicySpec]:
+    """Agents whose labels collide (``runs/a/best_model.zip`` and ``runs/b/best_model.zip``) are
+    labelled by their paths; a policy given twice is an error."""
+    from collections import Counter
+    from dataclasses import replace
+    count = Counter(sp.label for sp in specs)
+    out = [replace(sp, label=f"agent:{Path(sp.target).with_suffix('')}")
+           if count[sp.label] > 1 and sp.kind == "agent" else sp for sp in specs]
+    dup = [k for k, n in Counter(sp.label for sp in out).items() if n > 1]
+    if dup:
+        raise InputError(f"policies: {', '.join(dup)} given more than once")
+    return out
 
 
 def check_policy(spec: PolicySpec | str) -> PolicySpec:
@@ -211,9 +262,10 @@ def check_policy(spec: PolicySpec | str) -> PolicySpec:
 
 
 def run_parallel(fn, tasks: Sequence, workers: Optional[int] = None, progress: bool = True,
-                 desc: str = "episodes") -> list:
+                 desc: str = "episodes", on_result=None) -> list:
     """``[fn(t) for t in tasks]`` in task order, over a fork pool (``workers`` processes, default
-    the machine's cores; 1 = in this process) with a tqdm bar on stderr."""
+    the machine's cores; 1 = in this process) with a tqdm bar on stderr; ``on_result(r)`` is
+    called as each result arrives (in task order)."""
     workers = min(workers or os.cpu_count() or 1, len(tasks)) or 1
     from tqdm.auto import tqdm
     out = []
@@ -221,6 +273,8 @@ def run_parallel(fn, tasks: Sequence, workers: Optional[int] = None, progress: b
         if workers <= 1:
             for t in tasks:
                 out.append(fn(t))
+                if on_result is not None:
+                    on_result(out[-1])
                 bar.update()
             return out
         import multiprocessing as mp
@@ -228,86 +282,12 @@ def run_parallel(fn, tasks: Sequence, workers: Optional[int] = None, progress: b
         with ctx.Pool(workers) as pool:
             for r in pool.imap(fn, tasks, chunksize=1):
                 out.append(r)
+                if on_result is not None:
+                    on_result(r)
                 bar.update()
     return out
 
 
-def mean_ci95(values: Sequence[float]) -> tuple[float, float]:
-    """Mean and half-width of the 95% confidence interval (Student's t; nan-aware)."""
-    x = np.asarray([v for v in values if v is not None and not math.isnan(v)], dtype=float)
-    if len(x) == 0:
-        return math.nan, math.nan
-    if len(x) == 1:
-        return float(x[0]), math.nan
-    from scipy.stats import t
-    return float(x.mean()), float(t.ppf(0.975, len(x) - 1) * x.std(ddof=1) / math.sqrt(len(x)))
-
-
-def metric_names(records: Sequence[dict]) -> list[str]:
-    """The numeric fields of the records (metrics, steps, return), in record order."""
-    skip = {"policy", "scenario", "seed"}
-    return [k for k, v in records[0].items() if k not in skip and not k.startswith("_")
-            and isinstance(v, (int, float))] if records else []
-
-
-def summarize(records: Sequence[dict]) -> list[dict[str, Any]]:
-    """Per (policy, scenario): ``n`` seeds and ``<metric>_mean`` / ``<metric>_ci95`` of each."""
-    groups: dict[tuple, list[dict]] = {}
-    for r in records:
-        groups.setdefault((r["policy"], r["scenario"]), []).append(r)
-    out = []
-    for (pol, sc), rs in groups.items():
-        row: dict[str, Any] = {"policy": pol, "scenario": sc, "n": len(rs)}
-        for k in metric_names(rs):
-            row[f"{k}_mean"], row[f"{k}_ci95"] = mean_ci95([r[k] for r in rs])
-        out.append(row)
-    return out
-
-
-def _atomic_write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
-def _json_safe(x: Any) -> Any:
-    if isinstance(x, float) and not math.isfinite(x):
-        return None
-    if isinstance(x, dict):
-        return {k: _json_safe(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        return [_json_safe(v) for v in x]
-    return x
-
-
-def _csv_text(rows: Sequence[dict]) -> str:
-    buf = io.StringIO()
-    if rows:
-        keys = [k for k in rows[0] if not k.startswith("_")]
-        w = csv.DictWriter(buf, fieldnames=keys, extrasaction="ignore")
-        w.writeheader()
-        for r in rows:
-            w.writerow({k: r.get(k) for k in keys})
-    return buf.getvalue()
-
-
-def write_results(records: Sequence[dict], out_dir: str | Path) -> dict[str, Path]:
-    """Write records and summary as JSON and CSV into ``out_dir`` (each file atomically)."""
-    out = Path(out_dir)
-    summary = summarize(records)
-    clean = [{k: _json_safe(v) for k, v in r.items() if not k.startswith("_")} for r in records]
-    paths = {"records.json": out / "records.json", "records.csv": out / "records.csv",
-             "summary.json": out / "summary.json", "summary.csv": out / "summary.csv"}
-    _atomic_write(paths["records.json"], json.dumps(clean, indent=1))
-    _atomic_write(paths["records.csv"], _csv_text(records))
-    _atomic_write(paths["summary.json"], json.dumps(
-        [{k: _json_safe(v) for k, v in r.items()} for r in summary], indent=1))
-    _atomic_write(paths["summary.csv"], _csv_text(summary))
-    return paths
+__all__ = ["PolicySpec", "EpisodeFailures", "check_policy", "evaluate", "make_env", "make_policy",
+           "mean_ci95", "metric_names", "parse_policy", "run_episode", "run_parallel", "run_task",
+           "scenario_of", "summarize", "sweep_tasks", "unique_labels", "write_results"]

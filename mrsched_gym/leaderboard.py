@@ -1,4 +1,4 @@
-"""The leaderboard (``mrsched-gym compare``): ranked table, result files and plots (issue 3)."""
+"""The leaderboard (``mrsched-gym compare``): ranked table, result files and plots."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from mrsched_gym.evaluate import summarize
+from mrsched_gym.results import summarize
 
 #: Metrics shown beside the headline (when not the headline itself).
 KEY_METRICS = ("deadline_miss_pct", "mean_jct_s", "p95_jct_s", "utilisation",
@@ -53,7 +53,7 @@ def table(records: Sequence[dict], headline: str, notes: Optional[dict] = None) 
 def paired_vs_best(records: Sequence[dict], headline: str) -> list[str]:
     """For each agent: the per-seed difference agent - best baseline (same worlds: common random
     numbers), mean ± 95% CI, and on how many seeds the agent is better (lower)."""
-    from mrsched_gym.evaluate import mean_ci95
+    from mrsched_gym.results import mean_ci95
     rows = ranked(records, headline)
     base = [r["policy"] for r in rows if not r["policy"].startswith("agent:")]
     if not base:

@@ -1,10 +1,19 @@
 """Metrics of SPEC section 7: pure functions of an :class:`~mrsched_gym.sim.log.EpisodeLog`.
 
-One implementation, shared by the env's final ``info``, baselines and agents. Jobs that did not
-finish by the end of the episode count with the episode end as their completion time in the
-time-integral metrics (``time_in_system_h``, ``deadline_penalty_h``), which is what the reward
-sums; the per-job statistics (JCT, slowdown, misses) use finished jobs, and unfinished jobs with a
-deadline already passed count as missed.
+One implementation, shared by the env's final ``info``, baselines and agents.
+
+No metric rewards leaving work unfinished or rejected. Every arrived job has a completion time:
+its finish time, or — for a job the episode left unserved (unfinished at the time limit, or
+rejected at admission) — the estimate ``time limit + remaining work alone`` the simulator charges
+(``EpisodeLog.est_finish_s``, :meth:`mrsched_gym.sim.engine.Simulator.remaining_alone_s`).
+
+* ``deadline_penalty_h`` and ``time_in_system_h`` are the simulator's integrals, which charge
+  unserved jobs to that estimate (exactly what the rewards sum).
+* An unserved job with a deadline **counts as missed** (it did not meet its deadline within the
+  episode), rejected jobs included; ``deadline_miss_pct`` is over all arrived jobs with deadlines.
+* JCT statistics (``mean_jct_s``, ``p95_jct_s``, slowdown, fairness, high-priority sojourn) are
+  over all arrived jobs, the unserved ones at their estimated completion; ``jobs_finished_pct``
+  says how many actually finished.
 """
 
 from __future__ import annotations
@@ -17,6 +26,20 @@ import numpy as np
 from mrsched_gym.config import COMPONENT_METRICS, REWARD_COMPONENTS
 from mrsched_gym.rewards import totals
 from mrsched_gym.sim.log import EpisodeLog
+
+
+#: Every metric of :func:`episode_metrics` (without ``objective``), in its order.
+METRIC_NAMES = (
+    "n_jobs", "jobs_finished", "jobs_unfinished", "jobs_finished_pct", "truncated", "makespan_s",
+    "mean_jct_s", "p95_jct_s", "mean_slowdown", "deadline_misses", "deadline_miss_pct",
+    "mean_time_beyond_deadline_s", "mean_distance_to_deadline_s", "high_priority_sojourn_s",
+    "wasted_work_s", "swap_overhead_s", "utilisation", "data_locality_pct", "rack_locality_pct",
+    "jain_fairness", "web_response_mean_ms", "web_response_p95_ms", "slo_violation_pct",
+    "killed_tasks", "suspended_tasks", "lost_tasks", "invalid_actions",
+    *(COMPONENT_METRICS[c] for c in REWARD_COMPONENTS))
+#: The numeric fields of an evaluation record: the episode's return, steps and wall time, and
+#: every metric (rank a leaderboard by any of them).
+RECORD_METRICS = ("return", "steps", "wall_s", *METRIC_NAMES, "objective")
 
 
 def _mean(x: np.ndarray) -> float:
@@ -49,33 +72,38 @@ def episode_metrics(log: EpisodeLog, weights: Mapping[str, float] | None = None
     """
     c = log.counters
     n_jobs = len(log.arrival_s)
+    arrived = log.arrived
     finished = ~np.isnan(log.finish_s)
-    jct = (log.finish_s - log.arrival_s)[finished]
-    has_dl = np.isfinite(log.deadline_s) & ~log.rejected & log.arrived
-    end = log.end_s
-    eff_finish = np.where(finished, log.finish_s, end)
-    late_by = eff_finish - log.deadline_s
-    missed = has_dl & (late_by > 0)
-    met = has_dl & finished & (late_by <= 0)
-    slowdown = jct / np.maximum(log.alone_s[finished], 1e-9)
-    hp = finished & (log.priority > 0)
+    unserved = arrived & ~finished
+    # completion time of every arrived job: finished, or the estimate charged at the end
+    done_s = np.where(finished, log.finish_s, log.est_finish_s)[arrived]
+    jct = done_s - log.arrival_s[arrived]
+    has_dl = np.isfinite(log.deadline_s) & arrived
+    late_by = np.where(finished, log.finish_s, log.est_finish_s) - log.deadline_s
+    missed = has_dl & (unserved | (late_by > 0))
+    met = has_dl & ~missed
+    slowdown = jct / np.maximum(log.alone_s[arrived], 1e-9)
+    hp = (log.priority > 0)[arrived]
     loc = log.locality.sum(axis=0)
     n_dl = int(has_dl.sum())
+    n_arrived = int(arrived.sum())
+    end = log.end_s
     m: dict[str, float] = {
         "n_jobs": float(n_jobs),
         "jobs_finished": float(finished.sum()),
-        "jobs_unfinished": float((log.arrived & ~finished & ~log.rejected).sum()),
+        "jobs_unfinished": float((unserved & ~log.rejected).sum()),
+        "jobs_finished_pct": 100.0 * float(finished.sum()) / n_arrived if n_arrived else math.nan,
         "truncated": float(log.truncated),
-        "makespan_s": float(np.max(log.finish_s[finished]) - np.min(log.arrival_s))
-        if finished.any() else math.nan,
+        "makespan_s": float(np.max(done_s) - np.min(log.arrival_s[arrived]))
+        if n_arrived else math.nan,
         "mean_jct_s": _mean(jct),
         "p95_jct_s": _pct(jct, 95),
         "mean_slowdown": _mean(slowdown),
         "deadline_misses": float(missed.sum()),
         "deadline_miss_pct": float(100.0 * missed.sum() / n_dl) if n_dl else math.nan,
-        "mean_time_beyond_deadline_s": _mean(late_by[missed]),
+        "mean_time_beyond_deadline_s": _mean(np.maximum(late_by[missed], 0.0)),
         "mean_distance_to_deadline_s": _mean(-late_by[met]),
-        "high_priority_sojourn_s": _mean((log.finish_s - log.arrival_s)[hp]),
+        "high_priority_sojourn_s": _mean(jct[hp]),
         "wasted_work_s": c["wasted_s"],
         "swap_overhead_s": c["swap_s"],
         "utilisation": c["I_busy"] / c["I_cap"] if c["I_cap"] > 0 else math.nan,

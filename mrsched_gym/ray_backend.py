@@ -8,7 +8,7 @@
   default PPO module does not read the mask: an illegal action is the env's documented skip.
   :func:`rllib_ppo_config` builds a PPO config; :func:`train_rllib` runs it for some iterations.
 * **Evaluation sweeps**: :func:`evaluate_ray` runs policies x scenarios x seeds as Ray tasks
-  (one task per episode, the same ``_run_task`` as the local harness), so results are identical
+  (one task per episode, the same ``run_task`` as the local harness), so results are identical
   to :func:`mrsched_gym.evaluate.evaluate` and the sweep scales to a Ray cluster
   (``ray.init(address="auto")``). ``mrsched-gym compare --backend ray`` uses it.
 
@@ -123,12 +123,13 @@ def evaluate_ray(policies: Sequence[str], scenarios: Sequence[str], seeds: Itera
                  env_kwargs: Optional[dict] = None, address: Optional[str] = None,
                  progress: bool = True) -> list[dict[str, Any]]:
     """:func:`mrsched_gym.evaluate.evaluate` with one Ray task per episode (same records, same
-    order). Policies and scenarios are checked before anything is submitted."""
-    from mrsched_gym.evaluate import _run_task, sweep_tasks
+    order; failed episodes raise :class:`~mrsched_gym.results.EpisodeFailures` after the others
+    finished). Policies, scenarios and seeds are checked before anything is submitted."""
+    from mrsched_gym.evaluate import run_task, sweep_tasks
     ray = _ray()
     tasks = sweep_tasks(policies, scenarios, seeds, env_kwargs)
     init_ray(address)
-    remote = ray.remote(num_cpus=1)(_run_task)
+    remote = ray.remote(num_cpus=1)(run_task)
     refs = [remote.remote(t) for t in tasks]
     from tqdm.auto import tqdm
     with tqdm(total=len(refs), desc="episodes (ray)", disable=not progress, unit="ep") as bar:
@@ -136,7 +137,13 @@ def evaluate_ray(policies: Sequence[str], scenarios: Sequence[str], seeds: Itera
         while pending:
             done, pending = ray.wait(pending, num_returns=min(len(pending), 8), timeout=1.0)
             bar.update(len(done))
-    return ray.get(refs)
+    results = ray.get(refs)
+    failures = [r for r in results if "error" in r]
+    records = [r for r in results if "error" not in r]
+    if failures:
+        from mrsched_gym.results import EpisodeFailures
+        raise EpisodeFailures(records, failures)
+    return records
 
 
 __all__ = ["RLlibObservation", "make_rllib_env", "register_rllib_envs", "rllib_ppo_config",

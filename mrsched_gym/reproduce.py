@@ -146,8 +146,9 @@ def load_reproduction(name: str, quick: bool = False) -> Reproduction:
             raise ConfigError(f"{src}: job_metrics: unknown {m!r} (known: {', '.join(JOB_METRICS)})")
     for key in ("paper", "claims"):
         for i, e in enumerate(d.get(key) or []):
-            refs = [e.get("case")] if key == "paper" else \
-                [e["better"][0], *[w[0] for w in e["worse"]]]
+            vs = e.get("change_vs")
+            refs = [e.get("case"), *([vs[0]] if isinstance(vs, list) else [])] \
+                if key == "paper" else [e["better"][0], *[w[0] for w in e["worse"]]]
             for r in refs:
                 if r not in names:
                     raise ConfigError(f"{src}: {key}[{i}]: unknown case {r!r}")
@@ -203,11 +204,14 @@ def value_of(records: list[dict], case: str, policy: str, metric: str,
 
 
 def paper_counterpart(records: list[dict], e: Mapping) -> float:
-    """Our number for a paper entry: the mean of its metric, or with ``change_vs: POLICY`` the
-    relative change against that policy in the same case (-0.38 = 38% lower)."""
+    """Our number for a paper entry: the mean of its metric, or with ``change_vs: POLICY`` (or
+    ``[CASE, POLICY]``, another world) the relative change against that policy in the same case
+    (or that case) (-0.38 = 38% lower)."""
     ours = value_of(records, e["case"], e["policy"], e["metric"], e.get("job"))[0]
     if e.get("change_vs"):
-        base = value_of(records, e["case"], e["change_vs"], e["metric"], e.get("job"))[0]
+        vs = e["change_vs"]
+        case, policy = (vs[0], vs[1]) if isinstance(vs, (list, tuple)) else (e["case"], vs)
+        base = value_of(records, case, policy, e["metric"], e.get("job"))[0]
         return ours / base - 1.0 if base else math.nan
     return ours
 

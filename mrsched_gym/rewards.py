@@ -54,8 +54,9 @@ class RewardTracker:
         self.last = (0.0,) * len(REWARD_COMPONENTS)
 
     def reset(self, sim) -> None:
-        """Start from the totals after reset (normally all zero)."""
-        self.last = component_totals(sim)
+        """Start from zero: the first step's reward also carries what accrued before the first
+        decision (idle capacity, or the whole episode when it ends before any decision)."""
+        self.last = (0.0,) * len(REWARD_COMPONENTS)
 
     def step(self, sim) -> tuple[float, tuple[float, ...]]:
         """Return ``(reward, increments)`` since the previous call."""

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from mrsched_gym.baselines import BASELINES, applicable_baselines, make_baseline
-from mrsched_gym.config import scenario_from_dict, with_overrides
+from mrsched_gym.config import scenario_from_dict
 from mrsched_gym.env import MRSchedEnv
 from mrsched_gym.evaluate import run_episode, scenario_of
 from mrsched_gym.registration import ENV_IDS
@@ -30,7 +30,7 @@ def toy(nodes, jobs, **extra):
 def play(scenario, name, seed=0, **params):
     """Run baseline ``name`` on a Scenario object; returns (simulator, metrics)."""
     pol = make_baseline(name, **params)
-    env = MRSchedEnv(with_overrides(scenario, pol.env_overrides))
+    env = MRSchedEnv(scenario)
     env.reset(seed=seed)
     pol.reset(env.sim, seed)
     while True:
@@ -246,6 +246,7 @@ def test_reverse_fitting_reserves_for_a_coming_capacity_dip():
     pol.prepare(env.sim, {})
     full = pol.s_fit[0]
     env.sim.forecast_f = np.where(np.arange(len(env.sim.forecast_f)) >= 1, 0.25, 1.0)
+    pol.reset(env.sim)                        # the forecast is drawn at reset; read it again
     pol.prepare(env.sim, {})
     assert pol.s_fit[0] > full, (pol.s_fit[0], full)
 
@@ -355,6 +356,10 @@ def test_mp_matches_cpu_hungry_jobs_to_dedicated_nodes():
     assert env.sim.candidates[pol.decide(env.sim)][0].profile.name == "piest"
 
 
+@pytest.mark.xfail(strict=True, reason="not reproduced once rejected jobs count: a rejected job is a "
+                   "missed deadline charged as if it waited until the time limit (Admission-v0, "
+                   "3 seeds: mp+ac 102 misses / 324 job-h vs mp 102 / 72); MIMP 5.3 does not "
+                   "count rejected jobs")
 def test_admission_control_avoids_cascading_misses():
     seeds = range(3)
     acc = mean_metric("mrsched/Admission-v0", "mp+ac", "deadline_misses", seeds)
@@ -409,6 +414,7 @@ def test_fair_with_orchestrator_lowers_jct_under_contention():
     kw = {"workload.type_mix": {"sort": 1.0, "twitter": 1.0}, "workload.load": 0.6}
     seeds = range(2)
     fair = mean_metric("mrsched/Dedicated-v0", "fair", "mean_jct_s", seeds, kw)
-    uni = mean_metric("mrsched/Dedicated-v0", "fair+orch-uniform", "mean_jct_s", seeds, kw)
-    reg = mean_metric("mrsched/Dedicated-v0", "fair+orch-regression", "mean_jct_s", seeds, kw)
+    uni = mean_metric("mrsched/Dedicated-v0", "fair", "mean_jct_s", seeds,
+                      {**kw, "cluster.orchestrator": "uniform"})
+    reg = mean_metric("mrsched/DedicatedOrchestrated-v0", "fair", "mean_jct_s", seeds, kw)
     assert reg < uni < fair, (reg, uni, fair)

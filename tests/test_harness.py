@@ -7,6 +7,7 @@ import math
 import pytest
 
 from mrsched_gym.cli import main
+from mrsched_gym.errors import InputError
 from mrsched_gym.evaluate import (evaluate, mean_ci95, parse_policy, run_episode, summarize,
                                   write_results)
 
@@ -23,8 +24,10 @@ def test_parallel_and_serial_runs_give_identical_records():
 
 
 def test_common_random_numbers_same_world_for_every_policy():
+    """Same jobs for every policy, and with the orchestrator on (a cluster setting that draws
+    nothing)."""
     a = run_episode("mrsched/Hadoop-v0", parse_and_make("fifo"), 4, keep_log=True)["log"]
-    b = run_episode("mrsched/Hadoop-v0", parse_and_make("fair+orch-regression"), 4,
+    b = run_episode("mrsched/HadoopOrchestrated-v0", parse_and_make("fair"), 4,
                     keep_log=True)["log"]
     assert (a.arrival_s == b.arrival_s).all() and (a.n_tasks == b.n_tasks).all()
     assert (a.deadline_s == b.deadline_s).all()
@@ -65,7 +68,7 @@ def test_bad_policy_and_scenario_fail_before_running():
         evaluate(["lottery"], ["mrsched/Hadoop-v0"], [0], progress=False)
     with pytest.raises(ValueError, match="not key=value"):
         parse_policy("fair:delay")
-    with pytest.raises(FileNotFoundError, match="nope.zip"):
+    with pytest.raises(InputError, match="nope.zip"):
         parse_policy("agent:nope.zip")
     with pytest.raises(Exception, match="no_such_scenario"):
         evaluate(["fifo"], ["no_such_scenario"], [0], progress=False)
@@ -111,3 +114,138 @@ def test_paired_difference_against_the_best_baseline():
     assert line.startswith("agent:x - b (paired over the same 3 seeds): -1.00 ± 2.48")
     assert line.endswith("lower on 2/3 seeds")
     assert paired_vs_best([r for r in recs if r["policy"] != "agent:x"], "m") == []
+
+
+# ------------------------------------------------------------------ a harness that loses nothing
+def failing_fifo(monkeypatch, seed_to_fail=1, action=None):
+    """Make FIFO raise (or return ``action``) in the episode of ``seed_to_fail`` (serial runs)."""
+    from mrsched_gym.baselines.simple import FIFOScheduler
+    reset, decide = FIFOScheduler.reset, FIFOScheduler.decide
+
+    def reset_(self, sim, seed=None):
+        self.doomed = seed == seed_to_fail
+        return reset(self, sim, seed)
+
+    def decide_(self, sim):
+        if self.doomed and sim.now > 0:
+            if action is not None:
+                return action
+            raise RuntimeError("policy bug")
+        return decide(self, sim)
+    monkeypatch.setattr(FIFOScheduler, "reset", reset_)
+    monkeypatch.setattr(FIFOScheduler, "decide", decide_)
+
+
+@pytest.mark.parametrize("action", [None, 2.7], ids=["raises", "non-action"])
+def test_a_failing_episode_is_recorded_and_the_others_finish(monkeypatch, action):
+    from mrsched_gym.results import EpisodeFailures
+    failing_fifo(monkeypatch, action=action)
+    with pytest.raises(EpisodeFailures) as e:
+        evaluate(["fifo", "edf"], ["mrsched/Hadoop-v0"], [0, 1, 2], workers=1, progress=False)
+    (f,) = e.value.failures
+    assert (f["policy"], f["scenario"], f["seed"]) == ("fifo", "mrsched/Hadoop-v0", 1)
+    assert ("policy bug" if action is None else "2.7") in f["error"]
+    assert "Traceback" in f["traceback"]
+    assert [(r["policy"], r["seed"]) for r in e.value.records] == [
+        ("fifo", 0), ("fifo", 2), ("edf", 0), ("edf", 1), ("edf", 2)]
+    assert "fifo on mrsched/Hadoop-v0 seed 1" in str(e.value)
+
+
+def test_compare_writes_what_finished_names_the_failure_and_resumes(monkeypatch, tmp_path,
+                                                                    capsys):
+    import mrsched_gym.evaluate as ev
+    failing_fifo(monkeypatch)
+    args = ["compare", "--policies", "fifo", "edf", "--seeds", "3", "--workers", "1",
+            "--out", str(tmp_path), "--quiet", "--no-plots"]
+    assert main(args) == 1
+    err = capsys.readouterr().err
+    assert "error: episode failed: fifo on mrsched/Hadoop-v0 seed 1" in err
+    d = tmp_path / "hadoop"
+    assert len(json.loads((d / "records.json").read_text())) == 5
+    assert json.loads((d / "failures.json").read_text())[0]["seed"] == 1
+    journal = tmp_path / ".hadoop.journal.jsonl"
+    assert journal.is_file()                       # kept: the failed episode can be re-run
+    # --resume runs only the failed episode
+    monkeypatch.undo()
+    runs = []
+    real = ev.run_episode
+    monkeypatch.setattr(ev, "run_episode", lambda *a, **k: runs.append(a[2]) or real(*a, **k))
+    assert main(args + ["--resume"]) == 0
+    assert runs == [1]
+    assert len(json.loads((d / "records.json").read_text())) == 6
+    assert not (d / "failures.json").exists() and not journal.exists()
+
+
+def test_two_runs_cannot_write_into_one_folder(tmp_path, capsys):
+    from mrsched_gym.results import RunFolder
+    with RunFolder(tmp_path, "hadoop", {"scenario": "mrsched/Hadoop-v0"}):
+        rc = main(["compare", "--policies", "edf", "--seeds", "1", "--out", str(tmp_path),
+                   "--quiet", "--no-plots"])
+    assert rc == 2
+    assert "another run is writing" in capsys.readouterr().err
+
+
+def test_data_and_plots_of_one_run_are_replaced_together(monkeypatch, tmp_path):
+    """A second run replaces the folder as a whole; one interrupted while plotting leaves the
+    previous run's folder untouched and no staging folder behind."""
+    import mrsched_gym.leaderboard as lb
+    base = ["compare", "--seeds", "1", "--workers", "1", "--out", str(tmp_path), "--quiet"]
+    assert main(base + ["--policies", "fifo"]) == 0
+    d = tmp_path / "hadoop"
+    first = (d / "gantt.png").read_bytes()
+    assert main(base + ["--policies", "edf", "--no-plots"]) == 0
+    assert {r["policy"] for r in json.loads((d / "records.json").read_text())} == {"edf"}
+    assert not (d / "gantt.png").exists()            # no plot of the earlier run left behind
+    assert json.loads((d / "run.json").read_text())["policies"] == ["edf"]
+
+    def interrupted(*a, **k):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(lb, "plot_gantt", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        main(base + ["--policies", "fifo"])
+    assert {r["policy"] for r in json.loads((d / "records.json").read_text())} == {"edf"}
+    assert not [p for p in tmp_path.iterdir() if ".staging." in p.name]
+    assert first                                      # the first run had its plots
+
+
+def test_result_files_are_world_readable(tmp_path):
+    import os
+    import stat
+    old = os.umask(0o022)
+    try:
+        assert main(["compare", "--policies", "edf", "--seeds", "1", "--out", str(tmp_path),
+                     "--quiet", "--no-plots"]) == 0
+    finally:
+        os.umask(old)
+    for p in (tmp_path / "hadoop").iterdir():
+        assert stat.S_IMODE(p.stat().st_mode) == 0o644, p
+    assert stat.S_IMODE((tmp_path / "hadoop").stat().st_mode) == 0o755
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--metric", "nosuch"], "unknown metric"),
+    (["--policies", "lottery"], "unknown baseline"),
+    (["--env", "no_such_scenario"], "no_such_scenario"),
+], ids=["metric", "policy", "scenario"])
+def test_compare_refuses_bad_arguments_before_any_episode(monkeypatch, tmp_path, capsys, argv,
+                                                          message):
+    import mrsched_gym.evaluate as ev
+    monkeypatch.setattr(ev, "run_episode", lambda *a, **k: pytest.fail("an episode ran"))
+    rc = main(["compare", "--seeds", "1", "--out", str(tmp_path), "--quiet"] + argv)
+    assert rc == 2 and message in capsys.readouterr().err
+
+
+def test_agents_with_the_same_file_name_get_distinct_labels(tmp_path):
+    import shutil
+
+    from mrsched_gym.agents.pretrained import pretrained_path
+    from mrsched_gym.evaluate import sweep_tasks
+    for run in ("a", "b"):
+        (tmp_path / run).mkdir()
+        shutil.copy(pretrained_path("hadoop-v0"), tmp_path / run / "best_model.zip")
+    tasks = sweep_tasks([f"agent:{tmp_path}/a/best_model.zip", f"agent:{tmp_path}/b/best_model.zip"],
+                        ["mrsched/Hadoop-v0"], [0])
+    labels = [t[0].label for t in tasks]
+    assert len(set(labels)) == 2 and labels[0].endswith("a/best_model")
+    with pytest.raises(InputError, match="given more than once"):
+        sweep_tasks(["edf", "edf"], ["mrsched/Hadoop-v0"], [0])

@@ -47,6 +47,20 @@ rate = cpu_speed x accelerator speed-up x f_share x f_mem x 1/NormTCT_j(r)
 * A reduce task's work is its shuffle (its share of map output / net_mb_s) plus its reduce work;
   it stalls at its un-shuffled share until more maps finish (SPEC 2.5).
 
+Episode accounting (what a metric may not reward)
+-------------------------------------------------
+The integrals behind rewards and metrics (time in system, weighted lateness) run over every job
+in the system: accepted jobs until they finish, **rejected jobs too** — a rejected job is charged
+as if it had been accepted and never run. When the episode ends (every job finished or rejected,
+or the time limit), every arrived job that did not finish gets the estimated completion
+``time_limit_s + remaining_alone_s`` (as if it waited unserved until the time limit, then ran
+alone: its completion time alone on the cluster times its share of work not done) and is charged
+to that time: lateness w_j (y_j - d_j)^+ and time in system y_j - a_j
+(:meth:`Simulator._close_books`). So rejecting a job never scores better than accepting it and
+never running it, leaving work unfinished never costs less than finishing it right after the
+limit, and the last step's reward carries the charge (the return stays exactly minus the
+objective).
+
 Gaps we filled (documented choices): MROrchestrator re-divides memory only (CPU is already shared
 work-conservingly by the OS); suspended tasks can only resume on their node (a restart elsewhere is
 a kill + relaunch).
@@ -68,8 +82,8 @@ from mrsched_gym.models.traces import TraceError, read_series, sample_steps
 from mrsched_gym.models.interference import residual_capacity, response_time_ms, web_load_series
 from mrsched_gym.sim.events import EventKind, EventQueue
 from mrsched_gym.sim.state import (ACTIVE, DONE, FINISHED, MAP, NODE_LOCAL, OFF_RACK,
-                                   PENDING, RACK_LOCAL, REDUCE, REJECTED, RUNNING, SUSPENDED,
-                                   WAITING_ADMISSION, Job, Task)
+                                   FUTURE, PENDING, RACK_LOCAL, REDUCE, REJECTED, RUNNING,
+                                   SUSPENDED, WAITING_ADMISSION, Job, Task)
 from mrsched_gym.workloads.profiles import PROFILES, TYPE_NAMES
 from mrsched_gym.workloads.synthetic import draw_jobs
 from mrsched_gym.workloads.trace import trace_window
@@ -248,6 +262,7 @@ class Simulator:
         self.wasted_s = 0.0
         self.swap_s = 0.0
         self.n_rejected = 0
+        self.n_unserved = 0                   # jobs charged by _close_books
         self.n_killed = 0
         self.n_suspended = 0
         self.n_lost = 0
@@ -332,7 +347,7 @@ class Simulator:
     def _advance_to(self, t: float) -> None:
         dt = t - self.now
         if dt > 0:
-            self.I_active += self.n_active * dt
+            self.I_active += (self.n_active + self.n_rejected) * dt
             self.I_late += self.w_late * dt
             self.I_busy += self.busy * dt
             self.I_cap += self.capacity * dt
@@ -352,6 +367,7 @@ class Simulator:
                 self.done = True
                 self.kind = SCHEDULE
                 self.candidates = []
+                self._close_books()
                 return
             # Drop stale task events (superseded by a rate change) without a batch round trip.
             heap = q.heap
@@ -368,6 +384,7 @@ class Simulator:
                 self.done = True
                 self.truncated = True
                 self.candidates = []
+                self._close_books()
                 return
             self._advance_to(t)
             # Handle every event at this instant before offering capacity again.
@@ -528,13 +545,20 @@ class Simulator:
             self.offer = sorted(self.idle, reverse=True)
 
     def _reject(self, job: Job) -> None:
+        """Reject an arriving job. It is charged as if accepted and never run (see
+        :meth:`_close_books`): it stays in the time-in-system and lateness integrals."""
         job.state = REJECTED
         self.n_rejected += 1
         self.n_closed += 1
+        if job.deadline_s <= self.now:
+            job.late = True
+            self.w_late += job.weight
+        elif math.isfinite(job.deadline_s):
+            self.queue.push(job.deadline_s, _DEADLINE, job.jid)
 
     def _on_deadline(self, jid: int) -> None:
         job = self.jobs[jid]
-        if job.state == ACTIVE and not job.late:
+        if job.state in (ACTIVE, REJECTED) and not job.late:
             job.late = True
             self.w_late += job.weight
 
@@ -546,6 +570,41 @@ class Simulator:
             self.w_late -= job.weight
         self.n_closed += 1
         self._refresh_runnable(job)
+
+    def remaining_alone_s(self, job: Job) -> float:
+        """Estimated time the job still needs, run alone on the cluster: its completion time alone
+        (the deadline base) times the fraction of its work not yet done (finished tasks count;
+        running ones count as not done). A rejected or never-started job needs all of it."""
+        if job.state == FINISHED:
+            return 0.0
+        done = job.work_done / job.total_work if job.total_work > 0 else 0.0
+        return job.alone_s * max(0.0, 1.0 - done)
+
+    def _close_books(self) -> None:
+        """Charge the jobs the episode leaves unserved (documented rule, see module docstring).
+
+        Every arrived job that did not finish — running or waiting at the time limit, rejected at
+        admission, or waiting for admission — gets the estimated completion
+        ``y_j = time_limit_s + remaining_alone_s(j)``: as if it waited unserved until the time
+        limit and then ran alone. Its lateness w_j (y_j - d_j)^+ and time in system y_j - a_j are
+        charged in full. (An unfinished job exists only when the time limit cut the episode, so
+        for it the limit is the end; a rejected job is charged what a scheduler that accepted it
+        and never ran it would pay, so rejecting never scores better than deprioritising.) The
+        integrals already hold everything up to the end; the rest is added here, and the last
+        step's reward carries it, so the return stays exactly minus the objective.
+        """
+        end = self.now
+        limit = max(self.scenario.time_limit_s, end)
+        for job in self.jobs:
+            if job.state in (FINISHED, FUTURE):
+                continue
+            done_at = limit + self.remaining_alone_s(job)
+            job.est_finish_s = done_at
+            self.I_active += done_at - end        # the integral ran to the end already
+            d = job.deadline_s
+            if math.isfinite(d):
+                self.I_late += job.weight * (max(done_at - d, 0.0) - max(end - d, 0.0))
+            self.n_unserved += 1
 
     # ------------------------------------------------------------------ task life cycle
     def _launch(self, job: Job, phase: int, n: int) -> None:
@@ -1082,7 +1141,8 @@ class Simulator:
             "time_s": self.now, "I_active": self.I_active, "I_late": self.I_late,
             "I_busy": self.I_busy, "I_cap": self.I_cap, "I_slo": self.I_slo,
             "I_resp": self.I_resp, "wasted_s": self.wasted_s, "swap_s": self.swap_s,
-            "n_rejected": self.n_rejected, "n_killed": self.n_killed,
+            "n_rejected": self.n_rejected, "n_unserved": self.n_unserved,
+            "n_killed": self.n_killed,
             "n_suspended": self.n_suspended, "n_lost": self.n_lost,
             "invalid_actions": self.invalid_actions,
         }

@@ -18,6 +18,8 @@ class EpisodeLog:
         arrival_s: ``[J]`` submission times.
         deadline_s: ``[J]`` absolute deadlines (``inf`` if none).
         finish_s: ``[J]`` completion times (``nan`` if unfinished or rejected).
+        est_finish_s: ``[J]`` estimated completion of the jobs the episode left unserved
+            (unfinished at the end, rejected): time limit + remaining work alone (``nan`` otherwise).
         first_start_s: ``[J]`` first task launch (``nan`` if never started).
         alone_s: ``[J]`` completion time alone on the cluster (deadline base).
         weight: ``[J]`` penalty weights.
@@ -39,6 +41,7 @@ class EpisodeLog:
     arrival_s: np.ndarray
     deadline_s: np.ndarray
     finish_s: np.ndarray
+    est_finish_s: np.ndarray
     first_start_s: np.ndarray
     alone_s: np.ndarray
     weight: np.ndarray
@@ -65,6 +68,7 @@ def build_log(sim) -> EpisodeLog:
         end_s=sim.now, truncated=sim.truncated,
         type_idx=np.array([j.type_idx for j in jobs], dtype=int),
         arrival_s=f("arrival_s"), deadline_s=f("deadline_s"), finish_s=f("finish_s"),
+        est_finish_s=f("est_finish_s"),
         first_start_s=f("first_start_s"), alone_s=f("alone_s"), weight=f("weight"),
         priority=np.array([j.priority for j in jobs], dtype=int),
         rejected=np.array([j.state == REJECTED for j in jobs], dtype=bool),

@@ -74,7 +74,7 @@ class Job:
                  "by_node", "by_rack", "red_stack", "susp", "running_reduces", "reduce_ready",
                  "late", "finish_s", "first_start_s", "len_sum", "len_n", "locality_counts",
                  "work_done", "total_work", "preempt_budget", "alone_s", "has_map_work",
-                 "has_red_work")
+                 "has_red_work", "est_finish_s", "prior_len")
 
     def __init__(self, jid: int, draw, profile: JobTypeProfile) -> None:
         self.jid = jid
@@ -115,8 +115,12 @@ class Job:
         self.locality_counts = [0, 0, 0]
         self.work_done = 0.0
         self.total_work = float(sum(self.map_work) + sum(self.reduce_work))
+        # the job's trained profile: mean task work per phase on a reference node (s)
+        self.prior_len = tuple(sum(w) / len(w) if w else 0.0
+                               for w in (self.map_work, self.reduce_work))
         self.preempt_budget = 0
         self.alone_s = 0.0
+        self.est_finish_s = math.nan        # estimated completion of an unserved job at the end
         self.has_map_work = False
         self.has_red_work = False
 
