@@ -38,6 +38,8 @@ from typing import Any, Optional
 import numpy as np
 import yaml
 
+from mrsched_gym.config import ConfigError, parse_yaml, read_text_file
+
 TRAIN_SEED_BASE = 1_000_000
 ALGOS = ("maskable_ppo", "ppo")
 POLICIES = ("set", "flat")
@@ -120,7 +122,7 @@ class TrainConfig:
 
     def validate(self, where: str = "config") -> "TrainConfig":
         def bad(fld: str, msg: str) -> None:
-            raise ValueError(f"{where}: {fld}: {msg}")
+            raise ConfigError(f"{where}: {fld}: {msg}")
         if self.algo not in ALGOS:
             bad("algo", f"must be one of {', '.join(ALGOS)}; got {self.algo!r}")
         if self.policy not in POLICIES:
@@ -160,7 +162,7 @@ def _from_dict(cls, data: dict, where: str):
     names = {f.name: f for f in dataclasses.fields(cls)}
     for k in data:
         if k not in names:
-            raise ValueError(f"{where}: unknown field {k!r}; known: {', '.join(names)}")
+            raise ConfigError(f"{where}: unknown field {k!r}; known: {', '.join(names)}")
     kw = dict(data)
     if cls is TrainConfig and isinstance(kw.get("eval"), dict):
         kw["eval"] = _from_dict(EvalConfig, kw["eval"], f"{where}: eval")
@@ -181,15 +183,12 @@ def load_config(path_or_name: str | Path, **overrides: Any) -> TrainConfig:
         from importlib.resources import files
         cand = files("mrsched_gym.configs").joinpath("agents", f"{path_or_name}.yaml")
         if not cand.is_file():
-            raise FileNotFoundError(f"training config {str(path_or_name)!r}: no such file and "
+            raise ConfigError(f"training config {str(path_or_name)!r}: no such file and "
                                     f"not a bundled config ({', '.join(bundled_configs())})")
         p = Path(str(cand))
-    try:
-        data = yaml.safe_load(p.read_text()) or {}
-    except yaml.YAMLError as e:
-        raise ValueError(f"{p}: not valid YAML: {e}") from None
+    data = parse_yaml(read_text_file(p, "training config"), str(p)) or {}
     if not isinstance(data, dict):
-        raise ValueError(f"{p}: a training config is a mapping of fields")
+        raise ConfigError(f"{p}: a training config is a mapping of fields")
     for k, v in overrides.items():
         if v is None:
             continue

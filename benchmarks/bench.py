@@ -6,6 +6,7 @@ Usage::
     python benchmarks/bench.py --quick         # fewer episodes
     python benchmarks/bench.py --profile       # cProfile of the default scenario's hot loop
     python benchmarks/bench.py --agents        # + the shipped agent's inference and training
+    python benchmarks/bench.py --baselines     # seconds per episode of the slow baselines vs EDF
 
 Each scenario runs in its own process so peak memory (max RSS) is per scenario.
 Policies: ``random`` = uniform over legal actions through ``env.step`` (observation, mask and
@@ -95,6 +96,40 @@ def _bench_train(env_id: str, steps: int) -> dict:
             "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
 
 
+#: (scenario, policies) of the ``--baselines`` rows: the optimising baselines against EDF.
+BASELINE_ROWS = (
+    ("mrsched/Hadoop-v0", ("edf", "rds", "reverse-adaptive")),
+    ("mrsched/HadoopTrace-v0", ("edf", "rds", "reverse-adaptive")),
+    ("mrsched/GreenTrace-v0", ("edf", "rds", "reverse-adaptive")),
+)
+
+
+def bench_baselines(seeds: list[int]) -> list[dict]:
+    """Seconds per episode of each policy, through the evaluation harness's episode runner with
+    one BLAS thread (as ``compare`` runs them). Policies alternate seed by seed, so machine noise
+    hits them alike; the ratio to EDF is measured side by side in this one run."""
+    from threadpoolctl import threadpool_limits
+
+    from mrsched_gym.evaluate import make_policy, run_episode
+    rows = []
+    with threadpool_limits(limits=1):
+        for env_id, policies in BASELINE_ROWS:
+            run_episode(env_id, make_policy("edf"), seeds[0])          # warm caches and imports
+            wall = {p: [] for p in policies}
+            for seed in seeds:
+                for p in policies:
+                    t0 = time.perf_counter()
+                    run_episode(env_id, make_policy(p), seed)
+                    wall[p].append(time.perf_counter() - t0)
+            edf = float(np.mean(wall["edf"]))
+            for p in policies:
+                rows.append({"env": env_id, "policy": p, "seeds": len(seeds),
+                             "s_per_episode": float(np.mean(wall[p])),
+                             "max_s": float(np.max(wall[p])),
+                             "vs_edf": float(np.mean(wall[p])) / edf})
+    return rows
+
+
 def _worker(args, q):
     q.put(_bench(*args))
 
@@ -115,7 +150,19 @@ def main() -> None:
     ap.add_argument("--profile", action="store_true")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--agents", action="store_true", help="add the agent and training rows")
+    ap.add_argument("--baselines", action="store_true",
+                    help="only the per-episode time of the optimising baselines vs EDF")
     a = ap.parse_args()
+    if a.baselines:
+        rows = bench_baselines(list(range(5 if a.quick else 10)))
+        if a.json:
+            print(json.dumps(rows, indent=2))
+            return
+        print(f"{'scenario':24s} {'policy':17s} {'s/episode':>9s} {'max s':>7s} {'x EDF':>6s}")
+        for r in rows:
+            print(f"{r['env']:24s} {r['policy']:17s} {r['s_per_episode']:9.2f} {r['max_s']:7.2f} "
+                  f"{r['vs_edf']:6.1f}")
+        return
     if a.profile:
         import cProfile
         import pstats

@@ -1,4 +1,4 @@
-"""Ray as the scale-out engine (optional extra: ``pip install 'mrsched-gym[ray]'``; issue 5).
+"""Ray as the scale-out engine (optional extra: ``pip install 'mrsched-gym[ray]'``).
 
 * **RLlib**: :func:`register_rllib_envs` registers every ``mrsched/*`` id (and any scenario
   name or path passed later) with Ray Tune's registry, so the env creator travels to every

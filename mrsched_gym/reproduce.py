@@ -34,9 +34,8 @@ from pathlib import Path
 from typing import Any, Mapping, Optional
 
 import numpy as np
-import yaml
 
-from mrsched_gym.config import ConfigError, Scenario, scenario_from_dict, \
+from mrsched_gym.config import ConfigError, Scenario, parse_yaml, scenario_from_dict, \
     with_overrides
 from mrsched_gym.evaluate import check_policy, make_policy, mean_ci95, run_episode, run_parallel
 
@@ -99,10 +98,7 @@ def _need(d: Mapping, key: str, src: str, kind: type) -> Any:
 def load_reproduction(name: str, quick: bool = False) -> Reproduction:
     """Parse a bundled reproduction (by name) or a YAML path; ``quick`` applies its CI size."""
     src, text = _source(name)
-    try:
-        d = yaml.safe_load(text)
-    except yaml.YAMLError as e:
-        raise ConfigError(f"{src}: invalid YAML: {e}") from None
+    d = parse_yaml(text, str(src))
     if not isinstance(d, Mapping):
         raise ConfigError(f"{src}: top level must be a mapping")
     known = {"title", "source", "description", "scenario", "base", "overrides", "cases",

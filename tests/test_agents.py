@@ -305,5 +305,7 @@ def test_train_cli_runs_a_yaml_file(tmp_path, capsys):
     assert main(["train", "--list"]) == 0
     assert "hadoop_set" in capsys.readouterr().out
     cfg.write_text("name: mine\nppo: {learning_rat: 1}\n")
-    with pytest.raises(ValueError, match=r"mine\.yaml: ppo\.learning_rat"):
-        main(["train", str(cfg), "--out", str(tmp_path / "runs")])
+    assert main(["train", str(cfg), "--out", str(tmp_path / "runs")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and "mine.yaml: ppo.learning_rat" in err
+    assert "Traceback" not in err
