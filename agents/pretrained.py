@@ -38,8 +38,14 @@ def pretrained_path(name: str) -> Optional[str]:
 
 
 def agents_for(env: str) -> list[str]:
-    """Policy strings (``agent:NAME``) of the shipped agents trained for ``env``."""
-    return [f"agent:{n}" for n, info in pretrained_agents().items() if info.get("env") == env]
+    """Policy strings (``agent:NAME``) of the shipped agents trained for ``env`` — or for the
+    world it varies (an orchestrated variant has its base id's cluster and observation, so the
+    base id's agents run there too, beside every baseline of that world)."""
+    from mrsched_gym.registration import ENV_IDS, ENV_OVERRIDES
+    base = [e for e, name in ENV_IDS.items()
+            if env in ENV_OVERRIDES and name == ENV_IDS[env] and e not in ENV_OVERRIDES]
+    targets = {env, *base}
+    return [f"agent:{n}" for n, info in pretrained_agents().items() if info.get("env") in targets]
 
 
 def rl_available() -> bool:

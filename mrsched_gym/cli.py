@@ -59,14 +59,14 @@ def _compare(args: argparse.Namespace) -> int:
                              f"{', '.join(RECORD_METRICS)}")
         sweep_tasks(policies, [env], seeds)
         plans.append((env, sc, policies, headline))
-    if len({sc.name for _, sc, _, _ in plans}) < len(plans):
+    if len({results_name(sc) for _, sc, _, _ in plans}) < len(plans):
         raise InputError("--env: two scenarios with the same name would share one output folder")
     failed = 0
     for env, sc, policies, headline in plans:
         t0 = time.perf_counter()
         print(f"== {env} ({sc.name}): {len(policies)} policies x {len(seeds)} seeds, "
               f"headline {headline}", flush=True)
-        with RunFolder(args.out, sc.name, {"scenario": env}) as folder:
+        with RunFolder(args.out, results_name(sc), {"scenario": env}) as folder:
             done = folder.resumable() if args.resume else []
             if done:
                 print(f"resuming: {len(done)} finished episodes from {folder.journal_path}")
@@ -95,6 +95,13 @@ def _compare(args: argparse.Namespace) -> int:
         failed += len(failures)
         print(f"({time.perf_counter() - t0:.1f} s)")
     return 1 if failed else 0
+
+
+def results_name(sc) -> str:
+    """The output folder of a scenario's leaderboard: its name, plus the orchestrator when that
+    world has one (``hadoop``, ``hadoop_orch-regression``)."""
+    orch = sc.cluster.orchestrator
+    return sc.name if orch == "none" else f"{sc.name}_orch-{orch}"
 
 
 def _write_leaderboard(args, env, sc, records, failures, headline, seeds, folder) -> list:

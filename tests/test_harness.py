@@ -249,3 +249,30 @@ def test_agents_with_the_same_file_name_get_distinct_labels(tmp_path):
     assert len(set(labels)) == 2 and labels[0].endswith("a/best_model")
     with pytest.raises(InputError, match="given more than once"):
         sweep_tasks(["edf", "edf"], ["mrsched/Hadoop-v0"], [0])
+
+
+# ------------------------------------------------------------------ one world per leaderboard
+def test_orchestrated_world_is_a_scenario_where_every_policy_runs(tmp_path):
+    """The orchestrator is part of the world: registered ids turn it on, no policy can, the
+    shipped agent of the base world runs there too, and its results get their own folder."""
+    import gymnasium as gym
+
+    from mrsched_gym.agents.pretrained import agents_for
+    from mrsched_gym.baselines import BASELINES, make_baseline
+    from mrsched_gym.evaluate import scenario_of
+    for env_id in ("mrsched/HadoopOrchestrated-v0", "mrsched/DedicatedOrchestrated-v0",
+                   "mrsched/HadoopTraceOrchestrated-v0"):
+        assert scenario_of(env_id).cluster.orchestrator == "regression"
+        assert gym.make(env_id).unwrapped.scenario.cluster.orchestrator == "regression"
+    assert scenario_of("mrsched/Hadoop-v0").cluster.orchestrator == "none"
+    assert not any("orch" in n for n in BASELINES)
+    assert not any(hasattr(make_baseline(n), "env_overrides") for n in BASELINES)
+    assert agents_for("mrsched/HadoopOrchestrated-v0") == agents_for("mrsched/Hadoop-v0")
+    assert main(["compare", "--env", "mrsched/Hadoop-v0", "mrsched/HadoopOrchestrated-v0",
+                 "--policies", "edf", "--seeds", "1", "--out", str(tmp_path), "--quiet",
+                 "--no-plots"]) == 0
+    plain = json.loads((tmp_path / "hadoop" / "records.json").read_text())
+    orch = json.loads((tmp_path / "hadoop_orch-regression" / "records.json").read_text())
+    assert plain[0]["scenario"] == "mrsched/Hadoop-v0"
+    assert orch[0]["scenario"] == "mrsched/HadoopOrchestrated-v0"
+    assert plain[0]["mean_jct_s"] != orch[0]["mean_jct_s"]
