@@ -334,6 +334,21 @@ def test_arima_forecast_follows_a_trend_and_qp_respects_capacity():
     assert u[0, 0] > u[1, 0]                  # the job due first gets the capacity first
 
 
+def test_rds_plans_once_per_control_interval(monkeypatch):
+    """RDS III.D: the optimizer runs once per control interval; arrivals wait for the next plan
+    (``replan_on_arrival=True`` re-plans at every arrival as well)."""
+    import mrsched_gym.baselines.rds as rds
+    calls = []
+    real = rds.solve_allocation
+    monkeypatch.setattr(rds, "solve_allocation", lambda *a: calls.append(1) or real(*a))
+    res = run_episode("mrsched/Hadoop-v0", make_baseline("rds"), 0, keep_log=True)
+    per_interval = len(calls)
+    assert per_interval <= math.ceil(res["log"].end_s / 600.0) + 1
+    calls.clear()
+    run_episode("mrsched/Hadoop-v0", make_baseline("rds", replan_on_arrival=True), 0)
+    assert len(calls) > 3 * per_interval
+
+
 def test_rds_qp_reaches_the_optimum_slsqp_finds():
     """The exact QP solver against scipy's SLSQP on random instances (one BLAS thread):
     never worse than SLSQP's objective, always feasible."""
