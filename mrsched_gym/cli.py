@@ -166,9 +166,10 @@ def _train(args: argparse.Namespace) -> int:
 def _reproduce(args: argparse.Namespace) -> int:
     import time
 
-    from mrsched_gym.results import atomic_write, json_safe
     from mrsched_gym.reproduce import (bundled_reproductions, check_claims, load_reproduction,
-                                       plot, report, run_reproduction)
+                                       plot, report, run_reproduction, summary_json,
+                                       validation_page)
+    from mrsched_gym.results import atomic_write, json_safe
 
     if args.list or not args.names:
         for name in bundled_reproductions():
@@ -176,9 +177,11 @@ def _reproduce(args: argparse.Namespace) -> int:
             print(f"{name:24s} {rep.title}  [{rep.source}]")
         return 0
     names = bundled_reproductions() if args.names == ["all"] else args.names
+    reps = [load_reproduction(name, quick=args.quick) for name in names]   # all checked first
     failed = 0
-    for name in names:
-        rep = load_reproduction(name, quick=args.quick)
+    results = []
+    summary: dict[str, list] = {"comparisons": [], "claims": []}
+    for rep in reps:
         if args.seeds:
             rep.seeds = args.seeds
         t0 = time.perf_counter()
@@ -186,7 +189,6 @@ def _reproduce(args: argparse.Namespace) -> int:
         text = report(rep, records)
         print(text)
         out = Path(args.out) / rep.name
-        out.mkdir(parents=True, exist_ok=True)
         atomic_write(out / "records.json", json.dumps(json_safe(records), indent=1))
         atomic_write(out / "report.md", text + "\n")
         written = [out / "records.json", out / "report.md"]
@@ -196,6 +198,13 @@ def _reproduce(args: argparse.Namespace) -> int:
                 written.append(p)
         print(f"wrote {', '.join(str(p) for p in written)} ({time.perf_counter() - t0:.1f} s)\n")
         failed += sum(c["holds"] != (c["expect"] != "fail") for c in check_claims(rep, records))
+        results.append((rep, records))
+        for key, rows in summary_json(rep, records).items():
+            summary[key] += rows
+    if args.json:
+        print(f"wrote {atomic_write(args.json, json.dumps(json_safe(summary), indent=1))}")
+    if args.doc:
+        print(f"wrote {atomic_write(args.doc, validation_page(results))}")
     return 1 if failed and args.strict else 0
 
 
@@ -293,6 +302,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     r.add_argument("--out", default="results/reproductions", help="output folder")
     r.add_argument("--no-plots", action="store_true", help="skip the figure")
     r.add_argument("--quiet", action="store_true", help="no progress bar")
+    r.add_argument("--json", help="also write every comparison (paper vs ours) and claim "
+                   "outcome of the run into this JSON file")
+    r.add_argument("--doc", help="also write the validation page (Markdown) generated from "
+                   "the run, e.g. docs/validation.md")
     r.add_argument("--strict", action="store_true",
                    help="exit 1 when a claim's outcome differs from the file's expectation")
     r.set_defaults(fn=_reproduce)

@@ -1,4 +1,4 @@
-"""Seed reproductions (SPEC 6): each experiment of a seed paper as a runnable, checked file.
+"""Seed reproductions: each experiment of a seed paper as a runnable, checked file.
 
 A reproduction file (``configs/reproductions/<name>.yaml``) holds:
 
@@ -13,15 +13,20 @@ A reproduction file (``configs/reproductions/<name>.yaml``) holds:
 * ``seeds`` (full run) and ``quick`` (``{seeds, overrides}``, the reduced CI run);
 * ``paper``: the numbers the seed text states, each ``{case, policy, metric, value, ref}`` (+
   ``job``; + ``change_vs: POLICY`` when the paper states a relative change, e.g. -0.38 for "38%
-  lower JCT than Fair"); printed next to ours with the deviation;
-* ``claims``: the qualitative orderings, each ``{text, metric, better: [case, policy],
-  worse: [[case, policy], ...], tolerance}``: the mean of ``better`` must be below every ``worse``
-  (times 1 + tolerance). ``expect: fail`` marks a claim we do not reproduce (reported, and the
-  test flags the day it starts to hold);
-* ``plot``: ``{kind: bars | line, metric}``: the figure, written next to the results.
+  lower JCT than Fair"; + ``source``, which row of the paper, e.g. "thesis Table 5.7 simulated";
+  + ``unit``); printed next to ours with the deviation;
+* ``claims``: the qualitative orderings, checked case by case with paired tests over seeds and
+  reported as "holds at k of n cases" (:mod:`mrsched_gym.claims` gives the rules and the keys:
+  ``text, metric, better, worse, cases, holds_where, tolerance, kind, expect``). ``expect: fail``
+  marks a claim we do not reproduce (reported, and the test flags the day it starts to hold);
+* ``plot``: ``{kind: bars | line, metric}``: the figure, written next to the results;
+* ``notes``: why ours differs from the paper (prose for the generated validation page).
 
 :func:`run_reproduction` runs it (a fork pool over cases x policies x seeds, common random numbers)
 and :func:`report` prints the tables; ``mrsched-gym reproduce NAME`` does both.
+:func:`summary_json` gives the machine-readable comparisons and claims (``--json PATH``) and
+:func:`validation_page` the page ``docs/validation.md`` (``--doc PATH``), both generated from the
+runs.
 """
 
 from __future__ import annotations
@@ -31,12 +36,13 @@ import os
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any, Mapping, Optional
+from typing import Any, Mapping, Optional, Sequence
 
 import numpy as np
 
 from mrsched_gym.config import ConfigError, Scenario, parse_yaml, scenario_from_dict, \
     with_overrides
+from mrsched_gym.claims import check_claim, claim_cases
 from mrsched_gym.evaluate import check_policy, make_policy, mean_ci95, run_episode, run_parallel
 
 JOB_METRICS = ("exec_s", "finish_s", "beyond_rel")
@@ -66,6 +72,8 @@ class Reproduction:
     paper: list[dict]
     claims: list[dict]
     plot: dict = field(default_factory=dict)
+    notes: str = ""
+    quick: bool = False
 
 
 def bundled_reproductions() -> list[str]:
@@ -102,7 +110,8 @@ def load_reproduction(name: str, quick: bool = False) -> Reproduction:
     if not isinstance(d, Mapping):
         raise ConfigError(f"{src}: top level must be a mapping")
     known = {"title", "source", "description", "scenario", "base", "overrides", "cases",
-             "policies", "metrics", "job_metrics", "seeds", "quick", "paper", "claims", "plot"}
+             "policies", "metrics", "job_metrics", "seeds", "quick", "paper", "claims", "plot",
+             "notes"}
     for k in d:
         if k not in known:
             raise ConfigError(f"{src}: {k}: unknown key (known: {', '.join(sorted(known))})")
@@ -140,21 +149,22 @@ def load_reproduction(name: str, quick: bool = False) -> Reproduction:
     for m in job_metrics:
         if m not in JOB_METRICS:
             raise ConfigError(f"{src}: job_metrics: unknown {m!r} (known: {', '.join(JOB_METRICS)})")
-    for key in ("paper", "claims"):
-        for i, e in enumerate(d.get(key) or []):
-            vs = e.get("change_vs")
-            refs = [e.get("case"), *([vs[0]] if isinstance(vs, list) else [])] \
-                if key == "paper" else [e["better"][0], *[w[0] for w in e["worse"]]]
-            for r in refs:
-                if r not in names:
-                    raise ConfigError(f"{src}: {key}[{i}]: unknown case {r!r}")
+    for i, e in enumerate(d.get("paper") or []):
+        vs = e.get("change_vs")
+        for r in [e.get("case"), *([vs[0]] if isinstance(vs, list) else [])]:
+            if r not in names:
+                raise ConfigError(f"{src}: paper[{i}]: unknown case {r!r}")
+    case_names = [c.name for c in cases]
+    for i, e in enumerate(d.get("claims") or []):
+        claim_cases(e, case_names, f"{src}: claims[{i}]")
     seeds = int(q.get("seeds", 1)) if quick else int(d.get("seeds", 5))
     return Reproduction(name=Path(name).stem, title=str(d.get("title", name)),
                         source=str(d.get("source", "")),
                         description=str(d.get("description", "")).strip(), cases=cases,
                         metrics=metrics, job_metrics=job_metrics, seeds=seeds,
                         paper=list(d.get("paper") or []), claims=list(d.get("claims") or []),
-                        plot=dict(d.get("plot") or {}))
+                        plot=dict(d.get("plot") or {}),
+                        notes=str(d.get("notes", "")).strip(), quick=quick)
 
 
 def _job_values(log, names: list[str]) -> dict[str, dict[str, float]]:
@@ -171,8 +181,10 @@ def _job_values(log, names: list[str]) -> dict[str, dict[str, float]]:
 
 
 def _run_one(task: tuple) -> dict[str, Any]:
+    from threadpoolctl import threadpool_limits
     case, policy, seed, job_metrics = task
-    res = run_episode(case.scenario, make_policy(policy), seed, keep_log=bool(job_metrics))
+    with threadpool_limits(limits=1):          # records independent of BLAS threading
+        res = run_episode(case.scenario, make_policy(policy), seed, keep_log=bool(job_metrics))
     rec = {"case": case.name, "policy": policy, "seed": seed, **res["metrics"]}
     if job_metrics:
         rec["jobs"] = _job_values(res["log"], job_metrics)
@@ -213,16 +225,61 @@ def paper_counterpart(records: list[dict], e: Mapping) -> float:
 
 
 def check_claims(rep: Reproduction, records: list[dict]) -> list[dict[str, Any]]:
-    """Evaluate every claim: ``{text, holds, expect, better, worse}`` (values are means)."""
-    out = []
-    for c in rep.claims:
-        m, tol = c["metric"], float(c.get("tolerance", 0.0))
-        b = value_of(records, *c["better"], m, c.get("job"))[0]
-        ws = [value_of(records, w[0], w[1], m, c.get("job"))[0] for w in c["worse"]]
-        holds = all(b <= w * (1 + tol) if tol else b < w for w in ws)
-        out.append({"text": c["text"], "holds": bool(holds), "expect": c.get("expect", "hold"),
-                    "better": b, "worse": ws, "metric": m})
-    return out
+    """Evaluate every claim case by case (:func:`mrsched_gym.claims.check_claim`)."""
+    names = [c.name for c in rep.cases]
+    return [check_claim(c, names, records, f"{rep.name}: claims[{i}]", paired=not rep.quick)
+            for i, c in enumerate(rep.claims)]
+
+
+def unit_of(entry: Mapping) -> str:
+    """The unit of a paper entry: its ``unit``, else read off the metric's name."""
+    if entry.get("unit"):
+        return str(entry["unit"])
+    if entry.get("change_vs"):
+        return "relative change"
+    m = entry["metric"]
+    for suffix, unit in (("_pct", "%"), ("_ms", "ms"), ("_h", "job-hours"), ("_s", "s")):
+        if m.endswith(suffix):
+            return unit
+    return "beyond/exec ratio" if m == "beyond_rel" else ""
+
+
+def summary_json(rep: Reproduction, records: list[dict]) -> dict[str, list[dict]]:
+    """The machine-readable results of one reproduction: ``{"comparisons": [{reproduction,
+    figure, item, source, paper, ours, unit, ...}], "claims": [{reproduction, claim, holds,
+    cases_held, cases_total, ...}]}``."""
+    comparisons = []
+    for e in rep.paper:
+        comparisons.append({
+            "reproduction": rep.name, "figure": str(e.get("ref", "")),
+            "item": str(e.get("job") or e["case"]),
+            "source": str(e.get("source") or rep.source), "paper": float(e["value"]),
+            "ours": paper_counterpart(records, e), "unit": unit_of(e),
+            "case": e["case"], "policy": e["policy"], "metric": e["metric"],
+            "change_vs": e.get("change_vs")})
+    claims = []
+    for c in check_claims(rep, records):
+        claims.append({"reproduction": rep.name, "claim": c["text"], "holds": c["holds"],
+                       "cases_held": c["cases_held"], "cases_total": c["cases_total"],
+                       "kind": c["kind"], "expect": c["expect"], "metric": c["metric"],
+                       "holds_where": c["holds_where"], "per_case": c["per_case"]})
+    return {"comparisons": comparisons, "claims": claims}
+
+
+def claim_line(c: Mapping) -> str:
+    """One claim as a Markdown bullet: status, text, and the per-case outcome."""
+    status = "reproduced" if c["holds"] else "NOT reproduced"
+    if c["expect"] == "fail":
+        status += " (known)" if not c["holds"] else " (now holds: update the file)"
+    if c["kind"] == "calibration":
+        status = "calibration check, " + status
+    cases = "; ".join(
+        f"{p['case']}: {_fmt(p['better'])} vs {', '.join(_fmt(w) for w in p['worse'])}"
+        f"{'' if p['holds'] else ' (no)'}" for p in c["per_case"])
+    where = "" if c["cases_total"] == 1 else (
+        f", holds at {c['cases_held']} of {c['cases_total']} cases; the paper: at "
+        f"{', '.join(c['holds_where'])}")
+    return f"- {status}: {c['text']} ({c['metric']}{where}; {cases})"
 
 
 def _fmt(x: float) -> str:
@@ -271,15 +328,46 @@ def report(rep: Reproduction, records: list[dict]) -> str:
                          f"{_fmt(pv)} | {_fmt(ours)} | {_fmt(dev)}{rel} |")
     claims = check_claims(rep, records)
     if claims:
-        lines += ["", "Claims:", ""]
-        for c in claims:
-            status = "reproduced" if c["holds"] else "NOT reproduced"
-            if c["expect"] == "fail":
-                status += " (known)" if not c["holds"] else " (now holds: update the file)"
-            worse = ", ".join(_fmt(w) for w in c["worse"])
-            lines.append(f"- {status}: {c['text']} ({c['metric']}: {_fmt(c['better'])} vs "
-                         f"{worse})")
+        lines += ["", "Claims (quick run: on the means, too few seeds for a paired test):" if
+                  rep.quick else "Claims (paired over seeds: a difference counts when its 95% CI "
+                  "excludes zero):", ""]
+        lines += [claim_line(c) for c in claims]
     return "\n".join(lines)
+
+
+def validation_page(results: Sequence[tuple[Reproduction, list[dict]]]) -> str:
+    """``docs/validation.md``: per reproduction its description, paper vs ours, the claims case
+    by case and the notes — generated from the runs, never edited by hand."""
+    lines = ["# Validation: the seed papers' experiments, theirs vs ours", "",
+             "Generated by `mrsched-gym reproduce all --json results/reproductions.json --doc "
+             "docs/validation.md` from the runs themselves (do not edit by hand). Each experiment "
+             "is a file in `configs/reproductions/`; claims are checked at every case of the "
+             "experiment with a paired test over seeds (common random numbers) and reported as "
+             "\"holds at k of n cases\"; a claim is reproduced where the paper says it holds.",
+             "", "| reproduction | source | claims reproduced | paper numbers compared |",
+             "|---|---|---|---|"]
+    for rep, records in results:
+        claims = check_claims(rep, records)
+        ok = sum(c["holds"] for c in claims)
+        lines.append(f"| [`{rep.name}`](#{rep.name}) | {rep.source} | {ok} of {len(claims)} | "
+                     f"{len(rep.paper)} |")
+    for rep, records in results:
+        lines += ["", f"## {rep.name}", "", f"**{rep.title}** ({rep.source}; {rep.seeds} seeds)",
+                  "", rep.description]
+        data = summary_json(rep, records)
+        if data["comparisons"]:
+            lines += ["", "| figure | item | source | policy | metric | paper | ours | unit |",
+                      "|---|---|---|---|---|---|---|---|"]
+            for e in data["comparisons"]:
+                what = e["metric"] + (f" vs {e['change_vs']}" if e["change_vs"] else "")
+                lines.append(f"| {e['figure']} | {e['item']} | {e['source']} | {e['policy']} | "
+                             f"{what} | {_fmt(e['paper'])} | {_fmt(e['ours'])} | {e['unit']} |")
+        claims = check_claims(rep, records)
+        if claims:
+            lines += ["", "Claims:", ""] + [claim_line(c) for c in claims]
+        if rep.notes:
+            lines += ["", "Why ours differs: " + rep.notes]
+    return "\n".join(lines) + "\n"
 
 
 def plot(rep: Reproduction, records: list[dict], path: Path) -> Optional[Path]:
