@@ -24,8 +24,9 @@ def test_every_spec_experiment_has_a_reproduction():
 
 @pytest.mark.parametrize("name", sorted(SPEC_EXPERIMENTS))
 def test_reproduction_runs_and_claims_match_expectations(name):
-    rep = load_reproduction(name, quick=True)
-    records = run_reproduction(rep, workers=1, progress=False)
+    """The full run (its seeds, paired tests): what docs/validation.md reports."""
+    rep = load_reproduction(name)
+    records = run_reproduction(rep, workers=2, progress=False)
     assert len(records) == rep.seeds * sum(len(c.policies) for c in rep.cases)
     assert all(r["invalid_actions"] == 0 for r in records)
     text = report(rep, records)
@@ -33,6 +34,13 @@ def test_reproduction_runs_and_claims_match_expectations(name):
         assert f"| {e['case']} | {e['policy']} |" in text
     for c in check_claims(rep, records):
         assert c["holds"] == (c["expect"] != "fail"), c
+
+
+def test_quick_runs_compare_means_and_say_so():
+    rep = load_reproduction("rds-case-study", quick=True)
+    records = run_reproduction(rep, workers=1, progress=False)
+    assert "quick run: on the means" in report(rep, records)
+    assert all(c["cases_total"] == 1 for c in check_claims(rep, records))
 
 
 def test_reproduce_command_lists_and_writes(tmp_path, capsys):
