@@ -11,6 +11,12 @@ rejected at admission) — the estimate ``time limit + remaining work alone`` th
   unserved jobs to that estimate (exactly what the rewards sum).
 * An unserved job with a deadline **counts as missed** (it did not meet its deadline within the
   episode), rejected jobs included; ``deadline_miss_pct`` is over all arrived jobs with deadlines.
+* Deadlines judge the part of the job they cover (``workload.deadline_scope``): the whole job, or
+  with ``map`` its map phase (MIMP 3.1), i.e. ``EpisodeLog.deadline_finish_s`` and, for a job the
+  episode left short of it, ``est_deadline_finish_s`` — the same rule as the simulator's lateness
+  integral behind ``deadline_penalty_h``.
+* ``relative_lateness`` is RDS's Eq. 1: the weighted lateness relative to the time the job was
+  given (deadline - submission), summed over jobs.
 * JCT statistics (``mean_jct_s``, ``p95_jct_s``, slowdown, fairness, high-priority sojourn) are
   over all arrived jobs, the unserved ones at their estimated completion; ``jobs_finished_pct``
   says how many actually finished.
@@ -32,7 +38,8 @@ from mrsched_gym.sim.log import EpisodeLog
 METRIC_NAMES = (
     "n_jobs", "jobs_finished", "jobs_unfinished", "jobs_finished_pct", "truncated", "makespan_s",
     "mean_jct_s", "p95_jct_s", "mean_slowdown", "deadline_misses", "deadline_miss_pct",
-    "mean_time_beyond_deadline_s", "mean_distance_to_deadline_s", "high_priority_sojourn_s",
+    "mean_time_beyond_deadline_s", "mean_distance_to_deadline_s", "relative_lateness",
+    "high_priority_sojourn_s",
     "wasted_work_s", "swap_overhead_s", "utilisation", "data_locality_pct", "rack_locality_pct",
     "jain_fairness", "web_response_mean_ms", "web_response_p95_ms", "slo_violation_pct",
     "killed_tasks", "suspended_tasks", "lost_tasks", "invalid_actions",
@@ -79,8 +86,10 @@ def episode_metrics(log: EpisodeLog, weights: Mapping[str, float] | None = None
     done_s = np.where(finished, log.finish_s, log.est_finish_s)[arrived]
     jct = done_s - log.arrival_s[arrived]
     has_dl = np.isfinite(log.deadline_s) & arrived
-    late_by = np.where(finished, log.finish_s, log.est_finish_s) - log.deadline_s
-    missed = has_dl & (unserved | (late_by > 0))
+    # the deadline judges the part of the job it covers (the whole job or its map phase)
+    due_done = ~np.isnan(log.deadline_finish_s)
+    late_by = np.where(due_done, log.deadline_finish_s, log.est_deadline_finish_s) - log.deadline_s
+    missed = has_dl & (~due_done | (late_by > 0))
     met = has_dl & ~missed
     slowdown = jct / np.maximum(log.alone_s[arrived], 1e-9)
     hp = (log.priority > 0)[arrived]
@@ -103,6 +112,9 @@ def episode_metrics(log: EpisodeLog, weights: Mapping[str, float] | None = None
         "deadline_miss_pct": float(100.0 * missed.sum() / n_dl) if n_dl else math.nan,
         "mean_time_beyond_deadline_s": _mean(np.maximum(late_by[missed], 0.0)),
         "mean_distance_to_deadline_s": _mean(-late_by[met]),
+        # RDS Eq. 1: sum_j w_j ((y_j - y_ref) / y_ref)^+ with times measured from submission
+        "relative_lateness": float(np.sum((log.weight * np.maximum(late_by, 0.0) / np.maximum(
+            log.deadline_s - log.arrival_s, 1e-9))[has_dl])),
         "high_priority_sojourn_s": _mean(jct[hp]),
         "wasted_work_s": c["wasted_s"],
         "swap_overhead_s": c["swap_s"],

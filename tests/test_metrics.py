@@ -117,3 +117,18 @@ def test_episode_without_a_decision_is_charged_in_its_only_step():
     _, r, term, trunc, info = env.step(env.K)
     assert trunc or term
     assert r == pytest.approx(-info["metrics"]["objective"], abs=1e-12)
+
+
+def test_relative_lateness_is_rds_eq1():
+    """RDS Eq. 1: sum_j w_j ((y_j - d_j) / (d_j - a_j))^+, unserved jobs at their estimate."""
+    env = make_env("mrsched/Hadoop-v0", {"time_limit_s": 3600})
+    env.reset(seed=2)
+    _, info = run(env, edf_action)
+    log = info["episode_log"]
+    done = np.where(np.isnan(log.finish_s), log.est_finish_s, log.finish_s)
+    expect = 0.0
+    for j in np.flatnonzero(np.isfinite(log.deadline_s) & log.arrived):
+        late = max(done[j] - log.deadline_s[j], 0.0)
+        expect += log.weight[j] * late / (log.deadline_s[j] - log.arrival_s[j])
+    assert expect > 0
+    assert info["metrics"]["relative_lateness"] == pytest.approx(expect, rel=1e-12)
