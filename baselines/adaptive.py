@@ -1,23 +1,46 @@
 """The Adaptive, RAS and Reverse-Adaptive schedulers of Polo's thesis (seed ``004``).
 
-Adaptive Scheduler (ch. 3.4):
+Adaptive Scheduler (ch. 3.3-3.4):
 
 * **basic** (3.4.1): the priority of a job is s_req (Eq. 1), the slots it still needs
   concurrently to meet its completion time goal: (sum of running tasks' remaining time delta_i +
   |U| x mu) / (T_goal - T_curr) - |R|, with mu the observed mean task length and delta_i = mu -
-  beta_i (3.4). Jobs that already missed their goal come first (the one with the fewest running
-  tasks, which equalises them), then jobs with no finished task yet (oldest first: no data to
-  estimate), then the highest s_req. Priorities are recomputed at every decision, so excess slots
-  spread across jobs.
+  beta_i (3.3.2). Section 3.3.1 estimates **each phase separately**, against the completion time
+  goal of the phase T_goal^{m,p} ("derived from the completion time goal of the job and the time
+  required for executing each phase"), and allocates by the job's current phase: a map
+  candidate's priority is Eq. 1 over the job's maps (running maps R, unstarted maps U, map length
+  mu_m) against the map goal, a reduce candidate's is Eq. 1 over its reduces against the reduce
+  goal (:func:`phase_required_slots`). Jobs that already missed their goal come first (the one
+  with the fewest running tasks of the phase, which equalises them), then jobs with no finished
+  map yet (oldest first: no data to estimate), then the highest s_req. Priorities are recomputed
+  at every decision, so excess slots spread across jobs.
 * **data affinity** (3.4.2): when the chosen job's next map is not node-local and the job already
-  holds enough slots to meet its goal (s_req <= 0), the task is deferred, up to ``max_delays``
-  times (the thesis evaluates 1-3; default 3); when every job defers, the slot waits.
+  holds enough map slots to meet its map goal (s_req <= 0), the task is deferred, up to
+  ``max_delays`` times (the thesis evaluates 1-3; default 3); when every job defers, the slot
+  waits.
 * **hardware affinity** (3.4.3): jobs are calibrated by running at least one map on each pool
   (accelerated / regular); a job whose observed speed-up mu_reg / mu_acc exceeds
   ``accel_threshold`` is accelerable. On accelerated nodes accelerable jobs come first, by
-  s_req,acc (Eq. 2, with mu_acc); on regular nodes an accelerable job competes with
-  s_req,extra = mu_reg / mu_acc x (s_req,acc - accelerated slots) (Eq. 3) minus the regular
-  slots it holds.
+  s_req,acc (Eq. 2, with mu_acc, against the map goal); on regular nodes an accelerable job
+  competes with s_req,extra = mu_reg / mu_acc x (s_req,acc - accelerated slots) (Eq. 3) minus the
+  regular map slots it holds. Acceleration is for maps only (3.4.3), so reduces keep the basic
+  priority.
+
+Phase goals (3.3.1, 3.4.5; :func:`phase_goal`): "both map and reduce phase must complete within
+the completion timeframe, one after the other", so the reduce goal is the job's goal and the map
+goal is the job's goal minus the time the remaining reduce phase needs. The thesis leaves three
+gaps, filled as follows (tested):
+
+* the reduce task length before any reduce finished is the user's estimate of 3.4.5, "the
+  relative cost of a reduce task compared to that of a map task", times the observed mu_m; the
+  relative cost is the job's submitted profile (mean reduce work / mean map work), and the
+  observed mean reduce length replaces the estimate once reduces finish
+  (:func:`reduce_task_estimate`);
+* the reduce phase lasts its waves on the cluster's reduce slots, ceil(reduces left / reduce
+  slots) x mu_r (:func:`reduce_phase_s`): the time it needs when it gets the reduce slots, which
+  is what the phase's own goal then asks for;
+* a phase whose goal has passed (the map phase after its map goal) has missed its goal: it joins
+  the jobs that missed theirs (its Eq. 1 need is unbounded).
 
 RAS (ch. 4.2): utility u_j = u_M + u_R (Eq. 5) with u_M = log(s_alloc)/log(s_req) - 1 below the
 requirement and (s_alloc - s_req)/(s_pend - s_req) above it (Eq. 6), u_R = log(r_alloc)/log(r_pend)
@@ -36,7 +59,10 @@ Gaps we filled (documented, tested): u_R uses log(1 + r) so it is defined for on
 fitting's earliest window starts one task length from now, so s_fit is the number of maps that
 must start in the current wave; a job's goal for its maps is its deadline minus one reduce task
 length when it has reduces; RAS and Reverse-Adaptive use the job's submitted profile for mu until
-tasks finish (the thesis' job profile), the Adaptive Scheduler does not (3.4.1).
+tasks finish (the thesis' job profile), the Adaptive Scheduler does not (3.4.1). RAS and
+Reverse-Adaptive keep the whole-job estimate of
+:func:`~mrsched_gym.baselines.common.required_slots` (reduce work counted in s_req); the
+per-phase estimate above is the Adaptive Scheduler's.
 """
 
 from __future__ import annotations
@@ -89,8 +115,79 @@ def reverse_map_utility(s_alloc: float, s_fit: float, s_req: float, s_pend: floa
     return min(1.0, 0.5 + (s_alloc - s_req) / (2.0 * (s_pend - s_req)))
 
 
+def reduce_task_estimate(job, mu_map: float) -> float:
+    """Expected reduce task length mu_r of a job (thesis 3.4.5).
+
+    The observed mean length of its finished reduces; before any finished, the user's estimate
+    of "the relative cost of a reduce task compared to that of a map task" (here the job's
+    submitted profile: mean reduce work / mean map work; equal cost without a profile) times the
+    observed map length ``mu_map``.
+    """
+    mu = job.mean_task_len(REDUCE)
+    if not math.isnan(mu):
+        return mu
+    map_work, red_work = job.prior_len
+    return mu_map * red_work / map_work if map_work > 0 else mu_map
+
+
+def reduce_phase_s(job, mu_reduce: float, reduce_slots: float) -> float:
+    """Time the job's remaining reduce phase needs (thesis 3.4.5): its waves on the cluster's
+    reduce slots, ceil(reduces not finished / reduce slots) x mu_r; 0 without reduces."""
+    left = job.n_reduces - job.reduces_done
+    if left <= 0:
+        return 0.0
+    return math.ceil(left / max(reduce_slots, 1.0)) * mu_reduce
+
+
+def phase_goal(job, phase: int, mu_reduce: float, reduce_slots: float) -> float:
+    """Completion time goal of a phase, T_goal^{m,p} (thesis 3.3.1, 3.4.5).
+
+    Both phases complete within the job's timeframe, one after the other: the reduce goal is the
+    job's goal, the map goal leaves the remaining reduce phase its time (:func:`reduce_phase_s`).
+    """
+    if phase == REDUCE:
+        return job.deadline_s
+    return job.deadline_s - reduce_phase_s(job, mu_reduce, reduce_slots)
+
+
+def phase_required_slots(job, tasks, phase: int, now: float, mu: float, goal: float) -> float:
+    """Thesis Eq. 1 for one phase, without -|R|: the slots of that phase the job needs
+    concurrently from now on to finish the phase by its goal (thesis 3.3.1).
+
+    (sum over the phase's running tasks of delta_i + |U| x mu) / (T_goal^{m,p} - T_curr), with
+    delta_i = max(mu - beta_i, 0) (3.3.2) and U the phase's unstarted (and suspended) tasks.
+    ``inf`` once the phase goal has passed; 1 for a job without a goal (it only needs to
+    progress).
+
+    Args:
+        job: The job (``deadline_s``, ``pending_maps``/``pending_reduces``, ``susp``).
+        tasks: The job's running tasks (both phases; only ``phase``'s are counted).
+        phase: ``MAP`` or ``REDUCE``.
+        now: Current time T_curr.
+        mu: Mean task length of the phase.
+        goal: The phase's goal (:func:`phase_goal`).
+    """
+    if not math.isfinite(job.deadline_s):
+        return 1.0
+    left = goal - now
+    if left <= 0:
+        return math.inf
+    running = sum(max(mu - (now - t.start_s), 0.0) for t in tasks if t.phase == phase)
+    unstarted = job.pending_maps if phase == MAP else job.pending_reduces
+    unstarted += sum(1 for t in job.susp if t.phase == phase)
+    return (running + unstarted * mu) / left
+
+
+def cluster_reduce_slots(sim) -> float:
+    """Reduce slots of the nodes that are up."""
+    return float(sum(sim.red_slots[n] for n in range(sim.n_nodes) if sim.up[n]))
+
+
 class AdaptiveScheduler(Scheduler):
     """Polo's Adaptive Scheduler: ``affinity`` = ``"none"`` (basic), ``"data"`` or ``"hardware"``.
+
+    Priorities are per phase (thesis 3.3.1; module docstring): a candidate ``(job, phase)`` is
+    ranked by the job's Eq. 1 need for that phase against that phase's goal.
 
     Args:
         affinity: Which extension of 3.4.2-3.4.3 to use.
@@ -131,36 +228,55 @@ class AdaptiveScheduler(Scheduler):
         p = self.pool_len.get(jid)
         return p[acc][0] / p[acc][1] if p and p[acc][1] else math.nan
 
-    def need(self, sim, job, tasks) -> tuple:
-        """Priority key (smaller first): (class, -need, jid)."""
-        if math.isfinite(job.deadline_s) and job.deadline_s <= sim.now:
-            return (0, len(tasks), job.jid)
-        s_req = required_slots(job, tasks, sim.now, prior=False)
-        if math.isnan(s_req):
-            return (1, 0.0, job.jid)
-        return (2, -(s_req - len(tasks)), job.jid)
+    def goal(self, sim, job, phase: int, mu_map: float) -> float:
+        """The phase's goal T_goal^{m,p} (:func:`phase_goal`) given the observed map length."""
+        mu_r = reduce_task_estimate(job, mu_map) if job.n_reduces else 0.0
+        return phase_goal(job, phase, mu_r, cluster_reduce_slots(sim))
 
-    def _hw_need(self, sim, job, tasks, on_acc: bool) -> tuple:
+    def need(self, sim, job, tasks, phase: int = MAP) -> tuple:
+        """Priority key of ``(job, phase)`` (smaller first): ``(class, -need, jid)``.
+
+        Class 0: the job missed its goal or the phase missed its phase goal (fewest running
+        tasks of the phase first); class 1: no finished map yet (oldest first); class 2: by the
+        phase's s_req minus its running tasks (Eq. 1 per phase, thesis 3.3.1).
+        """
+        n_run = sum(1 for t in tasks if t.phase == phase)
+        if math.isfinite(job.deadline_s) and job.deadline_s <= sim.now:
+            return (0, n_run, job.jid)
+        mu_m = task_len(job, MAP, prior=False)
+        if math.isnan(mu_m):
+            return (1, 0.0, job.jid)
+        mu = mu_m if phase == MAP else reduce_task_estimate(job, mu_m)
+        s_req = phase_required_slots(job, tasks, phase, sim.now, mu,
+                                     self.goal(sim, job, phase, mu_m))
+        if math.isinf(s_req):
+            return (0, n_run, job.jid)
+        return (2, -(s_req - n_run), job.jid)
+
+    def _hw_need(self, sim, job, tasks, on_acc: bool, phase: int) -> tuple:
+        if phase != MAP:                      # acceleration is for maps (3.4.3)
+            return self.need(sim, job, tasks, phase)
         mu_reg, mu_acc = self._pool_mu(job.jid, 0), self._pool_mu(job.jid, 1)
         if self.acc_nodes and (math.isnan(mu_reg) or math.isnan(mu_acc)):
             missing = math.isnan(mu_acc) if on_acc else math.isnan(mu_reg)
             if missing:                       # calibration: one map on each pool first
                 return (1, 0.0, job.jid)
-        base = self.need(sim, job, tasks)
+        base = self.need(sim, job, tasks, MAP)
         if not self.acc_nodes or math.isnan(mu_acc) or mu_reg / mu_acc <= self.accel_threshold:
             # a regular job: preferably on regular nodes
             return base if not on_acc else (base[0] + 3, base[1], job.jid)
-        if base[0] == 0:
+        if base[0] != 2:
             return base
-        left = job.deadline_s - sim.now
-        acc_tasks = sum(1 for t in tasks if sim.accel[t.node])
+        maps = [t for t in tasks if t.phase == MAP]
+        acc_maps = sum(1 for t in maps if sim.accel[t.node])
+        left = self.goal(sim, job, MAP, task_len(job, MAP, prior=False)) - sim.now
         work = job.pending_maps * mu_acc + sum(max(mu_acc - (sim.now - t.start_s), 0.0)
-                                               for t in tasks if t.phase == MAP)
+                                               for t in maps)
         s_req_acc = work / left if math.isfinite(left) else 1.0        # Eq. 2 (total)
         if on_acc:
-            return (1 if base[0] == 1 else 2, -(s_req_acc - acc_tasks), job.jid)
+            return (2, -(s_req_acc - acc_maps), job.jid)
         extra = mu_reg / mu_acc * (s_req_acc - self.acc_slots)          # Eq. 3
-        return (2, -(extra - (len(tasks) - acc_tasks)), job.jid)
+        return (2, -(extra - (len(maps) - acc_maps)), job.jid)
 
     # ---------------------------------------------------------------- decision
     def decide(self, sim) -> int:
@@ -173,10 +289,10 @@ class AdaptiveScheduler(Scheduler):
             self._observe(sim)
             on_acc = bool(sim.accel[sim.node])
             key = lambda i: self._hw_need(sim, cands[i][0], running.get(cands[i][0].jid, ()),  # noqa: E731
-                                          on_acc) + (cands[i][1],)
+                                          on_acc, cands[i][1]) + (cands[i][1],)
         else:
-            key = lambda i: self.need(sim, cands[i][0], running.get(cands[i][0].jid, ())) + (  # noqa: E731
-                cands[i][1],)
+            key = lambda i: self.need(sim, cands[i][0], running.get(cands[i][0].jid, ()),  # noqa: E731
+                                      cands[i][1]) + (cands[i][1],)
         order = sorted(range(len(cands)), key=key)
         if self.affinity != "data":
             return order[0]
@@ -185,9 +301,8 @@ class AdaptiveScheduler(Scheduler):
             if phase != MAP or loc == NODE_LOCAL:
                 self.delays[job.jid] = 0
                 return i
-            tasks = running.get(job.jid, ())
-            s_req = required_slots(job, tasks, sim.now, prior=False)
-            safe = not math.isnan(s_req) and s_req - len(tasks) <= 0
+            k = self.need(sim, job, running.get(job.jid, ()), MAP)
+            safe = k[0] == 2 and k[1] >= 0    # holds the map slots its map goal needs
             d = self.delays.get(job.jid, 0)
             if not safe or d >= self.max_delays:
                 self.delays[job.jid] = 0
