@@ -2,7 +2,8 @@
 
 Each agent is ``NAME.zip`` (an SB3 / sb3-contrib checkpoint) with ``NAME.json`` beside it: the
 env it was trained for, the training config, the step of the checkpoint, the command that
-reproduces it and its validation result. ``agent:NAME`` names it wherever a policy is expected
+reproduces it and its validation result; and ``NAME.npz``, the actor's weights for the numpy
+forward pass (:mod:`mrsched_gym.agents.numpy_policy`), so the shipped agents run without torch. ``agent:NAME`` names it wherever a policy is expected
 (``mrsched-gym compare --policies edf agent:hadoop-v0``), and ``mrsched-gym compare`` adds the
 agents trained for the compared env to the leaderboard by default.
 """
@@ -27,7 +28,9 @@ def pretrained_agents() -> dict[str, dict]:
         for meta in sorted(folder.glob("*.json")):
             zp = meta.with_suffix(".zip")
             if zp.is_file():
-                out[meta.stem] = dict(json.loads(meta.read_text()), path=str(zp))
+                npz = meta.with_suffix(".npz")
+                out[meta.stem] = dict(json.loads(meta.read_text()), path=str(zp),
+                                      numpy_path=str(npz) if npz.is_file() else None)
     return out
 
 
@@ -35,6 +38,12 @@ def pretrained_path(name: str) -> Optional[str]:
     """The checkpoint of the shipped agent ``name``, or None."""
     info = pretrained_agents().get(name)
     return info["path"] if info else None
+
+
+def pretrained_numpy_path(name: str) -> Optional[str]:
+    """The numpy weights of the shipped agent ``name`` (runs without torch), or None."""
+    info = pretrained_agents().get(name)
+    return info["numpy_path"] if info else None
 
 
 def agents_for(env: str) -> list[str]:

@@ -13,6 +13,7 @@ Policies: ``random`` = uniform over legal actions through ``env.step`` (observat
 reward built every step); ``fifo-sim`` = first candidate through the simulator directly (what a
 baseline costs without observation encoding); ``fifo-env`` = first candidate through ``env.step``;
 ``agent`` = the shipped agent (``agent:hadoop-v0``, one torch thread) through ``env.step``;
+``agent-numpy`` = the same agent's numpy forward pass (what the leaderboard runs, no torch);
 ``train`` = MaskablePPO with the shipped config (4 in-process envs, one thread) learning for
 the given number of steps (rollouts and gradient updates; no evaluations).
 """
@@ -41,6 +42,10 @@ def _bench(env_id: str, policy: str, episodes: int, seed: int, kwargs: dict) -> 
         from mrsched_gym.agents.policy import load_agent
         from mrsched_gym.agents.pretrained import pretrained_path
         agent = load_agent(pretrained_path("hadoop-v0"))
+    elif policy == "agent-numpy":
+        from mrsched_gym.agents.numpy_policy import NumpySetPolicy
+        from mrsched_gym.agents.pretrained import pretrained_numpy_path
+        agent = NumpySetPolicy.load(pretrained_numpy_path("hadoop-v0"))
     steps = tasks = 0
     t_reset = t_run = 0.0
     sim_time = 0.0
@@ -61,7 +66,7 @@ def _bench(env_id: str, policy: str, episodes: int, seed: int, kwargs: dict) -> 
                 if policy == "random":
                     n = len(sim.candidates)
                     a = int(rng.integers(n)) if n else K
-                elif policy == "agent":
+                elif policy in ("agent", "agent-numpy"):
                     a = agent.act(obs, u.action_masks())
                 else:
                     a = 0 if sim.candidates else K
@@ -179,6 +184,7 @@ def main() -> None:
     ]
     if a.agents:
         runs += [("mrsched/Hadoop-v0", "agent", max(n // 4, 2), 0, {}),
+                 ("mrsched/Hadoop-v0", "agent-numpy", max(n // 4, 2), 0, {}),
                  ("mrsched/Hadoop-v0", "train", 4096 * (4 if a.quick else 12), 0, {})]
     results = [run_isolated(*r) for r in runs]
     if a.json:

@@ -35,7 +35,7 @@ def _compare(args: argparse.Namespace) -> int:
     are reported (exit 1) after the others finished and were written."""
     import time
 
-    from mrsched_gym.agents.pretrained import agents_for, rl_available
+    from mrsched_gym.agents.pretrained import agents_for, pretrained_numpy_path, rl_available
     from mrsched_gym.baselines import applicable_baselines
     from mrsched_gym.errors import InputError
     from mrsched_gym.evaluate import evaluate, scenario_of, sweep_tasks
@@ -48,11 +48,12 @@ def _compare(args: argparse.Namespace) -> int:
         sc = scenario_of(env)
         policies = args.policies or applicable_baselines(sc)
         if not args.policies and not args.no_agents and agents_for(env):
-            if rl_available():
-                policies = policies + agents_for(env)
-            else:
-                print(f"note: shipped agents {', '.join(agents_for(env))} skipped: they need "
-                      "the RL extra (pip install -c constraints.txt 'mrsched-gym[rl]')")
+            runnable = [a for a in agents_for(env)
+                        if rl_available() or pretrained_numpy_path(a[len("agent:"):])]
+            policies = policies + runnable
+            if len(runnable) < len(agents_for(env)):
+                print(f"note: shipped agents without numpy weights skipped: they need the RL "
+                      "extra (pip install -c constraints.txt 'mrsched-gym[rl]')")
         headline = args.metric or sc.reward.headline
         if headline not in RECORD_METRICS:
             raise InputError(f"--metric {headline!r}: unknown metric; known: "

@@ -16,7 +16,8 @@
 Policies are named by strings: a baseline name (``"fifo"``), a baseline with parameters
 (``"fair:delay=0"``), a trained agent checkpoint (``"agent:path/to/model.zip"`` or any path
 ending in ``.zip``; loaded with sb3-contrib's MaskablePPO, or SB3 PPO) or a shipped agent
-(``"agent:hadoop-v0"``, :mod:`mrsched_gym.agents.pretrained`).
+(``"agent:hadoop-v0"``, :mod:`mrsched_gym.agents.pretrained`; run by the numpy forward pass of
+:mod:`mrsched_gym.agents.numpy_policy`, no torch needed).
 """
 
 from __future__ import annotations
@@ -67,8 +68,9 @@ def parse_policy(spec: str) -> PolicySpec:
     if spec.startswith("agent:") or spec.endswith(".zip"):
         path = spec[len("agent:"):] if spec.startswith("agent:") else spec
         if not Path(path).is_file():
-            from mrsched_gym.agents.pretrained import pretrained_agents, pretrained_path
-            shipped = pretrained_path(path)
+            from mrsched_gym.agents.pretrained import (pretrained_agents, pretrained_numpy_path,
+                                                       pretrained_path)
+            shipped = pretrained_numpy_path(path) or pretrained_path(path)
             if shipped is None:
                 raise InputError(
                     f"policy {spec!r}: checkpoint file {path!r} not found (shipped agents: "
@@ -92,6 +94,9 @@ def make_policy(spec: PolicySpec | str):
     """Instantiate a policy (a baseline :class:`Scheduler` or an agent adapter)."""
     spec = parse_policy(spec) if isinstance(spec, str) else spec
     if spec.kind == "agent":
+        if spec.target.endswith(".npz"):           # a shipped agent: numpy, no torch needed
+            from mrsched_gym.agents.numpy_policy import NumpySetPolicy
+            return NumpySetPolicy.load(spec.target, name=spec.label)
         from mrsched_gym.agents.policy import load_agent
         return load_agent(spec.target)
     from mrsched_gym.baselines import make_baseline

@@ -248,6 +248,59 @@ def test_shipped_agent_is_listed_with_its_reproduce_command():
     assert os.path.getsize(info["path"]) < 2_000_000                 # small
 
 
+@pytest.mark.parametrize("env_id", ["mrsched/Hadoop-v0", "mrsched/Dedicated-v0"])
+def test_numpy_forward_pass_takes_the_torch_agents_actions(env_id):
+    """The shipped agent's numpy actor (no torch) picks the torch policy's action at every
+    decision, on its own cluster and on another size (Dedicated-v0: other N)."""
+    from mrsched_gym.agents.numpy_policy import NumpySetPolicy
+    info = pretrained_agents()["hadoop-v0"]
+    torch_pol, numpy_pol = load_agent(info["path"]), NumpySetPolicy.load(info["numpy_path"])
+    env = gym.make(env_id)
+    n = 0
+    for seed in (0, 1):
+        obs, _ = env.reset(seed=seed)
+        while True:
+            mask = env.unwrapped.action_masks()
+            a = torch_pol.act(obs, mask)
+            assert numpy_pol.act(obs, mask) == a, (seed, n)
+            obs, _, term, trunc, _ = env.step(a)
+            n += 1
+            if term or trunc:
+                break
+    assert n > 1000
+
+
+def test_numpy_export_round_trip(trained, tmp_path):
+    """export_numpy writes what NumpySetPolicy reads: same logits as the torch actor."""
+    from mrsched_gym.agents.numpy_policy import NumpySetPolicy, export_numpy
+    from mrsched_gym.agents.policy import policy_logits
+    model = load_sb3(trained["final_model"])
+    pol = NumpySetPolicy.load(export_numpy(model, tmp_path / "tiny"))
+    env = gym.make("mrsched/Hadoop-v0")
+    obs, _ = env.reset(seed=3)
+    for _ in range(30):
+        ref = policy_logits(model.policy, obs)
+        legal = ref > -1e7
+        assert np.allclose(pol.logits(obs)[legal], ref[legal], rtol=1e-4, atol=1e-4)
+        obs, *_ = env.step(int(np.flatnonzero(env.unwrapped.action_masks())[0]))
+
+
+def test_shipped_agent_runs_in_the_harness_without_torch(tmp_path):
+    """`agent:hadoop-v0` needs no torch: a fresh interpreter where importing torch fails."""
+    import subprocess
+    import sys
+    code = ("import sys; sys.modules['torch'] = None\n"
+            "from mrsched_gym.evaluate import evaluate\n"
+            "r = evaluate(['agent:hadoop-v0'], ['mrsched/Hadoop-v0'], [0], workers=1, "
+            "progress=False)[0]\n"
+            "print(r['deadline_penalty_h'], r['invalid_actions'])\n")
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True,
+                         text=True).stdout.split()
+    with_torch = evaluate([f"agent:{pretrained_agents()['hadoop-v0']['path']}"],
+                          ["mrsched/Hadoop-v0"], [0], workers=1, progress=False)[0]
+    assert float(out[0]) == with_torch["deadline_penalty_h"] and float(out[1]) == 0
+
+
 def test_compare_includes_the_shipped_agent_by_default(tmp_path, capsys):
     from mrsched_gym.cli import main
     assert main(["compare", "--seeds", "1", "--workers", "1", "--quiet", "--no-plots",

@@ -2,7 +2,8 @@
 
     python tools/ship_agent.py runs/hadoop_set hadoop-v0 --config hadoop_set
 
-writes ``agents/pretrained/NAME.zip`` (the checkpoint) and ``NAME.json`` (env, config, step,
+writes ``agents/pretrained/NAME.zip`` (the checkpoint), ``NAME.npz`` (the actor's weights for the
+numpy forward pass, so the shipped agent runs without torch) and ``NAME.json`` (env, config, step,
 validation result, the command that reproduces it, and ``params_sha256``: a hash of the policy
 weights, which a re-run of the command reproduces exactly — compare with
 ``python -c "from mrsched_gym.agents.pretrained import params_sha256; print(params_sha256(P))"``).
@@ -36,6 +37,9 @@ def main() -> None:
     dest = ROOT / "agents" / "pretrained"
     dest.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(run / "best_model.zip", dest / f"{a.name}.zip")
+    from mrsched_gym.agents.numpy_policy import export_numpy
+    from mrsched_gym.agents.policy import load_sb3
+    export_numpy(load_sb3(dest / f"{a.name}.zip"), dest / f"{a.name}.npz")
     meta = {
         "env": cfg["env"],
         "config": a.config,
