@@ -1,4 +1,5 @@
-"""Command line: ``mrsched-gym compare | train | reproduce | demo | show-scenario | list``."""
+"""Command line: ``mrsched-gym compare | benchmark | train | reproduce | demo | show-scenario |
+list``."""
 
 from __future__ import annotations
 
@@ -143,6 +144,75 @@ def _write_leaderboard(args, env, sc, records, failures, headline, seeds, folder
     return [folder.final / Path(p).name for p in paths.values()]
 
 
+def _benchmark(args: argparse.Namespace) -> int:
+    """The benchmark protocol (:mod:`mrsched_gym.benchmark`): every id of the suite on the test
+    seeds, normalised scores, IQM and probability of improvement with bootstrap CIs."""
+    import time
+
+    from mrsched_gym import __version__
+    from mrsched_gym.agents.pretrained import pretrained_agents
+    from mrsched_gym.baselines import applicable_baselines
+    from mrsched_gym.benchmark import (SUITE, TEST_SEEDS, aggregate, normalised_scores,
+                                       plot_iqm, table)
+    from mrsched_gym.errors import InputError
+    from mrsched_gym.evaluate import evaluate, scenario_of, sweep_tasks
+    from mrsched_gym.results import (EpisodeFailures, RunFolder, atomic_write, csv_text,
+                                     json_safe, write_results)
+
+    ids = args.ids or list(SUITE)
+    seeds = list(TEST_SEEDS[: args.seeds]) if args.seeds <= len(TEST_SEEDS) else \
+        list(range(TEST_SEEDS[0], TEST_SEEDS[0] + args.seeds))
+    agents = args.agents if args.agents is not None else [
+        f"agent:{n}" for n, info in pretrained_agents().items() if info.get("numpy_path")]
+    plan = []
+    for env_id in ids:                          # everything checked before the first episode
+        policies = list(dict.fromkeys(["random", *applicable_baselines(scenario_of(env_id)),
+                                       *agents]))
+        sweep_tasks(policies, [env_id], seeds)
+        plan.append((env_id, policies))
+    t0 = time.perf_counter()
+    records: list[dict] = []
+    failures: list[dict] = []
+    with RunFolder(args.out, "benchmark", {"ids": ids, "seeds": seeds}) as folder:
+        done = folder.resumable() if args.resume else []
+        folder.open_journal(keep=done)
+        for env_id, policies in plan:
+            print(f"== {env_id}: {len(policies)} policies x {len(seeds)} seeds", flush=True)
+            try:
+                records += evaluate(policies, [env_id], seeds, workers=args.workers,
+                                    progress=not args.quiet, done=done,
+                                    on_result=folder.append)
+            except EpisodeFailures as e:
+                records += e.records
+                failures += e.failures
+        if failures:
+            for f in failures:
+                print(f"error: episode failed: {f['policy']} on {f['scenario']} seed "
+                      f"{f['seed']}: {f['error']}", file=sys.stderr)
+            raise InputError(f"{len(failures)} episodes failed; the journal keeps the others "
+                             "(--resume re-runs the failed ones); no scores written")
+        scores = normalised_scores(records)
+        rows = aggregate(scores)
+        text = table(rows, ids)
+        version = {"mrsched_gym": __version__, "ids": ids, "seeds": seeds,
+                   "normalisation": "(random - x) / (random - best baseline), per id"}
+        print(text)
+        staged = folder.staging()
+        write_results(records, staged)
+        atomic_write(staged / "benchmark.json", json.dumps(json_safe(
+            {"suite": version, "aggregate": rows}), indent=1))
+        atomic_write(staged / "scores.csv", csv_text(
+            [{"scenario": i, "policy": p, "seed": s, "score": float(v)}
+             for i, by in scores.items() for p, vals in by.items()
+             for s, v in zip(seeds, vals)]))
+        atomic_write(staged / "benchmark.md", f"suite: {json.dumps(version)}\n\n{text}\n")
+        if not args.no_plots:
+            plot_iqm(rows, staged / "iqm.png")
+        folder.commit(staged)
+    print(f"wrote {folder.final} ({time.perf_counter() - t0:.1f} s)")
+    return 0
+
+
 def _train(args: argparse.Namespace) -> int:
     from mrsched_gym.agents.train import bundled_configs, load_config, train
 
@@ -275,6 +345,23 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                    help="run the episodes in local processes or as Ray tasks (the ray extra; "
                    "joins a running cluster with RAY_ADDRESS)")
     c.set_defaults(fn=_compare)
+    b = sub.add_parser("benchmark", help="the benchmark protocol: every id on fixed test seeds, "
+                       "normalised scores (0 = random, 1 = best baseline), IQM and probability "
+                       "of improvement with bootstrap CIs")
+    b.add_argument("--ids", nargs="+", help="env ids (default: the suite, every id but "
+                   "ThesisScale-v0)")
+    b.add_argument("--agents", nargs="*", help="agents to score (agent:NAME or agent:PATH.zip; "
+                   "default: the shipped agents)")
+    b.add_argument("--seeds", type=at_least(1), default=10,
+                   help="number of test seeds from 100 (default 10)")
+    b.add_argument("--workers", type=at_least(1), default=None,
+                   help="processes (default: all cores)")
+    b.add_argument("--out", default="results", help="output parent folder (default ./results)")
+    b.add_argument("--resume", action="store_true", help="skip the episodes a previous run "
+                   "into the same --out finished")
+    b.add_argument("--no-plots", action="store_true", help="skip the PNG plot")
+    b.add_argument("--quiet", action="store_true", help="no progress bar")
+    b.set_defaults(fn=_benchmark)
     t = sub.add_parser("train", help="train an agent (MaskablePPO / PPO) from a YAML config")
     t.add_argument("config", nargs="?", default="hadoop_set",
                    help="config YAML path or bundled name (default hadoop_set; --list)")

@@ -1,0 +1,156 @@
+"""The benchmark protocol (``mrsched-gym benchmark``): one number per policy that people can cite.
+
+* **The suite**: every registered id (:data:`SUITE`; the week-long thesis-scale id is left out by
+  default: pass it with ``--ids``), each ranked by its own headline metric, on fixed **test
+  seeds** :data:`TEST_SEEDS` — disjoint from the leaderboard's seeds (0-19), the agents'
+  validation seeds (500-519) and their training seeds (1,000,000 and up).
+* **Normalised score** per id and seed: ``(R - x) / (R - B)`` with ``x`` the policy's headline
+  value, ``R`` the mean of ``random`` and ``B`` the mean of the best baseline *of that world*
+  (lower headline is better): 0 = random, 1 = the best baseline, above 1 = better than every
+  baseline.
+* **Aggregates** over all ids, as rliable recommends (Agarwal et al., NeurIPS 2021): the
+  interquartile mean (IQM) of the normalised scores and, for each agent, the probability of
+  improvement over the best baseline of each world, P(score_agent > score_best) averaged over ids
+  (ties count half); both with 95% stratified bootstrap confidence intervals (seeds resampled
+  within each id, a fixed bootstrap seed, so the numbers are reproducible).
+
+The results (``benchmark.json``, ``scores.csv``, ``records.json``, ``benchmark.md``, ``iqm.png``)
+carry the suite's version: the package version, the ids and the seeds.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+
+from mrsched_gym.registration import ENV_IDS
+
+#: The benchmark's ids (every registered id but the week-long thesis-scale one).
+SUITE = tuple(e for e in ENV_IDS if e != "mrsched/ThesisScale-v0")
+#: The benchmark's test seeds (never used for leaderboards, validation or training).
+TEST_SEEDS = tuple(range(100, 110))
+BOOTSTRAP_SAMPLES = 2000
+BOOTSTRAP_SEED = 0
+
+
+def headline_of(env_id: str) -> str:
+    """The headline metric of an id's scenario."""
+    from mrsched_gym.evaluate import scenario_of
+    return scenario_of(env_id).reward.headline
+
+
+def normalised_scores(records: Sequence[dict]) -> dict[str, dict[str, np.ndarray]]:
+    """``{id: {policy: scores by seed}}`` (module docstring); seeds in sorted order."""
+    out: dict[str, dict[str, np.ndarray]] = {}
+    for env_id in dict.fromkeys(r["scenario"] for r in records):
+        rs = [r for r in records if r["scenario"] == env_id]
+        metric = headline_of(env_id)
+        seeds = sorted({r["seed"] for r in rs})
+        vals = {p: np.array([next(r[metric] for r in rs if r["policy"] == p and r["seed"] == s)
+                             for s in seeds], dtype=float)
+                for p in dict.fromkeys(r["policy"] for r in rs)}
+        if "random" not in vals:
+            raise ValueError(f"{env_id}: the benchmark needs the random policy (score 0)")
+        R = float(np.mean(vals["random"]))
+        B = min(float(np.mean(v)) for p, v in vals.items() if not p.startswith("agent:"))
+        span = R - B if R - B > 1e-12 else float("nan")
+        out[env_id] = {p: (R - v) / span for p, v in vals.items()}
+    return out
+
+
+def best_baseline(scores: dict[str, np.ndarray]) -> str:
+    """The baseline with the highest mean normalised score in one world."""
+    return max((p for p in scores if not p.startswith("agent:")),
+               key=lambda p: float(np.nanmean(scores[p])))
+
+
+def iqm(x: np.ndarray) -> float:
+    """Interquartile mean: the mean of the middle 50% of the values."""
+    x = np.sort(np.asarray(x, dtype=float).ravel())
+    x = x[~np.isnan(x)]
+    if len(x) == 0:
+        return float("nan")
+    lo, hi = int(np.floor(0.25 * len(x))), int(np.ceil(0.75 * len(x)))
+    return float(x[lo:hi].mean()) if hi > lo else float(x.mean())
+
+
+def prob_improvement(a: np.ndarray, b: np.ndarray) -> float:
+    """P(a > b) for independent draws of a and b (ties count half)."""
+    a, b = np.asarray(a)[:, None], np.asarray(b)[None, :]
+    return float(np.mean((a > b) + 0.5 * (a == b)))
+
+
+def aggregate(scores: dict[str, dict[str, np.ndarray]],
+              samples: int = BOOTSTRAP_SAMPLES) -> list[dict[str, Any]]:
+    """Per policy: IQM over every (id, seed) score, its 95% stratified bootstrap CI, the
+    per-id mean scores and, for agents, the probability of improvement over the best baseline of
+    each world (with its CI)."""
+    rng = np.random.default_rng(BOOTSTRAP_SEED)
+    ids = list(scores)
+    policies = [p for p in dict.fromkeys(p for s in scores.values() for p in s)
+                if all(p in scores[i] for i in ids)]
+    n = {i: len(next(iter(scores[i].values()))) for i in ids}
+    boots = [{i: rng.integers(0, n[i], n[i]) for i in ids} for _ in range(samples)]
+    rows = []
+    for p in policies:
+        row: dict[str, Any] = {"policy": p}
+        row["iqm"] = iqm(np.concatenate([scores[i][p] for i in ids]))
+        sample = [iqm(np.concatenate([scores[i][p][b[i]] for i in ids])) for b in boots]
+        row["iqm_lo"], row["iqm_hi"] = (float(np.nanpercentile(sample, q)) for q in (2.5, 97.5))
+        for i in ids:
+            row[f"score:{i}"] = float(np.nanmean(scores[i][p]))
+        if p.startswith("agent:"):
+            best = {i: best_baseline(scores[i]) for i in ids}
+
+            def poi(idx):
+                return float(np.mean([prob_improvement(scores[i][p][idx[i]],
+                                                       scores[i][best[i]][idx[i]])
+                                      for i in ids]))
+            row["p_improvement"] = poi({i: np.arange(n[i]) for i in ids})
+            sample = [poi(b) for b in boots[: max(200, samples // 10)]]
+            row["p_improvement_lo"], row["p_improvement_hi"] = (
+                float(np.percentile(sample, q)) for q in (2.5, 97.5))
+        rows.append(row)
+    return sorted(rows, key=lambda r: -r["iqm"])
+
+
+def table(rows: Sequence[dict], ids: Sequence[str]) -> str:
+    """Markdown: IQM with its CI, probability of improvement, and the mean score per id."""
+    short = [i.split("/")[-1].removesuffix("-v0") for i in ids]
+    head = ["#", "policy", "IQM (95% CI)", "P(improvement) vs best baseline"] + short
+    lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
+    for k, r in enumerate(rows, 1):
+        poi = (f"{r['p_improvement']:.2f} ({r['p_improvement_lo']:.2f}-"
+               f"{r['p_improvement_hi']:.2f})" if "p_improvement" in r else "")
+        cells = [str(k), r["policy"], f"{r['iqm']:.2f} ({r['iqm_lo']:.2f}-{r['iqm_hi']:.2f})",
+                 poi] + [f"{r[f'score:{i}']:.2f}" for i in ids]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def plot_iqm(rows: Sequence[dict], path) -> Any:
+    """Horizontal bars of the IQM with their 95% CIs."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, ax = plt.subplots(figsize=(6, 0.35 * len(rows) + 1))
+    names = [r["policy"] for r in rows][::-1]
+    mid = np.array([r["iqm"] for r in rows][::-1])
+    err = np.array([[r["iqm"] - r["iqm_lo"], r["iqm_hi"] - r["iqm"]] for r in rows][::-1]).T
+    ax.barh(names, mid, xerr=err, capsize=3, color=["C1" if n.startswith("agent:") else "C0"
+                                                    for n in names])
+    ax.axvline(0, color="grey", lw=0.8)
+    ax.axvline(1, color="grey", lw=0.8, ls="--")
+    ax.set_xlabel("normalised score, IQM over ids x seeds (0 = random, 1 = best baseline)")
+    fig.tight_layout()
+    tmp = str(path) + ".tmp.png"
+    fig.savefig(tmp, dpi=110)
+    plt.close(fig)
+    import os
+    os.replace(tmp, path)
+    return path
+
+
+__all__ = ["SUITE", "TEST_SEEDS", "aggregate", "best_baseline", "headline_of", "iqm",
+           "normalised_scores", "plot_iqm", "prob_improvement", "table"]

@@ -1,0 +1,62 @@
+"""The benchmark protocol: normalised scores, IQM, probability of improvement, the command."""
+
+import json
+
+import numpy as np
+import pytest
+
+from mrsched_gym.benchmark import (SUITE, TEST_SEEDS, aggregate, iqm, normalised_scores,
+                                   prob_improvement)
+from mrsched_gym.cli import main
+
+
+def records(values):
+    """Hand-made records: {policy: [headline by seed]} on Hadoop-v0 (deadline_penalty_h)."""
+    return [{"scenario": "mrsched/Hadoop-v0", "policy": p, "seed": s,
+             "deadline_penalty_h": float(v)}
+            for p, vs in values.items() for s, v in enumerate(vs)]
+
+
+def test_normalised_score_is_zero_for_random_and_one_for_the_best_baseline():
+    sc = normalised_scores(records({"random": [10, 12, 8], "edf": [2, 4, 0], "fifo": [6, 6, 6],
+                                    "agent:x": [1, 1, 1]}))["mrsched/Hadoop-v0"]
+    assert np.mean(sc["random"]) == pytest.approx(0.0)
+    assert np.mean(sc["edf"]) == pytest.approx(1.0)        # the best baseline (agents excluded)
+    assert sc["fifo"] == pytest.approx([0.5, 0.5, 0.5])
+    assert sc["agent:x"] == pytest.approx([1.125] * 3)      # better than every baseline
+
+
+def test_iqm_and_probability_of_improvement():
+    assert iqm([0, 1, 2, 3, 100, -100, 2, 1]) == pytest.approx(1.5)
+    assert prob_improvement([2, 2], [1, 1]) == 1.0
+    assert prob_improvement([1, 1], [1, 1]) == 0.5
+    assert prob_improvement([0, 3], [1, 2]) == 0.5
+
+
+def test_aggregate_gives_reproducible_bootstrap_intervals_around_the_iqm():
+    rng = np.random.default_rng(1)
+    vals = {"random": rng.uniform(8, 12, 10), "edf": rng.uniform(1, 3, 10),
+            "agent:x": rng.uniform(0, 2, 10)}
+    sc = normalised_scores(records(vals))
+    a, b = aggregate(sc, samples=300), aggregate(sc, samples=300)
+    assert a == b
+    top = a[0]
+    assert top["policy"] == "agent:x" and top["iqm_lo"] <= top["iqm"] <= top["iqm_hi"]
+    assert 0.5 < top["p_improvement"] <= 1.0
+    assert top["p_improvement_lo"] <= top["p_improvement"] <= top["p_improvement_hi"]
+
+
+def test_the_suite_and_its_seeds():
+    assert "mrsched/ThesisScale-v0" not in SUITE and "mrsched/Hadoop-v0" in SUITE
+    assert not set(TEST_SEEDS) & set(range(20))              # leaderboard seeds
+    assert not set(TEST_SEEDS) & set(range(500, 520))        # agents' validation seeds
+
+
+def test_benchmark_command_writes_scores_with_the_suite_version(tmp_path, capsys):
+    assert main(["benchmark", "--ids", "mrsched/Dedicated-v0", "--seeds", "2", "--workers",
+                 "1", "--quiet", "--no-plots", "--out", str(tmp_path)]) == 0
+    assert "IQM (95% CI)" in capsys.readouterr().out
+    data = json.loads((tmp_path / "benchmark" / "benchmark.json").read_text())
+    assert data["suite"]["ids"] == ["mrsched/Dedicated-v0"] and data["suite"]["seeds"] == [100, 101]
+    assert {"random", "edf", "agent:hadoop-v0"} <= {r["policy"] for r in data["aggregate"]}
+    assert (tmp_path / "benchmark" / "scores.csv").stat().st_size > 0
