@@ -174,6 +174,9 @@ class NodeGroup:
         map_slots: Map slots per node (slots mode); ``None`` = MROrchestrator rule
             min{C-1, (M-2)/2, D/50} (seed 001 footnote 1).
         reduce_slots: Reduce slots per node (slots mode); ``None`` = half the map slots, at least 1.
+            ``0`` = the nodes run maps only (MIMP 3.1: shared nodes run map tasks, reduces run
+            on dedicated nodes); slots mode only, and some node of the cluster must keep reduce
+            slots when the workload has reduce tasks (:class:`Scenario` refuses it otherwise).
     """
 
     count: int = 1
@@ -201,9 +204,10 @@ class NodeGroup:
         _check(self.accelerator is None or self.accelerator in ACCELERATORS, "accelerator",
                f"unknown accelerator {self.accelerator!r}; known: {', '.join(ACCELERATORS)} "
                "(the kinds job profiles are sped up by), or null for none")
-        for name in ("map_slots", "reduce_slots"):
-            v = getattr(self, name)
-            _check(v is None or 1 <= v <= 64, name, f"must be null or in [1, 64], got {v}")
+        _check(self.map_slots is None or 1 <= self.map_slots <= 64, "map_slots",
+               f"must be null or in [1, 64], got {self.map_slots}")
+        _check(self.reduce_slots is None or 0 <= self.reduce_slots <= 64, "reduce_slots",
+               f"must be null or in [0, 64] (0 = maps only), got {self.reduce_slots}")
 
     @property
     def effective_map_slots(self) -> int:
@@ -215,7 +219,8 @@ class NodeGroup:
 
     @property
     def effective_reduce_slots(self) -> int:
-        """Reduce slots per node: configured, or half the map slots (at least one)."""
+        """Reduce slots per node: configured (0 = maps only), or half the map slots (at least
+        one)."""
         if self.reduce_slots is not None:
             return self.reduce_slots
         return max(1, self.effective_map_slots // 2)
@@ -231,6 +236,12 @@ class ClusterConfig:
         resource_mode: ``"slots"`` (Hadoop 1 map/reduce slots) or ``"containers"`` (YARN / RAS job
             slots: a task fits where its per-phase demand fits in the free capacity).
         replication: HDFS replicas per input block (distinct nodes; at most one per node).
+        hdfs_on: Nodes that are HDFS data nodes, i.e. hold block replicas: ``"all"`` or
+            ``"dedicated"`` (only nodes of ``kind: dedicated``; MIMP 3.1: "we use dedicated
+            servers to run both the shared Hadoop file system and all reduce tasks", so every
+            map on a shared node reads its block remotely and loads a dedicated data node, MIMP
+            5.1 "Data Node I/O"). Replicas are spread over the data nodes only, at most one per
+            node (:attr:`effective_replication`).
         block_mb: HDFS block size (MB): what a map task reads.
         off_rack_factor: Cost multiplier of an off-rack read relative to a rack-local one.
         memory_overcommit: ``"swap"`` (tasks slow down) or ``"fail"`` (newest task is killed).
@@ -245,6 +256,7 @@ class ClusterConfig:
     racks: int = 1
     resource_mode: Literal["slots", "containers"] = "slots"
     replication: int = 3
+    hdfs_on: Literal["all", "dedicated"] = "all"
     block_mb: float = 128.0
     off_rack_factor: float = 2.0
     memory_overcommit: Literal["swap", "fail"] = "swap"
@@ -270,6 +282,13 @@ class ClusterConfig:
         _check(self.orchestrator_epoch_s > 0, "orchestrator_epoch_s",
                f"must be > 0, got {self.orchestrator_epoch_s}")
         _in_range(self.task_demand_cv, 0.0, 2.0, "task_demand_cv")
+        _check(self.hdfs_on == "all" or any(g.kind == "dedicated" for g in self.nodes),
+               "hdfs_on", "'dedicated' needs at least one node group of kind 'dedicated'")
+        for i, g in enumerate(self.nodes):
+            _check(g.reduce_slots != 0 or self.resource_mode == "slots",
+                   f"nodes[{i}].reduce_slots",
+                   "0 (maps only) needs resource_mode 'slots' (containers place reduces by "
+                   "their demand, not by slots)")
 
     @property
     def n_nodes(self) -> int:
@@ -277,9 +296,34 @@ class ClusterConfig:
         return sum(g.count for g in self.nodes)
 
     @property
+    def data_nodes(self) -> tuple[int, ...]:
+        """Indices of the nodes holding HDFS block replicas (all, or the dedicated ones with
+        ``hdfs_on: dedicated``), numbered group by group as the simulator numbers nodes."""
+        out: list[int] = []
+        first = 0
+        for g in self.nodes:
+            if self.hdfs_on == "all" or g.kind == "dedicated":
+                out.extend(range(first, first + g.count))
+            first += g.count
+        return tuple(out)
+
+    @property
+    def n_data_nodes(self) -> int:
+        """Number of HDFS data nodes (:attr:`data_nodes`)."""
+        if self.hdfs_on == "all":
+            return self.n_nodes
+        return sum(g.count for g in self.nodes if g.kind == "dedicated")
+
+    @property
     def effective_replication(self) -> int:
-        """Replicas actually placed: HDFS cannot place more than one per node."""
-        return min(self.replication, self.n_nodes)
+        """Replicas actually placed: HDFS cannot place more than one per data node."""
+        return min(self.replication, self.n_data_nodes)
+
+    @property
+    def has_reduce_slots(self) -> bool:
+        """Whether some node can run reduce tasks (containers: always)."""
+        return self.resource_mode != "slots" or any(
+            g.effective_reduce_slots > 0 for g in self.nodes)
 
 
 @dataclass(frozen=True)
@@ -405,7 +449,8 @@ class JobSpec:
         n_maps: Number of map tasks.
         n_reduces: Number of reduce tasks; ``None`` = the type's default ratio.
         deadline_s: Completion time goal relative to arrival (s); ``None`` = no deadline.
-        deadline_factor: Alternative to ``deadline_s``: factor x completion time alone.
+        deadline_factor: Alternative to ``deadline_s``: factor x completion time alone (of the map
+            phase alone with ``workload.deadline_scope: map``).
         priority: Priority class (higher preempts lower when preemption is enabled).
         weight: Weight in the deadline-miss penalty (RDS Eq. 1) and in Fair shares.
         map_work_s: Mean map task work override (s).
@@ -466,6 +511,14 @@ class WorkloadConfig:
         deadline_factor: Synthetic: deadline factor uniform in [lo, hi] x completion time alone
             (thesis: 1.5 to 4 / 8 / 12; RDS: 2.5).
         deadline_fraction: Synthetic: fraction of jobs that have a deadline.
+        deadline_scope: What a deadline covers: ``"job"`` (the whole job: it meets its deadline
+            when it finishes) or ``"map"`` (its map phase, MIMP 3.1: "we focus on the Map phase";
+            Eq. 3-4 check the map phase against the deadline). With ``map`` a job meets its
+            deadline when its last map finishes, the deadline base (``deadline_factor`` x time
+            alone, here and in :class:`JobSpec`) is the map phase's completion time alone, and
+            the deadline metrics and the lateness integral behind ``deadline_penalty_h`` judge the
+            map phase's end (a job left unserved is charged the time limit plus its remaining map
+            work alone). JCT and time-in-system metrics still cover the whole job.
         high_priority_fraction: Synthetic: fraction of jobs with priority 1 (others 0).
         weight_range: Synthetic: job weight uniform in [lo, hi] (RDS omega_j).
         task_work_scale: Synthetic: multiplier of every type's mean task work (longer tasks at
@@ -495,6 +548,7 @@ class WorkloadConfig:
     type_mix: Mapping[str, float] = field(default_factory=lambda: FrozenDict({"wordcount": 1.0, "sort": 1.0}))
     deadline_factor: tuple[float, float] = (1.5, 8.0)
     deadline_fraction: float = 1.0
+    deadline_scope: Literal["job", "map"] = "job"
     high_priority_fraction: float = 0.0
     weight_range: tuple[float, float] = (1.0, 1.0)
     task_work_scale: float = 1.0
@@ -669,6 +723,7 @@ class Scenario:
         _check(self.workload.kind != "jobs" or min(j.arrival_s for j in jobs) < self.time_limit_s,
                "time_limit_s", f"every job of workload.jobs arrives at or after the time limit "
                f"{self.time_limit_s!r} s, so the episode would hold no decision")
+        _check_reduce_capacity(self)
         _check_episode_size(self)
 
     @property
@@ -703,6 +758,23 @@ def episode_size(sc: Scenario) -> dict[str, float]:
         "orchestrator_epochs": (_periods(sc.time_limit_s, c.orchestrator_epoch_s)
                                 if c.orchestrator != "none" else 0),
     }
+
+
+def _check_reduce_capacity(sc: Scenario) -> None:
+    """Refuse a workload with reduce tasks on a cluster where no node has a reduce slot.
+
+    Fixed job lists and synthetic type mixes are checked exactly; a trace replay is checked
+    against the trace's shuffle bytes when the environment is built
+    (:func:`mrsched_gym.workloads.trace.check_trace_size`).
+    """
+    if sc.cluster.has_reduce_slots:
+        return
+    from mrsched_gym.workloads.synthetic import workload_has_reduces  # it imports this module
+
+    why = workload_has_reduces(sc.workload)
+    _check(not why, "cluster.nodes",
+           f"every node group has reduce_slots 0 but {why}; give some node group reduce slots "
+           "(MIMP 3.1: reduces run on the dedicated nodes)")
 
 
 def _periods(horizon_s: float, step_s: float) -> float:

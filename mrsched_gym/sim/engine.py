@@ -86,7 +86,7 @@ from mrsched_gym.sim.state import (ACTIVE, DONE, FINISHED, MAP, NODE_LOCAL, OFF_
                                    SUSPENDED, WAITING_ADMISSION, Job, Task)
 from mrsched_gym.workloads.profiles import PROFILES, TYPE_NAMES
 from mrsched_gym.workloads.synthetic import draw_jobs
-from mrsched_gym.workloads.trace import trace_window
+from mrsched_gym.workloads.trace import check_trace_reduces, trace_window
 
 SCHEDULE, ADMIT, PREEMPT = 0, 1, 2
 DECISION_NAMES = ("schedule", "admit", "preempt")
@@ -103,6 +103,63 @@ _CLEANUP_END = int(EventKind.CLEANUP_END)
 _ORCHESTRATE = int(EventKind.ORCHESTRATE)
 _DEADLINE = int(EventKind.DEADLINE)
 _ARRIVAL = int(EventKind.ARRIVAL)
+
+
+#: Smallest CPU estimate REGRESSION gives a task, as a fraction of its CPU demand.
+MIN_CPU_SHARE = 0.01
+
+
+def cpu_factors(tasks: list[Task], capacity: float, usable: list[float]) -> list[float]:
+    """MROrchestrator's CPU division of one contended node: each task's allocation / its demand.
+
+    Every task asks for its estimate (``cpu_est``; a task not yet estimated, launched since the
+    last epoch, for its demand: the OS share) and never gets more than it can use, its demand
+    times ``usable`` (its progress limit from the node's disk and network shares and its data
+    node). The capacity is water-filled in proportion to the requests: c_i = min(cap_i,
+    lambda x e_i) with sum c_i = capacity (Algorithm 1 moves allocations to the estimates; the
+    Performance Balancer arbitrates a node's requests, seed 001 III step 4). With every
+    estimate equal to its demand and nothing else limiting, this is the OS share
+    capacity / sum of demands.
+
+    Args:
+        tasks: The node's running tasks (CPU demand ``demand[0]``, estimate ``cpu_est``).
+        capacity: The node's CPU capacity (below the sum of demands).
+        usable: Per task, the fraction of its demand it can use (<= 1).
+
+    Returns:
+        Per task, in order, c_i / d_i (<= 1).
+    """
+    demand = [t.demand[0] for t in tasks]
+    want = [d if t.cpu_est is None else t.cpu_est for t, d in zip(tasks, demand)]
+    cap = [d * u for d, u in zip(demand, usable)]
+    order = sorted(range(len(tasks)), key=lambda i: cap[i] / want[i] if want[i] > 0
+                   else math.inf)
+    g = [1.0] * len(tasks)
+    left, weight = capacity, sum(want)
+    k = 0
+    while k < len(order) and weight > 0:         # requests that fit under their cap in full
+        i = order[k]
+        if cap[i] > left / weight * want[i]:
+            break
+        g[i] = usable[i]
+        left -= cap[i]
+        weight -= want[i]
+        k += 1
+    lam = left / weight if weight > 0 else 0.0
+    for i in order[k:]:
+        g[i] = lam * want[i] / demand[i] if demand[i] > 0 else 1.0
+    return g
+
+
+def uniform_cpu_estimates(tasks: list[Task]) -> list[float]:
+    """UNIFORM CPU estimates (seed 001 III-B2, Algorithm 2 lines 3-4): every task's entitlement
+    is the mean CPU use of its job's tasks of the same phase; we take the job-phase's profile
+    mean demand (the mean over its tasks of the usage a profiler sees, as for memory)."""
+    out = []
+    for t in tasks:
+        p = t.job.profile
+        out.append((p.map_demand if t.phase == MAP else p.reduce_demand)[0])
+    return out
 
 
 class Simulator:
@@ -134,6 +191,9 @@ class Simulator:
             self._trace(scenario.availability, horizon)
         if scenario.workload.kind == "trace":
             trace_window(scenario.workload)      # a bad trace or an empty window fails now
+            check_trace_reduces(scenario.workload, scenario.cluster)
+        #: Whether deadlines cover the map phase only (``workload.deadline_scope: map``).
+        self.map_scope = scenario.workload.deadline_scope == "map"
         self.done = True
         self.truncated = False
 
@@ -229,6 +289,7 @@ class Simulator:
         self.jobs = [Job(i, d, PROFILES[TYPE_NAMES[d.type_idx]]) for i, d in enumerate(draws)]
         for j, d in zip(self.jobs, draws):
             j.alone_s = d.alone_s
+            j.map_alone_s = d.map_alone_s
             self.queue.push(j.arrival_s, _ARRIVAL, j.jid)
         self.n_jobs = len(self.jobs)
         self.n_closed = 0                     # finished + rejected
@@ -558,9 +619,18 @@ class Simulator:
 
     def _on_deadline(self, jid: int) -> None:
         job = self.jobs[jid]
-        if job.state in (ACTIVE, REJECTED) and not job.late:
+        if job.state in (ACTIVE, REJECTED) and not job.late and not (
+                self.map_scope and job.maps_done == job.n_maps):
             job.late = True
             self.w_late += job.weight
+
+    def _end_map_phase(self, job: Job) -> None:
+        """The job's last map finished: with ``deadline_scope: map`` its deadline is settled
+        (met, or its lateness stops accruing here)."""
+        job.map_finish_s = self.now
+        if self.map_scope and job.late:
+            job.late = False
+            self.w_late -= job.weight
 
     def _finish_job(self, job: Job) -> None:
         job.state = FINISHED
@@ -580,6 +650,19 @@ class Simulator:
         done = job.work_done / job.total_work if job.total_work > 0 else 0.0
         return job.alone_s * max(0.0, 1.0 - done)
 
+    def deadline_remaining_alone_s(self, job: Job) -> float:
+        """Estimated time, run alone, until the part of the job its deadline covers is done:
+        :meth:`remaining_alone_s` (``deadline_scope: job``), or with ``deadline_scope: map`` its
+        map phase alone times the fraction of its map work not yet done (0 once its maps are
+        done)."""
+        if not self.map_scope:
+            return self.remaining_alone_s(job)
+        if job.maps_done == job.n_maps:
+            return 0.0
+        total = sum(job.map_work)
+        done = sum(w for w, st in zip(job.map_work, job.map_state) if st == 2)
+        return job.map_alone_s * max(0.0, 1.0 - done / total) if total > 0 else job.map_alone_s
+
     def _close_books(self) -> None:
         """Charge the jobs the episode leaves unserved (documented rule, see module docstring).
 
@@ -592,6 +675,11 @@ class Simulator:
         and never ran it would pay, so rejecting never scores better than deprioritising.) The
         integrals already hold everything up to the end; the rest is added here, and the last
         step's reward carries it, so the return stays exactly minus the objective.
+
+        With ``deadline_scope: map`` the lateness is judged at the map phase's end: a job whose
+        maps all finished has had its lateness counted up to then, and one whose map phase is
+        unfinished is charged to ``time_limit_s + deadline_remaining_alone_s(j)`` (its
+        ``est_deadline_finish_s``); time in system still runs to ``y_j``.
         """
         end = self.now
         limit = max(self.scenario.time_limit_s, end)
@@ -601,9 +689,14 @@ class Simulator:
             done_at = limit + self.remaining_alone_s(job)
             job.est_finish_s = done_at
             self.I_active += done_at - end        # the integral ran to the end already
+            due_at = done_at
+            if self.map_scope:
+                due_at = limit + self.deadline_remaining_alone_s(job) \
+                    if job.maps_done < job.n_maps else math.nan
+            job.est_deadline_finish_s = due_at
             d = job.deadline_s
-            if math.isfinite(d):
-                self.I_late += job.weight * (max(done_at - d, 0.0) - max(end - d, 0.0))
+            if math.isfinite(d) and not math.isnan(due_at):
+                self.I_late += job.weight * (max(due_at - d, 0.0) - max(end - d, 0.0))
             self.n_unserved += 1
 
     # ------------------------------------------------------------------ task life cycle
@@ -877,6 +970,8 @@ class Simulator:
             job.maps_done += 1
             job.map_state[t.idx] = 2
             job.work_done += job.map_work[t.idx]
+            if job.maps_done == job.n_maps:
+                self._end_map_phase(job)
             if not job.reduce_ready and job.n_reduces and (
                     job.maps_done >= self.scenario.decisions.slow_start * job.n_maps):
                 job.reduce_ready = True
@@ -923,6 +1018,7 @@ class Simulator:
         A = self.cap[n]
         sum_cpu = sum_io = sum_mem = sum_net = sum_est = 0.0
         n_static = 0
+        n_cpu_est = 0
         for t in tasks:
             d = t.demand
             sum_cpu += d[0]
@@ -933,14 +1029,22 @@ class Simulator:
                 n_static += 1
             else:
                 sum_est += t.est
+            if t.cpu_est is not None:
+                n_cpu_est += 1
         # CPU, disk and network: work-conserving processor sharing (the OS scheduler).
         self.own_io[n] = sum_io
         sum_io += read_io
-        f = 1.0 if sum_cpu <= A else A / sum_cpu
-        if sum_io > 1.0 and 1.0 / sum_io < f:
+        f = 1.0
+        if sum_io > 1.0:
             f = 1.0 / sum_io
         if sum_net > 1.0 and 1.0 / sum_net < f:
             f = 1.0 / sum_net
+        cpu_g = None
+        if sum_cpu > A:
+            if n_cpu_est:                         # MROrchestrator divides a contended CPU
+                cpu_g = cpu_factors(tasks, A, self._usable(n, f))
+            elif A / sum_cpu < f:
+                f = A / sum_cpu
         # Memory: per-slot static share, container reservation or orchestrator estimate
         # (t.mem0 holds the first two, fixed at launch).
         if sum_est > 0:
@@ -953,12 +1057,14 @@ class Simulator:
         io_f = self.io_f
         intf = self.int_f[n]
         now = self.now
-        for t in tasks:
+        for k, t in enumerate(tasks):
             d_mem = t.demand[2]
             m = t.mem0 if t.est is None else t.est * est_scale
             if swap_all and m * sum_mem > d_mem:
                 m = d_mem / sum_mem               # node-level overcommit: everyone thrashes
             ft = f
+            if cpu_g is not None and cpu_g[k] < ft:
+                ft = cpu_g[k]                     # its orchestrated CPU share
             src = t.src
             if src >= 0 and io_f[src] < ft:
                 ft = io_f[src]                    # its data node is overloaded
@@ -975,6 +1081,19 @@ class Simulator:
                 self._schedule_end(t)
         self._set_hcpu(n, sum_cpu if sum_cpu < A else A)
         self._set_io_factor(n, sum_io)
+
+    def _usable(self, n: int, f: Optional[float] = None) -> list[float]:
+        """Per task on node ``n``: the fraction of its CPU demand it can use, its progress limit
+        from the node's disk and network shares (``f`` when the caller has it) and from its
+        data node's disk."""
+        if f is None:
+            tasks = self.tasks_on[n]
+            sum_io = self.read_sum[n] + sum(t.demand[1] for t in tasks)
+            sum_net = sum(t.demand[3] for t in tasks)
+            f = min(1.0, 1.0 / sum_io if sum_io > 1.0 else 1.0,
+                    1.0 / sum_net if sum_net > 1.0 else 1.0)
+        io_f = self.io_f
+        return [min(f, io_f[t.src]) if t.src >= 0 else f for t in self.tasks_on[n]]
 
     def _set_io_factor(self, n: int, sum_io: float) -> None:
         f = 1.0 if sum_io <= 1.0 else 1.0 / sum_io
@@ -1074,7 +1193,8 @@ class Simulator:
         self.queue.push((step + 1) * self.scenario.availability.step_s, _NODE_CHANGE, step + 1)
 
     def _on_orchestrate(self) -> None:
-        """MROrchestrator epoch: estimates for tasks launched since the last one (seed 001 III)."""
+        """MROrchestrator epoch (seed 001 III, Algorithms 1-2): memory estimates for the tasks
+        launched since the last epoch, then new CPU estimates for every running task."""
         uniform = self.scenario.cluster.orchestrator == "uniform"
         nodes = set()
         for t in self.new_tasks:
@@ -1085,9 +1205,71 @@ class Simulator:
             t.est = mean if uniform else t.demand[2]
             nodes.add(t.node)
         self.new_tasks = []
+        tasks = [t for n in range(self.n_nodes) for t in self.tasks_on[n]]
+        new = uniform_cpu_estimates(tasks) if uniform else self._regression_cpu_estimates(tasks)
+        for t, e in zip(tasks, new):
+            if e != t.cpu_est:
+                t.cpu_est = e
+                nodes.add(t.node)
         for n in sorted(nodes):
             self._rerate(n)
         self.queue.push(self.now + self.scenario.cluster.orchestrator_epoch_s, _ORCHESTRATE)
+
+    def _regression_cpu_estimates(self, tasks: list[Task]) -> list[float]:
+        """REGRESSION CPU estimates (seed 001 III-A Eq. 1-2, III-B1, Algorithm 2 lines 5-7).
+
+        A task's progress rate is its progress score over its elapsed time, P / T (Eq. 1:
+        T_hat = (1 - P) / P x T at that pace; the straggler test of [26] that the GRM uses,
+        III). The target finish time is the one the task would have at the mean progress rate
+        of the running tasks of its job and phase across the cluster (the GRM's global view:
+        an adjustment must be "in sync" with the other tasks of the same phase and job, III
+        step 3), so alpha = T_hat / T_target = mean rate / own rate (Eq. 2: alpha > 1 is a
+        deficit, alpha < 1 an excess), and the estimate is alpha x the current allocation
+        (Algorithm 1), at most the task's CPU demand (CPU it cannot use does not speed it up)
+        and at least 1% of it. A reduce waiting for map output (its progress bound by the
+        shuffle, not by CPU), or a task without progress yet, keeps its allocation and does not
+        count in the mean.
+        """
+        now = self.now
+        cur = [t.demand[0] * g for t, g in zip(tasks, self._cpu_shares(tasks))]
+        pace = [0.0] * len(tasks)
+        groups: dict[tuple[int, int], list[int]] = {}
+        for i, t in enumerate(tasks):
+            elapsed = now - t.first_start_s
+            if t.floor > 0 or t.work <= 0 or elapsed <= 0:
+                continue
+            left = t.remaining - t.rate * (now - t.t_last)
+            pace[i] = (1.0 - max(left, 0.0) / t.work) / elapsed
+            if pace[i] > 0:
+                groups.setdefault((t.job.jid, t.phase), []).append(i)
+        out = list(cur)
+        for members in groups.values():
+            mean = sum(pace[i] for i in members) / len(members)
+            for i in members:
+                d = tasks[i].demand[0]
+                out[i] = min(d, max(MIN_CPU_SHARE * d, cur[i] * mean / pace[i]))
+        return out
+
+    def _cpu_shares(self, tasks: list[Task]) -> list[float]:
+        """Each task's current CPU allocation as a fraction of its CPU demand (1 on a node whose
+        CPU is not contended; :func:`cpu_factors` under the orchestrator, else the OS's
+        capacity / sum of demands)."""
+        by_node: dict[int, list[float]] = {}
+        out = []
+        for t in tasks:
+            n = t.node
+            if n not in by_node:
+                on = self.tasks_on[n]
+                total = sum(x.demand[0] for x in on)
+                A = self.cap[n]
+                if total <= A:
+                    by_node[n] = [1.0] * len(on)
+                elif any(x.cpu_est is not None for x in on):
+                    by_node[n] = cpu_factors(on, A, self._usable(n))
+                else:
+                    by_node[n] = [A / total] * len(on)
+            out.append(by_node[n][self.tasks_on[n].index(t)])
+        return out
 
     # ------------------------------------------------------------------ preemption
     def _needs_preemption(self, job: Job) -> bool:

@@ -20,6 +20,13 @@ class EpisodeLog:
         finish_s: ``[J]`` completion times (``nan`` if unfinished or rejected).
         est_finish_s: ``[J]`` estimated completion of the jobs the episode left unserved
             (unfinished at the end, rejected): time limit + remaining work alone (``nan`` otherwise).
+        deadline_finish_s: ``[J]`` when the part of the job its deadline covers finished: its
+            finish time (``workload.deadline_scope: job``) or its map phase's end (``map``);
+            ``nan`` if it did not.
+        est_deadline_finish_s: ``[J]`` for the jobs whose deadline-covered part the episode left
+            unfinished, the estimate charged for it (``est_finish_s``, or with the map scope the
+            time limit + remaining map work alone); ``nan`` otherwise.
+        map_finish_s: ``[J]`` when the job's last map finished (``nan`` if it did not).
         first_start_s: ``[J]`` first task launch (``nan`` if never started).
         alone_s: ``[J]`` completion time alone on the cluster (deadline base).
         weight: ``[J]`` penalty weights.
@@ -42,6 +49,9 @@ class EpisodeLog:
     deadline_s: np.ndarray
     finish_s: np.ndarray
     est_finish_s: np.ndarray
+    deadline_finish_s: np.ndarray
+    est_deadline_finish_s: np.ndarray
+    map_finish_s: np.ndarray
     first_start_s: np.ndarray
     alone_s: np.ndarray
     weight: np.ndarray
@@ -69,6 +79,8 @@ def build_log(sim) -> EpisodeLog:
         type_idx=np.array([j.type_idx for j in jobs], dtype=int),
         arrival_s=f("arrival_s"), deadline_s=f("deadline_s"), finish_s=f("finish_s"),
         est_finish_s=f("est_finish_s"),
+        deadline_finish_s=f("map_finish_s" if sim.map_scope else "finish_s"),
+        est_deadline_finish_s=f("est_deadline_finish_s"), map_finish_s=f("map_finish_s"),
         first_start_s=f("first_start_s"), alone_s=f("alone_s"), weight=f("weight"),
         priority=np.array([j.priority for j in jobs], dtype=int),
         rejected=np.array([j.state == REJECTED for j in jobs], dtype=bool),

@@ -28,7 +28,7 @@ class Task:
     __slots__ = ("tid", "job", "phase", "idx", "node", "remaining", "floor", "rate", "t_last",
                  "version", "demand", "work", "start_s", "mem_gb", "swapped_gb", "state",
                  "est", "shuffle_s", "locality", "first_start_s", "src", "read_io",
-                 "type_idx", "base", "mem0")
+                 "type_idx", "base", "mem0", "cpu_est")
 
     def __init__(self, tid: int, job: "Job", phase: int, idx: int, node: int, work: float,
                  demand: tuple[float, float, float, float], now: float, mem_gb: float) -> None:
@@ -49,7 +49,8 @@ class Task:
         self.mem_gb = mem_gb
         self.swapped_gb = 0.0
         self.state = RUNNING
-        self.est: float | None = None   # orchestrator's CPU estimate (None = static share)
+        self.est: float | None = None   # orchestrator's memory estimate (None = static share)
+        self.cpu_est: float | None = None   # orchestrator's CPU estimate (None = OS share)
         self.shuffle_s = 0.0
         self.locality = NODE_LOCAL
         self.type_idx = job.type_idx
@@ -74,7 +75,8 @@ class Job:
                  "by_node", "by_rack", "red_stack", "susp", "running_reduces", "reduce_ready",
                  "late", "finish_s", "first_start_s", "len_sum", "len_n", "locality_counts",
                  "work_done", "total_work", "preempt_budget", "alone_s", "has_map_work",
-                 "has_red_work", "est_finish_s", "prior_len")
+                 "has_red_work", "est_finish_s", "prior_len", "map_alone_s", "map_finish_s",
+                 "est_deadline_finish_s")
 
     def __init__(self, jid: int, draw, profile: JobTypeProfile) -> None:
         self.jid = jid
@@ -120,7 +122,10 @@ class Job:
                                for w in (self.map_work, self.reduce_work))
         self.preempt_budget = 0
         self.alone_s = 0.0
+        self.map_alone_s = 0.0              # its map phase alone (deadline base, map scope)
+        self.map_finish_s = math.nan        # when its last map finished
         self.est_finish_s = math.nan        # estimated completion of an unserved job at the end
+        self.est_deadline_finish_s = math.nan   # ... of the part its deadline covers
         self.has_map_work = False
         self.has_red_work = False
 

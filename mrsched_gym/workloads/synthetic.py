@@ -15,7 +15,10 @@ Synthetic workload (thesis 5.2.3, Table 5.6):
   count, since a lognormal with log-mean 62 would be absurd). Reduces follow the type's ratio.
 * Deadline = arrival + factor x completion time alone, factor ~ U[lo, hi] (thesis 1.5-4/8/12x,
   RDS 2.5x). Completion time alone = map waves x mean map work + reduce waves x mean reduce work
-  on the whole cluster (:func:`alone_time_s`).
+  on the whole cluster (:func:`alone_time_s`); with ``deadline_scope: map`` the deadline covers
+  the map phase and its base is the map phase alone (:func:`deadline_base_s`, MIMP 3.1).
+* Block replicas: ``replication`` distinct data nodes per map input block, uniform over the data
+  nodes (every node, or the dedicated ones with ``cluster.hdfs_on: dedicated``, MIMP 3.1).
 """
 
 from __future__ import annotations
@@ -46,6 +49,8 @@ class JobDraw:
         replicas: ``[n_maps, replication]`` nodes holding each map's input block.
         label: Optional label.
         alone_s: Estimated completion time alone on the cluster (:func:`alone_time_s`).
+        map_alone_s: The same for its map phase alone (the deadline base with
+            ``deadline_scope: map``).
     """
 
     type_idx: int
@@ -60,6 +65,7 @@ class JobDraw:
     replicas: np.ndarray
     label: str = ""
     alone_s: float = 0.0
+    map_alone_s: float = 0.0
 
 
 def _lognormal(rng: np.random.Generator, mean: float, cv: float, size: int) -> np.ndarray:
@@ -104,26 +110,53 @@ def _phase_alone_s(cluster: ClusterConfig, n_tasks: int, work_s: float, cv: floa
     return (waves * work_s + 2.0 * cv * work_s) / (thr / conc)
 
 
+def phase_alone_times(profile: JobTypeProfile, n_maps: int, n_reduces: int, map_work_s: float,
+                      reduce_work_s: float, cluster: ClusterConfig) -> tuple[float, float]:
+    """``(map_s, reduce_s)``: each phase's completion time when the job is alone on the cluster.
+
+    Analytic: waves x mean task work divided by the per-task speed a task gets when the job's
+    tasks fill every slot of that phase (:func:`phase_throughput`), plus a straggler tail of two
+    standard deviations of task work; ``reduce_s`` is 0 for a map-only job. Accelerators and
+    interference are ignored (the base is a dedicated cluster).
+    """
+    m = _phase_alone_s(cluster, n_maps, map_work_s, profile.map_cv, profile.map_demand, False)
+    r = 0.0
+    if n_reduces > 0:
+        r = _phase_alone_s(cluster, n_reduces, reduce_work_s, profile.reduce_cv,
+                           profile.reduce_demand, True)
+    return m, r
+
+
 def alone_time_s(profile: JobTypeProfile, n_maps: int, n_reduces: int, map_work_s: float,
                  reduce_work_s: float, cluster: ClusterConfig) -> float:
-    """Estimated completion time of a job alone on the cluster (the deadline base).
+    """Estimated completion time of a job alone on the cluster: both phases of
+    :func:`phase_alone_times` (the deadline base with ``deadline_scope: job``)."""
+    m, r = phase_alone_times(profile, n_maps, n_reduces, map_work_s, reduce_work_s, cluster)
+    return m + r
 
-    Analytic: for each phase, waves x mean task work divided by the per-task speed a task gets
-    when the job fills every slot (:func:`phase_throughput`), plus a straggler tail of two
-    standard deviations of task work. Accelerators and interference are ignored (the base is a
-    dedicated cluster).
-    """
-    t = _phase_alone_s(cluster, n_maps, map_work_s, profile.map_cv, profile.map_demand, False)
-    if n_reduces > 0:
-        t += _phase_alone_s(cluster, n_reduces, reduce_work_s, profile.reduce_cv,
-                            profile.reduce_demand, True)
-    return t
+
+def deadline_base_s(profile: JobTypeProfile, n_maps: int, n_reduces: int, map_work_s: float,
+                    reduce_work_s: float, cluster: ClusterConfig, scope: str) -> float:
+    """What ``deadline_factor`` multiplies: the job's completion time alone (``scope`` ``"job"``)
+    or its map phase's (``"map"``, MIMP 3.1 and Eq. 4: the deadline covers the map phase)."""
+    m, r = phase_alone_times(profile, n_maps, n_reduces, map_work_s, reduce_work_s, cluster)
+    return m if scope == "map" else m + r
 
 
 def _n_reduces(profile: JobTypeProfile, n_maps: int) -> int:
     if profile.reduces_per_map <= 0:
         return 1 if profile.reduce_work_s > 0 and profile.name in ("combine", "select") else 0
     return max(1, int(round(n_maps * profile.reduces_per_map)))
+
+
+def place_replicas(rng: np.random.Generator, n: int, cluster: ClusterConfig) -> np.ndarray:
+    """``[n, effective_replication]`` distinct data nodes holding each of ``n`` blocks: uniform
+    over every node, or over the dedicated nodes with ``hdfs_on: dedicated`` (MIMP 3.1)."""
+    rep = cluster.effective_replication
+    if cluster.hdfs_on == "all":
+        return _replicas(rng, n, cluster.n_nodes, rep)
+    nodes = np.asarray(cluster.data_nodes, dtype=np.int64)
+    return nodes[_replicas(rng, n, len(nodes), rep)]
 
 
 def _replicas(rng: np.random.Generator, n: int, n_nodes: int, rep: int) -> np.ndarray:
@@ -152,7 +185,7 @@ def _make(profile_idx: int, arrival: float, deadline: float, priority: int, weig
     """One job: task work drawn lognormal around ``mw``/``rw`` unless given as arrays."""
     p = PROFILES[TYPE_NAMES[profile_idx]]
     cv = cluster.task_demand_cv
-    alone = alone_time_s(p, n_maps, n_red, mw, rw, cluster)
+    map_alone, red_alone = phase_alone_times(p, n_maps, n_red, mw, rw, cluster)
     if map_work is None:
         map_work = _lognormal(task_rng, mw, p.map_cv if work_cv is None else work_cv, n_maps)
     if reduce_work is None:
@@ -163,13 +196,14 @@ def _make(profile_idx: int, arrival: float, deadline: float, priority: int, weig
         weight=weight, map_work=map_work, reduce_work=reduce_work,
         map_mult=_lognormal(task_rng, 1.0, cv, n_maps),
         reduce_mult=_lognormal(task_rng, 1.0, cv, n_red),
-        replicas=_replicas(place_rng, n_maps, cluster.n_nodes, cluster.effective_replication),
-        label=label, alone_s=alone)
+        replicas=place_replicas(place_rng, n_maps, cluster),
+        label=label, alone_s=map_alone + red_alone, map_alone_s=map_alone)
 
 
 def fixed_jobs(jobs: tuple[JobSpec, ...], cluster: ClusterConfig, task_rng: np.random.Generator,
-               place_rng: np.random.Generator) -> list[JobDraw]:
-    """Turn a fixed job list into draws (task lengths and replicas are still random)."""
+               place_rng: np.random.Generator, deadline_scope: str = "job") -> list[JobDraw]:
+    """Turn a fixed job list into draws (task lengths and replicas are still random); a
+    ``deadline_factor`` multiplies :func:`deadline_base_s` of ``deadline_scope``."""
     out = []
     for spec in sorted(jobs, key=lambda s: s.arrival_s):
         p = PROFILES[spec.type]
@@ -179,8 +213,8 @@ def fixed_jobs(jobs: tuple[JobSpec, ...], cluster: ClusterConfig, task_rng: np.r
         if spec.deadline_s is not None:
             deadline = spec.arrival_s + spec.deadline_s
         elif spec.deadline_factor is not None:
-            deadline = spec.arrival_s + spec.deadline_factor * alone_time_s(
-                p, spec.n_maps, n_red, mw, rw, cluster)
+            deadline = spec.arrival_s + spec.deadline_factor * deadline_base_s(
+                p, spec.n_maps, n_red, mw, rw, cluster, deadline_scope)
         else:
             deadline = math.inf
         out.append(_make(TYPE_NAMES.index(spec.type), spec.arrival_s, deadline, spec.priority,
@@ -216,6 +250,23 @@ def arrival_rate(cfg: WorkloadConfig, cluster: ClusterConfig) -> float:
     busier = max(per_job_m, per_job_r)
     with np.errstate(over="ignore"):          # a subnormal per-job work: the rate is inf
         return cfg.load / busier if busier > 0 else math.inf
+
+
+def workload_has_reduces(cfg: WorkloadConfig) -> str:
+    """Why the workload's jobs have reduce tasks (``""`` when none does or, for a trace replay,
+    when only the trace can tell: :func:`mrsched_gym.workloads.trace.check_trace_reduces`)."""
+    if cfg.kind == "jobs":
+        for i, spec in enumerate(cfg.jobs):
+            p = PROFILES[spec.type]
+            n_red = spec.n_reduces if spec.n_reduces is not None else _n_reduces(p, spec.n_maps)
+            if n_red > 0:
+                return f"workload.jobs[{i}] ({spec.type}) has {n_red} reduce task(s)"
+        return ""
+    if cfg.kind == "synthetic":
+        for name, w in cfg.type_mix.items():
+            if w > 0 and _n_reduces(PROFILES[name], 1) > 0:
+                return f"workload.type_mix draws {name} jobs, which have reduce tasks"
+    return ""
 
 
 def expected_size(cfg: WorkloadConfig, cluster: ClusterConfig) -> tuple[float, float]:
@@ -265,7 +316,8 @@ def synthetic_jobs(cfg: WorkloadConfig, cluster: ClusterConfig, job_rng: np.rand
         n_red = _n_reduces(p, n_maps)
         mw = p.map_work_s * cfg.task_work_scale
         rw = p.reduce_work_s * cfg.task_work_scale
-        deadline = (arrivals[i] + factors[i] * alone_time_s(p, n_maps, n_red, mw, rw, cluster)
+        deadline = (arrivals[i] + factors[i] * deadline_base_s(p, n_maps, n_red, mw, rw, cluster,
+                                                               cfg.deadline_scope)
                     if has_deadline[i] else math.inf)
         out.append(_make(TYPE_NAMES.index(p.name), float(arrivals[i]), float(deadline),
                          int(high[i]), float(weights[i]), n_maps, n_red, mw, rw, task_rng,
@@ -277,7 +329,7 @@ def draw_jobs(cfg: WorkloadConfig, cluster: ClusterConfig, job_rng: np.random.Ge
               task_rng: np.random.Generator, place_rng: np.random.Generator) -> list[JobDraw]:
     """Draw the episode's jobs for ``cfg`` (synthetic or a fixed list)."""
     if cfg.kind == "jobs":
-        return fixed_jobs(cfg.jobs, cluster, task_rng, place_rng)
+        return fixed_jobs(cfg.jobs, cluster, task_rng, place_rng, cfg.deadline_scope)
     if cfg.kind == "trace":
         from mrsched_gym.workloads.trace import trace_jobs
         return trace_jobs(cfg, cluster, job_rng, task_rng, place_rng)

@@ -23,7 +23,8 @@ output bytes (no task counts, no durations). We turn each job in the replayed wi
   (r = -0.02, data README), which is why the record durations are resampled as a distribution
   rather than fitted as a throughput.
 * **Deadlines, weights, priorities**: as the synthetic generator (``deadline_factor``,
-  ``deadline_fraction``, ``weight_range``, ``high_priority_fraction``), drawn from the job stream.
+  ``deadline_fraction``, ``deadline_scope``, ``weight_range``, ``high_priority_fraction``), drawn
+  from the job stream.
 
 Hardware speed factors (:func:`aloja_speed_factors`) compare executions of the same HiBench
 benchmark on different hardware (InfiniBand + SSD vs Ethernet + HDD); the trace scenarios use them
@@ -107,6 +108,7 @@ def check_trace_size(cfg: WorkloadConfig, cluster: ClusterConfig) -> None:
     except TraceError as e:
         raise TraceError(f"workload.trace: {e}") from None
     trace_window(cfg)
+    check_trace_reduces(cfg, cluster)
     _, _, n_maps, n_red = task_counts(cfg, cluster, rows)
     t = rows[:, 0]
     tasks = np.concatenate([[0], np.cumsum(n_maps + n_red)])
@@ -122,6 +124,31 @@ def check_trace_size(cfg: WorkloadConfig, cluster: ClusterConfig) -> None:
             f"of {cfg.trace} holds {n_jobs:,} jobs with {n_tasks:,} tasks, more than the limit "
             f"of {MAX_TASKS:,} tasks; lower workload.duration_s, workload.bytes_scale or "
             "workload.max_maps, or raise cluster.block_mb")
+
+
+def check_trace_reduces(cfg: WorkloadConfig, cluster: ClusterConfig) -> None:
+    """Refuse a trace replay whose jobs may have reduces on a cluster without reduce slots.
+
+    A trace job with shuffle bytes gets reduce tasks; with every node group at
+    ``reduce_slots: 0`` no replayed window from ``trace_offset_s`` on may hold one.
+
+    Raises:
+        ConfigError: Such a job exists (naming its submit time).
+    """
+    if cfg.kind != "trace" or cluster.has_reduce_slots:
+        return
+    rows = _job_trace(cfg.trace)
+    if cfg.trace_random_window:
+        sel = rows[:, 0] >= cfg.trace_offset_s
+    else:
+        sel = (rows[:, 0] >= cfg.trace_offset_s) & (rows[:, 0] < cfg.trace_offset_s
+                                                     + cfg.duration_s)
+    shuffled = rows[sel & (rows[:, 2] > 0)]
+    if len(shuffled):
+        raise ConfigError(
+            f"cluster.nodes: every node group has reduce_slots 0 but the job of {cfg.trace} "
+            f"submitted at {shuffled[0, 0]:.0f} s shuffles data, so it has reduce tasks; give "
+            "some node group reduce slots (MIMP 3.1: reduces run on the dedicated nodes)")
 
 
 @functools.lru_cache(maxsize=1)
@@ -189,6 +216,7 @@ def trace_jobs(cfg: WorkloadConfig, cluster: ClusterConfig, job_rng: np.random.G
                      float(weights[i]), nm, nr, mw, rw, task_rng, place_rng, cluster,
                      map_work=mwork, reduce_work=rwork)
         if has_deadline[i]:
-            draw.deadline_s = float(arrivals[i] + factors[i] * draw.alone_s)
+            base = draw.map_alone_s if cfg.deadline_scope == "map" else draw.alone_s
+            draw.deadline_s = float(arrivals[i] + factors[i] * base)
         out.append(draw)
     return out
