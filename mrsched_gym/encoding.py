@@ -24,8 +24,8 @@ Keys and features (all float32; times in hours unless said; clipped to the box b
 
 ``nodes`` [N, G = 10]
     0 up | 1 CPU capacity multiplier | 2 CPU speed / max speed | 3 shared | 4 accelerated |
-    5 free map slots fraction (containers: free CPU) | 6 free reduce slots fraction (containers:
-    free memory) | 7 residual CPU after the interactive load | 8 suspended tasks / 4 |
+    5 free map slots fraction (containers: free CPU) | 6 free reduce slots fraction (0 on a
+    maps-only node; containers: free memory) | 7 residual CPU after the interactive load | 8 suspended tasks / 4 |
     9 is the decision node
 
 ``forecast`` [W]
@@ -76,7 +76,8 @@ class ObservationEncoder:
         s = self.sim
         if s.slots_mode:
             fm = (s.map_slots[n] - s.used_map[n]) / s.map_slots[n]
-            fr = (s.red_slots[n] - s.used_red[n]) / s.red_slots[n]
+            red = s.red_slots[n]               # 0 on a maps-only node (reduce_slots: 0)
+            fr = (red - s.used_red[n]) / red if red else 0.0
         else:
             fm = max(0.0, s.cap[n] - s.res[n][0])
             fr = max(0.0, 1.0 - s.res[n][2])
