@@ -247,7 +247,13 @@ class ClusterConfig:
         memory_overcommit: ``"swap"`` (tasks slow down) or ``"fail"`` (newest task is killed).
         swap_slowdown: Slowdown per unit of relative memory shortfall (spill or swap): a task
             with allocation m below its demand d runs at 1 / (1 + swap_slowdown * (1 - m/d)).
-        orchestrator: MROrchestrator setting: ``"none"``, ``"uniform"`` or ``"regression"``.
+        orchestrator: MROrchestrator setting: ``"none"``, ``"uniform"`` or ``"regression"``
+            (seed 001 III, Algorithms 1-2): every ``orchestrator_epoch_s`` the node-level
+            orchestrator re-divides each node's memory and, on a node whose CPU is contended,
+            its CPU among the running tasks, by the UNIFORM (job-phase mean) or REGRESSION
+            (per-task need; CPU by progress rate relative to the job-phase) estimates (module
+            docstring of :mod:`mrsched_gym.sim.engine`). ``"none"``: static per-slot memory,
+            CPU in proportion to demand.
         orchestrator_epoch_s: Re-allocation period of the orchestrator (seed 001: 20 s).
         task_demand_cv: Per-task variation of resource demand around its profile (lognormal cv).
     """

@@ -39,6 +39,12 @@ def _write(tmp_path, text):
     ("workload:\n  kind: jobs\n", "workload.jobs: kind 'jobs' needs a job list"),
     ("workload:\n  kind: jobs\n  jobs:\n    - {type: sort, n_maps: 0}\n",
      "workload.jobs[0].n_maps"),
+    ("workload:\n  deadline_scope: maps\n", "workload.deadline_scope: must be one of"),
+    ("cluster:\n  hdfs_on: shared\n", "cluster.hdfs_on: must be one of"),
+    ("cluster:\n  nodes:\n    - {reduce_slots: 65}\n",
+     "cluster.nodes[0].reduce_slots: must be null or in [0, 64]"),
+    ("cluster:\n  nodes:\n    - {reduce_slots: 0}\n",
+     "cluster.nodes: every node group has reduce_slots 0 but workload.type_mix draws"),
 ])
 def test_malformed_scenarios_name_file_and_field(tmp_path, text, needle):
     p = _write(tmp_path, text)

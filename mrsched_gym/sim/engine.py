@@ -25,6 +25,15 @@ rate = cpu_speed x accelerator speed-up x f_share x f_mem x 1/NormTCT_j(r)
 * f_share: CPU, disk I/O and network are shared work-conservingly (the OS scheduler): with
   demands D_r summed over the node's running tasks and capacity A_r (CPU: f(t) in capacity mode),
   f_share = min(1, A_cpu/D_cpu, 1/D_io, 1/D_net) (processor sharing on the bottleneck resource).
+  MROrchestrator ``uniform``/``regression`` also divides a contended node's CPU (D_cpu > A_cpu):
+  task i gets c_i = min(d_i x its disk/network/data-node limit, lambda x e_i), the capacity
+  water-filled in proportion to the orchestrator's estimates e_i (:func:`cpu_factors`), and its
+  CPU factor is c_i / d_i in place of A_cpu/D_cpu. UNIFORM: e_i = the job-phase's mean CPU
+  demand (Algorithm 2 line 4). REGRESSION: e_i = alpha x the current allocation with alpha =
+  the mean progress rate of the task's job-phase over its own (Eq. 1-2: tasks behind their
+  peers get more, those ahead less), at most d_i (:meth:`Simulator._regression_cpu_estimates`).
+  Estimates are set at each epoch for every running task; a task launched since the last epoch
+  keeps the OS share until the next (like the memory estimate).
 * f_mem: each task gets a memory allocation m. Slots mode without an orchestrator: a static
   1/(map+reduce slots) share (Hadoop 1 slot-level sharing: a fixed child heap per slot,
   MROrchestrator II); containers: the container's reservation (profile demand); MROrchestrator
@@ -61,9 +70,21 @@ never running it, leaving work unfinished never costs less than finishing it rig
 limit, and the last step's reward carries the charge (the return stays exactly minus the
 objective).
 
-Gaps we filled (documented choices): MROrchestrator re-divides memory only (CPU is already shared
-work-conservingly by the OS); suspended tasks can only resume on their node (a restart elsewhere is
-a kill + relaunch).
+Deadline scope (``workload.deadline_scope``): a deadline covers the whole job, or with ``map`` its
+map phase (MIMP 3.1): the lateness counter w_late drops a job when its last map finishes, and
+:meth:`Simulator._close_books` charges an unserved job's lateness to the time limit plus its
+remaining map work alone (:meth:`Simulator.deadline_remaining_alone_s`); metrics use the same
+rule (``EpisodeLog.deadline_finish_s``).
+
+Gaps we filled (documented choices): the MROrchestrator's estimators are the converged forms of
+Algorithm 2 where the fluid model makes the regression trivial: a task's memory need is its own
+demand (REGRESSION) or its job-phase's mean (UNIFORM); its CPU use per unit of progress is
+constant, so REGRESSION's "allocation required to meet the target finish time" is taken with the
+target at its job-phase's mean progress rate (the GRM's "in sync" check, III step 3). Targets
+set at the job-phase's mean *finish time* instead starve tasks that are nearly done while a new
+wave of the same phase starts (JCT +11% on the mrorchestrator reproduction), so we balance rates;
+disk and network are not orchestrated (the paper controls CPU and memory, III). Suspended tasks
+can only resume on their node (a restart elsewhere is a kill + relaunch).
 """
 
 from __future__ import annotations

@@ -245,8 +245,9 @@ def arrival_rate(cfg: WorkloadConfig, cluster: ClusterConfig) -> float:
         per_job_m += pr * nm * sc * p.map_work_s / phase_throughput(cluster, p.map_demand,
                                                                       False)[1]
         nr = _n_reduces(p, max(1, int(round(nm))))
-        per_job_r += pr * nr * sc * p.reduce_work_s / phase_throughput(cluster, p.reduce_demand,
-                                                                        True)[1]
+        if nr:                                # a maps-only cluster has no reduce throughput
+            per_job_r += pr * nr * sc * p.reduce_work_s / phase_throughput(
+                cluster, p.reduce_demand, True)[1]
     busier = max(per_job_m, per_job_r)
     with np.errstate(over="ignore"):          # a subnormal per-job work: the rate is inf
         return cfg.load / busier if busier > 0 else math.inf
