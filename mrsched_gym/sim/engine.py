@@ -153,6 +153,9 @@ def cpu_factors(tasks: list[Task], capacity: float, usable: list[float]) -> list
     demand = [t.demand[0] for t in tasks]
     want = [d if t.cpu_est is None else t.cpu_est for t, d in zip(tasks, demand)]
     cap = [d * u for d, u in zip(demand, usable)]
+    lam = capacity / sum(want)
+    if all(lam * w <= c for w, c in zip(want, cap)):     # no request reaches its cap
+        return [lam * w / d if d > 0 else 1.0 for w, d in zip(want, demand)]
     order = sorted(range(len(tasks)), key=lambda i: cap[i] / want[i] if want[i] > 0
                    else math.inf)
     g = [1.0] * len(tasks)
@@ -198,6 +201,8 @@ class Simulator:
         accel_mult: Accelerator speed-up per node and job type. cores, mem_gb, disk_mb_s: Per node.
         avail_f, forecast_f: f(t) and its forecast, per availability step.
         kind, node, job, candidates: The current decision.
+        map_scope: Whether deadlines cover the map phase only (``workload.deadline_scope: map``,
+            MIMP 3.1): a job meets its deadline when its last map finishes (``job.map_finish_s``).
     """
 
     def __init__(self, scenario: Scenario) -> None:
@@ -664,8 +669,9 @@ class Simulator:
 
     def remaining_alone_s(self, job: Job) -> float:
         """Estimated time the job still needs, run alone on the cluster: its completion time alone
-        (the deadline base) times the fraction of its work not yet done (finished tasks count;
-        running ones count as not done). A rejected or never-started job needs all of it."""
+        (the deadline base with ``deadline_scope: job``) times the fraction of its work not yet
+        done (finished tasks count; running ones count as not done). A rejected or
+        never-started job needs all of it."""
         if job.state == FINISHED:
             return 0.0
         done = job.work_done / job.total_work if job.total_work > 0 else 0.0
@@ -1103,6 +1109,10 @@ class Simulator:
         self._set_hcpu(n, sum_cpu if sum_cpu < A else A)
         self._set_io_factor(n, sum_io)
 
+    def _cpu_contended(self, n: int) -> bool:
+        """Whether node ``n``'s running tasks demand more CPU than it has."""
+        return sum(t.demand[0] for t in self.tasks_on[n]) > self.cap[n]
+
     def _usable(self, n: int, f: Optional[float] = None) -> list[float]:
         """Per task on node ``n``: the fraction of its CPU demand it can use, its progress limit
         from the node's disk and network shares (``f`` when the caller has it) and from its
@@ -1231,7 +1241,8 @@ class Simulator:
         for t, e in zip(tasks, new):
             if e != t.cpu_est:
                 t.cpu_est = e
-                nodes.add(t.node)
+                if t.node not in nodes and self._cpu_contended(t.node):
+                    nodes.add(t.node)             # CPU estimates matter where CPU is contended
         for n in sorted(nodes):
             self._rerate(n)
         self.queue.push(self.now + self.scenario.cluster.orchestrator_epoch_s, _ORCHESTRATE)
