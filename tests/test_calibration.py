@@ -1,0 +1,107 @@
+"""The thesis ch. 3 reproduction's jobs are calibrated to the thesis's times in isolation.
+
+Each job of ``configs/reproductions/thesis-ch3-adaptive.yaml`` runs alone on the reproduction's
+cluster through ``tools/calibrate_thesis_ch3.py`` (the code path the calibration fits with) and
+must come within 10% of the thesis's in-isolation time (3.5.3) at every seed of the reproduction.
+"""
+
+import dataclasses
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+TOOL = Path(__file__).resolve().parents[1] / "tools" / "calibrate_thesis_ch3.py"
+
+
+@pytest.fixture(scope="module")
+def cal():
+    spec = importlib.util.spec_from_file_location("calibrate_thesis_ch3", TOOL)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.fixture(scope="module")
+def scenario(cal):
+    return cal.reproduction_scenario()
+
+
+def jobs_by_label(scenario):
+    return {s.label: s for s in scenario.workload.jobs}
+
+
+def test_calibration_every_job_alone_within_10pct_of_the_thesis(cal, scenario):
+    """Thesis 3.5.3: J1 3,549 s, J2 1,264 s, J3 602 s, J4 and J5 101 s alone; every seed."""
+    report = {}
+    for label, spec in jobs_by_label(scenario).items():
+        times = cal.alone_times(scenario, spec)
+        report[label] = [round(t) for t in times]
+        assert cal.within(times, cal.THESIS_ALONE_S[label], 0.10), (label, times)
+    assert set(report) == set(cal.THESIS_ALONE_S)
+
+
+def test_calibration_relaxed_goals_are_met_alone(cal, scenario):
+    """3.5.3: the relaxed goals are "deadlines that all applications are able to meet": alone,
+    every job meets its relaxed goal at every seed."""
+    for spec in scenario.workload.jobs:
+        assert max(cal.alone_times(scenario, spec)) < spec.deadline_s, spec.label
+
+
+def test_calibration_sort_map_phase_matches_the_inferred_split(cal, scenario):
+    """Sort's map phase alone is the 245 s inferred from the thesis's simulated Sort (5.3.5,
+    Tables 5.7-5.8), the reduce phase the rest of its 602 s."""
+    sort = jobs_by_label(scenario)["J3"]
+    times = cal.alone_times(scenario, sort, map_phase=True)
+    assert cal.SORT_MAP_PHASE_S == pytest.approx(245.5, abs=0.1)
+    assert cal.mean(times) == pytest.approx(cal.SORT_MAP_PHASE_S, rel=0.05), times
+
+
+def test_calibration_measured_task_lengths_are_kept(cal, scenario):
+    """3.5.4.1: WordCount maps 92 +- 3 s, Sort maps 12 +- 2 s; the Simulator's, WordCount's
+    and Join's reduce phases are negligible (5.3.5)."""
+    jobs = jobs_by_label(scenario)
+    assert (jobs["J2"].map_work_s, jobs["J2"].work_cv) == (92.0, pytest.approx(3 / 92, abs=1e-3))
+    assert (jobs["J3"].map_work_s, jobs["J3"].work_cv) == (12.0, pytest.approx(2 / 12, abs=1e-3))
+    for label in ("J1", "J2", "J4", "J5"):
+        assert jobs[label].n_reduces == 1
+        assert jobs[label].reduce_work_s == cal.NEGLIGIBLE_REDUCE_S
+
+
+def test_calibration_counts_are_the_closest_fit(cal, scenario):
+    """The file's map counts are the fit: one map more or less is no closer to the thesis."""
+    for label, spec in jobs_by_label(scenario).items():
+        sort = spec.type == "sort"
+        target = cal.SORT_MAP_PHASE_S if sort else cal.THESIS_ALONE_S[label]
+
+        def err(n):
+            times = cal.alone_times(scenario, dataclasses.replace(spec, n_maps=n), map_phase=sort)
+            return abs(cal.mean(times) - target)
+        assert err(spec.n_maps) <= min(err(spec.n_maps - 1), err(spec.n_maps + 1)), label
+
+
+def test_calibration_join_cv_is_the_most_irregular_that_repeats(cal, scenario):
+    """The Join's CV is the largest of the grid whose fitted job repeats its time alone within
+    10% at every seed (tools/calibrate_thesis_ch3.py); refitting gives the file's Join."""
+    join = jobs_by_label(scenario)["J4"]
+    fitted = cal.fit_job(scenario, join)
+    assert (fitted.n_maps, fitted.work_cv, fitted.map_work_s) == (
+        join.n_maps, join.work_cv, join.map_work_s)
+    more = cal.CV_GRID[cal.CV_GRID.index(join.work_cv) - 1]
+    refit = cal.fit_count(scenario, dataclasses.replace(join, work_cv=more), 101.0)
+    assert not cal.within(cal.alone_times(scenario, refit), 101.0)
+
+
+def test_calibration_tight_case_runs_the_same_jobs(cal):
+    """The tight case changes only the goals (3.5.3: 6,000 / 1,500 / 650 / 120 / 120 s)."""
+    from mrsched_gym.reproduce import load_reproduction
+    relaxed, tight = load_reproduction(cal.REPRODUCTION).cases
+    goals = {"J1": 6000.0, "J2": 1500.0, "J3": 650.0, "J4": 120.0, "J5": 120.0}
+    for a, b in zip(relaxed.scenario.workload.jobs, tight.scenario.workload.jobs):
+        assert dataclasses.replace(a, deadline_s=None) == dataclasses.replace(b, deadline_s=None)
+        assert b.deadline_s == goals[b.label]
+
+
+def test_calibration_fit_integer_finds_the_closest_count(cal):
+    assert cal.fit_integer(lambda n: 10.0 * n, 42.0, 1, 100) == 4
+    assert cal.fit_integer(lambda n: 10.0 * n, 47.0, 1, 100) == 5
