@@ -291,7 +291,7 @@ def test_regression_gives_cpu_to_the_task_behind_its_job_phase():
     sim = _two_piest_maps("regression", time_limit_s=30.0)  # stop after the 20 s epoch
     small, big = sorted(sim.tasks_on[0], key=lambda t: t.work)
     os_share = 1.0 / 1.8
-    g = sim._cpu_shares([small, big])
+    g = sim.cpu_shares([small, big])
     assert g[1] > os_share > g[0]                     # the task behind gets more CPU
     assert big.rate > small.rate
     assert big.cpu_est > small.cpu_est
@@ -314,14 +314,14 @@ def test_uniform_equalises_cpu_within_a_job_phase():
     assert lo.cpu_est == hi.cpu_est == PROFILES["piest"].map_demand[0]
     total = lo.demand[0] + hi.demand[0]
     assert total > 1.0
-    g = sim._cpu_shares([lo, hi])
+    g = sim.cpu_shares([lo, hi])
     assert g[1] < 1.0 / total < g[0]
 
 
 def test_no_orchestrator_leaves_cpu_to_the_os():
     sim = _two_piest_maps("none", time_limit_s=30.0)
     assert all(t.cpu_est is None for t in sim.tasks_on[0])
-    assert sim._cpu_shares(sim.tasks_on[0]) == pytest.approx([1 / 1.8, 1 / 1.8])
+    assert sim.cpu_shares(sim.tasks_on[0]) == pytest.approx([1 / 1.8, 1 / 1.8])
 
 
 # ------------------------------------------------------------------ everything at once

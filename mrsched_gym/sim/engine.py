@@ -1263,7 +1263,7 @@ class Simulator:
         count in the mean.
         """
         now = self.now
-        cur = [t.demand[0] * g for t, g in zip(tasks, self._cpu_shares(tasks))]
+        cur = [t.demand[0] * g for t, g in zip(tasks, self.cpu_shares(tasks))]
         pace = [0.0] * len(tasks)
         groups: dict[tuple[int, int], list[int]] = {}
         for i, t in enumerate(tasks):
@@ -1282,7 +1282,7 @@ class Simulator:
                 out[i] = min(d, max(MIN_CPU_SHARE * d, cur[i] * mean / pace[i]))
         return out
 
-    def _cpu_shares(self, tasks: list[Task]) -> list[float]:
+    def cpu_shares(self, tasks: list[Task]) -> list[float]:
         """Each task's current CPU allocation as a fraction of its CPU demand (1 on a node whose
         CPU is not contended; :func:`cpu_factors` under the orchestrator, else the OS's
         capacity / sum of demands)."""
