@@ -52,7 +52,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import math
 from typing import Callable, Sequence
 
 from mrsched_gym.baselines import make_baseline
@@ -60,6 +59,7 @@ from mrsched_gym.config import JobSpec, Scenario
 from mrsched_gym.evaluate import run_episode
 from mrsched_gym.reproduce import load_reproduction
 from mrsched_gym.sim.state import MAP
+from mrsched_gym.workloads.profiles import get_profile
 
 REPRODUCTION = "thesis-ch3-adaptive"
 #: Thesis 3.5.3: completion time of each job in isolation (s).
@@ -182,7 +182,6 @@ def fit_job(scenario: Scenario, spec: JobSpec, seeds: Sequence[int] = SEEDS) -> 
         mu, sd = MEASURED_MAP_S["wordcount"]
         spec = dataclasses.replace(spec, map_work_s=mu, work_cv=round(sd / mu, 3))
         return fit_count(scenario, spec, target, seeds=seeds)
-    from mrsched_gym.workloads.profiles import get_profile
     spec = dataclasses.replace(spec, map_work_s=get_profile(spec.type).map_work_s)
     fitted = spec
     for cv in CV_GRID:                        # the most irregular that repeats its time alone
