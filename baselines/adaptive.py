@@ -40,7 +40,9 @@ gaps, filled as follows (tested):
   slots) x mu_r (:func:`reduce_phase_s`): the time it needs when it gets the reduce slots, which
   is what the phase's own goal then asks for;
 * a phase whose goal has passed (the map phase after its map goal) has missed its goal: it joins
-  the jobs that missed theirs (its Eq. 1 need is unbounded).
+  the jobs that missed theirs (its Eq. 1 need is unbounded). Section 3.3.1 states that the
+  allocation algorithm's "tasks and completion time goal" are those of the phase, so the
+  missed-goal rule of 3.4.1 applies per phase.
 
 RAS (ch. 4.2): utility u_j = u_M + u_R (Eq. 5) with u_M = log(s_alloc)/log(s_req) - 1 below the
 requirement and (s_alloc - s_req)/(s_pend - s_req) above it (Eq. 6), u_R = log(r_alloc)/log(r_pend)
