@@ -14,7 +14,8 @@ A reproduction file (``configs/reproductions/<name>.yaml``) holds:
 * ``paper``: the numbers the seed text states, each ``{case, policy, metric, value, ref}`` (+
   ``job``; + ``change_vs: POLICY`` when the paper states a relative change, e.g. -0.38 for "38%
   lower JCT than Fair"; + ``source``, which row of the paper, e.g. "thesis Table 5.7 simulated";
-  + ``unit``); printed next to ours with the deviation;
+  + ``unit``; + ``over_jobs: mean | max`` for the average or largest per-job change); printed
+  next to ours with the deviation;
 * ``claims``: the qualitative orderings, checked case by case with paired tests over seeds and
   reported as "holds at k of n cases" (:mod:`mrsched_gym.claims` gives the rules and the keys:
   ``text, metric, better, worse, cases, holds_where, tolerance, kind, expect``). ``expect: fail``
@@ -150,6 +151,10 @@ def load_reproduction(name: str, quick: bool = False) -> Reproduction:
         if m not in JOB_METRICS:
             raise ConfigError(f"{src}: job_metrics: unknown {m!r} (known: {', '.join(JOB_METRICS)})")
     for i, e in enumerate(d.get("paper") or []):
+        if e.get("over_jobs") and (e["over_jobs"] not in ("mean", "max") or not e.get(
+                "change_vs") or e["metric"] not in job_metrics):
+            raise ConfigError(f"{src}: paper[{i}]: over_jobs (mean | max) needs change_vs and a "
+                              f"per-job metric listed in job_metrics")
         vs = e.get("change_vs")
         for r in [e.get("case"), *([vs[0]] if isinstance(vs, list) else [])]:
             if r not in names:
@@ -214,11 +219,19 @@ def value_of(records: list[dict], case: str, policy: str, metric: str,
 def paper_counterpart(records: list[dict], e: Mapping) -> float:
     """Our number for a paper entry: the mean of its metric, or with ``change_vs: POLICY`` (or
     ``[CASE, POLICY]``, another world) the relative change against that policy in the same case
-    (or that case) (-0.38 = 38% lower)."""
+    (or that case) (-0.38 = 38% lower). With ``over_jobs: mean | max`` (a per-job metric and
+    ``change_vs``): each job's relative change, then their average or the largest reduction."""
+    vs = e.get("change_vs")
+    case, policy = ((vs[0], vs[1]) if isinstance(vs, (list, tuple)) else (e["case"], vs)) \
+        if vs else (None, None)
+    if e.get("over_jobs"):                       # per-job changes, then their mean or maximum
+        labels = sorted({lab for r in records for lab in r.get("jobs", {})})
+        changes = [value_of(records, e["case"], e["policy"], e["metric"], lab)[0]
+                   / value_of(records, case, policy, e["metric"], lab)[0] - 1.0
+                   for lab in labels]
+        return float(np.mean(changes)) if e["over_jobs"] == "mean" else float(min(changes))
     ours = value_of(records, e["case"], e["policy"], e["metric"], e.get("job"))[0]
-    if e.get("change_vs"):
-        vs = e["change_vs"]
-        case, policy = (vs[0], vs[1]) if isinstance(vs, (list, tuple)) else (e["case"], vs)
+    if vs:
         base = value_of(records, case, policy, e["metric"], e.get("job"))[0]
         return ours / base - 1.0 if base else math.nan
     return ours
@@ -252,7 +265,8 @@ def summary_json(rep: Reproduction, records: list[dict]) -> dict[str, list[dict]
     for e in rep.paper:
         comparisons.append({
             "reproduction": rep.name, "figure": str(e.get("ref", "")),
-            "item": str(e.get("job") or e["case"]),
+            "item": str(e.get("job") or (f"{e['over_jobs']} over jobs" if e.get("over_jobs")
+                                         else e["case"])),
             "source": str(e.get("source") or rep.source), "paper": float(e["value"]),
             "ours": paper_counterpart(records, e), "unit": unit_of(e),
             "case": e["case"], "policy": e["policy"], "metric": e["metric"],
