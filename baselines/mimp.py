@@ -25,8 +25,10 @@ Gaps we filled (the paper's setup has map-only deadlines on a hybrid cluster):
 
 * TCT_j(R_i) = the job's trained mean task work / (node CPU speed x accelerator speed-up) x
   NormTCT_j(r_i): the trained TCT model scaled by the node (the paper's nodes are identical VMs).
-* Reduce tasks count in Eq. 3 and Eq. 6 with the reduce TCT on the job's reduce slots, since our
-  deadlines cover the whole job.
+* Reduce tasks count in Eq. 3 and Eq. 6 with the reduce TCT on the job's reduce slots when the
+  deadlines cover the whole job; with MIMP's own map-phase deadlines
+  (``workload.deadline_scope: map``, the simulator's ``map_scope``) only maps count, as in the
+  paper.
 * read90_j is the profile's map read demand (half its disk demand, the simulator's
   ``READ_FRACTION``); the data node of a node-local map is the node itself, of a remote map the
   least-loaded node (in the rack for rack-local), which is where HDFS would read from.
@@ -66,14 +68,15 @@ class MPScheduler(Scheduler):
             self.name = "mp+ac"
 
     # ---------------------------------------------------------------- scheduling
-    def _on_track(self, sim, job, tasks) -> bool:
+    def on_track(self, sim, job, tasks) -> bool:
         """Eq. 3: can the job finish its remaining tasks on the slots it holds before its deadline?"""
         if not math.isfinite(job.deadline_s):
             return True
         left = job.deadline_s - sim.now
         if left <= 0:
             return False
-        remaining = {MAP: job.n_maps - job.maps_done, REDUCE: job.n_reduces - job.reduces_done}
+        remaining = {MAP: job.n_maps - job.maps_done,
+                     REDUCE: 0 if sim.map_scope else job.n_reduces - job.reduces_done}
         done = {MAP: 0.0, REDUCE: 0.0}
         for t in tasks:
             done[t.phase] += left / max(tct(sim, job, t.phase, t.node), 1e-9)
@@ -102,7 +105,7 @@ class MPScheduler(Scheduler):
         running = running_by_job(sim)
         n = sim.node
         missing = [i for i, c in enumerate(cands)
-                   if not self._on_track(sim, c[0], running.get(c[0].jid, ()))]
+                   if not self.on_track(sim, c[0], running.get(c[0].jid, ()))]
         if missing:
             return min(missing, key=lambda i: edf_key(cands[i]))
         order = sorted(range(len(cands)), key=lambda i: (
@@ -115,11 +118,11 @@ class MPScheduler(Scheduler):
         return order[0]        # every job would overload a data node: the best one anyway
 
     # ---------------------------------------------------------------- admission control
-    def _jct_alone(self, sim, job, slots: list[tuple[int, int]]) -> float:
+    def jct_alone(self, sim, job, slots: list[tuple[int, int]]) -> float:
         """Eq. 6: the job's remaining time if it ran alone on the cluster's slots."""
         total = 0.0
         for phase, left in ((MAP, job.n_maps - job.maps_done),
-                            (REDUCE, job.n_reduces - job.reduces_done)):
+                            (REDUCE, 0 if sim.map_scope else job.n_reduces - job.reduces_done)):
             nodes = [m for m, ph in slots if ph == phase]
             if left <= 0 or not nodes:
                 continue
@@ -136,7 +139,7 @@ class MPScheduler(Scheduler):
         slots += [(m, REDUCE) for m in range(sim.n_nodes) if sim.up[m]
                   for _ in range(sim.red_slots[m])]
         due = [j for j in sim.jobs if j.state == ACTIVE and j.deadline_s <= new.deadline_s]
-        need = sum(self._jct_alone(sim, j, slots) for j in due + [new])
+        need = sum(self.jct_alone(sim, j, slots) for j in due + [new])
         return need <= new.deadline_s - sim.now
 
 

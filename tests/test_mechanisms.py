@@ -362,3 +362,23 @@ def test_invariants_under_random_actions_in_a_mimp_world(variant, seed):
     assert total == pytest.approx(-info["metrics"]["objective"], rel=1e-9, abs=1e-9)
     assert all(node < 2 for *_, node, ph, _ in sim.task_log if ph == REDUCE)
     assert all(set(j.replicas.ravel().tolist()) <= {0, 1} for j in sim.jobs)
+
+
+def test_mp_counts_only_maps_against_a_map_scoped_deadline():
+    """MIMP Eq. 3 and Eq. 6 with the paper's map-phase deadlines: reduces do not count."""
+    from mrsched_gym.baselines import make_baseline
+    job = {**MAP_THEN_REDUCE, "reduce_work_s": 5000.0, "deadline_s": 400.0}
+    for scope, on_track in (("job", False), ("map", True)):
+        sc = scenario(ONE, [job], workload={"deadline_scope": scope},
+                      decisions={"slow_start": 1.0})
+        env = MRSchedEnv(sc)
+        env.reset(seed=0)
+        mp = make_baseline("mp")
+        mp.reset(env.sim, 0)
+        env.step(0)                                   # the map runs on the one slot
+        sim = env.sim
+        tasks = [t for t in sim.running.values() if t.job is sim.jobs[0]]
+        assert mp.on_track(sim, sim.jobs[0], tasks) is on_track, scope
+        slots = [(0, MAP), (0, REDUCE)]
+        alone = mp.jct_alone(sim, sim.jobs[0], slots)
+        assert (alone < 400.0) is on_track, (scope, alone)
