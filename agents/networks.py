@@ -35,10 +35,10 @@ from functools import partial
 import gymnasium as gym
 import numpy as np
 import torch as th
-from torch import nn
+from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 from stable_baselines3.common.policies import ActorCriticPolicy
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
-from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
+from torch import nn
 
 ILLEGAL_LOGIT = -1e8
 
@@ -50,7 +50,7 @@ def symlog(x: th.Tensor) -> th.Tensor:
 
 def _mlp(sizes: list[int]) -> nn.Sequential:
     layers: list[nn.Module] = []
-    for a, b in zip(sizes[:-1], sizes[1:]):
+    for a, b in zip(sizes[:-1], sizes[1:], strict=False):
         layers += [nn.Linear(a, b), nn.ReLU()]
     return nn.Sequential(*layers)
 

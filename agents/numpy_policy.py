@@ -3,7 +3,8 @@
 A trained :class:`~mrsched_gym.agents.networks.SetPolicy` is exported once (:func:`export_numpy`,
 needs torch) to ``NAME.npz`` — the actor's weights (the policy's feature extractor and its
 :class:`~mrsched_gym.agents.networks.CandidateScorer`) and, as JSON text, ``hidden``,
-``work_conserving``, ``masked`` and the trained forecast length. :class:`NumpySetPolicy` replays the same computation
+``work_conserving``, ``masked`` and the trained forecast length. :class:`NumpySetPolicy` replays
+the same computation
 for one observation: symlog inputs, the per-node and per-candidate networks, masked mean pooling,
 the shared candidate score and the skip score, then the argmax of the masked logits (the
 deterministic action the harness takes with torch). It needs no torch, runs on any cluster size
@@ -15,7 +16,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Optional
 
 import numpy as np
 
@@ -82,7 +82,7 @@ class NumpySetPolicy:
         self.skip_b = float(weights["action_net.skip.bias"][0])
 
     @classmethod
-    def load(cls, path: str | Path, name: Optional[str] = None) -> "NumpySetPolicy":
+    def load(cls, path: str | Path, name: str | None = None) -> NumpySetPolicy:
         """Load ``NAME.npz`` (weights and metadata, as :func:`export_numpy` writes it)."""
         path = Path(path)
         with np.load(path, allow_pickle=False) as z:
@@ -122,7 +122,7 @@ class NumpySetPolicy:
         out[K] = skip
         return out
 
-    def reset(self, sim, seed: Optional[int] = None) -> None:
+    def reset(self, sim, seed: int | None = None) -> None:
         """Nothing to reset: the policy is stateless."""
 
     def act(self, obs: dict, mask: np.ndarray) -> int:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
 
 import gymnasium as gym
 import numpy as np
@@ -56,7 +55,7 @@ class AgentPolicy:
         self.policy.set_training_mode(False)
         self._shapes = {k: sp.shape for k, sp in self.policy.observation_space.spaces.items()}
 
-    def reset(self, sim, seed: Optional[int] = None) -> None:
+    def reset(self, sim, seed: int | None = None) -> None:
         """Nothing to reset: the policy is stateless."""
 
     def act(self, obs: dict, mask: np.ndarray) -> int:

@@ -3,7 +3,8 @@
 Each agent is ``NAME.zip`` (an SB3 / sb3-contrib checkpoint) with ``NAME.json`` beside it: the
 env it was trained for, the training config, the step of the checkpoint, the command that
 reproduces it and its validation result; and ``NAME.npz``, the actor's weights for the numpy
-forward pass (:mod:`mrsched_gym.agents.numpy_policy`), so the shipped agents run without torch. ``agent:NAME`` names it wherever a policy is expected
+forward pass (:mod:`mrsched_gym.agents.numpy_policy`), so the shipped agents run without torch.
+``agent:NAME`` names it wherever a policy is expected
 (``mrsched-gym compare --policies edf agent:hadoop-v0``), and ``mrsched-gym compare`` adds the
 agents trained for the compared env to the leaderboard by default.
 """
@@ -13,7 +14,6 @@ from __future__ import annotations
 import json
 from importlib.resources import files
 from pathlib import Path
-from typing import Optional
 
 
 def _folder() -> Path:
@@ -34,13 +34,13 @@ def pretrained_agents() -> dict[str, dict]:
     return out
 
 
-def pretrained_path(name: str) -> Optional[str]:
+def pretrained_path(name: str) -> str | None:
     """The checkpoint of the shipped agent ``name``, or None."""
     info = pretrained_agents().get(name)
     return info["path"] if info else None
 
 
-def pretrained_numpy_path(name: str) -> Optional[str]:
+def pretrained_numpy_path(name: str) -> str | None:
     """The numpy weights of the shipped agent ``name`` (runs without torch), or None."""
     info = pretrained_agents().get(name)
     return info["numpy_path"] if info else None

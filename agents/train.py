@@ -33,7 +33,7 @@ import math
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import numpy as np
 import yaml
@@ -45,7 +45,8 @@ ALGOS = ("maskable_ppo", "ppo")
 POLICIES = ("set", "flat")
 #: PPO hyper-parameters a config may set (passed to the algorithm's constructor unchanged).
 PPO_KEYS = ("learning_rate", "n_steps", "batch_size", "n_epochs", "gamma", "gae_lambda",
-            "clip_range", "ent_coef", "vf_coef", "max_grad_norm", "target_kl", "normalize_advantage")
+            "clip_range", "ent_coef", "vf_coef", "max_grad_norm", "target_kl",
+            "normalize_advantage")
 
 
 @dataclass
@@ -120,7 +121,7 @@ class TrainConfig:
     ppo: dict = field(default_factory=dict)
     eval: EvalConfig = field(default_factory=EvalConfig)
 
-    def validate(self, where: str = "config") -> "TrainConfig":
+    def validate(self, where: str = "config") -> TrainConfig:
         def bad(fld: str, msg: str) -> None:
             raise ConfigError(f"{where}: {fld}: {msg}")
         if self.algo not in ALGOS:
@@ -205,8 +206,9 @@ def config_dict(cfg: TrainConfig) -> dict:
 
 
 # ---------------------------------------------------------------------- building blocks
-def make_vec_env(cfg: TrainConfig, n_envs: Optional[int] = None, seed_offset: int = 0):
-    """The training envs: ``n_envs`` copies, env ``i`` seeded ``TRAIN_SEED_BASE + 1000*seed + i``."""
+def make_vec_env(cfg: TrainConfig, n_envs: int | None = None, seed_offset: int = 0):
+    """The training envs: ``n_envs`` copies, env ``i`` seeded
+    ``TRAIN_SEED_BASE + 1000*seed + i``."""
     from stable_baselines3.common.env_util import make_vec_env as sb3_make_vec_env
     from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
@@ -235,7 +237,7 @@ class LinearSchedule:
         return self.lr * progress_remaining
 
 
-def build_model(cfg: TrainConfig, venv, tb_dir: Optional[str] = None):
+def build_model(cfg: TrainConfig, venv, tb_dir: str | None = None):
     """A fresh MaskablePPO / PPO model with the configured policy network."""
     from sb3_contrib import MaskablePPO
     from stable_baselines3 import PPO
@@ -388,7 +390,7 @@ def plot_learning_curves(histories: dict[str, list[dict]], baselines: dict[str, 
 
 
 # ---------------------------------------------------------------------- the run
-def train(cfg: TrainConfig, out_dir: str | Path = "runs", resume: Optional[str | Path] = None,
+def train(cfg: TrainConfig, out_dir: str | Path = "runs", resume: str | Path | None = None,
           progress: bool = True) -> dict[str, Any]:
     """Train (or resume) one run; returns a summary (paths, best validation mean, history).
 

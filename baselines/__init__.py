@@ -7,16 +7,14 @@ default parameters; :func:`make_baseline` also accepts keyword overrides
 
 from functools import partial
 
-from mrsched_gym.frozen import FrozenDict
-
-from mrsched_gym.baselines.adaptive import (AdaptiveScheduler, RASScheduler,
-                                            ReverseAdaptiveScheduler)
+from mrsched_gym.baselines.adaptive import AdaptiveScheduler, RASScheduler, ReverseAdaptiveScheduler
 from mrsched_gym.baselines.base import Scheduler
 from mrsched_gym.baselines.fair import CapacityScheduler, DRFScheduler, FairScheduler
 from mrsched_gym.baselines.mimp import MPAdmissionScheduler, MPScheduler
 from mrsched_gym.baselines.preemption import PriorityPreemptionScheduler
 from mrsched_gym.baselines.rds import RDSScheduler
 from mrsched_gym.baselines.simple import EDFScheduler, FIFOScheduler, RandomScheduler
+from mrsched_gym.frozen import FrozenDict
 
 #: name -> (factory, source) (one explicit table).
 BASELINES = FrozenDict({

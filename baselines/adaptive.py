@@ -70,7 +70,6 @@ per-phase estimate above is the Adaptive Scheduler's.
 from __future__ import annotations
 
 import math
-from typing import Optional
 
 import numpy as np
 
@@ -206,7 +205,7 @@ class AdaptiveScheduler(Scheduler):
         self.accel_threshold = float(accel_threshold)
         self.name = "adaptive" if affinity == "none" else f"adaptive-{affinity}"
 
-    def reset(self, sim, seed: Optional[int] = None) -> None:
+    def reset(self, sim, seed: int | None = None) -> None:
         self.delays: dict[int, int] = {}
         self.log_pos = 0
         # per job: [sum, count] of finished map lengths on regular / accelerated nodes
@@ -359,7 +358,7 @@ class ReverseAdaptiveScheduler(RASScheduler):
 
     name = "reverse-adaptive"
 
-    def reset(self, sim, seed: Optional[int] = None) -> None:
+    def reset(self, sim, seed: int | None = None) -> None:
         self.s_fit: dict[int, float] = {}
         self.step_s = sim.scenario.availability.step_s
         self.slots = float(sum(sim.map_slots))

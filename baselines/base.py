@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Optional
-
 from mrsched_gym.sim.engine import ADMIT, PREEMPT
 
 
@@ -24,7 +22,7 @@ class Scheduler:
         """Whether this baseline belongs in the leaderboard of ``scenario``."""
         return True
 
-    def reset(self, sim, seed: Optional[int] = None) -> None:
+    def reset(self, sim, seed: int | None = None) -> None:
         """Called after every env reset, before the first decision."""
 
     def decide(self, sim) -> int:
@@ -32,7 +30,7 @@ class Scheduler:
         raise NotImplementedError
 
 
-def default_action(sim) -> Optional[int]:
+def default_action(sim) -> int | None:
     """The action of a scheduler that does not take part in a decision, or ``None``.
 
     Admission: accept (candidate 0). Preemption: wait (skip). A schedule decision without

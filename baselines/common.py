@@ -7,7 +7,7 @@ All of these read the documented read-only view of the simulator (``sim.jobs``, 
 from __future__ import annotations
 
 import math
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 from mrsched_gym.sim.state import MAP, REDUCE, Job, Task
 

@@ -20,7 +20,7 @@ with vs without it) is the ``mrorchestrator`` reproduction.
 
 from __future__ import annotations
 
-from typing import Mapping, Optional
+from collections.abc import Mapping
 
 from mrsched_gym.baselines.base import Scheduler, default_action
 from mrsched_gym.baselines.common import argmin_candidate, running_by_job
@@ -43,8 +43,8 @@ class FairScheduler(Scheduler):
     name = "fair"
 
     def __init__(self, delay: int = 3, pools: str = "job",
-                 min_shares: Optional[Mapping[str, float]] = None,
-                 weights: Optional[Mapping[str, float]] = None) -> None:
+                 min_shares: Mapping[str, float] | None = None,
+                 weights: Mapping[str, float] | None = None) -> None:
         if pools not in ("job", "type"):
             raise ValueError(f"FairScheduler.pools must be 'job' or 'type', got {pools!r}")
         if delay < 0:
@@ -55,7 +55,7 @@ class FairScheduler(Scheduler):
         self.weights = dict(weights or {})
         self.skips: dict[int, int] = {}
 
-    def reset(self, sim, seed: Optional[int] = None) -> None:
+    def reset(self, sim, seed: int | None = None) -> None:
         self.skips = {}
 
     def _pool(self, job) -> str:
@@ -113,11 +113,11 @@ class CapacityScheduler(Scheduler):
 
     name = "capacity"
 
-    def __init__(self, queues: Optional[Mapping[str, float]] = None) -> None:
+    def __init__(self, queues: Mapping[str, float] | None = None) -> None:
         self.queues = dict(queues) if queues else None
         self.share: dict[str, float] = {}
 
-    def reset(self, sim, seed: Optional[int] = None) -> None:
+    def reset(self, sim, seed: int | None = None) -> None:
         q = self.queues or dict(sim.scenario.workload.type_mix) or {"default": 1.0}
         tot = sum(q.values())
         self.share = {k: v / tot for k, v in q.items()}
@@ -151,7 +151,7 @@ class DRFScheduler(Scheduler):
 
     name = "drf"
 
-    def reset(self, sim, seed: Optional[int] = None) -> None:
+    def reset(self, sim, seed: int | None = None) -> None:
         n = range(sim.n_nodes)
         self.node_cap = [(sim.cores[i] * sim.speed[i], sim.disk_mb_s[i], sim.mem_gb[i]) for i in n]
         self.total = [max(sum(c[r] for c in self.node_cap), 1e-9) for r in range(3)]

@@ -38,6 +38,7 @@ Gaps we filled (the paper's setup has map-only deadlines on a hybrid cluster):
 from __future__ import annotations
 
 import math
+
 from mrsched_gym.baselines.base import Scheduler, default_action
 from mrsched_gym.baselines.common import edf_key, prior_task_len, running_by_job
 from mrsched_gym.sim.engine import ADMIT, READ_FRACTION
@@ -69,7 +70,8 @@ class MPScheduler(Scheduler):
 
     # ---------------------------------------------------------------- scheduling
     def on_track(self, sim, job, tasks) -> bool:
-        """Eq. 3: can the job finish its remaining tasks on the slots it holds before its deadline?"""
+        """Eq. 3: can the job finish its remaining tasks on the slots it holds before its
+        deadline?"""
         if not math.isfinite(job.deadline_s):
             return True
         left = job.deadline_s - sim.now
@@ -131,7 +133,8 @@ class MPScheduler(Scheduler):
         return total
 
     def admit(self, sim, new) -> bool:
-        """Eq. 7: accept iff the jobs due no later than ``new`` (and ``new``) fit before its deadline."""
+        """Eq. 7: accept iff the jobs due no later than ``new`` (and ``new``) fit before its
+        deadline."""
         if not math.isfinite(new.deadline_s):
             return True
         slots = [(m, MAP) for m in range(sim.n_nodes) if sim.up[m]

@@ -1,4 +1,5 @@
-"""Priority scheduling with task preemption by kill, wait or suspend (seed ``002``, Pastorelli et al.).
+"""Priority scheduling with task preemption by kill, wait or suspend (seed ``002``, Pastorelli
+et al.).
 
 Scheduling: the highest-priority job first, oldest first within a priority class (the simple
 priority scheduler of the paper's experiments). When a high-priority job waits for capacity the

@@ -1,4 +1,5 @@
-"""RDS: Resource and Deadline-aware Scheduling in dynamic Hadoop clusters (seed ``003``, Cheng et al.).
+"""RDS: Resource and Deadline-aware Scheduling in dynamic Hadoop clusters (seed ``003``, Cheng
+et al.).
 
 Every control interval (10 minutes in the paper, Section IV; III.D: "The scheduling optimizer is
 invoked at each control interval" and "the resource allocation is determined once for every
@@ -37,13 +38,12 @@ paper's jobs with u_j = 0 wait, which only wastes capacity in our simulator).
 from __future__ import annotations
 
 import math
-from typing import Optional, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
 from mrsched_gym.baselines.base import Scheduler, default_action
-from mrsched_gym.baselines.common import (prior_task_len, remaining_slot_seconds,
-                                          running_by_job)
+from mrsched_gym.baselines.common import prior_task_len, remaining_slot_seconds, running_by_job
 from mrsched_gym.baselines.rds_qp import solve_allocation
 from mrsched_gym.sim.state import MAP, REDUCE
 
@@ -98,7 +98,7 @@ class RDSScheduler(Scheduler):
         self.P = tuple(P) + (P[-1],) * max(0, horizon - len(P))
         self.replan_on_arrival = bool(replan_on_arrival)
 
-    def reset(self, sim, seed: Optional[int] = None) -> None:
+    def reset(self, sim, seed: int | None = None) -> None:
         self.next_plan = 0.0
         self.known: set[int] = set()
         self.adjust: dict[int, float] = {}

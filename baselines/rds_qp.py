@@ -21,7 +21,7 @@ count; a test checks that both reach the same optimum.)
 from __future__ import annotations
 
 import functools
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import scipy.sparse as sp

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Optional
-
 import numpy as np
 
 from mrsched_gym.baselines.base import Scheduler, default_action
@@ -21,7 +19,7 @@ class RandomScheduler(Scheduler):
     def __init__(self) -> None:
         self.rng = np.random.default_rng(0)
 
-    def reset(self, sim, seed: Optional[int] = None) -> None:
+    def reset(self, sim, seed: int | None = None) -> None:
         self.rng = np.random.default_rng(seed)
 
     def decide(self, sim) -> int:

@@ -20,7 +20,8 @@ carry the suite's version: the package version, the ids and the seeds.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -103,7 +104,7 @@ def aggregate(scores: dict[str, dict[str, np.ndarray]],
         if p.startswith("agent:"):
             best = {i: best_baseline(scores[i]) for i in ids}
 
-            def poi(idx):
+            def poi(idx, p=p, best=best):
                 return float(np.mean([prob_improvement(scores[i][p][idx[i]],
                                                        scores[i][best[i]][idx[i]])
                                       for i in ids]))

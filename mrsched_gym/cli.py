@@ -6,8 +6,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Optional, Sequence
 
 KEY_METRICS = ("deadline_penalty_h", "deadline_miss_pct", "mean_jct_s", "p95_jct_s",
                "utilisation", "data_locality_pct", "web_response_mean_ms", "wasted_work_s")
@@ -53,7 +53,7 @@ def _compare(args: argparse.Namespace) -> int:
                         if rl_available() or pretrained_numpy_path(a[len("agent:"):])]
             policies = policies + runnable
             if len(runnable) < len(agents_for(env)):
-                print(f"note: shipped agents without numpy weights skipped: they need the RL "
+                print("note: shipped agents without numpy weights skipped: they need the RL "
                       "extra (pip install -c constraints.txt 'mrsched-gym[rl]')")
         headline = args.metric or sc.reward.headline
         if headline not in RECORD_METRICS:
@@ -112,8 +112,14 @@ def _write_leaderboard(args, env, sc, records, failures, headline, seeds, folder
 
     from mrsched_gym import __version__
     from mrsched_gym.evaluate import make_policy, run_episode
-    from mrsched_gym.leaderboard import (paired_vs_best, plot_bars, plot_gantt, plot_jct_cdf,
-                                         ranked, table)
+    from mrsched_gym.leaderboard import (
+        paired_vs_best,
+        plot_bars,
+        plot_gantt,
+        plot_jct_cdf,
+        ranked,
+        table,
+    )
     from mrsched_gym.results import atomic_write, write_results
 
     print(table(records, headline))
@@ -152,12 +158,24 @@ def _benchmark(args: argparse.Namespace) -> int:
     from mrsched_gym import __version__
     from mrsched_gym.agents.pretrained import pretrained_agents
     from mrsched_gym.baselines import applicable_baselines
-    from mrsched_gym.benchmark import (SUITE, TEST_SEEDS, aggregate, normalised_scores,
-                                       plot_iqm, table)
+    from mrsched_gym.benchmark import (
+        SUITE,
+        TEST_SEEDS,
+        aggregate,
+        normalised_scores,
+        plot_iqm,
+        table,
+    )
     from mrsched_gym.errors import InputError
     from mrsched_gym.evaluate import evaluate, scenario_of, sweep_tasks
-    from mrsched_gym.results import (EpisodeFailures, RunFolder, atomic_write, csv_text,
-                                     json_safe, write_results)
+    from mrsched_gym.results import (
+        EpisodeFailures,
+        RunFolder,
+        atomic_write,
+        csv_text,
+        json_safe,
+        write_results,
+    )
 
     ids = args.ids or list(SUITE)
     seeds = list(TEST_SEEDS[: args.seeds]) if args.seeds <= len(TEST_SEEDS) else \
@@ -204,7 +222,7 @@ def _benchmark(args: argparse.Namespace) -> int:
         atomic_write(staged / "scores.csv", csv_text(
             [{"scenario": i, "policy": p, "seed": s, "score": float(v)}
              for i, by in scores.items() for p, vals in by.items()
-             for s, v in zip(seeds, vals)]))
+             for s, v in zip(seeds, vals, strict=False)]))
         atomic_write(staged / "benchmark.md", f"suite: {json.dumps(version)}\n\n{text}\n")
         if not args.no_plots:
             plot_iqm(rows, staged / "iqm.png")
@@ -237,9 +255,16 @@ def _train(args: argparse.Namespace) -> int:
 def _reproduce(args: argparse.Namespace) -> int:
     import time
 
-    from mrsched_gym.reproduce import (bundled_reproductions, check_claims, load_reproduction,
-                                       plot, report, run_reproduction, summary_json,
-                                       validation_page)
+    from mrsched_gym.reproduce import (
+        bundled_reproductions,
+        check_claims,
+        load_reproduction,
+        plot,
+        report,
+        run_reproduction,
+        summary_json,
+        validation_page,
+    )
     from mrsched_gym.results import atomic_write, json_safe
 
     if args.list or not args.names:
@@ -296,7 +321,7 @@ def _list(args: argparse.Namespace) -> int:
     return 0
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``mrsched-gym`` command.
 
     Bad arguments are refused by argparse (usage and an ``error:`` line, exit 2). The project's

@@ -26,17 +26,17 @@ import numbers
 import os
 import types
 import typing
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any, Literal, Mapping, Optional, Union
+from typing import Any, Literal, Union
 
 import numpy as np
 import yaml
 
 from mrsched_gym.errors import InputTypeError, MRSchedError
 from mrsched_gym.frozen import FrozenDict
-
 from mrsched_gym.workloads.profiles import ACCELERATORS, PROFILES
 
 
@@ -78,7 +78,7 @@ def _is_integer(value: Any) -> bool:
     return isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _field_rules(cls: type) -> tuple[tuple[str, str, tuple], ...]:
     """``(field, rule, choices)`` for every field of a config dataclass, from its type hints.
 
@@ -186,10 +186,10 @@ class NodeGroup:
     net_mb_s: float = 125.0
     disk_gb: float = 500.0
     cpu_speed: float = 1.0
-    accelerator: Optional[str] = None
+    accelerator: str | None = None
     kind: Literal["dedicated", "shared"] = "dedicated"
-    map_slots: Optional[int] = None
-    reduce_slots: Optional[int] = None
+    map_slots: int | None = None
+    reduce_slots: int | None = None
 
     def __post_init__(self) -> None:
         _check_fields(self)
@@ -211,7 +211,8 @@ class NodeGroup:
 
     @property
     def effective_map_slots(self) -> int:
-        """Map slots per node: configured, or MROrchestrator's Hadoop rule (seed 001, footnote 1)."""
+        """Map slots per node: configured, or MROrchestrator's Hadoop rule (seed 001,
+        footnote 1)."""
         if self.map_slots is not None:
             return self.map_slots
         rule = min(self.cpu_cores - 1, (self.mem_gb - 2) / 2, self.disk_gb / 50)
@@ -363,7 +364,7 @@ class InterferenceConfig:
     period_s: float = 86400.0
     step_s: float = 300.0
     noise: float = 0.05
-    trace: Optional[str] = None
+    trace: str | None = None
     trace_offset_s: float = 0.0
     min_share: float = 0.02
     response_alone_ms: float = 25.0
@@ -422,7 +423,7 @@ class AvailabilityConfig:
     level: int = 1
     mean_on_s: float = 7200.0
     mean_off_s: float = 900.0
-    trace: Optional[str] = None
+    trace: str | None = None
     trace_offset_s: float = 0.0
     trace_invert: bool = False
     forecast_steps: int = 8
@@ -468,14 +469,14 @@ class JobSpec:
     type: str
     arrival_s: float = 0.0
     n_maps: int = 10
-    n_reduces: Optional[int] = None
-    deadline_s: Optional[float] = None
-    deadline_factor: Optional[float] = None
+    n_reduces: int | None = None
+    deadline_s: float | None = None
+    deadline_factor: float | None = None
     priority: int = 0
     weight: float = 1.0
-    map_work_s: Optional[float] = None
-    reduce_work_s: Optional[float] = None
-    work_cv: Optional[float] = None
+    map_work_s: float | None = None
+    reduce_work_s: float | None = None
+    work_cv: float | None = None
     label: str = ""
 
     def __post_init__(self) -> None:
@@ -551,7 +552,8 @@ class WorkloadConfig:
     load: float = 0.7
     size_mean: float = 62.0
     size_std: float = 15.5
-    type_mix: Mapping[str, float] = field(default_factory=lambda: FrozenDict({"wordcount": 1.0, "sort": 1.0}))
+    type_mix: Mapping[str, float] = field(
+        default_factory=lambda: FrozenDict({"wordcount": 1.0, "sort": 1.0}))
     deadline_factor: tuple[float, float] = (1.5, 8.0)
     deadline_fraction: float = 1.0
     deadline_scope: Literal["job", "map"] = "job"
@@ -559,7 +561,7 @@ class WorkloadConfig:
     weight_range: tuple[float, float] = (1.0, 1.0)
     task_work_scale: float = 1.0
     jobs: tuple[JobSpec, ...] = ()
-    trace: Optional[str] = None
+    trace: str | None = None
     trace_offset_s: float = 0.0
     trace_random_window: bool = False
     bytes_scale: float = 1.0
@@ -848,7 +850,8 @@ def _build(tp: Any, value: Any, path: str) -> Any:
             return tuple(_build(args[0], v, f"{path}[{i}]") for i, v in enumerate(value))
         if len(value) != len(args):
             raise ConfigError(f"{path}: expected {len(args)} values, got {len(value)}")
-        return tuple(_build(a, v, f"{path}[{i}]") for i, (a, v) in enumerate(zip(args, value)))
+        return tuple(_build(a, v, f"{path}[{i}]")
+                     for i, (a, v) in enumerate(zip(args, value, strict=False)))
     if origin in (collections.abc.Mapping, dict) or tp is Mapping:
         if not isinstance(value, Mapping):
             raise ConfigError(f"{path}: expected a mapping, got {_short(value)}")
@@ -983,7 +986,7 @@ def _read_yaml(text: str, source: str) -> Mapping[str, Any]:
     return data
 
 
-def load_scenario(path_or_name: Union[str, Path]) -> Scenario:
+def load_scenario(path_or_name: str | Path) -> Scenario:
     """Load a scenario from a YAML file path or a bundled scenario name (e.g. ``"hadoop"``).
 
     Raises:

@@ -25,8 +25,8 @@ Keys and features (all float32; times in hours unless said; clipped to the box b
 ``nodes`` [N, G = 10]
     0 up | 1 CPU capacity multiplier | 2 CPU speed / max speed | 3 shared | 4 accelerated |
     5 free map slots fraction (containers: free CPU) | 6 free reduce slots fraction (0 on a
-    maps-only node; containers: free memory) | 7 residual CPU after the interactive load | 8 suspended tasks / 4 |
-    9 is the decision node
+    maps-only node; containers: free memory) | 7 residual CPU after the interactive load |
+    8 suspended tasks / 4 | 9 is the decision node
 
 ``forecast`` [W]
     forecast of f(t) for the next W availability steps.

@@ -3,17 +3,21 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping, Optional, Union
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from mrsched_gym.config import REWARD_COMPONENTS, Scenario, load_scenario, \
-    with_overrides
-from mrsched_gym.encoding import CANDIDATE_FEATURES, DECISION_FEATURES, NODE_FEATURES, \
-    ObservationEncoder
+from mrsched_gym.config import REWARD_COMPONENTS, Scenario, load_scenario, with_overrides
+from mrsched_gym.encoding import (
+    CANDIDATE_FEATURES,
+    DECISION_FEATURES,
+    NODE_FEATURES,
+    ObservationEncoder,
+)
 from mrsched_gym.errors import EpisodeStateError, InputError, InputTypeError
 from mrsched_gym.metrics import episode_metrics
 from mrsched_gym.models import availability, interference
@@ -130,8 +134,8 @@ class MRSchedEnv(gym.Env):
 
     metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
 
-    def __init__(self, scenario: Union[str, Path, Scenario, None] = None,
-                 render_mode: Optional[str] = None, strict_actions: bool = False,
+    def __init__(self, scenario: str | Path | Scenario | None = None,
+                 render_mode: str | None = None, strict_actions: bool = False,
                  **overrides: Any) -> None:
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise InputError(f"render_mode must be None or one of "
@@ -169,7 +173,7 @@ class MRSchedEnv(gym.Env):
         self._masks = [np.array([i < k or i == K for i in range(K + 1)]) for k in range(K + 1)]
 
     # ------------------------------------------------------------------ gymnasium API
-    def reset(self, *, seed: Optional[int] = None, options: Optional[dict] = None
+    def reset(self, *, seed: int | None = None, options: dict | None = None
               ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
         if options is not None and not (isinstance(options, Mapping) and not options):
             raise InputError(f"reset(options=...): this environment takes no options, got "
@@ -201,7 +205,7 @@ class MRSchedEnv(gym.Env):
         terminated = self.sim.done and not self.sim.truncated
         truncated = self.sim.truncated
         info = self._info(invalid=not valid)
-        info["reward_components"] = dict(zip(REWARD_COMPONENTS, inc))
+        info["reward_components"] = dict(zip(REWARD_COMPONENTS, inc, strict=False))
         if self.sim.done:
             log = build_log(self.sim)
             info["metrics"] = episode_metrics(log, self.scenario.reward.weights)
@@ -247,7 +251,7 @@ class MRSchedEnv(gym.Env):
                 "node": s.node, "time_s": s.now, "n_candidates": len(s.candidates),
                 "invalid_action": invalid, "episode_over": s.done}
 
-    def render(self) -> Union[str, np.ndarray, None]:
+    def render(self) -> str | np.ndarray | None:
         if self.render_mode is None:
             gym.logger.warn("render() called without a render_mode; pass render_mode= to make()")
             return None

@@ -25,9 +25,10 @@ from __future__ import annotations
 import os
 import time
 import traceback
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Optional, Sequence
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
@@ -35,8 +36,14 @@ import numpy as np
 import mrsched_gym  # noqa: F401  (registers the ids)
 from mrsched_gym.config import load_scenario
 from mrsched_gym.errors import InputError
-from mrsched_gym.results import (EpisodeFailures, mean_ci95, metric_names, summarize, task_key,
-                                 write_results)
+from mrsched_gym.results import (
+    EpisodeFailures,
+    mean_ci95,
+    metric_names,
+    summarize,
+    task_key,
+    write_results,
+)
 
 DEFAULT_ENV = "mrsched/Hadoop-v0"
 
@@ -68,8 +75,11 @@ def parse_policy(spec: str) -> PolicySpec:
     if spec.startswith("agent:") or spec.endswith(".zip"):
         path = spec[len("agent:"):] if spec.startswith("agent:") else spec
         if not Path(path).is_file():
-            from mrsched_gym.agents.pretrained import (pretrained_agents, pretrained_numpy_path,
-                                                       pretrained_path)
+            from mrsched_gym.agents.pretrained import (
+                pretrained_agents,
+                pretrained_numpy_path,
+                pretrained_path,
+            )
             shipped = pretrained_numpy_path(path) or pretrained_path(path)
             if shipped is None:
                 raise InputError(
@@ -107,7 +117,7 @@ def make_policy(spec: PolicySpec | str):
 
 
 # ---------------------------------------------------------------------- scenarios
-def make_env(scenario: str, overrides: Optional[dict] = None) -> gym.Env:
+def make_env(scenario: str, overrides: dict | None = None) -> gym.Env:
     """A registered id, a bundled scenario name or a scenario YAML path, with overrides."""
     kw = dict(overrides or {})
     if isinstance(scenario, str) and scenario in gym.registry:
@@ -125,7 +135,7 @@ def scenario_of(scenario: str):
 
 
 # ---------------------------------------------------------------------- one episode
-def run_episode(scenario: str, policy, seed: int, env_kwargs: Optional[dict] = None,
+def run_episode(scenario: str, policy, seed: int, env_kwargs: dict | None = None,
                 keep_log: bool = False) -> dict[str, Any]:
     """Run ``policy`` for one episode on ``scenario`` (an id, name or path) with ``seed``.
 
@@ -187,8 +197,8 @@ def run_task(task: tuple) -> dict[str, Any]:
 
 # ---------------------------------------------------------------------- many episodes
 def evaluate(policies: Sequence[str | PolicySpec], scenarios: Sequence[str],
-             seeds: Iterable[int], workers: Optional[int] = None, progress: bool = True,
-             env_kwargs: Optional[dict] = None, done: Sequence[dict] = (),
+             seeds: Iterable[int], workers: int | None = None, progress: bool = True,
+             env_kwargs: dict | None = None, done: Sequence[dict] = (),
              on_result=None) -> list[dict[str, Any]]:
     """Run every policy on every scenario and seed (common random numbers across policies).
 
@@ -226,7 +236,7 @@ def evaluate(policies: Sequence[str | PolicySpec], scenarios: Sequence[str],
 
 
 def sweep_tasks(policies: Sequence[str | PolicySpec], scenarios: Sequence[str],
-                seeds: Iterable[int], env_kwargs: Optional[dict] = None) -> list[tuple]:
+                seeds: Iterable[int], env_kwargs: dict | None = None) -> list[tuple]:
     """The :func:`run_task` arguments of a sweep, in record order (policy, scenario, seed), after
     checking every scenario, policy and seed: a bad one fails before anything runs. Policy labels
     are unique (two checkpoints with the same file name are labelled by their paths)."""
@@ -266,7 +276,7 @@ def check_policy(spec: PolicySpec | str) -> PolicySpec:
     return sp
 
 
-def run_parallel(fn, tasks: Sequence, workers: Optional[int] = None, progress: bool = True,
+def run_parallel(fn, tasks: Sequence, workers: int | None = None, progress: bool = True,
                  desc: str = "episodes", on_result=None) -> list:
     """``[fn(t) for t in tasks]`` in task order, over a fork pool (``workers`` processes, default
     the machine's cores; 1 = in this process) with a tqdm bar on stderr; ``on_result(r)`` is

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Iterator, Mapping
+from collections.abc import Iterator, Mapping
+from typing import Any
 
 
 class FrozenDict(Mapping):
@@ -34,8 +35,8 @@ class FrozenDict(Mapping):
     def __reduce__(self):
         return (FrozenDict, (self._d,))
 
-    def __deepcopy__(self, memo: dict) -> "FrozenDict":
+    def __deepcopy__(self, memo: dict) -> FrozenDict:
         return self
 
-    def __copy__(self) -> "FrozenDict":
+    def __copy__(self) -> FrozenDict:
         return self

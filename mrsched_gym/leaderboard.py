@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Optional, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -15,7 +16,7 @@ KEY_METRICS = ("deadline_miss_pct", "mean_jct_s", "p95_jct_s", "utilisation",
                "data_locality_pct", "wasted_work_s", "web_response_mean_ms", "rejections")
 
 
-def _fmt(mean: float, ci: Optional[float] = None) -> str:
+def _fmt(mean: float, ci: float | None = None) -> str:
     if mean is None or (isinstance(mean, float) and math.isnan(mean)):
         return "-"
     s = f"{mean:.2f}" if abs(mean) < 1000 else f"{mean:.0f}"
@@ -31,7 +32,7 @@ def ranked(records: Sequence[dict], headline: str) -> list[dict[str, Any]]:
                                        else r[f"{headline}_mean"], r["policy"]))
 
 
-def table(records: Sequence[dict], headline: str, notes: Optional[dict] = None) -> str:
+def table(records: Sequence[dict], headline: str, notes: dict | None = None) -> str:
     """A Markdown table: rank, policy, headline mean ± 95% CI, then the key metrics' means."""
     rows = ranked(records, headline)
     keys = [k for k in KEY_METRICS if k != headline and any(
@@ -106,7 +107,7 @@ def plot_bars(records: Sequence[dict], headline: str, path: Path) -> Path:
 
 
 def plot_jct_cdf(records: Sequence[dict], path: Path, max_policies: int = 8,
-                 headline: Optional[str] = None) -> Path:
+                 headline: str | None = None) -> Path:
     """Empirical CDF of job completion times (all seeds pooled), the best policies."""
     rows = ranked(records, headline) if headline else summarize(records)
     names = [r["policy"] for r in rows][:max_policies]

@@ -25,14 +25,13 @@ rejected at admission) — the estimate ``time limit + remaining work alone`` th
 from __future__ import annotations
 
 import math
-from typing import Mapping
+from collections.abc import Mapping
 
 import numpy as np
 
 from mrsched_gym.config import COMPONENT_METRICS, REWARD_COMPONENTS
 from mrsched_gym.rewards import totals
 from mrsched_gym.sim.log import EpisodeLog
-
 
 #: Every metric of :func:`episode_metrics` (without ``objective``), in its order.
 METRIC_NAMES = (
@@ -135,7 +134,7 @@ def episode_metrics(log: EpisodeLog, weights: Mapping[str, float] | None = None
     # the reward components' totals (one formula, shared with mrsched_gym.rewards)
     comp = totals(c["I_active"], c["I_late"], c["I_slo"], c["wasted_s"], c["I_cap"],
                   c["I_busy"], c["n_rejected"], n_jobs)
-    for name, value in zip(REWARD_COMPONENTS, comp):
+    for name, value in zip(REWARD_COMPONENTS, comp, strict=False):
         m[COMPONENT_METRICS[name]] = value
     if weights is not None:
         m["objective"] = float(sum(w * m[COMPONENT_METRICS[k]] for k, w in weights.items()))

@@ -18,7 +18,8 @@ install command.
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Optional, Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
@@ -35,7 +36,7 @@ def _ray():
     return ray
 
 
-def init_ray(address: Optional[str] = None, num_cpus: Optional[int] = None) -> None:
+def init_ray(address: str | None = None, num_cpus: int | None = None) -> None:
     """Start (or connect to) Ray once; quiet, no dashboard. ``address="auto"`` joins a cluster."""
     ray = _ray()
     if not ray.is_initialized():
@@ -61,7 +62,7 @@ class RLlibObservation(gym.ObservationWrapper):
         return gym.spaces.flatten(self.env.observation_space, obs)
 
 
-def make_rllib_env(env_config: Optional[dict] = None) -> gym.Env:
+def make_rllib_env(env_config: dict | None = None) -> gym.Env:
     """The env creator Ray ships to its workers: ``env_config`` = ``{"scenario": id/name/path,
     **overrides}``; default ``mrsched/Hadoop-v0``."""
     import mrsched_gym  # noqa: F401  (registers the Gymnasium ids inside the worker)
@@ -86,7 +87,7 @@ def register_rllib_envs(extra: Iterable[str] = ()) -> list[str]:
     return names
 
 
-def rllib_ppo_config(scenario: str = "mrsched/Hadoop-v0", env_overrides: Optional[dict] = None,
+def rllib_ppo_config(scenario: str = "mrsched/Hadoop-v0", env_overrides: dict | None = None,
                      num_env_runners: int = 1, train_batch_size: int = 4000,
                      minibatch_size: int = 256, num_epochs: int = 5, lr: float = 3e-4,
                      gamma: float = 0.995, seed: int = 0, hidden: Sequence[int] = (128, 128)):
@@ -120,7 +121,7 @@ def train_rllib(config, iterations: int = 1) -> list[dict]:
 
 # ---------------------------------------------------------------------- evaluation sweeps
 def evaluate_ray(policies: Sequence[str], scenarios: Sequence[str], seeds: Iterable[int],
-                 env_kwargs: Optional[dict] = None, address: Optional[str] = None,
+                 env_kwargs: dict | None = None, address: str | None = None,
                  progress: bool = True) -> list[dict[str, Any]]:
     """:func:`mrsched_gym.evaluate.evaluate` with one Ray task per episode (same records, same
     order; failed episodes raise :class:`~mrsched_gym.results.EpisodeFailures` after the others

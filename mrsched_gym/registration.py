@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from mrsched_gym.frozen import FrozenDict
-
 import gymnasium as gym
+
+from mrsched_gym.frozen import FrozenDict
 
 #: id -> bundled scenario name (``configs/scenarios/<name>.yaml``).
 ENV_IDS = FrozenDict({

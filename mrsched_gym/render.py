@@ -21,7 +21,8 @@ def render_ansi(sim) -> str:
              f"f(t)={sim.availability_now():.2f}"]
     for n in range(sim.n_nodes):
         if sim.slots_mode:
-            use = f"map {sim.used_map[n]}/{sim.map_slots[n]} red {sim.used_red[n]}/{sim.red_slots[n]}"
+            use = (f"map {sim.used_map[n]}/{sim.map_slots[n]} "
+                   f"red {sim.used_red[n]}/{sim.red_slots[n]}")
         else:
             use = f"cpu {sim.res[n][0]:.2f}/{sim.cap[n]:.2f} mem {sim.res[n][2]:.2f}"
         flags = ("S" if sim.shared[n] else "D") + ("A" if sim.accel[n] else "-") + \

@@ -34,16 +34,16 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any, Mapping, Optional, Sequence
+from typing import Any
 
 import numpy as np
 
-from mrsched_gym.config import ConfigError, Scenario, parse_yaml, scenario_from_dict, \
-    with_overrides
 from mrsched_gym.claims import check_claim, claim_cases
+from mrsched_gym.config import ConfigError, Scenario, parse_yaml, scenario_from_dict, with_overrides
 from mrsched_gym.evaluate import check_policy, make_policy, mean_ci95, run_episode, run_parallel
 
 JOB_METRICS = ("exec_s", "finish_s", "beyond_rel")
@@ -149,7 +149,8 @@ def load_reproduction(name: str, quick: bool = False) -> Reproduction:
     job_metrics = list(d.get("job_metrics") or [])
     for m in job_metrics:
         if m not in JOB_METRICS:
-            raise ConfigError(f"{src}: job_metrics: unknown {m!r} (known: {', '.join(JOB_METRICS)})")
+            raise ConfigError(f"{src}: job_metrics: unknown {m!r} "
+                              f"(known: {', '.join(JOB_METRICS)})")
     for i, e in enumerate(d.get("paper") or []):
         if e.get("over_jobs") and (e["over_jobs"] not in ("mean", "max") or not e.get(
                 "change_vs") or e["metric"] not in job_metrics):
@@ -196,7 +197,7 @@ def _run_one(task: tuple) -> dict[str, Any]:
     return rec
 
 
-def run_reproduction(rep: Reproduction, workers: Optional[int] = None,
+def run_reproduction(rep: Reproduction, workers: int | None = None,
                      progress: bool = True) -> list[dict[str, Any]]:
     """Run every case x policy x seed; records in that order."""
     tasks = [(c, p, s, rep.job_metrics) for c in rep.cases for p in c.policies
@@ -205,7 +206,7 @@ def run_reproduction(rep: Reproduction, workers: Optional[int] = None,
 
 
 def value_of(records: list[dict], case: str, policy: str, metric: str,
-             job: Optional[str] = None) -> tuple[float, float]:
+             job: str | None = None) -> tuple[float, float]:
     """Mean and 95% CI half-width of ``metric`` (or a job's metric) over the seeds."""
     vals = []
     for r in records:
@@ -384,7 +385,7 @@ def validation_page(results: Sequence[tuple[Reproduction, list[dict]]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def plot(rep: Reproduction, records: list[dict], path: Path) -> Optional[Path]:
+def plot(rep: Reproduction, records: list[dict], path: Path) -> Path | None:
     """The reproduction's figure (bars per case and policy, or lines over the cases)."""
     if not rep.plot:
         return None

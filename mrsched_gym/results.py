@@ -22,8 +22,9 @@ import math
 import os
 import shutil
 import tempfile
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any, Iterable, Optional, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -154,11 +155,11 @@ class RunFolder:
         self.journal_path = self.parent / f".{name}.journal.jsonl"
         self.lock_path = self.parent / f".{name}.lock"
         self.header = json_safe(header)
-        self._lock_fd: Optional[int] = None
+        self._lock_fd: int | None = None
         self._journal = None
 
     # ------------------------------------------------------------------ lock
-    def __enter__(self) -> "RunFolder":
+    def __enter__(self) -> RunFolder:
         try:
             self.parent.mkdir(parents=True, exist_ok=True)
             probe = tempfile.NamedTemporaryFile(dir=self.parent, prefix=".probe.", delete=True)

@@ -18,7 +18,7 @@ reward = - sum_c weight_c * increment_c, so the episode return is exactly ``-obj
 
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 from mrsched_gym.config import REWARD_COMPONENTS
 

@@ -7,7 +7,8 @@ scenarios (``from mrsched_gym.testing import check_invariants``).
 from __future__ import annotations
 
 import math
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
@@ -77,7 +78,7 @@ def check_invariants(sim: Simulator) -> None:
             assert job.tasks_done == job.n_maps + job.n_reduces, f"job {job.jid} finished early"
             assert job.finish_s >= job.arrival_s - _TOL
         # conservation of work: the job's completed work is exactly its completed tasks' work
-        done_maps = sum(w for w, st in zip(job.map_work, job.map_state) if st == 2)
+        done_maps = sum(w for w, st in zip(job.map_work, job.map_state, strict=False) if st == 2)
         open_reds = set(job.red_stack) | {t.idx for t in job.running_reduces} | {
             t.idx for t in job.susp if t.phase == REDUCE}
         done_reds = sum(w for i, w in enumerate(job.reduce_work) if i not in open_reds)
@@ -101,7 +102,7 @@ def check_task_log(sim: Simulator) -> None:
             done[(jid, phase)] = done.get((jid, phase), 0) + 1
             if phase == MAP:
                 last_map_end[jid] = max(last_map_end.get(jid, -math.inf), end)
-    for start, end, jid, _node, phase, outcome in sim.task_log:
+    for _start, end, jid, _node, phase, outcome in sim.task_log:
         if outcome == "done" and phase == REDUCE:
             assert end >= last_map_end.get(jid, math.inf) - _TOL, f"job {jid} reduce before maps"
     for job in sim.jobs:
@@ -149,7 +150,7 @@ def assert_same_record(a: Any, b: Any, path: str = "") -> None:
             assert_same_record(a[k], b[k], f"{path}.{k}")
     elif isinstance(a, (list, tuple)):
         assert len(a) == len(b), f"{path}: lengths differ"
-        for i, (x, y) in enumerate(zip(a, b)):
+        for i, (x, y) in enumerate(zip(a, b, strict=False)):
             assert_same_record(x, y, f"{path}[{i}]")
     elif isinstance(a, np.ndarray):
         assert a.dtype == b.dtype and a.shape == b.shape, f"{path}: array meta differ"

@@ -13,11 +13,9 @@ th = pytest.importorskip("torch")
 pytest.importorskip("sb3_contrib")
 
 from mrsched_gym.agents.networks import SetExtractor, SetPolicy  # noqa: E402
-from mrsched_gym.agents.policy import (AgentPolicy, load_agent, load_sb3,  # noqa: E402
-                                       policy_logits)
+from mrsched_gym.agents.policy import AgentPolicy, load_agent, load_sb3, policy_logits  # noqa: E402
 from mrsched_gym.agents.pretrained import agents_for, pretrained_agents  # noqa: E402
-from mrsched_gym.agents.train import (TRAIN_SEED_BASE, build_model, load_config,  # noqa: E402
-                                      make_vec_env, train)
+from mrsched_gym.agents.train import TRAIN_SEED_BASE, build_model, load_config, make_vec_env, train  # noqa: E402
 from mrsched_gym.evaluate import evaluate, mean_ci95, run_episode  # noqa: E402
 
 #: Short episodes (15 min of arrivals) keep the training tests to seconds.
@@ -190,14 +188,14 @@ def test_loaded_agent_through_the_harness(trained):
     par = evaluate([spec, "edf"], ["mrsched/Hadoop-v0"], [0, 1], workers=2, progress=False,
                    env_kwargs=SHORT)
     assert [r["policy"] for r in seq] == ["agent:final_model"] * 2 + ["edf"] * 2
-    for a, b in zip(seq, par):
+    for a, b in zip(seq, par, strict=False):
         assert a["deadline_penalty_h"] == b["deadline_penalty_h"] and a["steps"] == b["steps"]
     assert seq[0]["invalid_actions"] == 0 and seq[0]["jobs_finished"] > 0
 
 
 def test_resume_continues_to_the_total(trained, tmp_path):
-    from pathlib import Path
     import shutil
+    from pathlib import Path
     run = tmp_path / "tiny"
     shutil.copytree(trained["out"], run)
     res = train(tiny(total_timesteps=3072), tmp_path, resume=run / "last_model.zip",
@@ -214,7 +212,7 @@ def test_fixed_seed_reproduces_training(trained, tmp_path):
     b = load_sb3(again["final_model"]).policy.state_dict()
     assert all(th.equal(a[k], b[k]) for k in a)
     assert again["history"] == [dict(h, wall_s=g["wall_s"], eval_s=g["eval_s"])
-                                for h, g in zip(trained["history"], again["history"])]
+                                for h, g in zip(trained["history"], again["history"], strict=False)]
     other = train(tiny("other", seed=1, total_timesteps=512), tmp_path, progress=False)
     c = load_sb3(other["final_model"]).policy.state_dict()
     assert not all(th.equal(a[k], c[k]) for k in a)

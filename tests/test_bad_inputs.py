@@ -24,8 +24,15 @@ import pytest
 
 import mrsched_gym  # noqa: F401  (registers the ids)
 from mrsched_gym.cli import main
-from mrsched_gym.config import (MAX_NODES, MAX_PERIODIC_STEPS, MAX_TASKS, ConfigError,
-                                bundled_scenarios, episode_size, load_scenario)
+from mrsched_gym.config import (
+    MAX_NODES,
+    MAX_PERIODIC_STEPS,
+    MAX_TASKS,
+    ConfigError,
+    bundled_scenarios,
+    episode_size,
+    load_scenario,
+)
 from mrsched_gym.env import MRSchedEnv
 from mrsched_gym.errors import EpisodeStateError, InputError, InputTypeError, MRSchedError
 from mrsched_gym.models.traces import TraceError

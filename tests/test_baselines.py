@@ -2,7 +2,8 @@
 
 Crafted scenarios check a claim exactly where one can be set up by hand; scenario families with a
 few seeds check the statistical claims. A claim our simulator does not reproduce is a strict
-``xfail`` with the numbers in its reason (and in the README's table of baseline claims), so it is reported, not hidden,
+``xfail`` with the numbers in its reason (and in the README's table of baseline claims), so it is
+reported, not hidden,
 and the test flags it the day it starts to hold.
 """
 
@@ -189,6 +190,7 @@ def phase_job(deadline_s=150.0, pending_maps=10, n_reduces=10, pending_reduces=8
               mu_map=10.0, mu_reduce=math.nan, prior=(10.0, 100.0), reduces_done=0):
     """A job as the estimates read it (duck-typed), with an observed map length."""
     from types import SimpleNamespace
+
     from mrsched_gym.sim.state import MAP
     return SimpleNamespace(jid=0, deadline_s=deadline_s, pending_maps=pending_maps,
                            n_reduces=n_reduces, pending_reduces=pending_reduces,
@@ -208,6 +210,7 @@ def test_adaptive_estimates_each_phase_against_its_own_goal():
     100 / 50 = 2 map slots; the reduces need (2 x 100 + 8 x 100) / 150 - 2 running = 4.67 reduce
     slots. The whole-job estimate (RAS's) folds it all into 1100 / 150 - 2 = 5.33 map slots."""
     from types import SimpleNamespace
+
     from mrsched_gym.baselines.adaptive import AdaptiveScheduler
     from mrsched_gym.baselines.common import required_slots
     from mrsched_gym.sim.state import MAP, REDUCE
@@ -235,8 +238,12 @@ def test_adaptive_phase_goal_gaps():
     relative reduce cost x the observed map length until reduces finish, then the observed mean;
     the reduce phase lasts its waves on the cluster's reduce slots; a map phase past its map goal
     has missed its goal (first class) while the job's goal is still ahead."""
-    from mrsched_gym.baselines.adaptive import (AdaptiveScheduler, phase_goal, reduce_phase_s,
-                                                reduce_task_estimate)
+    from mrsched_gym.baselines.adaptive import (
+        AdaptiveScheduler,
+        phase_goal,
+        reduce_phase_s,
+        reduce_task_estimate,
+    )
     from mrsched_gym.sim.state import MAP, REDUCE
     assert reduce_task_estimate(phase_job(mu_map=12.0), 12.0) == pytest.approx(120.0)
     assert reduce_task_estimate(phase_job(mu_reduce=80.0), 12.0) == 80.0
@@ -271,8 +278,7 @@ def test_ras_job_slots_beat_every_static_slot_count():
 
 
 def test_ras_utility_shape():
-    from mrsched_gym.baselines.adaptive import (ras_map_utility, reduce_utility,
-                                                reverse_map_utility)
+    from mrsched_gym.baselines.adaptive import ras_map_utility, reduce_utility, reverse_map_utility
     assert ras_map_utility(0, 20, 35) == -math.inf
     assert ras_map_utility(20, 20, 35) == 0.0 and ras_map_utility(35, 20, 35) == 1.0
     assert -1 < ras_map_utility(10, 20, 35) < 0
@@ -381,7 +387,8 @@ def test_rds_beats_fair_when_capacity_varies():
 
 
 @pytest.mark.xfail(strict=True, reason="not reproduced: RDS's deadline-miss penalty is above EDF's "
-                   "on Hadoop-v0 (5 seeds ~5.1 vs ~2.5 job-hours); see the README's baseline claims")
+                   "on Hadoop-v0 (5 seeds ~5.1 vs ~2.5 job-hours); see the README's baseline "
+                   "claims")
 def test_rds_beats_edf_when_capacity_varies():
     seeds = range(5)
     rds = mean_metric("mrsched/Hadoop-v0", "rds", "deadline_penalty_h", seeds)
@@ -437,9 +444,10 @@ def test_rds_qp_reaches_the_optimum_slsqp_finds():
         assert np.all(u >= 0) and np.all(u <= umax[:, None] + 1e-9)
         assert np.all(u.sum(axis=0) <= cap + 1e-6)
 
-        def f(x):
+        def f(x, J=J, H=H, work=work, left=left, w=w, u0=u0, S=S):
             return allocation_objective(x.reshape(J, H), work, left, w, u0, 600.0, P, S)
-        cons = [{"type": "ineq", "fun": (lambda x, i=i: cap[i] - x.reshape(J, H)[:, i].sum())}
+        cons = [{"type": "ineq",
+                 "fun": (lambda x, i=i, cap=cap, J=J, H=H: cap[i] - x.reshape(J, H)[:, i].sum())}
                 for i in range(H)]
         ref = minimize(f, np.repeat(u0[:, None], H, axis=1).ravel(), method="SLSQP",
                        bounds=[(0, umax[j]) for j in range(J) for _ in range(H)],
@@ -467,7 +475,8 @@ def test_baseline_records_do_not_depend_on_the_blas_thread_count(policy):
 
 # ------------------------------------------------------------------ MIMP (seed 000)
 @pytest.mark.xfail(strict=True, reason="not reproduced: MP misses more deadlines than EDF on "
-                   "Shared-v0 at load 0.5 (5 seeds: 22.0 vs 17.2); see the README's baseline claims")
+                   "Shared-v0 at load 0.5 (5 seeds: 22.0 vs 17.2); see the README's baseline "
+                   "claims")
 def test_mp_meets_at_least_as_many_deadlines_as_edf_on_a_hybrid_cluster():
     seeds, kw = range(5), {"workload.load": 0.5}
     mp = mean_metric("mrsched/Shared-v0", "mp", "deadline_misses", seeds, kw)
@@ -492,7 +501,8 @@ def test_mp_matches_cpu_hungry_jobs_to_dedicated_nodes():
     assert env.sim.candidates[pol.decide(env.sim)][0].profile.name == "piest"
 
 
-@pytest.mark.xfail(strict=True, reason="not reproduced once rejected jobs count: a rejected job is a "
+@pytest.mark.xfail(strict=True, reason="not reproduced once rejected jobs count: a rejected job "
+                   "is a "
                    "missed deadline charged as if it waited until the time limit (Admission-v0, "
                    "3 seeds: mp+ac 102 misses / 324 job-h vs mp 102 / 72); MIMP 5.3 does not "
                    "count rejected jobs")

@@ -5,8 +5,14 @@ import json
 import numpy as np
 import pytest
 
-from mrsched_gym.benchmark import (SUITE, TEST_SEEDS, aggregate, iqm, normalised_scores,
-                                   prob_improvement)
+from mrsched_gym.benchmark import (
+    SUITE,
+    TEST_SEEDS,
+    aggregate,
+    iqm,
+    normalised_scores,
+    prob_improvement,
+)
 from mrsched_gym.cli import main
 
 

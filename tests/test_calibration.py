@@ -74,7 +74,7 @@ def test_calibration_counts_are_the_closest_fit(cal, scenario):
         sort = spec.type == "sort"
         target = cal.SORT_MAP_PHASE_S if sort else cal.THESIS_ALONE_S[label]
 
-        def err(n):
+        def err(n, spec=spec, sort=sort, target=target):
             times = cal.alone_times(scenario, dataclasses.replace(spec, n_maps=n), map_phase=sort)
             return abs(cal.mean(times) - target)
         assert err(spec.n_maps) <= min(err(spec.n_maps - 1), err(spec.n_maps + 1)), label
@@ -97,7 +97,7 @@ def test_calibration_tight_case_runs_the_same_jobs(cal):
     from mrsched_gym.reproduce import load_reproduction
     relaxed, tight = load_reproduction(cal.REPRODUCTION).cases
     goals = {"J1": 6000.0, "J2": 1500.0, "J3": 650.0, "J4": 120.0, "J5": 120.0}
-    for a, b in zip(relaxed.scenario.workload.jobs, tight.scenario.workload.jobs):
+    for a, b in zip(relaxed.scenario.workload.jobs, tight.scenario.workload.jobs, strict=False):
         assert dataclasses.replace(a, deadline_s=None) == dataclasses.replace(b, deadline_s=None)
         assert b.deadline_s == goals[b.label]
 

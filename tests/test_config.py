@@ -1,13 +1,20 @@
 """Scenario files: every bundled one loads; malformed ones fail naming the file and field."""
 
 import ast
+import dataclasses
 import pathlib
 
 import gymnasium as gym
 import pytest
 
-from mrsched_gym.config import (ConfigError, bundled_scenarios, load_scenario, scenario_from_dict,
-                                to_dict, with_overrides)
+from mrsched_gym.config import (
+    ConfigError,
+    bundled_scenarios,
+    load_scenario,
+    scenario_from_dict,
+    to_dict,
+    with_overrides,
+)
 from mrsched_gym.models.traces import TraceError, read_series
 
 
@@ -81,7 +88,7 @@ def test_overrides_dotted_and_double_underscore():
 
 def test_configs_are_frozen():
     sc = load_scenario("hadoop")
-    with pytest.raises(Exception):
+    with pytest.raises(dataclasses.FrozenInstanceError):
         sc.workload.load = 3.0          # type: ignore[misc]
     with pytest.raises(TypeError):
         sc.workload.type_mix["sort"] = 5.0   # type: ignore[index]
@@ -89,9 +96,11 @@ def test_configs_are_frozen():
 
 def test_default_slot_rule():
     """MROrchestrator footnote 1: min{C-1, (M-2)/2, D/50}."""
-    sc = scenario_from_dict({"cluster": {"nodes": [{"cpu_cores": 8, "mem_gb": 10, "disk_gb": 500}]}})
+    sc = scenario_from_dict(
+        {"cluster": {"nodes": [{"cpu_cores": 8, "mem_gb": 10, "disk_gb": 500}]}})
     assert sc.cluster.nodes[0].effective_map_slots == 4
-    sc = scenario_from_dict({"cluster": {"nodes": [{"cpu_cores": 4, "mem_gb": 32, "disk_gb": 500}]}})
+    sc = scenario_from_dict(
+        {"cluster": {"nodes": [{"cpu_cores": 4, "mem_gb": 32, "disk_gb": 500}]}})
     assert sc.cluster.nodes[0].effective_map_slots == 3
 
 

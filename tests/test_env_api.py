@@ -9,8 +9,13 @@ import pytest
 from gymnasium.utils.env_checker import check_env as gym_check_env
 
 from mrsched_gym import ENV_IDS
-from mrsched_gym.testing import (assert_same_record, first_legal, random_legal, rollout,
-                                 world_fingerprint)
+from mrsched_gym.testing import (
+    assert_same_record,
+    first_legal,
+    random_legal,
+    rollout,
+    world_fingerprint,
+)
 
 # The thesis-scale id is exercised by the benchmark; its week-long episode is too long for the
 # per-id rollouts here, so those use a shortened variant (same model code).

@@ -8,8 +8,14 @@ import pytest
 
 from mrsched_gym.cli import main
 from mrsched_gym.errors import InputError
-from mrsched_gym.evaluate import (evaluate, mean_ci95, parse_policy, run_episode, summarize,
-                                  write_results)
+from mrsched_gym.evaluate import (
+    evaluate,
+    mean_ci95,
+    parse_policy,
+    run_episode,
+    summarize,
+    write_results,
+)
 
 
 def test_parallel_and_serial_runs_give_identical_records():
@@ -77,9 +83,8 @@ def test_bad_policy_and_scenario_fail_before_running():
 def test_trained_agent_checkpoint_through_the_harness(tmp_path):
     torch = pytest.importorskip("torch")
     torch.set_num_threads(1)
-    from sb3_contrib import MaskablePPO
-
     import gymnasium as gym
+    from sb3_contrib import MaskablePPO
     env = gym.make("mrsched/Hadoop-v0")
     model = MaskablePPO("MultiInputPolicy", env, n_steps=64, batch_size=32, n_epochs=1, seed=0,
                         device="cpu", policy_kwargs={"net_arch": [16]})
@@ -105,7 +110,8 @@ def test_compare_command_writes_table_results_and_plots(tmp_path, capsys):
 
 
 def test_paired_difference_against_the_best_baseline():
-    """Hand-made records: the agent's per-seed differences to the best baseline (b) are -1, -2, 0."""
+    """Hand-made records: the agent's per-seed differences to the best baseline (b) are -1, -2,
+    0."""
     from mrsched_gym.leaderboard import paired_vs_best
     vals = {"a": [5, 5, 5], "b": [2, 3, 1], "agent:x": [1, 1, 1]}
     recs = [{"policy": p, "scenario": "s", "seed": i, "m": float(v)}
@@ -243,7 +249,8 @@ def test_agents_with_the_same_file_name_get_distinct_labels(tmp_path):
     for run in ("a", "b"):
         (tmp_path / run).mkdir()
         shutil.copy(pretrained_path("hadoop-v0"), tmp_path / run / "best_model.zip")
-    tasks = sweep_tasks([f"agent:{tmp_path}/a/best_model.zip", f"agent:{tmp_path}/b/best_model.zip"],
+    tasks = sweep_tasks([f"agent:{tmp_path}/a/best_model.zip",
+                         f"agent:{tmp_path}/b/best_model.zip"],
                         ["mrsched/Hadoop-v0"], [0])
     labels = [t[0].label for t in tasks]
     assert len(set(labels)) == 2 and labels[0].endswith("a/best_model")

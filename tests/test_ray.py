@@ -13,9 +13,15 @@ import pytest
 
 ray = pytest.importorskip("ray")
 
-from mrsched_gym.ray_backend import (RLlibObservation, evaluate_ray, init_ray,  # noqa: E402
-                                     make_rllib_env, register_rllib_envs, rllib_ppo_config,
-                                     train_rllib)
+from mrsched_gym.ray_backend import (  # noqa: E402
+    RLlibObservation,
+    evaluate_ray,
+    init_ray,
+    make_rllib_env,
+    register_rllib_envs,
+    rllib_ppo_config,
+    train_rllib,
+)
 
 
 @pytest.fixture(scope="module")
@@ -57,7 +63,7 @@ def test_evaluation_sweep_as_ray_tasks_equals_the_local_harness(local_ray):
     local = evaluate(["fifo", "edf"], ["mrsched/Hadoop-v0"], [0, 1], workers=1,
                      progress=False, env_kwargs=kw)
     assert len(remote) == len(local) == 4
-    for r, lo in zip(remote, local):
+    for r, lo in zip(remote, local, strict=False):
         assert all(_same(r[k], lo[k]) for k in lo if k != "wall_s"), (r["policy"], r["seed"])
 
 

@@ -10,8 +10,13 @@ import pytest
 
 from mrsched_gym.cli import main
 from mrsched_gym.config import ConfigError
-from mrsched_gym.reproduce import (bundled_reproductions, check_claims, load_reproduction,
-                                   report, run_reproduction)
+from mrsched_gym.reproduce import (
+    bundled_reproductions,
+    check_claims,
+    load_reproduction,
+    report,
+    run_reproduction,
+)
 
 SPEC_EXPERIMENTS = {"thesis-ch3-adaptive", "thesis-ch4-ras", "thesis-ch5-reverse",
                     "rds-case-study", "rds-evaluation", "mimp-interference", "mimp-scheduling",

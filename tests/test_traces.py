@@ -9,8 +9,13 @@ from mrsched_gym.baselines import make_baseline
 from mrsched_gym.config import ConfigError, load_scenario, with_overrides
 from mrsched_gym.env import MRSchedEnv
 from mrsched_gym.evaluate import run_episode
-from mrsched_gym.models.traces import (BUNDLED_TRACES, TraceError, read_job_trace, read_series,
-                                       resolve_trace)
+from mrsched_gym.models.traces import (
+    BUNDLED_TRACES,
+    TraceError,
+    read_job_trace,
+    read_series,
+    resolve_trace,
+)
 from mrsched_gym.workloads.trace import aloja_durations, aloja_speed_factors
 
 SERIES = ["nasa-http-1995", "google-2019-cpu", "pvwatts-golden", "rds-table1-capacity"]
@@ -62,7 +67,7 @@ def test_trace_replay_maps_bytes_to_tasks():
     win = rows[rows[:, 0] < 600.0]
     jobs = env.sim.jobs
     assert len(jobs) == len(win)
-    for j, r in zip(jobs, win):
+    for j, r in zip(jobs, win, strict=False):
         assert j.arrival_s == r[0]
         assert (j.n_reduces == 0) == (r[2] == 0)
         assert j.n_maps == min(400, max(1, int(np.ceil(r[1] / 2**20 / 128.0))))

@@ -1,8 +1,9 @@
 """Build the compact trace copies shipped in ``mrsched_gym/data/traces`` from ``../shared/data``.
 
-Run from the repository root: ``python tools/build_traces.py [DATA_DIR]``. The outputs are committed;
-the package never reads ``../shared`` or the network at run time. Every output keeps the values of
-its source (only unit conversions, aggregation and column selection, stated below and in
+Run from the repository root: ``python tools/build_traces.py [DATA_DIR]``. The outputs are
+committed; the package never reads ``../shared`` or the network at run time. Every output keeps
+the values of its source (only unit conversions, aggregation and column selection, stated below and
+in
 ``mrsched_gym/data/traces/ATTRIBUTION.md``).
 
 * ``swim_fb2009_day0.csv.gz`` / ``_day1``: SWIM Facebook 2009 samples ``_0`` and ``_1``: columns
@@ -13,8 +14,9 @@ its source (only unit conversions, aggregation and column selection, stated belo
 * ``google2019_cpu_5min.csv.gz``: Google 2019 cell, ``time_s,avg_cpu`` every 300 s (28 days).
 * ``pvwatts_golden_hourly.csv.gz``: PVWatts Golden CO, ``time_s,ac_fraction`` = AC output / 3,333 W
   (the inverter clip), hourly for the typical year from Jan 1 00:00.
-* ``aloja_hibench_tasks.csv.gz``: ALOJA HiBench task records, ``job,type,duration_s,hdfs_bytes_read``
-  for MAP and REDUCE tasks with a non-negative duration (clock skew makes a few negative).
+* ``aloja_hibench_tasks.csv.gz``: ALOJA HiBench task records,
+  ``job,type,duration_s,hdfs_bytes_read`` for MAP and REDUCE tasks with a non-negative duration
+  (clock skew makes a few negative).
 * ``aloja_hibench_execs.csv.gz``: ALOJA executions, ``bench,net,disk,exe_time_s``.
 """
 

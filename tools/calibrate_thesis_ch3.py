@@ -52,7 +52,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 from mrsched_gym.baselines import make_baseline
 from mrsched_gym.config import JobSpec, Scenario

@@ -78,7 +78,7 @@ def availability_fraction(cfg: AvailabilityConfig, horizon_s: float, rng: np.ran
         starts = rng.uniform(0, horizon_s, size=n_dips)
         lengths = rng.uniform(900.0, 5400.0, size=n_dips)
         depths = rng.uniform(0.3, 1.0, size=n_dips) * (1.0 - lo) * cfg.level / 3.0
-        for s, ln, d in zip(starts, lengths, depths):
+        for s, ln, d in zip(starts, lengths, depths, strict=False):
             i0, i1 = int(s // cfg.step_s), int(math.ceil((s + ln) / cfg.step_s))
             f[i0:i1] -= d
         return np.clip(f, lo, 1.0), None

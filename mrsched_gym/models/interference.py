@@ -5,9 +5,9 @@
   bursts on a base level) or a ``trace`` (scaled to the configured mean).
 * Residual capacity for Hadoop is r = max(1 - u, min_share) under both hypervisor policies. MIMP 4.1
   (Table 1) finds that Xen Credit still gives the web VM the CPU *share* it needs (its utilisation
-  is 84.8% alone and 91.1% with WordCount); what Credit loses is *timeliness*. So the policies differ
-  in the web response time, not in Hadoop's residual capacity. ``min_share`` is the Credit weight
-  floor or the background policy's starvation guard (e/p, MIMP 4.2).
+  is 84.8% alone and 91.1% with WordCount); what Credit loses is *timeliness*. So the policies
+  differ in the web response time, not in Hadoop's residual capacity. ``min_share`` is the Credit
+  weight floor or the background policy's starvation guard (e/p, MIMP 4.2).
 * A Hadoop task on a shared node progresses at 1 / NormTCT_j(r) of its dedicated speed
   (MIMP Eq. 1-2; the coefficients are in :mod:`mrsched_gym.workloads.profiles`).
 * Web response time: R = R_alone * (1 + k_policy * h), with h in [0, 1] the Hadoop CPU use on the
@@ -74,7 +74,7 @@ def web_load_series(cfg: InterferenceConfig, n_shared: int, horizon_s: float,
         rate_per_step = cfg.step_s / 7200.0                                # one burst / 2 h
         starts = rng.random((n_shared, n_steps)) < rate_per_step
         lengths = rng.geometric(p=min(1.0, cfg.step_s / 1200.0), size=(n_shared, n_steps))
-        for i, j in zip(*np.nonzero(starts)):
+        for i, j in zip(*np.nonzero(starts), strict=False):
             u[i, j:j + lengths[i, j]] += cfg.amplitude
     else:  # trace
         if trace is None or len(trace) == 0:

@@ -26,9 +26,10 @@ import functools
 import gzip
 import math
 import zlib
+from collections.abc import Iterator
 from importlib import resources
 from pathlib import Path
-from typing import IO, Iterator, Optional
+from typing import IO
 
 import numpy as np
 
@@ -128,7 +129,7 @@ def _numbers(p: Path, lineno: int, parts: list[str], n: int, line: str) -> list[
     return vals
 
 
-def read_series(path: str | Path, value_range: Optional[tuple[float, float]] = None,
+def read_series(path: str | Path, value_range: tuple[float, float] | None = None,
                 rule: str = "") -> tuple[np.ndarray, np.ndarray]:
     """Read ``(time_s [T], value [T])`` from a two-column CSV file (or a bundled name).
 
@@ -167,7 +168,7 @@ def read_series(path: str | Path, value_range: Optional[tuple[float, float]] = N
     return np.asarray(times), np.asarray(values)
 
 
-def check_series(path: str | Path, value_range: Optional[tuple[float, float]] = None,
+def check_series(path: str | Path, value_range: tuple[float, float] | None = None,
                  rule: str = "") -> float:
     """Read a series as :func:`read_series` does and return its last time (s).
 
@@ -181,7 +182,7 @@ def check_series(path: str | Path, value_range: Optional[tuple[float, float]] = 
 
 @functools.lru_cache(maxsize=64)
 def _checked_series(path: str, size: int, mtime_ns: int,
-                    value_range: Optional[tuple[float, float]], rule: str) -> float:
+                    value_range: tuple[float, float] | None, rule: str) -> float:
     times, _ = read_series(path, value_range, rule)
     return float(times[-1])
 
@@ -221,7 +222,7 @@ def _job_row(p: Path, lineno: int, line: str, swim: bool, rows: list[list[float]
         vals = _numbers(p, lineno, [parts[1], *parts[3:6]], 4, line)
     else:
         vals = _numbers(p, lineno, line.split(","), 4, line)
-    for col, v in zip(JOB_COLUMNS, vals):
+    for col, v in zip(JOB_COLUMNS, vals, strict=False):
         if v < 0:
             raise TraceError(f"{p}:{lineno}: negative value {v:g} of {col}")
     if rows and vals[0] < rows[-1][0]:

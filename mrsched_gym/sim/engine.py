@@ -92,19 +92,37 @@ from __future__ import annotations
 import bisect
 import heapq
 import math
-from typing import Any, Optional
+from typing import Any
 
 import numpy as np
 
 from mrsched_gym.config import Scenario
-from mrsched_gym.models.availability import (availability_fraction, forecast_series,
-                                             node_up_from_fraction)
-from mrsched_gym.models.traces import TraceError, read_series, sample_steps
+from mrsched_gym.models.availability import (
+    availability_fraction,
+    forecast_series,
+    node_up_from_fraction,
+)
 from mrsched_gym.models.interference import residual_capacity, response_time_ms, web_load_series
+from mrsched_gym.models.traces import TraceError, read_series, sample_steps
 from mrsched_gym.sim.events import EventKind, EventQueue
-from mrsched_gym.sim.state import (ACTIVE, DONE, FINISHED, MAP, NODE_LOCAL, OFF_RACK,
-                                   FUTURE, PENDING, RACK_LOCAL, REDUCE, REJECTED, RUNNING,
-                                   SUSPENDED, WAITING_ADMISSION, Job, Task)
+from mrsched_gym.sim.state import (
+    ACTIVE,
+    DONE,
+    FINISHED,
+    FUTURE,
+    MAP,
+    NODE_LOCAL,
+    OFF_RACK,
+    PENDING,
+    RACK_LOCAL,
+    REDUCE,
+    REJECTED,
+    RUNNING,
+    SUSPENDED,
+    WAITING_ADMISSION,
+    Job,
+    Task,
+)
 from mrsched_gym.workloads.profiles import PROFILES, TYPE_NAMES
 from mrsched_gym.workloads.synthetic import draw_jobs
 from mrsched_gym.workloads.trace import check_trace_reduces, trace_window
@@ -151,11 +169,11 @@ def cpu_factors(tasks: list[Task], capacity: float, usable: list[float]) -> list
         Per task, in order, c_i / d_i (<= 1).
     """
     demand = [t.demand[0] for t in tasks]
-    want = [d if t.cpu_est is None else t.cpu_est for t, d in zip(tasks, demand)]
-    cap = [d * u for d, u in zip(demand, usable)]
+    want = [d if t.cpu_est is None else t.cpu_est for t, d in zip(tasks, demand, strict=False)]
+    cap = [d * u for d, u in zip(demand, usable, strict=False)]
     lam = capacity / sum(want)
-    if all(lam * w <= c for w, c in zip(want, cap)):     # no request reaches its cap
-        return [lam * w / d if d > 0 else 1.0 for w, d in zip(want, demand)]
+    if all(lam * w <= c for w, c in zip(want, cap, strict=False)):     # no request reaches its cap
+        return [lam * w / d if d > 0 else 1.0 for w, d in zip(want, demand, strict=False)]
     order = sorted(range(len(tasks)), key=lambda i: cap[i] / want[i] if want[i] > 0
                    else math.inf)
     g = [1.0] * len(tasks)
@@ -229,7 +247,7 @@ class Simulator:
         self.n_nodes = n = c.n_nodes
         self.slots_mode = c.resource_mode == "slots"
         self.speed: list[float] = []
-        self.accel: list[Optional[str]] = []
+        self.accel: list[str | None] = []
         self.shared: list[bool] = []
         self.map_slots: list[int] = []
         self.red_slots: list[int] = []
@@ -313,7 +331,7 @@ class Simulator:
         # --- jobs
         draws = draw_jobs(sc.workload, sc.cluster, r_jobs, r_tasks, r_place)
         self.jobs = [Job(i, d, PROFILES[TYPE_NAMES[d.type_idx]]) for i, d in enumerate(draws)]
-        for j, d in zip(self.jobs, draws):
+        for j, d in zip(self.jobs, draws, strict=False):
             j.alone_s = d.alone_s
             j.map_alone_s = d.map_alone_s
             self.queue.push(j.arrival_s, _ARRIVAL, j.jid)
@@ -365,11 +383,11 @@ class Simulator:
             self.queue.push(sc.cluster.orchestrator_epoch_s, _ORCHESTRATE)
         self.kind = SCHEDULE
         self.node = -1
-        self.job: Optional[Job] = None
+        self.job: Job | None = None
         self.candidates: list[tuple] = []
         self._run()
 
-    def _trace(self, cfg, horizon: float) -> Optional[np.ndarray]:
+    def _trace(self, cfg, horizon: float) -> np.ndarray | None:
         """The trace of an interference or availability config, sampled at its ``step_s`` from its
         ``trace_offset_s`` (read once per simulator, then cached)."""
         if not cfg.trace:
@@ -687,7 +705,7 @@ class Simulator:
         if job.maps_done == job.n_maps:
             return 0.0
         total = sum(job.map_work)
-        done = sum(w for w, st in zip(job.map_work, job.map_state) if st == 2)
+        done = sum(w for w, st in zip(job.map_work, job.map_state, strict=False) if st == 2)
         return job.map_alone_s * max(0.0, 1.0 - done / total) if total > 0 else job.map_alone_s
 
     def _close_books(self) -> None:
@@ -1113,7 +1131,7 @@ class Simulator:
         """Whether node ``n``'s running tasks demand more CPU than it has."""
         return sum(t.demand[0] for t in self.tasks_on[n]) > self.cap[n]
 
-    def _usable(self, n: int, f: Optional[float] = None) -> list[float]:
+    def _usable(self, n: int, f: float | None = None) -> list[float]:
         """Per task on node ``n``: the fraction of its CPU demand it can use, its progress limit
         from the node's disk and network shares (``f`` when the caller has it) and from its
         data node's disk."""
@@ -1162,7 +1180,7 @@ class Simulator:
     def _interference_factors(self, r: float) -> list[float]:
         """1 / NormTCT_j(r) for every job type (MIMP Eq. 1-2)."""
         out = []
-        for (a, b, c, d), ded in zip(self.tct, self.tct_dedicated):
+        for (a, b, c, d), ded in zip(self.tct, self.tct_dedicated, strict=False):
             out.append(ded / (a * math.exp(b * r) + c * math.exp(d * r)))
         return out
 
@@ -1238,7 +1256,7 @@ class Simulator:
         self.new_tasks = []
         tasks = [t for n in range(self.n_nodes) for t in self.tasks_on[n]]
         new = uniform_cpu_estimates(tasks) if uniform else self._regression_cpu_estimates(tasks)
-        for t, e in zip(tasks, new):
+        for t, e in zip(tasks, new, strict=False):
             if e != t.cpu_est:
                 t.cpu_est = e
                 if t.node not in nodes and self._cpu_contended(t.node):
@@ -1263,7 +1281,7 @@ class Simulator:
         count in the mean.
         """
         now = self.now
-        cur = [t.demand[0] * g for t, g in zip(tasks, self.cpu_shares(tasks))]
+        cur = [t.demand[0] * g for t, g in zip(tasks, self.cpu_shares(tasks), strict=False)]
         pace = [0.0] * len(tasks)
         groups: dict[tuple[int, int], list[int]] = {}
         for i, t in enumerate(tasks):

@@ -19,7 +19,8 @@ class EpisodeLog:
         deadline_s: ``[J]`` absolute deadlines (``inf`` if none).
         finish_s: ``[J]`` completion times (``nan`` if unfinished or rejected).
         est_finish_s: ``[J]`` estimated completion of the jobs the episode left unserved
-            (unfinished at the end, rejected): time limit + remaining work alone (``nan`` otherwise).
+            (unfinished at the end, rejected): time limit + remaining work alone (``nan``
+            otherwise).
         deadline_finish_s: ``[J]`` when the part of the job its deadline covers finished: its
             finish time (``workload.deadline_scope: job``) or its map phase's end (``map``);
             ``nan`` if it did not.

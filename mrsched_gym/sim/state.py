@@ -1,4 +1,5 @@
-"""Live simulation records: jobs and tasks (plain ``__slots__`` classes, deep-copyable, picklable)."""
+"""Live simulation records: jobs and tasks (plain ``__slots__`` classes, deep-copyable,
+picklable)."""
 
 from __future__ import annotations
 
@@ -30,7 +31,7 @@ class Task:
                  "est", "shuffle_s", "locality", "first_start_s", "src", "read_io",
                  "type_idx", "base", "mem0", "cpu_est")
 
-    def __init__(self, tid: int, job: "Job", phase: int, idx: int, node: int, work: float,
+    def __init__(self, tid: int, job: Job, phase: int, idx: int, node: int, work: float,
                  demand: tuple[float, float, float, float], now: float, mem_gb: float) -> None:
         self.tid = tid
         self.job = job

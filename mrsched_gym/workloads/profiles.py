@@ -4,8 +4,8 @@ Each profile says where its numbers come from. Seeds are cited by file prefix:
 
 * ``000`` MIMP (Zhang et al.): TCT_j(r) = a*e^(b*r) + c*e^(d*r) (Eq. 1), NormTCT (Eq. 2),
   Fig. 2 (Pi suffers far more than Sort when the web VM takes CPU). The paper does not publish the
-  fitted coefficients, so the ones below are our fits to the *shape* of Fig. 2: NormTCT(0.1) is about
-  7 for Pi and about 2.7 for Sort, and NormTCT(r >= 0.6) is within 10% of 1 for every type.
+  fitted coefficients, so the ones below are our fits to the *shape* of Fig. 2: NormTCT(0.1) is
+  about 7 for Pi and about 2.7 for Sort, and NormTCT(r >= 0.6) is within 10% of 1 for every type.
 * ``001`` MROrchestrator: the six-job suite (Sort, WordCount, PiEst, DistGrep, Twitter, Kmeans)
   and its qualitative resource sensitivities (Section IV; Table I is not legible in the seed text,
   so CPU/IO/memory intensities are our reading of the prose: Sort uses CPU in map and memory+I/O in
@@ -22,9 +22,10 @@ calibration from the ALOJA HiBench records replaces them where a scenario asks f
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+
 from mrsched_gym.frozen import FrozenDict
-from typing import Mapping
 
 #: Resource dimensions of every demand vector, in this order.
 RESOURCES: tuple[str, ...] = ("cpu", "io", "mem", "net")
@@ -67,7 +68,8 @@ class JobTypeProfile:
     source: str = ""
 
     def tct_s(self, residual: float) -> float:
-        """MIMP Eq. 1: task completion time (arbitrary units) at residual CPU fraction ``residual``."""
+        """MIMP Eq. 1: task completion time (arbitrary units) at residual CPU fraction
+        ``residual``."""
         a, b, c, d = self.tct
         return a * math.exp(b * residual) + c * math.exp(d * residual)
 
@@ -110,7 +112,8 @@ PROFILES: Mapping[str, JobTypeProfile] = FrozenDict(
             _p(name="wordcount", map_work_s=40.0, map_cv=0.10, reduce_work_s=60.0, reduce_cv=0.10,
                reduces_per_map=0.1, map_demand=(0.45, 0.15, 0.15, 0.02),
                reduce_demand=(0.20, 0.20, 0.25, 0.05), shuffle_mb_per_map=8.0, task_mem_gb=0.8,
-               tct=_TCT_CPU, source="MROrchestrator IV (CPU-heavy map); thesis 3.5.1 (regular lengths)"),
+               tct=_TCT_CPU,
+               source="MROrchestrator IV (CPU-heavy map); thesis 3.5.1 (regular lengths)"),
             _p(name="grep", map_work_s=20.0, map_cv=0.10, reduce_work_s=20.0, reduce_cv=0.10,
                reduces_per_map=0.02, map_demand=(0.25, 0.50, 0.10, 0.02),
                reduce_demand=(0.10, 0.10, 0.20, 0.02), shuffle_mb_per_map=0.5, task_mem_gb=0.5,

@@ -239,7 +239,7 @@ def arrival_rate(cfg: WorkloadConfig, cluster: ClusterConfig) -> float:
     """
     _, probs, profiles = _type_mix(cfg)
     per_job_m = per_job_r = 0.0
-    for pr, p in zip(probs, profiles):
+    for pr, p in zip(probs, profiles, strict=False):
         nm = cfg.size_mean
         sc = cfg.task_work_scale
         per_job_m += pr * nm * sc * p.map_work_s / phase_throughput(cluster, p.map_demand,
@@ -288,7 +288,8 @@ def expected_size(cfg: WorkloadConfig, cluster: ClusterConfig) -> tuple[float, f
         return 0.0, 0.0
     _, probs, profiles = _type_mix(cfg)
     size = max(1, int(round(min(cfg.size_mean, 1e12))))
-    per_job = sum(pr * (cfg.size_mean + _n_reduces(p, size)) for pr, p in zip(probs, profiles))
+    per_job = sum(pr * (cfg.size_mean + _n_reduces(p, size))
+                  for pr, p in zip(probs, profiles, strict=False))
     jobs = max(1.0, arrival_rate(cfg, cluster) * cfg.duration_s)
     return jobs, jobs * per_job
 
