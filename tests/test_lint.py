@@ -1,6 +1,8 @@
-"""The code habits gate: ruff (pyflakes, pycodestyle, bugbear, pyupgrade, import order) is clean.
+"""The code habits gate: ruff (pyflakes, pycodestyle, bugbear, pyupgrade, import order) is clean
+and the simulator type-checks under mypy --strict.
 
-The rules live in pyproject.toml ``[tool.ruff]``; ruff comes with the test extra.
+The rules live in pyproject.toml (``[tool.ruff]``, ``[tool.mypy]``); both tools come with the test
+extra.
 """
 
 import shutil
@@ -18,6 +20,12 @@ def test_ruff_finds_nothing():
                                                "'mrsched-gym[test]'")
     out = subprocess.run([ruff, "check", "--output-format", "concise", "."], cwd=ROOT,
                          capture_output=True, text=True)
+    assert out.returncode == 0, out.stdout + out.stderr
+
+
+def test_the_simulator_type_checks_strictly():
+    mypy = shutil.which("mypy") or pytest.fail("mypy is part of the test extra")
+    out = subprocess.run([mypy, "mrsched_gym/sim/"], cwd=ROOT, capture_output=True, text=True)
     assert out.returncode == 0, out.stdout + out.stderr
 
 

@@ -274,8 +274,8 @@ class Simulator:
         self.static_share = [1.0 / (self.map_slots[i] + self.red_slots[i]) for i in range(n)]
         self.total_slots = float(sum(self.map_slots) + sum(self.red_slots))
         # accelerator speed-up per node and type: [n][type]
-        self.accel_mult = [[PROFILES[t].accel_speedup.get(self.accel[i], 1.0) if self.accel[i]
-                            else 1.0 for t in TYPE_NAMES] for i in range(n)]
+        self.accel_mult = [[PROFILES[t].accel_speedup.get(acc, 1.0) if acc
+                            else 1.0 for t in TYPE_NAMES] for acc in self.accel]
         self.tct = [PROFILES[t].tct for t in TYPE_NAMES]
         self.spill = self.scenario.cluster.swap_slowdown
         self.swap_mode = self.scenario.cluster.memory_overcommit == "swap"
@@ -322,6 +322,7 @@ class Simulator:
         self.avail_f, up_matrix = availability_fraction(
             sc.availability, horizon, r_avail, n,
             trace=self._trace(sc.availability, horizon))
+        self.node_up: np.ndarray | None
         if sc.availability.generator != "none" and sc.availability.mode == "nodes":
             self.node_up = up_matrix if up_matrix is not None else node_up_from_fraction(
                 self.avail_f, n, r_nodes)
@@ -348,7 +349,7 @@ class Simulator:
         self.preempt_queue: list[int] = []
         self.offer: list[int] = []
         self.idle: set[int] = set(range(n))
-        self.task_log: list[tuple] = []       # (start, end, jid, node, phase, outcome)
+        self.task_log: list[tuple[Any, ...]] = []       # (start, end, jid, node, phase, outcome)
         self.resp_samples: list[float] = []   # web response times at each interference step
         self.dirty: set[int] = set(range(n))  # nodes whose observable state changed
         # --- integrals and counters for rewards and metrics
@@ -384,15 +385,15 @@ class Simulator:
         self.kind = SCHEDULE
         self.node = -1
         self.job: Job | None = None
-        self.candidates: list[tuple] = []
+        self.candidates: list[tuple[Any, ...]] = []
         self._run()
 
-    def _trace(self, cfg, horizon: float) -> np.ndarray | None:
+    def _trace(self, cfg: Any, horizon: float) -> np.ndarray | None:
         """The trace of an interference or availability config, sampled at its ``step_s`` from its
         ``trace_offset_s`` (read once per simulator, then cached)."""
         if not cfg.trace:
             return None
-        cache = self.__dict__.setdefault("_trace_cache", {})
+        cache: dict[tuple[Any, ...], np.ndarray] = self.__dict__.setdefault("_trace_cache", {})
         key = (cfg.trace, cfg.step_s, cfg.trace_offset_s)
         if key not in cache:
             times, values = read_series(cfg.trace)
@@ -425,9 +426,9 @@ class Simulator:
         else:
             self.idle.discard(n)
 
-    def _fits(self, n: int, demand: tuple) -> bool:
+    def _fits(self, n: int, demand: tuple[float, ...]) -> bool:
         r = self.res[n]
-        return (r[0] + demand[0] <= self.cap[n] + _EPS and r[1] + demand[1] <= 1.0 + _EPS
+        return bool(r[0] + demand[0] <= self.cap[n] + _EPS and r[1] + demand[1] <= 1.0 + _EPS
                 and r[2] + demand[2] <= 1.0 + _EPS)
 
     def _refresh_runnable(self, job: Job) -> None:
@@ -543,7 +544,7 @@ class Simulator:
             offer.pop()
         return False
 
-    def _schedule_candidates(self, n: int, K: int) -> list[tuple]:
+    def _schedule_candidates(self, n: int, K: int) -> list[tuple[Any, ...]]:
         if not self.runnable:
             return []
         if self.slots_mode:
@@ -555,7 +556,7 @@ class Simulator:
         if not (can_map or can_red):
             return []
         rack = self.rack[n]
-        cands: list[tuple] = []
+        cands: list[tuple[Any, ...]] = []
         jobs = self.jobs
         slots = self.slots_mode
         for jid in self.runnable:
@@ -608,6 +609,7 @@ class Simulator:
                 self._reject(self.jobs[jid])
         else:  # PREEMPT
             job = self.job
+            assert job is not None, "a preemption decision names the waiting job"
             if action == self.K:
                 job.preempt_budget = 0
             else:
@@ -1334,13 +1336,13 @@ class Simulator:
             return waiting > max(free, 0)
         return not any(self._fits(n, job.profile.map_demand) for n in self.idle)
 
-    def _preempt_candidates(self, job: Job) -> list[tuple]:
+    def _preempt_candidates(self, job: Job) -> list[tuple[Any, ...]]:
         cfg = self.scenario.decisions.preemption
         victims = [t for t in self.running.values() if t.job.priority < job.priority]
         if not victims:
             return []
         victims.sort(key=lambda t: (t.job.priority, -t.start_s, -t.tid))
-        cands: list[tuple] = []
+        cands: list[tuple[Any, ...]] = []
         for t in victims:
             for prim in cfg.primitives:
                 if prim == "suspend" and len(self.susp_on[t.node]) >= cfg.max_suspended_per_node:

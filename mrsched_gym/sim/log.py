@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -61,20 +62,22 @@ class EpisodeLog:
     arrived: np.ndarray
     n_tasks: np.ndarray
     locality: np.ndarray
-    counters: dict
+    counters: dict[str, Any]
     n_shared: int
     slo_ms: float
     resp_samples_ms: np.ndarray = field(default_factory=lambda: np.zeros(0))
-    task_log: list = field(default_factory=list)
-    labels: list = field(default_factory=list)
+    task_log: list[tuple[Any, ...]] = field(default_factory=list)
+    labels: list[str] = field(default_factory=list)
 
 
-def build_log(sim) -> EpisodeLog:
+def build_log(sim: Any) -> EpisodeLog:
     """Snapshot the simulator's records into an :class:`EpisodeLog`."""
     from mrsched_gym.sim.state import FUTURE, REJECTED
 
     jobs = sim.jobs
-    f = lambda attr: np.array([getattr(j, attr) for j in jobs], dtype=float)  # noqa: E731
+
+    def f(attr: str) -> np.ndarray:
+        return np.array([getattr(j, attr) for j in jobs], dtype=float)
     return EpisodeLog(
         end_s=sim.now, truncated=sim.truncated,
         type_idx=np.array([j.type_idx for j in jobs], dtype=int),

@@ -4,6 +4,7 @@ picklable)."""
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from mrsched_gym.workloads.profiles import JobTypeProfile
 
@@ -79,7 +80,7 @@ class Job:
                  "has_red_work", "est_finish_s", "prior_len", "map_alone_s", "map_finish_s",
                  "est_deadline_finish_s")
 
-    def __init__(self, jid: int, draw, profile: JobTypeProfile) -> None:
+    def __init__(self, jid: int, draw: Any, profile: JobTypeProfile) -> None:
         self.jid = jid
         self.type_idx = draw.type_idx
         self.profile = profile
