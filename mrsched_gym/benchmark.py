@@ -55,7 +55,8 @@ def normalised_scores(records: Sequence[dict]) -> dict[str, dict[str, np.ndarray
             raise ValueError(f"{env_id}: the benchmark needs the random policy (score 0)")
         R = float(np.mean(vals["random"]))
         B = min(float(np.mean(v)) for p, v in vals.items() if not p.startswith("agent:"))
-        span = R - B if R - B > 1e-12 else float("nan")
+        # a world where random is (nearly) as good as the best baseline has no scale: NaN
+        span = R - B if R - B > 1e-6 * max(abs(R), abs(B), 1e-12) else float("nan")
         out[env_id] = {p: (R - v) / span for p, v in vals.items()}
     return out
 
@@ -78,7 +79,10 @@ def iqm(x: np.ndarray) -> float:
 
 def prob_improvement(a: np.ndarray, b: np.ndarray) -> float:
     """P(a > b) for independent draws of a and b (ties count half)."""
-    a, b = np.asarray(a)[:, None], np.asarray(b)[None, :]
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    a, b = a[~np.isnan(a)][:, None], b[~np.isnan(b)][None, :]
+    if a.size == 0 or b.size == 0:
+        return float("nan")
     return float(np.mean((a > b) + 0.5 * (a == b)))
 
 
@@ -105,9 +109,9 @@ def aggregate(scores: dict[str, dict[str, np.ndarray]],
             best = {i: best_baseline(scores[i]) for i in ids}
 
             def poi(idx, p=p, best=best):
-                return float(np.mean([prob_improvement(scores[i][p][idx[i]],
-                                                       scores[i][best[i]][idx[i]])
-                                      for i in ids]))
+                return float(np.nanmean([prob_improvement(scores[i][p][idx[i]],
+                                                          scores[i][best[i]][idx[i]])
+                                         for i in ids]))
             row["p_improvement"] = poi({i: np.arange(n[i]) for i in ids})
             sample = [poi(b) for b in boots[: max(200, samples // 10)]]
             row["p_improvement_lo"], row["p_improvement_hi"] = (

@@ -36,12 +36,14 @@ def _compare(args: argparse.Namespace) -> int:
     are reported (exit 1) after the others finished and were written."""
     import time
 
+    from mrsched_gym import __version__
     from mrsched_gym.agents.pretrained import agents_for, pretrained_numpy_path, rl_available
     from mrsched_gym.baselines import applicable_baselines
+    from mrsched_gym.config import to_dict
     from mrsched_gym.errors import InputError
     from mrsched_gym.evaluate import evaluate, scenario_of, sweep_tasks
     from mrsched_gym.metrics import RECORD_METRICS
-    from mrsched_gym.results import EpisodeFailures, RunFolder
+    from mrsched_gym.results import EpisodeFailures, RunFolder, atomic_write, json_safe
 
     seeds = list(range(args.seed_start, args.seed_start + args.seeds))
     plans = []
@@ -68,17 +70,21 @@ def _compare(args: argparse.Namespace) -> int:
         t0 = time.perf_counter()
         print(f"== {env} ({sc.name}): {len(policies)} policies x {len(seeds)} seeds, "
               f"headline {headline}", flush=True)
-        with RunFolder(args.out, results_name(sc), {"scenario": env}) as folder:
+        header = {"scenario": env, "world": to_dict(sc), "mrsched_gym": __version__}
+        with RunFolder(args.out, results_name(sc), header) as folder:
             done = folder.resumable() if args.resume else []
             if done:
                 print(f"resuming: {len(done)} finished episodes from {folder.journal_path}")
+            elif folder.unfinished_episodes():
+                print(f"note: starting afresh; the journal of an earlier unfinished run "
+                      f"({folder.unfinished_episodes()} episodes) is replaced (--resume keeps "
+                      "it)", file=sys.stderr)
             folder.open_journal(keep=done)
             try:
                 if args.backend == "ray":
                     from mrsched_gym.ray_backend import evaluate_ray
-                    records = evaluate_ray(policies, [env], seeds, progress=not args.quiet)
-                    for r in records:
-                        folder.append(r)
+                    records = evaluate_ray(policies, [env], seeds, progress=not args.quiet,
+                                           done=done, on_result=folder.append)
                 else:
                     records = evaluate(policies, [env], seeds, workers=args.workers,
                                        progress=not args.quiet, done=done,
@@ -90,6 +96,11 @@ def _compare(args: argparse.Namespace) -> int:
                 paths = _write_leaderboard(args, env, sc, records, failures, headline, seeds,
                                            folder)
                 print(f"wrote {folder.final}: {', '.join(p.name for p in paths)}")
+            else:                                   # every episode failed: keep the tracebacks
+                staged = folder.staging()
+                atomic_write(staged / "failures.json",
+                             json.dumps(json_safe(list(failures)), indent=1))
+                folder.commit(staged, keep_journal=True)
         for f in failures:
             print(f"error: episode failed: {f['policy']} on {f['scenario']} seed {f['seed']}: "
                   f"{f['error']} (traceback in {folder.final / 'failures.json'}; "
@@ -153,6 +164,7 @@ def _write_leaderboard(args, env, sc, records, failures, headline, seeds, folder
 def _benchmark(args: argparse.Namespace) -> int:
     """The benchmark protocol (:mod:`mrsched_gym.benchmark`): every id of the suite on the test
     seeds, normalised scores, IQM and probability of improvement with bootstrap CIs."""
+    import shutil
     import time
 
     from mrsched_gym import __version__
@@ -191,7 +203,8 @@ def _benchmark(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     records: list[dict] = []
     failures: list[dict] = []
-    with RunFolder(args.out, "benchmark", {"ids": ids, "seeds": seeds}) as folder:
+    with RunFolder(args.out, "benchmark", {"ids": ids, "seeds": seeds,
+                                           "mrsched_gym": __version__}) as folder:
         done = folder.resumable() if args.resume else []
         folder.open_journal(keep=done)
         for env_id, policies in plan:
@@ -216,17 +229,21 @@ def _benchmark(args: argparse.Namespace) -> int:
                    "normalisation": "(random - x) / (random - best baseline), per id"}
         print(text)
         staged = folder.staging()
-        write_results(records, staged)
-        atomic_write(staged / "benchmark.json", json.dumps(json_safe(
-            {"suite": version, "aggregate": rows}), indent=1))
-        atomic_write(staged / "scores.csv", csv_text(
-            [{"scenario": i, "policy": p, "seed": s, "score": float(v)}
-             for i, by in scores.items() for p, vals in by.items()
-             for s, v in zip(seeds, vals, strict=False)]))
-        atomic_write(staged / "benchmark.md", f"suite: {json.dumps(version)}\n\n{text}\n")
-        if not args.no_plots:
-            plot_iqm(rows, staged / "iqm.png")
-        folder.commit(staged)
+        try:
+            write_results(records, staged)
+            atomic_write(staged / "benchmark.json", json.dumps(json_safe(
+                {"suite": version, "aggregate": rows}), indent=1))
+            atomic_write(staged / "scores.csv", csv_text(
+                [{"scenario": i, "policy": p, "seed": s, "score": float(v)}
+                 for i, by in scores.items() for p, vals in by.items()
+                 for s, v in zip(seeds, vals, strict=False)]))
+            atomic_write(staged / "benchmark.md", f"suite: {json.dumps(version)}\n\n{text}\n")
+            if not args.no_plots:
+                plot_iqm(rows, staged / "iqm.png")
+            folder.commit(staged)
+        except BaseException:
+            shutil.rmtree(staged, ignore_errors=True)
+            raise
     print(f"wrote {folder.final} ({time.perf_counter() - t0:.1f} s)")
     return 0
 

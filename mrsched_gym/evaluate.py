@@ -173,6 +173,15 @@ def run_episode(scenario: str, policy, seed: int, env_kwargs: dict | None = None
     return out
 
 
+def policy_fingerprint(spec: PolicySpec) -> str:
+    """What makes a policy's episodes reusable on resume: its label for a baseline (parameters
+    included), its file and the file's hash for an agent (a retrained checkpoint differs)."""
+    if spec.kind != "agent":
+        return spec.label
+    import hashlib
+    return f"{spec.target}:{hashlib.sha256(Path(spec.target).read_bytes()).hexdigest()[:16]}"
+
+
 def run_task(task: tuple) -> dict[str, Any]:
     """Run one episode of a sweep (a :func:`sweep_tasks` entry) with one BLAS/OpenMP thread.
 
@@ -187,11 +196,13 @@ def run_task(task: tuple) -> dict[str, Any]:
             res = run_episode(scenario, policy, seed, env_kwargs)
     except Exception as e:                     # noqa: BLE001 (recorded, with its traceback)
         return {"policy": policy_spec.label, "scenario": scenario, "seed": seed,
-                "error": f"{type(e).__name__}: {e}", "traceback": traceback.format_exc()}
+                "error": f"{type(e).__name__}: {e}", "traceback": traceback.format_exc(),
+                "_policy_fp": policy_fingerprint(policy_spec)}
     rec = {"policy": policy_spec.label, "scenario": scenario, "seed": seed,
            "steps": res["steps"], "return": res["return"], "wall_s": res["wall_s"]}
     rec.update(res["metrics"])
     rec["_jct_s"] = res["jct_s"]
+    rec["_policy_fp"] = policy_fingerprint(policy_spec)
     return rec
 
 
@@ -209,7 +220,9 @@ def evaluate(policies: Sequence[str | PolicySpec], scenarios: Sequence[str],
         workers: Processes (default: the machine's cores; 1 = in this process).
         progress: Show a progress bar (tqdm) on stderr.
         env_kwargs: Scenario overrides applied to every run.
-        done: Records of episodes already finished (e.g. from a journal): not run again.
+        done: Records of episodes already finished (e.g. from a journal): not run again when
+            the same policy (same parameters; for an agent, the same checkpoint file and bytes)
+            ran them.
         on_result: Called with each record (or failure record) the moment it finishes.
 
     Returns:
@@ -222,7 +235,8 @@ def evaluate(policies: Sequence[str | PolicySpec], scenarios: Sequence[str],
             others and the failures).
     """
     tasks = sweep_tasks(policies, scenarios, seeds, env_kwargs)
-    finished = {task_key(r): r for r in done}
+    fps = {t[0].label: policy_fingerprint(t[0]) for t in tasks}
+    finished = {task_key(r): r for r in done if r.get("_policy_fp") == fps.get(r["policy"])}
     todo = [t for t in tasks if (t[0].label, t[1], t[2]) not in finished]
     results = run_parallel(run_task, todo, workers, progress, "episodes", on_result)
     for r in results:
@@ -304,5 +318,6 @@ def run_parallel(fn, tasks: Sequence, workers: int | None = None, progress: bool
 
 
 __all__ = ["PolicySpec", "EpisodeFailures", "check_policy", "evaluate", "make_env", "make_policy",
-           "mean_ci95", "metric_names", "parse_policy", "run_episode", "run_parallel", "run_task",
+           "mean_ci95", "metric_names", "parse_policy", "policy_fingerprint", "run_episode",
+           "run_parallel", "run_task",
            "scenario_of", "summarize", "sweep_tasks", "unique_labels", "write_results"]

@@ -25,11 +25,19 @@ def _fmt(mean: float, ci: float | None = None) -> str:
     return s
 
 
+def better_sign(metric: str) -> float:
+    """-1 where higher is better (:data:`~mrsched_gym.metrics.HIGHER_IS_BETTER`), else 1."""
+    from mrsched_gym.metrics import HIGHER_IS_BETTER
+    return -1.0 if metric in HIGHER_IS_BETTER else 1.0
+
+
 def ranked(records: Sequence[dict], headline: str) -> list[dict[str, Any]]:
-    """Summary rows of one scenario, best (lowest headline mean) first."""
+    """Summary rows of one scenario, best first (lowest headline mean, or highest where higher
+    is better)."""
     rows = summarize(records)
-    return sorted(rows, key=lambda r: (math.inf if math.isnan(r[f"{headline}_mean"])
-                                       else r[f"{headline}_mean"], r["policy"]))
+    sign = better_sign(headline)
+    return sorted(rows, key=lambda r: (math.inf if math.isnan(r.get(f"{headline}_mean", math.nan))
+                                       else sign * r[f"{headline}_mean"], r["policy"]))
 
 
 def table(records: Sequence[dict], headline: str, notes: dict | None = None) -> str:
@@ -42,18 +50,20 @@ def table(records: Sequence[dict], headline: str, notes: dict | None = None) -> 
     for i, r in enumerate(rows, 1):
         name = r["policy"] + (f" ({notes[r['policy']]})" if notes and notes.get(r["policy"])
                               else "")
-        cells = [str(i), name, _fmt(r[f"{headline}_mean"], r[f"{headline}_ci95"])]
+        cells = [str(i), name, _fmt(r.get(f"{headline}_mean", math.nan),
+                                    r.get(f"{headline}_ci95", math.nan))]
         cells += [_fmt(r.get(f"{k}_mean", math.nan)) for k in keys]
         lines.append("| " + " | ".join(cells) + " |")
     n = rows[0]["n"] if rows else 0
-    lines.append(f"\n{n} seeds per policy; lower {headline} is better; "
+    word = "higher" if better_sign(headline) < 0 else "lower"
+    lines.append(f"\n{n} seeds per policy; {word} {headline} is better; "
                  "95% CI = Student's t over seeds (common random numbers).")
     return "\n".join(lines)
 
 
 def paired_vs_best(records: Sequence[dict], headline: str) -> list[str]:
     """For each agent: the per-seed difference agent - best baseline (same worlds: common random
-    numbers), mean ± 95% CI, and on how many seeds the agent is better (lower)."""
+    numbers), mean ± 95% CI, and on how many seeds the agent is better."""
     from mrsched_gym.results import mean_ci95
     rows = ranked(records, headline)
     base = [r["policy"] for r in rows if not r["policy"].startswith("agent:")]
@@ -71,8 +81,10 @@ def paired_vs_best(records: Sequence[dict], headline: str) -> list[str]:
         if not d:
             continue
         m, c = mean_ci95(d)
+        higher = better_sign(headline) < 0
+        wins = sum((v > 0) if higher else (v < 0) for v in d)
         out.append(f"{pol} - {best} (paired over the same {len(d)} seeds): {_fmt(m, c)}; "
-                   f"{pol} lower on {sum(v < 0 for v in d)}/{len(d)} seeds")
+                   f"{pol} {'higher' if higher else 'lower'} on {wins}/{len(d)} seeds")
     return out
 
 

@@ -2,7 +2,9 @@
 
 One implementation, shared by the env's final ``info``, baselines and agents.
 
-No metric rewards leaving work unfinished or rejected. Every arrived job has a completion time:
+Neither the objective's components nor the deadline and JCT metrics reward leaving work
+unfinished or rejected (cluster-side metrics such as web response time or fairness can still look
+better on an idle cluster). Every arrived job has a completion time:
 its finish time, or — for a job the episode left unserved (unfinished at the time limit, or
 rejected at admission) — the estimate ``time limit + remaining work alone`` the simulator charges
 (``EpisodeLog.est_finish_s``, :meth:`mrsched_gym.sim.engine.Simulator.remaining_alone_s`).
@@ -46,6 +48,10 @@ METRIC_NAMES = (
 #: The numeric fields of an evaluation record: the episode's return, steps and wall time, and
 #: every metric (rank a leaderboard by any of them).
 RECORD_METRICS = ("return", "steps", "wall_s", *METRIC_NAMES, "objective")
+#: The record fields where higher is better (a leaderboard ranks them in descending order).
+HIGHER_IS_BETTER = frozenset({
+    "return", "jobs_finished", "jobs_finished_pct", "utilisation", "data_locality_pct",
+    "rack_locality_pct", "jain_fairness", "mean_distance_to_deadline_s"})
 
 
 def _mean(x: np.ndarray) -> float:

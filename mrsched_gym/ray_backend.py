@@ -122,27 +122,37 @@ def train_rllib(config, iterations: int = 1) -> list[dict]:
 # ---------------------------------------------------------------------- evaluation sweeps
 def evaluate_ray(policies: Sequence[str], scenarios: Sequence[str], seeds: Iterable[int],
                  env_kwargs: dict | None = None, address: str | None = None,
-                 progress: bool = True) -> list[dict[str, Any]]:
+                 progress: bool = True, done: Sequence[dict] = (),
+                 on_result=None) -> list[dict[str, Any]]:
     """:func:`mrsched_gym.evaluate.evaluate` with one Ray task per episode (same records, same
     order; failed episodes raise :class:`~mrsched_gym.results.EpisodeFailures` after the others
-    finished). Policies, scenarios and seeds are checked before anything is submitted."""
-    from mrsched_gym.evaluate import run_task, sweep_tasks
+    finished). Policies, scenarios and seeds are checked before anything is submitted; episodes
+    in ``done`` (same policy fingerprint) are not run again, and ``on_result`` gets each record
+    as soon as Ray returns it (the journal of ``mrsched-gym compare``)."""
+    from mrsched_gym.evaluate import policy_fingerprint, run_task, sweep_tasks
+    from mrsched_gym.results import EpisodeFailures, task_key
     ray = _ray()
     tasks = sweep_tasks(policies, scenarios, seeds, env_kwargs)
+    fps = {t[0].label: policy_fingerprint(t[0]) for t in tasks}
+    finished = {task_key(r): r for r in done if r.get("_policy_fp") == fps.get(r["policy"])}
+    todo = [t for t in tasks if (t[0].label, t[1], t[2]) not in finished]
     init_ray(address)
     remote = ray.remote(num_cpus=1)(run_task)
-    refs = [remote.remote(t) for t in tasks]
+    refs = [remote.remote(t) for t in todo]
     from tqdm.auto import tqdm
     with tqdm(total=len(refs), desc="episodes (ray)", disable=not progress, unit="ep") as bar:
         pending = list(refs)
         while pending:
-            done, pending = ray.wait(pending, num_returns=min(len(pending), 8), timeout=1.0)
-            bar.update(len(done))
-    results = ray.get(refs)
-    failures = [r for r in results if "error" in r]
-    records = [r for r in results if "error" not in r]
+            ready, pending = ray.wait(pending, num_returns=min(len(pending), 8), timeout=1.0)
+            for r in ray.get(ready):
+                finished[task_key(r)] = r
+                if on_result is not None:
+                    on_result(r)
+            bar.update(len(ready))
+    ordered = [finished[(t[0].label, t[1], t[2])] for t in tasks]
+    failures = [r for r in ordered if "error" in r]
+    records = [r for r in ordered if "error" not in r]
     if failures:
-        from mrsched_gym.results import EpisodeFailures
         raise EpisodeFailures(records, failures)
     return records
 

@@ -71,7 +71,7 @@ def csv_text(rows: Sequence[dict]) -> str:
     """CSV of ``rows`` (columns of the first row; keys starting with ``_`` left out)."""
     buf = io.StringIO()
     if rows:
-        keys = [k for k in rows[0] if not k.startswith("_")]
+        keys = list(dict.fromkeys(k for r in rows for k in r if not k.startswith("_")))
         w = csv.DictWriter(buf, fieldnames=keys, extrasaction="ignore")
         w.writeheader()
         for r in rows:
@@ -110,10 +110,16 @@ def mean_ci95(values: Sequence[float]) -> tuple[float, float]:
 
 
 def metric_names(records: Sequence[dict]) -> list[str]:
-    """The numeric fields of the records (metrics, steps, return), in record order."""
+    """The numeric fields of the records (metrics, steps, return), in first-seen order over all
+    records (a field undefined in one record, e.g. NaN read back as null, is still kept)."""
     skip = {"policy", "scenario", "seed"}
-    return [k for k, v in records[0].items() if k not in skip and not k.startswith("_")
-            and isinstance(v, (int, float))] if records else []
+    names: dict[str, None] = {}
+    for r in records:
+        for k, v in r.items():
+            if k not in skip and not k.startswith("_") and isinstance(v, (int, float)) \
+                    and not isinstance(v, bool):
+                names[k] = None
+    return list(names)
 
 
 def summarize(records: Sequence[dict]) -> list[dict[str, Any]]:
@@ -122,10 +128,11 @@ def summarize(records: Sequence[dict]) -> list[dict[str, Any]]:
     for r in records:
         groups.setdefault((r["policy"], r["scenario"]), []).append(r)
     out = []
+    names = metric_names(records)
     for (pol, sc), rs in groups.items():
         row: dict[str, Any] = {"policy": pol, "scenario": sc, "n": len(rs)}
-        for k in metric_names(rs):
-            row[f"{k}_mean"], row[f"{k}_ci95"] = mean_ci95([r[k] for r in rs])
+        for k in names:
+            row[f"{k}_mean"], row[f"{k}_ci95"] = mean_ci95([r.get(k, math.nan) for r in rs])
         out.append(row)
     return out
 
@@ -186,10 +193,7 @@ class RunFolder:
             fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
             os.close(self._lock_fd)
             self._lock_fd = None
-            try:
-                os.unlink(self.lock_path)
-            except OSError:
-                pass
+            # the lock file stays: unlinking it would let two later runs lock two different files
 
     # ------------------------------------------------------------------ journal
     def resumable(self) -> list[dict]:
@@ -213,8 +217,17 @@ class RunFolder:
             except json.JSONDecodeError:
                 break                                 # a line cut by an interruption: drop it
             if "error" not in rec:
-                out.append(rec)
+                # JSON has no NaN: the journal wrote undefined metrics as null
+                out.append({k: (math.nan if v is None and k not in ("error", "traceback")
+                                else v) for k, v in rec.items()})
         return out
+
+    def unfinished_episodes(self) -> int:
+        """Episodes recorded in a journal left by an earlier run (0 if none)."""
+        if not self.journal_path.is_file():
+            return 0
+        with open(self.journal_path, encoding="utf-8") as f:
+            return max(0, sum(1 for _ in f) - 1)
 
     def open_journal(self, keep: Iterable[dict] = ()) -> None:
         """Start the journal: the header, then the ``keep`` records (resumed episodes)."""

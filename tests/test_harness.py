@@ -283,3 +283,44 @@ def test_orchestrated_world_is_a_scenario_where_every_policy_runs(tmp_path):
     assert plain[0]["scenario"] == "mrsched/Hadoop-v0"
     assert orch[0]["scenario"] == "mrsched/HadoopOrchestrated-v0"
     assert plain[0]["mean_jct_s"] != orch[0]["mean_jct_s"]
+
+
+# ------------------------------------------------------------------ resume identity, directions
+def test_resume_refuses_a_changed_world_and_keeps_undefined_metrics(monkeypatch, tmp_path,
+                                                                   capsys):
+    """A journal is reused only for the same resolved scenario; resumed records keep every
+    summary column (undefined metrics come back as NaN, not as missing)."""
+    scen = tmp_path / "small.yaml"
+    scen.write_text("name: small\nworkload: {duration_s: 900}\n")
+    failing_fifo(monkeypatch)
+    args = ["compare", "--env", str(scen), "--policies", "fifo", "edf", "--seeds", "2",
+            "--workers", "1", "--quiet", "--no-plots", "--out", str(tmp_path / "out")]
+    assert main(args) == 1
+    monkeypatch.undo()
+    assert main(args + ["--resume"]) == 0
+    rows = json.loads((tmp_path / "out" / "small" / "summary.json").read_text())
+    assert len({frozenset(r) for r in rows}) == 1          # the same columns for every policy
+    failing_fifo(monkeypatch)
+    assert main(args) == 1                                  # leave a journal again
+    monkeypatch.undo()
+    scen.write_text("name: small\nworkload: {duration_s: 900, load: 0.2}\n")
+    assert main(args + ["--resume"]) == 2
+    assert "belongs to a different run" in capsys.readouterr().err
+
+
+def test_every_episode_failing_still_writes_the_failures(monkeypatch, tmp_path):
+    failing_fifo(monkeypatch, seed_to_fail=0)
+    assert main(["compare", "--policies", "fifo", "--seeds", "1", "--workers", "1", "--quiet",
+                 "--no-plots", "--out", str(tmp_path)]) == 1
+    (f,) = json.loads((tmp_path / "hadoop" / "failures.json").read_text())
+    assert f["policy"] == "fifo" and "policy bug" in f["error"]
+
+
+def test_higher_is_better_metrics_rank_descending():
+    from mrsched_gym.leaderboard import paired_vs_best, ranked, table
+    recs = [{"policy": p, "scenario": "s", "seed": i, "utilisation": v}
+            for p, vs in {"a": [0.5, 0.6], "b": [0.8, 0.9], "agent:x": [0.9, 0.95]}.items()
+            for i, v in enumerate(vs)]
+    assert [r["policy"] for r in ranked(recs, "utilisation")] == ["agent:x", "b", "a"]
+    assert "higher utilisation is better" in table(recs, "utilisation")
+    assert "agent:x higher on 2/2 seeds" in paired_vs_best(recs, "utilisation")[0]
