@@ -310,9 +310,10 @@ def _reproduce(args: argparse.Namespace) -> int:
             if p:
                 written.append(p)
         print(f"wrote {', '.join(str(p) for p in written)} ({time.perf_counter() - t0:.1f} s)\n")
-        failed += sum(c["holds"] != (c["expect"] != "fail") for c in check_claims(rep, records))
+        claims = check_claims(rep, records)
+        failed += sum(c["holds"] != (c["expect"] != "fail") for c in claims)
         results.append((rep, records))
-        for key, rows in summary_json(rep, records).items():
+        for key, rows in summary_json(rep, records, claims).items():
             summary[key] += rows
     if args.json:
         print(f"wrote {atomic_write(args.json, json.dumps(json_safe(summary), indent=1))}")

@@ -22,6 +22,7 @@ ending in ``.zip``; loaded with sb3-contrib's MaskablePPO, or SB3 PPO) or a ship
 
 from __future__ import annotations
 
+import functools
 import os
 import time
 import traceback
@@ -178,8 +179,33 @@ def policy_fingerprint(spec: PolicySpec) -> str:
     included), its file and the file's hash for an agent (a retrained checkpoint differs)."""
     if spec.kind != "agent":
         return spec.label
+    st = Path(spec.target).stat()
+    return f"{spec.target}:{file_digest(spec.target, st.st_mtime_ns, st.st_size)}"
+
+
+@functools.lru_cache(maxsize=64)
+def file_digest(path: str, mtime_ns: int, size: int) -> str:
+    """The first 16 hex digits of a file's SHA-256 (read once per process per file version)."""
     import hashlib
-    return f"{spec.target}:{hashlib.sha256(Path(spec.target).read_bytes()).hexdigest()[:16]}"
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()[:16]
+
+
+def reusable_records(tasks: Sequence[tuple], done: Sequence[dict]) -> dict[tuple, dict]:
+    """The records of ``done`` that a sweep of ``tasks`` may reuse (same policy fingerprint),
+    keyed by (policy, scenario, seed)."""
+    fps = {t[0].label: policy_fingerprint(t[0]) for t in tasks}
+    return {task_key(r): r for r in done if r.get("_policy_fp") == fps.get(r["policy"])}
+
+
+def collect_records(tasks: Sequence[tuple], finished: dict[tuple, dict]) -> list[dict]:
+    """The records of ``tasks`` in task order; raises :class:`EpisodeFailures` (holding the
+    others) if any episode failed."""
+    ordered = [finished[(t[0].label, t[1], t[2])] for t in tasks]
+    failures = [r for r in ordered if "error" in r]
+    records = [r for r in ordered if "error" not in r]
+    if failures:
+        raise EpisodeFailures(records, failures)
+    return records
 
 
 def run_task(task: tuple) -> dict[str, Any]:
@@ -235,18 +261,11 @@ def evaluate(policies: Sequence[str | PolicySpec], scenarios: Sequence[str],
             others and the failures).
     """
     tasks = sweep_tasks(policies, scenarios, seeds, env_kwargs)
-    fps = {t[0].label: policy_fingerprint(t[0]) for t in tasks}
-    finished = {task_key(r): r for r in done if r.get("_policy_fp") == fps.get(r["policy"])}
+    finished = reusable_records(tasks, done)
     todo = [t for t in tasks if (t[0].label, t[1], t[2]) not in finished]
-    results = run_parallel(run_task, todo, workers, progress, "episodes", on_result)
-    for r in results:
+    for r in run_parallel(run_task, todo, workers, progress, "episodes", on_result):
         finished[task_key(r)] = r
-    ordered = [finished[(t[0].label, t[1], t[2])] for t in tasks]
-    failures = [r for r in ordered if "error" in r]
-    records = [r for r in ordered if "error" not in r]
-    if failures:
-        raise EpisodeFailures(records, failures)
-    return records
+    return collect_records(tasks, finished)
 
 
 def sweep_tasks(policies: Sequence[str | PolicySpec], scenarios: Sequence[str],
@@ -317,7 +336,8 @@ def run_parallel(fn, tasks: Sequence, workers: int | None = None, progress: bool
     return out
 
 
-__all__ = ["PolicySpec", "EpisodeFailures", "check_policy", "evaluate", "make_env", "make_policy",
+__all__ = ["PolicySpec", "EpisodeFailures", "check_policy", "collect_records", "evaluate",
+           "file_digest", "make_env", "make_policy", "reusable_records",
            "mean_ci95", "metric_names", "parse_policy", "policy_fingerprint", "run_episode",
            "run_parallel", "run_task",
            "scenario_of", "summarize", "sweep_tasks", "unique_labels", "write_results"]

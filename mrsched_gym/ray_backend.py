@@ -129,12 +129,11 @@ def evaluate_ray(policies: Sequence[str], scenarios: Sequence[str], seeds: Itera
     finished). Policies, scenarios and seeds are checked before anything is submitted; episodes
     in ``done`` (same policy fingerprint) are not run again, and ``on_result`` gets each record
     as soon as Ray returns it (the journal of ``mrsched-gym compare``)."""
-    from mrsched_gym.evaluate import policy_fingerprint, run_task, sweep_tasks
-    from mrsched_gym.results import EpisodeFailures, task_key
+    from mrsched_gym.evaluate import collect_records, reusable_records, run_task, sweep_tasks
+    from mrsched_gym.results import task_key
     ray = _ray()
     tasks = sweep_tasks(policies, scenarios, seeds, env_kwargs)
-    fps = {t[0].label: policy_fingerprint(t[0]) for t in tasks}
-    finished = {task_key(r): r for r in done if r.get("_policy_fp") == fps.get(r["policy"])}
+    finished = reusable_records(tasks, done)
     todo = [t for t in tasks if (t[0].label, t[1], t[2]) not in finished]
     init_ray(address)
     remote = ray.remote(num_cpus=1)(run_task)
@@ -149,12 +148,7 @@ def evaluate_ray(policies: Sequence[str], scenarios: Sequence[str], seeds: Itera
                 if on_result is not None:
                     on_result(r)
             bar.update(len(ready))
-    ordered = [finished[(t[0].label, t[1], t[2])] for t in tasks]
-    failures = [r for r in ordered if "error" in r]
-    records = [r for r in ordered if "error" not in r]
-    if failures:
-        raise EpisodeFailures(records, failures)
-    return records
+    return collect_records(tasks, finished)
 
 
 __all__ = ["RLlibObservation", "make_rllib_env", "register_rllib_envs", "rllib_ppo_config",

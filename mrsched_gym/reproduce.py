@@ -258,27 +258,30 @@ def unit_of(entry: Mapping) -> str:
     return "beyond/exec ratio" if m == "beyond_rel" else ""
 
 
-def summary_json(rep: Reproduction, records: list[dict]) -> dict[str, list[dict]]:
-    """The machine-readable results of one reproduction: ``{"comparisons": [{reproduction,
-    figure, item, source, paper, ours, unit, ...}], "claims": [{reproduction, claim, holds,
-    cases_held, cases_total, ...}]}``."""
-    comparisons = []
-    for e in rep.paper:
-        comparisons.append({
-            "reproduction": rep.name, "figure": str(e.get("ref", "")),
-            "item": str(e.get("job") or (f"{e['over_jobs']} over jobs" if e.get("over_jobs")
-                                         else e["case"])),
-            "source": str(e.get("source") or rep.source), "paper": float(e["value"]),
-            "ours": paper_counterpart(records, e), "unit": unit_of(e),
-            "case": e["case"], "policy": e["policy"], "metric": e["metric"],
-            "change_vs": e.get("change_vs")})
-    claims = []
-    for c in check_claims(rep, records):
-        claims.append({"reproduction": rep.name, "claim": c["text"], "holds": c["holds"],
-                       "cases_held": c["cases_held"], "cases_total": c["cases_total"],
-                       "kind": c["kind"], "expect": c["expect"], "metric": c["metric"],
-                       "holds_where": c["holds_where"], "per_case": c["per_case"]})
-    return {"comparisons": comparisons, "claims": claims}
+def paper_comparisons(rep: Reproduction, records: list[dict]) -> list[dict[str, Any]]:
+    """The paper's numbers beside ours: ``{reproduction, figure, item, source, paper, ours,
+    unit, ...}`` per paper entry."""
+    return [{"reproduction": rep.name, "figure": str(e.get("ref", "")),
+             "item": str(e.get("job") or (f"{e['over_jobs']} over jobs" if e.get("over_jobs")
+                                          else e["case"])),
+             "source": str(e.get("source") or rep.source), "paper": float(e["value"]),
+             "ours": paper_counterpart(records, e), "unit": unit_of(e),
+             "case": e["case"], "policy": e["policy"], "metric": e["metric"],
+             "change_vs": e.get("change_vs")} for e in rep.paper]
+
+
+def summary_json(rep: Reproduction, records: list[dict],
+                 claims: list[dict] | None = None) -> dict[str, list[dict]]:
+    """The machine-readable results of one reproduction: ``{"comparisons": [...]``
+    (:func:`paper_comparisons`), ``"claims": [{reproduction, claim, holds, cases_held,
+    cases_total, ...}]}`` (``claims``: :func:`check_claims`'s output, if already computed)."""
+    claims = check_claims(rep, records) if claims is None else claims
+    return {"comparisons": paper_comparisons(rep, records),
+            "claims": [{"reproduction": rep.name, "claim": c["text"], "holds": c["holds"],
+                        "cases_held": c["cases_held"], "cases_total": c["cases_total"],
+                        "kind": c["kind"], "expect": c["expect"], "metric": c["metric"],
+                        "holds_where": c["holds_where"], "per_case": c["per_case"]}
+                       for c in claims]}
 
 
 def claim_line(c: Mapping) -> str:
@@ -361,23 +364,24 @@ def validation_page(results: Sequence[tuple[Reproduction, list[dict]]]) -> str:
              "\"holds at k of n cases\"; a claim is reproduced where the paper says it holds.",
              "", "| reproduction | source | claims reproduced | paper numbers compared |",
              "|---|---|---|---|"]
-    for rep, records in results:
-        claims = check_claims(rep, records)
+    claims_of = {rep.name: check_claims(rep, records) for rep, records in results}
+    for rep, _ in results:
+        claims = claims_of[rep.name]
         ok = sum(c["holds"] for c in claims)
         lines.append(f"| [`{rep.name}`](#{rep.name}) | {rep.source} | {ok} of {len(claims)} | "
                      f"{len(rep.paper)} |")
     for rep, records in results:
         lines += ["", f"## {rep.name}", "", f"**{rep.title}** ({rep.source}; {rep.seeds} seeds)",
                   "", rep.description]
-        data = summary_json(rep, records)
-        if data["comparisons"]:
+        comparisons = paper_comparisons(rep, records)
+        if comparisons:
             lines += ["", "| figure | item | source | policy | metric | paper | ours | unit |",
                       "|---|---|---|---|---|---|---|---|"]
-            for e in data["comparisons"]:
+            for e in comparisons:
                 what = e["metric"] + (f" vs {e['change_vs']}" if e["change_vs"] else "")
                 lines.append(f"| {e['figure']} | {e['item']} | {e['source']} | {e['policy']} | "
                              f"{what} | {_fmt(e['paper'])} | {_fmt(e['ours'])} | {e['unit']} |")
-        claims = check_claims(rep, records)
+        claims = claims_of[rep.name]
         if claims:
             lines += ["", "Claims:", ""] + [claim_line(c) for c in claims]
         if rep.notes:
