@@ -397,12 +397,15 @@ class AvailabilityConfig:
     """Capacity offered to MapReduce over time, f(t) (RDS, thesis ch. 5).
 
     Attributes:
-        generator: ``"none"``, ``"diurnal"``, ``"bursty"``, ``"onoff"`` or ``"trace"``.
+        generator: ``"none"``, ``"diurnal"``, ``"bursty"``, ``"onoff"``, ``"trace"`` or
+            ``"transactional"`` (a transactional workload's load trace takes capacity:
+            f = 1 - (1 - min_fraction) x load / peak load, thesis 5.3.3 and 5.3.5.1).
         mode: ``"nodes"`` (nodes leave and join; running work on a leaving node is lost) or
             ``"capacity"`` (every node's CPU capacity is scaled by f(t)).
         step_s: Resolution of f(t) (s).
         min_fraction: Lowest value of f(t).
-        period_s: Diurnal period (s).
+        period_s: Diurnal period (s); ``transactional``: the length of the trace window (from
+            ``trace_offset_s``) that repeats over the episode (thesis 5.3.5.1: one day).
         level: Burstiness level 1-3 (thesis Fig. 5.22: more and larger dips at higher levels).
         mean_on_s: On/off generator: mean up time of a node (s).
         mean_off_s: On/off generator: mean down time of a node (s).
@@ -415,7 +418,7 @@ class AvailabilityConfig:
         forecast_noise: Std of multiplicative forecast error (0 = the true future f(t)).
     """
 
-    generator: Literal["none", "diurnal", "bursty", "onoff", "trace"] = "none"
+    generator: Literal["none", "diurnal", "bursty", "onoff", "trace", "transactional"] = "none"
     mode: Literal["nodes", "capacity"] = "nodes"
     step_s: float = 300.0
     min_fraction: float = 0.5
@@ -437,8 +440,10 @@ class AvailabilityConfig:
         _check(self.level in (1, 2, 3), "level", f"must be 1, 2 or 3, got {self.level}")
         _check(self.mean_on_s > 0, "mean_on_s", f"must be > 0, got {self.mean_on_s!r}")
         _check(self.mean_off_s > 0, "mean_off_s", f"must be > 0, got {self.mean_off_s!r}")
-        _check(self.generator != "trace" or bool(self.trace), "trace",
-               "required when generator is 'trace'")
+        _check(self.generator not in ("trace", "transactional") or bool(self.trace), "trace",
+               f"required when generator is {self.generator!r}")
+        _check(not (self.generator == "transactional" and self.trace_invert), "trace_invert",
+               "a transactional trace is read as the load taking capacity already")
         _check(self.trace_offset_s >= 0, "trace_offset_s",
                f"must be >= 0, got {self.trace_offset_s!r}")
         _check(1 <= self.forecast_steps <= 256, "forecast_steps",
@@ -526,6 +531,8 @@ class WorkloadConfig:
             the deadline metrics and the lateness integral behind ``deadline_penalty_h`` judge the
             map phase's end (a job left unserved is charged the time limit plus its remaining map
             work alone). JCT and time-in-system metrics still cover the whole job.
+        map_only: Synthetic: the jobs have no reduce phase (the thesis ch. 5 simulator runs a
+            single phase, 5.3.5.1 "Validation of the Simulation Platform").
         high_priority_fraction: Synthetic: fraction of jobs with priority 1 (others 0).
         weight_range: Synthetic: job weight uniform in [lo, hi] (RDS omega_j).
         task_work_scale: Synthetic: multiplier of every type's mean task work (longer tasks at
@@ -557,6 +564,7 @@ class WorkloadConfig:
     deadline_factor: tuple[float, float] = (1.5, 8.0)
     deadline_fraction: float = 1.0
     deadline_scope: Literal["job", "map"] = "job"
+    map_only: bool = False
     high_priority_fraction: float = 0.0
     weight_range: tuple[float, float] = (1.0, 1.0)
     task_work_scale: float = 1.0
@@ -708,6 +716,12 @@ class Scenario:
         decisions: What the policy decides.
         reward: Reward components and headline metric.
         time_limit_s: Simulated-time limit (truncation).
+        stats_window_s: ``(start, end)``: the job statistics (counts, deadline and JCT metrics)
+            count only the jobs submitted or completed in ``[start, end)``, the steady state of
+            a long run (thesis 5.3.5.1: 7 days simulated, the middle 5 studied, "considering
+            only jobs that either start or finish within that time window"; a job's start is its
+            submission). ``None``: every job. The reward and the objective's components always
+            cover the whole episode.
     """
 
     name: str = "custom"
@@ -719,11 +733,17 @@ class Scenario:
     decisions: DecisionConfig = DecisionConfig()
     reward: RewardConfig = RewardConfig()
     time_limit_s: float = 86400.0
+    stats_window_s: tuple[float, float] | None = None
 
     def __post_init__(self) -> None:
         _check_fields(self)
         _check(0 < self.time_limit_s <= MAX_TIME_LIMIT_S, "time_limit_s",
                f"must be in (0, {MAX_TIME_LIMIT_S:,.0f}] s (366 days), got {self.time_limit_s!r}")
+        if self.stats_window_s is not None:
+            start, end = self.stats_window_s
+            _check(0 <= start < end <= self.time_limit_s, "stats_window_s",
+                   f"needs 0 <= start < end <= time_limit_s ({self.time_limit_s:g}), got "
+                   f"{list(self.stats_window_s)}")
         _check(not (self.availability.generator != "none" and self.availability.mode == "nodes"
                     and self.cluster.n_nodes < 2), "availability.mode",
                "node availability needs at least 2 nodes")

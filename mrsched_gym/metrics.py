@@ -22,6 +22,12 @@ rejected at admission) — the estimate ``time limit + remaining work alone`` th
 * JCT statistics (``mean_jct_s``, ``p95_jct_s``, slowdown, fairness, high-priority sojourn) are
   over all arrived jobs, the unserved ones at their estimated completion; ``jobs_finished_pct``
   says how many actually finished.
+* With a statistics window (``Scenario.stats_window_s``, thesis 5.3.5.1: the steady-state middle
+  of a long run) the job statistics above (job counts, makespan, JCT, deadline metrics, relative
+  lateness, fairness) count only the jobs submitted or completed (at their finish or charged
+  completion) inside it; the reward components (``deadline_penalty_h`` ...), the objective and
+  the cluster-side metrics still cover the whole episode, so the return stays minus the
+  objective.
 """
 
 from __future__ import annotations
@@ -70,6 +76,20 @@ def jain_index(x: np.ndarray) -> float:
     return float(x.sum() ** 2 / (len(x) * np.square(x).sum()))
 
 
+def in_stats_window(log: EpisodeLog) -> np.ndarray:
+    """``[J]`` bool: the jobs the job statistics count (every job without a window).
+
+    With ``log.stats_window_s = (a, b)``: the jobs submitted in ``[a, b)`` or completed in it,
+    at their finish time or, for a job the episode left unserved, the completion charged for it.
+    """
+    if log.stats_window_s is None:
+        return np.ones(len(log.arrival_s), dtype=bool)
+    a, b = log.stats_window_s
+    done = np.where(np.isnan(log.finish_s), log.est_finish_s, log.finish_s)
+    with np.errstate(invalid="ignore"):
+        return ((log.arrival_s >= a) & (log.arrival_s < b)) | ((done >= a) & (done < b))
+
+
 def episode_metrics(log: EpisodeLog, weights: Mapping[str, float] | None = None
                     ) -> dict[str, float]:
     """Compute every SPEC 7 metric from ``log``.
@@ -83,9 +103,12 @@ def episode_metrics(log: EpisodeLog, weights: Mapping[str, float] | None = None
         Metric name -> value (floats; ``nan`` where undefined, e.g. no job had a deadline).
     """
     c = log.counters
-    n_jobs = len(log.arrival_s)
-    arrived = log.arrived
+    n_all = len(log.arrival_s)
     finished = ~np.isnan(log.finish_s)
+    counted = in_stats_window(log)
+    n_jobs = int(counted.sum())
+    arrived = log.arrived & counted
+    finished &= counted
     unserved = arrived & ~finished
     # completion time of every arrived job: finished, or the estimate charged at the end
     done_s = np.where(finished, log.finish_s, log.est_finish_s)[arrived]
@@ -139,7 +162,7 @@ def episode_metrics(log: EpisodeLog, weights: Mapping[str, float] | None = None
     }
     # the reward components' totals (one formula, shared with mrsched_gym.rewards)
     comp = totals(c["I_active"], c["I_late"], c["I_slo"], c["wasted_s"], c["I_cap"],
-                  c["I_busy"], c["n_rejected"], n_jobs)
+                  c["I_busy"], c["n_rejected"], n_all)
     for name, value in zip(REWARD_COMPONENTS, comp, strict=False):
         m[COMPONENT_METRICS[name]] = value
     if weights is not None:

@@ -8,6 +8,11 @@ Generators (all drawn at reset from their own stream, piecewise constant over ``
   Fig. 5.22): 2*level dips a day, depth up to level/3 of (1 - f_min), 15-90 min long.
 * ``onoff``: every node alternates exponential up and down periods (spot revocation, failures);
   f(t) is the fraction of nodes up.
+* ``transactional``: a transactional workload's load trace (e.g. NASA web requests) takes the
+  capacity it needs: f(t) = 1 - (1 - f_min) * u(t) / max u, so the load's peak leaves f_min and
+  an idle service leaves everything (thesis 5.3.3: each node's capacity is shared between the
+  data-store and the TaskTracker; 5.3.5.1: f(t) from a real one-day trace). The ``period_s``
+  window of the trace from ``trace_offset_s`` repeats over the episode (a day, a week of days).
 * ``trace``: a real series (e.g. Google 2019 CPU usage with ``trace_invert``, PVWatts solar
   output), divided by its maximum over the episode and mapped into [f_min, 1].
 
@@ -40,7 +45,9 @@ def check_trace(cfg: AvailabilityConfig) -> None:
     """
     if not cfg.trace:
         return
-    if cfg.trace_invert:
+    if cfg.generator == "transactional":
+        value_range, rule = (0.0, math.inf), "a transactional load cannot be negative"
+    elif cfg.trace_invert:
         value_range, rule = (0.0, 1.0), ("trace_invert reads usage fractions and uses 1 - value; "
                                          "divide a trace in percent by 100")
     else:
@@ -98,9 +105,16 @@ def availability_fraction(cfg: AvailabilityConfig, horizon_s: float, rng: np.ran
             state = new
             up[:, j] = state
         return up.mean(axis=0), up
-    # trace
     if trace is None or len(trace) == 0:
         raise ValueError("availability.trace: no trace values given")
+    if cfg.generator == "transactional":
+        window = max(1, int(round(cfg.period_s / cfg.step_s)))
+        load = np.resize(np.asarray(trace[:window], dtype=float), n_steps)
+        peak = float(load.max())
+        if peak <= 0:
+            return np.ones(n_steps), None
+        return np.clip(1.0 - (1.0 - lo) * load / peak, lo, 1.0), None
+    # trace
     base = np.resize(np.asarray(trace, dtype=float), n_steps)
     if cfg.trace_invert:
         base = 1.0 - base

@@ -231,7 +231,7 @@ class Simulator:
         horizon = scenario.time_limit_s
         if scenario.interference.load == "trace":
             self._trace(scenario.interference, horizon)
-        if scenario.availability.generator == "trace":
+        if scenario.availability.generator in ("trace", "transactional"):
             self._trace(scenario.availability, horizon)
         if scenario.workload.kind == "trace":
             trace_window(scenario.workload)      # a bad trace or an empty window fails now

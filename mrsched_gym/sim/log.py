@@ -42,6 +42,8 @@ class EpisodeLog:
         resp_samples_ms: Web response times sampled at every interference step on every shared node.
         task_log: ``(start_s, end_s, job, node, phase, outcome)`` per task segment.
         labels: ``[J]`` job labels (fixed job lists; empty strings otherwise).
+        stats_window_s: The scenario's ``stats_window_s``: job statistics count only the jobs
+            submitted or completed in it (``None``: every job).
     """
 
     end_s: float
@@ -68,6 +70,7 @@ class EpisodeLog:
     resp_samples_ms: np.ndarray = field(default_factory=lambda: np.zeros(0))
     task_log: list[tuple[Any, ...]] = field(default_factory=list)
     labels: list[str] = field(default_factory=list)
+    stats_window_s: tuple[float, float] | None = None
 
 
 def build_log(sim: Any) -> EpisodeLog:
@@ -96,4 +99,5 @@ def build_log(sim: Any) -> EpisodeLog:
         resp_samples_ms=np.asarray(sim.resp_samples, dtype=float),
         task_log=list(sim.task_log),
         labels=[j.label for j in jobs],
+        stats_window_s=sim.scenario.stats_window_s,
     )

@@ -143,7 +143,9 @@ def deadline_base_s(profile: JobTypeProfile, n_maps: int, n_reduces: int, map_wo
     return m if scope == "map" else m + r
 
 
-def _n_reduces(profile: JobTypeProfile, n_maps: int) -> int:
+def _n_reduces(profile: JobTypeProfile, n_maps: int, map_only: bool = False) -> int:
+    if map_only:
+        return 0
     if profile.reduces_per_map <= 0:
         return 1 if profile.reduce_work_s > 0 and profile.name in ("combine", "select") else 0
     return max(1, int(round(n_maps * profile.reduces_per_map)))
@@ -244,7 +246,7 @@ def arrival_rate(cfg: WorkloadConfig, cluster: ClusterConfig) -> float:
         sc = cfg.task_work_scale
         per_job_m += pr * nm * sc * p.map_work_s / phase_throughput(cluster, p.map_demand,
                                                                       False)[1]
-        nr = _n_reduces(p, max(1, int(round(nm))))
+        nr = _n_reduces(p, max(1, int(round(nm))), cfg.map_only)
         if nr:                                # a maps-only cluster has no reduce throughput
             per_job_r += pr * nr * sc * p.reduce_work_s / phase_throughput(
                 cluster, p.reduce_demand, True)[1]
@@ -265,7 +267,7 @@ def workload_has_reduces(cfg: WorkloadConfig) -> str:
         return ""
     if cfg.kind == "synthetic":
         for name, w in cfg.type_mix.items():
-            if w > 0 and _n_reduces(PROFILES[name], 1) > 0:
+            if w > 0 and _n_reduces(PROFILES[name], 1, cfg.map_only) > 0:
                 return f"workload.type_mix draws {name} jobs, which have reduce tasks"
     return ""
 
@@ -288,7 +290,7 @@ def expected_size(cfg: WorkloadConfig, cluster: ClusterConfig) -> tuple[float, f
         return 0.0, 0.0
     _, probs, profiles = _type_mix(cfg)
     size = max(1, int(round(min(cfg.size_mean, 1e12))))
-    per_job = sum(pr * (cfg.size_mean + _n_reduces(p, size))
+    per_job = sum(pr * (cfg.size_mean + _n_reduces(p, size, cfg.map_only))
                   for pr, p in zip(probs, profiles, strict=False))
     jobs = max(1.0, arrival_rate(cfg, cluster) * cfg.duration_s)
     return jobs, jobs * per_job
@@ -315,7 +317,7 @@ def synthetic_jobs(cfg: WorkloadConfig, cluster: ClusterConfig, job_rng: np.rand
     for i in range(n_jobs):
         p = profiles[types[i]]
         n_maps = int(sizes[i])
-        n_red = _n_reduces(p, n_maps)
+        n_red = _n_reduces(p, n_maps, cfg.map_only)
         mw = p.map_work_s * cfg.task_work_scale
         rw = p.reduce_work_s * cfg.task_work_scale
         deadline = (arrivals[i] + factors[i] * deadline_base_s(p, n_maps, n_red, mw, rw, cluster,
