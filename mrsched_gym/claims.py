@@ -16,7 +16,11 @@ same worlds (common random numbers):
 * without ``tolerance`` ("lower"), the claim holds when the paired 95% confidence interval of
   the mean difference lies below 0 — a significant difference, not just a lower mean (with one
   seed or identical differences: when the difference is negative);
-* with ``tolerance`` ("at most, within a margin"), it holds when the mean difference is <= 0.
+* with a negative ``tolerance`` ("at least 36% lower"), the same test on the margin's
+  differences: the interval must lie below 0;
+* with a positive ``tolerance`` ("at most 10% higher", non-inferiority), the interval's upper end
+  must be <= 0: the data must show ``better <= (1 + tolerance) x worse`` with 95% confidence, not
+  merely a mean that happens to fall on the right side.
 
 A quick run (the reduced CI size, one or two seeds) has too few seeds for the paired interval:
 there ``paired=False`` compares the mean difference alone, and reports say so.
@@ -98,12 +102,8 @@ def paired_test(better: dict[int, float], worse: dict[int, float], tolerance: fl
     if len(d) == 0:
         return {"diff_mean": math.nan, "diff_ci95": math.nan, "n": 0, "holds": False}
     mean, ci = mean_ci95(list(d))
-    if tolerance:
-        holds = mean <= 0
-    elif not paired or math.isnan(ci) or ci == 0:
-        holds = mean < 0
-    else:
-        holds = mean + ci < 0
+    upper = mean if not paired or math.isnan(ci) or ci == 0 else mean + ci
+    holds = upper <= 0 if tolerance > 0 else upper < 0
     return {"diff_mean": mean, "diff_ci95": ci, "n": int(len(d)), "holds": bool(holds)}
 
 

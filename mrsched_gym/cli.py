@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -269,6 +270,11 @@ def _train(args: argparse.Namespace) -> int:
     return 0
 
 
+def _nan_for_null(d: dict) -> dict:
+    """JSON records write NaN as null; read them back as NaN."""
+    return {k: math.nan if v is None else v for k, v in d.items()}
+
+
 def _reproduce(args: argparse.Namespace) -> int:
     import time
 
@@ -278,6 +284,7 @@ def _reproduce(args: argparse.Namespace) -> int:
         load_reproduction,
         plot,
         report,
+        run_fingerprint,
         run_reproduction,
         summary_json,
         validation_page,
@@ -298,11 +305,20 @@ def _reproduce(args: argparse.Namespace) -> int:
         if args.seeds:
             rep.seeds = args.seeds
         t0 = time.perf_counter()
-        records = run_reproduction(rep, workers=args.workers, progress=not args.quiet)
+        out = Path(args.out) / rep.name
+        fingerprint = run_fingerprint(rep)
+        records = None
+        if args.reuse and (out / "run.json").is_file() and (out / "records.json").is_file():
+            if json.loads((out / "run.json").read_text()) == fingerprint:
+                records = json.loads((out / "records.json").read_text(),
+                                     object_hook=_nan_for_null)
+                print(f"reusing the records of {out} (same file, size and version)")
+        if records is None:
+            records = run_reproduction(rep, workers=args.workers, progress=not args.quiet)
         text = report(rep, records)
         print(text)
-        out = Path(args.out) / rep.name
         atomic_write(out / "records.json", json.dumps(json_safe(records), indent=1))
+        atomic_write(out / "run.json", json.dumps(fingerprint, indent=1))
         atomic_write(out / "report.md", text + "\n")
         written = [out / "records.json", out / "report.md"]
         if not args.no_plots:
@@ -437,6 +453,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                    "outcome of the run into this JSON file")
     r.add_argument("--doc", help="also write the validation page (Markdown) generated from "
                    "the run, e.g. docs/validation.md")
+    r.add_argument("--reuse", action="store_true",
+                   help="take a reproduction's records from an earlier run into the same --out "
+                   "when its file, size and package version are unchanged (the simulator's code "
+                   "is trusted not to have changed since)")
     r.add_argument("--strict", action="store_true",
                    help="exit 1 when a claim's outcome differs from the file's expectation")
     r.set_defaults(fn=_reproduce)

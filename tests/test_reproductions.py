@@ -5,6 +5,7 @@ the test fails the day it starts to hold, so the file and the note get updated.
 """
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -18,6 +19,7 @@ from mrsched_gym.reproduce import (
     run_reproduction,
 )
 
+ROOT = Path(__file__).resolve().parents[1]
 SPEC_EXPERIMENTS = {"thesis-ch3-adaptive", "thesis-ch4-ras", "thesis-ch5-reverse",
                     "rds-case-study", "rds-evaluation", "mimp-interference", "mimp-scheduling",
                     "pastorelli-preemption", "mrorchestrator"}
@@ -27,7 +29,12 @@ def test_every_spec_experiment_has_a_reproduction():
     assert set(bundled_reproductions()) == SPEC_EXPERIMENTS
 
 
-@pytest.mark.parametrize("name", sorted(SPEC_EXPERIMENTS))
+#: Reproductions whose full run takes tens of minutes (the thesis ch. 5 week, 10 workloads):
+#: CI runs their quick size, and checks the committed full run's outcomes against the file.
+LONG = {"thesis-ch5-reverse"}
+
+
+@pytest.mark.parametrize("name", sorted(SPEC_EXPERIMENTS - LONG))
 def test_reproduction_runs_and_claims_match_expectations(name):
     """The full run (its seeds, paired tests): what docs/validation.md reports."""
     rep = load_reproduction(name)
@@ -39,6 +46,30 @@ def test_reproduction_runs_and_claims_match_expectations(name):
         assert f"| {e['case']} | {e['policy']} |" in text
     for c in check_claims(rep, records):
         assert c["holds"] == (c["expect"] != "fail"), c
+
+
+@pytest.mark.parametrize("name", sorted(LONG))
+def test_long_reproduction_runs_quick(name):
+    rep = load_reproduction(name, quick=True)
+    records = run_reproduction(rep, workers=2, progress=False)
+    assert len(records) == sum(len(c.policies) for c in rep.cases)
+    assert all(r["invalid_actions"] == 0 and r["n_jobs"] > 0 for r in records)
+    assert len(check_claims(rep, records)) == len(rep.claims)
+
+
+@pytest.mark.parametrize("name", sorted(LONG))
+def test_committed_full_run_of_a_long_reproduction_matches_its_file(name):
+    """docs/reproductions.json (written by the full run, ``reproduce all --json``) holds every
+    claim of the file with the outcome the file expects, counted over every case."""
+    summary = json.loads((ROOT / "docs" / "reproductions.json").read_text())
+    got = {c["claim"]: c for c in summary["claims"] if c["reproduction"] == name}
+    rep = load_reproduction(name)
+    assert set(got) == {c["text"] for c in rep.claims}
+    for claim in rep.claims:
+        c = got[claim["text"]]
+        assert c["holds"] == (claim.get("expect", "hold") != "fail"), c
+        n_cases = len(rep.cases) if claim.get("cases") == "all" else len(claim.get("cases", [1]))
+        assert c["cases_total"] == n_cases, c
 
 
 def test_quick_runs_compare_means_and_say_so():
@@ -60,6 +91,23 @@ def test_reproduce_command_lists_and_writes(tmp_path, capsys):
     recs = json.loads((tmp_path / "rds-case-study" / "records.json").read_text())
     assert {r["policy"] for r in recs} == {"fifo", "fair", "edf", "rds"}
     assert (tmp_path / "rds-case-study" / "figure.png").stat().st_size > 1000
+
+
+def test_reuse_takes_records_only_from_an_identical_run(tmp_path, capsys):
+    args = ["reproduce", "rds-case-study", "--quick", "--quiet", "--workers", "1", "--no-plots",
+            "--out", str(tmp_path)]
+    assert main(args) == 0
+    rec_path = tmp_path / "rds-case-study" / "records.json"
+    records = json.loads(rec_path.read_text())
+    records[0]["deadline_misses"] = 42.0           # marks the file: reuse must return it as is
+    rec_path.write_text(json.dumps(records))
+    capsys.readouterr()
+    assert main([*args, "--reuse"]) == 0
+    assert "reusing the records" in capsys.readouterr().out
+    assert json.loads(rec_path.read_text())[0]["deadline_misses"] == 42.0
+    assert main([*args, "--reuse", "--seeds", "2"]) == 0       # another size: run again
+    assert "reusing" not in capsys.readouterr().out
+    assert all(r["deadline_misses"] != 42.0 for r in json.loads(rec_path.read_text()))
 
 
 def test_bad_reproduction_files_name_the_field(tmp_path):

@@ -1,0 +1,68 @@
+"""The claim rules of :mod:`mrsched_gym.claims` on hand-made records, and how the validation page
+counts them."""
+
+import pytest
+
+from mrsched_gym.claims import check_claim, paired_test
+from mrsched_gym.reproduce import Reproduction, validation_page
+
+
+def seeds(*values):
+    return dict(enumerate(values))
+
+
+def test_a_lower_mean_is_not_enough_without_significance():
+    better, worse = seeds(1.0, 5.0, 1.0, 5.0), seeds(4.0, 3.0, 4.0, 3.0)   # mean 3 vs 3.5
+    assert not paired_test(better, worse, 0.0)["holds"]
+    assert paired_test(better, worse, 0.0, paired=False)["holds"]          # quick: on the mean
+    assert paired_test(seeds(1.0, 1.1, 0.9, 1.0), seeds(2.0, 2.2, 1.9, 2.1), 0.0)["holds"]
+
+
+def test_at_least_a_margin_lower_needs_the_interval_below_zero():
+    worse = seeds(10.0, 10.0, 10.0, 10.0)
+    assert paired_test(seeds(6.0, 6.1, 5.9, 6.0), worse, -0.36)["holds"]      # 40% lower
+    assert not paired_test(seeds(6.6, 6.5, 6.7, 6.6), worse, -0.36)["holds"]  # 34% lower
+    # a mean 40% lower but a noisy one: not shown
+    assert not paired_test(seeds(1.0, 11.0, 1.0, 11.0), worse, -0.36)["holds"]
+
+
+def test_within_a_margin_needs_the_upper_end_of_the_interval_under_it():
+    worse = seeds(10.0, 10.0, 10.0, 10.0)
+    assert paired_test(seeds(10.2, 10.1, 10.3, 10.2), worse, 0.05)["holds"]   # 2% above
+    # mean 4% above (inside 5%) but the interval reaches past the margin: not shown
+    assert not paired_test(seeds(8.0, 12.8, 8.0, 12.8), worse, 0.05)["holds"]
+    assert not paired_test(seeds(10.7, 10.6, 10.8, 10.7), worse, 0.05)["holds"]
+
+
+def records(values: dict) -> list[dict]:
+    """``{(case, policy): [per-seed values]}`` -> records of metric ``m``."""
+    return [{"case": c, "policy": p, "seed": s, "m": v}
+            for (c, p), vals in values.items() for s, v in enumerate(vals)]
+
+
+def test_a_sweep_claim_is_reproduced_where_the_paper_says_and_counts_every_case():
+    recs = records({("a", "x"): [1, 1.1, 0.9], ("a", "y"): [2, 2.1, 1.9],
+                    ("b", "x"): [3, 3.1, 2.9], ("b", "y"): [2, 2.1, 1.9]})
+    claim = {"text": "x is lower", "metric": "m", "better": "x", "worse": ["y"], "cases": "all"}
+    c = check_claim(claim, ["a", "b"], recs)
+    assert (c["cases_held"], c["cases_total"], c["holds"]) == (1, 2, False)
+    c = check_claim({**claim, "holds_where": ["a"]}, ["a", "b"], recs)
+    assert c["holds"] and c["cases_total"] == 2
+
+
+def test_validation_summary_counts_calibration_checks_apart_from_claims():
+    recs = records({("a", "x"): [1, 1.1, 0.9], ("a", "y"): [2, 2.1, 1.9]})
+    rep = Reproduction(
+        name="toy", title="t", source="s", description="d", cases=[], metrics=["m"],
+        job_metrics=[], seeds=3, paper=[], claims=[
+            {"text": "claim", "metric": "m", "better": ["a", "y"], "worse": [["a", "x"]]},
+            {"text": "check", "metric": "m", "better": ["a", "x"], "worse": [["a", "y"]],
+             "kind": "calibration"}])
+    rep.cases = [type("C", (), {"name": "a"})()]
+    page = validation_page([(rep, recs)])
+    assert "| [`toy`](#toy) | s | 0 of 1 | 1 of 1 | 0 |" in page
+
+
+@pytest.mark.parametrize("tol", [0.0, -0.2, 0.2])
+def test_no_seeds_in_common_never_holds(tol):
+    assert not paired_test(seeds(1.0), {5: 2.0}, tol)["holds"]
