@@ -46,7 +46,7 @@ from mrsched_gym.claims import check_claim, claim_cases
 from mrsched_gym.config import ConfigError, Scenario, parse_yaml, scenario_from_dict, with_overrides
 from mrsched_gym.evaluate import check_policy, make_policy, mean_ci95, run_episode, run_parallel
 
-JOB_METRICS = ("exec_s", "finish_s", "beyond_rel")
+JOB_METRICS = ("exec_s", "finish_s", "beyond_rel", "map_exec_s")
 
 
 @dataclass(frozen=True)
@@ -196,7 +196,7 @@ def _job_values(log, names: list[str]) -> dict[str, dict[str, float]]:
             continue
         fin, arr, dl = log.finish_s[i], log.arrival_s[i], log.deadline_s[i]
         ex = fin - arr
-        vals = {"exec_s": ex, "finish_s": fin,
+        vals = {"exec_s": ex, "finish_s": fin, "map_exec_s": log.map_finish_s[i] - arr,
                 "beyond_rel": max(0.0, fin - dl) / ex if math.isfinite(dl) and ex > 0 else 0.0}
         out[label] = {k: float(vals[k]) for k in names}
     return out
