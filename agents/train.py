@@ -364,8 +364,8 @@ def _baselines(cfg: TrainConfig, out: Path) -> dict[str, float]:
 def plot_learning_curves(histories: dict[str, list[dict]], baselines: dict[str, float],
                          path: Path, title: str = "", metric: str = "validation mean") -> Path:
     """Validation mean (band: 95% CI) against env steps for each run, baselines as lines."""
-    from mrsched_gym.leaderboard import _figure
-    fig = _figure(7, 4)
+    from mrsched_gym.leaderboard import new_figure
+    fig = new_figure(7, 4)
     ax = fig.add_subplot(111)
     for name, hist in histories.items():
         if not hist:
