@@ -56,7 +56,11 @@ def _mlp(sizes: list[int]) -> nn.Sequential:
 
 
 class FlatExtractor(BaseFeaturesExtractor):
-    """All observation keys, symlog-scaled, flattened and concatenated (sorted key order)."""
+    """All observation keys, symlog-scaled, flattened and concatenated (sorted key order).
+
+    Args:
+        observation_space: The env's ``Dict`` observation space.
+    """
 
     def __init__(self, observation_space: gym.spaces.Dict) -> None:
         self.keys = sorted(observation_space.spaces)
@@ -64,6 +68,7 @@ class FlatExtractor(BaseFeaturesExtractor):
         super().__init__(observation_space, features_dim=dim)
 
     def forward(self, obs: dict[str, th.Tensor]) -> th.Tensor:
+        """The features ``[B, features_dim]`` of a batch of observations."""
         return th.cat([symlog(obs[k].flatten(1)) for k in self.keys], dim=1)
 
 
@@ -73,6 +78,10 @@ class SetExtractor(BaseFeaturesExtractor):
     Output layout (``features_dim = K*hidden + 2*hidden + K + 1``): the K candidate embeddings,
     flattened; the context (global embedding, candidate pool); the K legality flags; 1 if this
     is a schedule decision.
+
+    Args:
+        observation_space: The env's ``Dict`` observation space.
+        hidden: Width of the embeddings.
     """
 
     def __init__(self, observation_space: gym.spaces.Dict, hidden: int = 64) -> None:
@@ -88,6 +97,7 @@ class SetExtractor(BaseFeaturesExtractor):
         self.cand_mix = _mlp([2 * hidden, hidden])
 
     def forward(self, obs: dict[str, th.Tensor]) -> th.Tensor:
+        """The features ``[B, features_dim]`` of a batch of observations (layout above)."""
         cands, nodes = obs["candidates"], obs["nodes"]
         valid = (cands[..., 0] > 0.5).float()                       # [B, K]
         node_pool = self.node_enc(nodes).mean(dim=1)                 # [B, h]
@@ -103,7 +113,13 @@ class SetExtractor(BaseFeaturesExtractor):
 
 
 class CandidateScorer(nn.Module):
-    """Action head over :class:`SetExtractor` features: shared per-candidate score + skip score."""
+    """Action head over :class:`SetExtractor` features: shared per-candidate score + skip score.
+
+    Args:
+        K: Candidates per decision.
+        hidden: Width of the extractor's embeddings.
+        work_conserving: Make skip illegal at a schedule decision with a legal candidate.
+    """
 
     def __init__(self, K: int, hidden: int, work_conserving: bool = False) -> None:
         super().__init__()
@@ -112,6 +128,7 @@ class CandidateScorer(nn.Module):
         self.skip = nn.Linear(2 * hidden, 1)
 
     def forward(self, latent: th.Tensor) -> th.Tensor:
+        """The action logits ``[B, K + 1]`` (skip last); illegal actions get ``ILLEGAL_LOGIT``."""
         K, h = self.K, self.hidden
         emb = latent[:, : K * h].reshape(-1, K, h)
         ctx = latent[:, K * h: K * h + 2 * h]

@@ -33,6 +33,7 @@ class WorkConserving(gym.Wrapper):
     decisions only; admission and preemption keep skip = reject / wait). For MaskablePPO."""
 
     def action_masks(self) -> np.ndarray:
+        """The env's action mask, without skip at a schedule decision with a legal candidate."""
         from mrsched_gym.sim.engine import SCHEDULE
         base = self.env.unwrapped
         return work_conserving_mask(base.action_masks(), base.sim.kind == SCHEDULE)
@@ -44,6 +45,10 @@ class AgentPolicy:
     Deterministic actions; MaskablePPO gets the action mask (made work-conserving when the model
     was trained so: ``model.mrsched_work_conserving``), other algorithms' illegal choices are
     mapped to skip by the env (counted in ``invalid_actions``).
+
+    Args:
+        model: The loaded model.
+        name: The policy's label (``agent:NAME``).
     """
 
     def __init__(self, model, name: str) -> None:
@@ -59,6 +64,7 @@ class AgentPolicy:
         """Nothing to reset: the policy is stateless."""
 
     def act(self, obs: dict, mask: np.ndarray) -> int:
+        """The model's most likely action for ``obs``, within ``mask`` for MaskablePPO."""
         if any(obs[k].shape != s for k, s in self._shapes.items()):
             obs = self._adapt(obs)
         logits = policy_logits(self.policy, obs)     # the mode = argmax of the masked logits

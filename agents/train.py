@@ -122,6 +122,17 @@ class TrainConfig:
     eval: EvalConfig = field(default_factory=EvalConfig)
 
     def validate(self, where: str = "config") -> TrainConfig:
+        """Check every field (and that the env and the evaluation baselines exist).
+
+        Args:
+            where: Where the config comes from, for error messages.
+
+        Returns:
+            ``self``.
+
+        Raises:
+            ConfigError: A field is invalid; the message names it.
+        """
         def bad(fld: str, msg: str) -> None:
             raise ConfigError(f"{where}: {fld}: {msg}")
         if self.algo not in ALGOS:
@@ -228,7 +239,11 @@ def make_vec_env(cfg: TrainConfig, n_envs: int | None = None, seed_offset: int =
 
 
 class LinearSchedule:
-    """``lr * progress_remaining`` (SB3 passes 1 at the start, 0 at the end); picklable."""
+    """``lr * progress_remaining`` (SB3 passes 1 at the start, 0 at the end); picklable.
+
+    Args:
+        lr: The initial learning rate.
+    """
 
     def __init__(self, lr: float) -> None:
         self.lr = lr
@@ -364,8 +379,8 @@ def _baselines(cfg: TrainConfig, out: Path) -> dict[str, float]:
 def plot_learning_curves(histories: dict[str, list[dict]], baselines: dict[str, float],
                          path: Path, title: str = "", metric: str = "validation mean") -> Path:
     """Validation mean (band: 95% CI) against env steps for each run, baselines as lines."""
-    from mrsched_gym.leaderboard import _figure
-    fig = _figure(7, 4)
+    from mrsched_gym.leaderboard import new_figure
+    fig = new_figure(7, 4)
     ax = fig.add_subplot(111)
     for name, hist in histories.items():
         if not hist:

@@ -206,6 +206,8 @@ class AdaptiveScheduler(Scheduler):
         self.name = "adaptive" if affinity == "none" else f"adaptive-{affinity}"
 
     def reset(self, sim, seed: int | None = None) -> None:
+        """Clear the episode's estimates (deferral counts, per-pool map lengths) and note the
+        accelerated nodes."""
         self.delays: dict[int, int] = {}
         self.log_pos = 0
         # per job: [sum, count] of finished map lengths on regular / accelerated nodes
@@ -281,6 +283,10 @@ class AdaptiveScheduler(Scheduler):
 
     # ---------------------------------------------------------------- decision
     def decide(self, sim) -> int:
+        """The candidate ``(job, phase)`` most in need (:meth:`need`; with hardware affinity,
+        the need on this node's pool). With data affinity a non-local map is deferred, at most
+        ``max_delays`` times in a row, while its job holds the map slots its goal needs; skip
+        when every candidate is deferred."""
         a = default_action(sim)
         if a is not None:
             return a
@@ -318,16 +324,22 @@ class RASScheduler(Scheduler):
     name = "ras"
 
     def map_utility(self, sim, job, tasks) -> float:
+        """Utility of ``job``'s map allocation (thesis Eq. 6), ``tasks`` its running tasks."""
         s_alloc = sum(1 for t in tasks if t.phase == MAP)
         s_req = self.s_req(sim, job, tasks)
         return ras_map_utility(s_alloc, s_req, job.n_maps - job.maps_done)
 
     def s_req(self, sim, job, tasks) -> float:
+        """Map slots ``job`` needs to meet its goal (:func:`required_slots`), at most its
+        unfinished maps (all of them when no estimate exists yet)."""
         r = required_slots(job, tasks, sim.now, prior=True)
         return min(r, float(job.n_maps - job.maps_done)) if math.isfinite(r) else \
             float(job.n_maps - job.maps_done)
 
     def decide(self, sim) -> int:
+        """Max-min utility placement (thesis Algorithm 1): a reduce of a job whose reduce
+        utility is negative first (at most one of its reduces per node), else the map candidate
+        with the lowest map + reduce utility; earliest deadline next."""
         a = default_action(sim)
         if a is not None:
             return a
@@ -359,6 +371,7 @@ class ReverseAdaptiveScheduler(RASScheduler):
     name = "reverse-adaptive"
 
     def reset(self, sim, seed: int | None = None) -> None:
+        """Take the episode's availability forecast f(t) and its running integral."""
         self.s_fit: dict[int, float] = {}
         self.step_s = sim.scenario.availability.step_s
         self.slots = float(sum(sim.map_slots))
@@ -422,6 +435,8 @@ class ReverseAdaptiveScheduler(RASScheduler):
         self.s_fit = s_fit
 
     def map_utility(self, sim, job, tasks) -> float:
+        """Utility of ``job``'s map allocation against its reverse-fitted s_fit (thesis Eq. 14);
+        a job without a deadline as in RAS with one slot required."""
         s_alloc = sum(1 for t in tasks if t.phase == MAP)
         s_pend = job.n_maps - job.maps_done
         if not math.isfinite(job.deadline_s):

@@ -56,6 +56,7 @@ class FairScheduler(Scheduler):
         self.skips: dict[int, int] = {}
 
     def reset(self, sim, seed: int | None = None) -> None:
+        """Forget the delay-scheduling skip counts."""
         self.skips = {}
 
     def _pool(self, job) -> str:
@@ -82,6 +83,8 @@ class FairScheduler(Scheduler):
         return key
 
     def decide(self, sim) -> int:
+        """The first candidate in fair-share order (:meth:`order_key`) that delay scheduling
+        lets launch here; skip when every job waits for a more local slot."""
         a = default_action(sim)
         if a is not None:
             return a
@@ -118,6 +121,7 @@ class CapacityScheduler(Scheduler):
         self.share: dict[str, float] = {}
 
     def reset(self, sim, seed: int | None = None) -> None:
+        """Normalise the queue shares (by default one queue per job type of the scenario)."""
         q = self.queues or dict(sim.scenario.workload.type_mix) or {"default": 1.0}
         tot = sum(q.values())
         self.share = {k: v / tot for k, v in q.items()}
@@ -126,6 +130,8 @@ class CapacityScheduler(Scheduler):
         return job.profile.name if job.profile.name in self.share else "default"
 
     def decide(self, sim) -> int:
+        """A candidate of the queue furthest below its guaranteed share (running tasks / share),
+        oldest job first."""
         a = default_action(sim)
         if a is not None:
             return a
@@ -152,11 +158,13 @@ class DRFScheduler(Scheduler):
     name = "drf"
 
     def reset(self, sim, seed: int | None = None) -> None:
+        """Note each node's capacity (cores x speed, disk MB/s, memory GB) and the totals."""
         n = range(sim.n_nodes)
         self.node_cap = [(sim.cores[i] * sim.speed[i], sim.disk_mb_s[i], sim.mem_gb[i]) for i in n]
         self.total = [max(sum(c[r] for c in self.node_cap), 1e-9) for r in range(3)]
 
     def decide(self, sim) -> int:
+        """The candidate whose job has the smallest weighted dominant share."""
         a = default_action(sim)
         if a is not None:
             return a

@@ -98,6 +98,10 @@ class MPScheduler(Scheduler):
         return sim.disk_load(src) + read <= 1.0
 
     def decide(self, sim) -> int:
+        """Maximum Progress: among jobs that cannot meet their deadline on the slots they hold
+        (:meth:`on_track`), the earliest deadline; otherwise the job type this node slows least
+        (largest 1/NormTCT), earliest deadline next, passing over maps that would overload their
+        data node (Eq. 5). ADMIT, with admission control: :meth:`admit`."""
         if sim.kind == ADMIT and self.admission:
             return 0 if self.admit(sim, sim.job) else sim.K
         a = default_action(sim)
@@ -147,12 +151,17 @@ class MPScheduler(Scheduler):
 
 
 class MPAdmissionScheduler(MPScheduler):
-    """MP with MIMP admission control (only meaningful where the scenario poses ADMIT decisions)."""
+    """MP with MIMP admission control (only meaningful where the scenario poses ADMIT decisions).
+
+    Args:
+        io_guard: Apply the Eq. 5 data-node I/O guard.
+    """
 
     def __init__(self, io_guard: bool = True) -> None:
         super().__init__(admission=True, io_guard=io_guard)
 
     @classmethod
     def applies_to(cls, scenario) -> bool:
+        """Whether ``scenario`` poses ADMIT decisions (``decisions.admission``)."""
         return bool(scenario.decisions.admission)
 

@@ -45,6 +45,7 @@ class PriorityPreemptionScheduler(Scheduler):
 
     @classmethod
     def applies_to(cls, scenario) -> bool:
+        """Whether ``scenario`` poses PREEMPT decisions (``decisions.preemption.enabled``)."""
         return bool(scenario.decisions.preemption.enabled)
 
     def _victim_key(self, c: tuple) -> tuple:
@@ -58,6 +59,9 @@ class PriorityPreemptionScheduler(Scheduler):
         return (t.job.priority, k, -t.tid)
 
     def decide(self, sim) -> int:
+        """PREEMPT: the victim chosen by the eviction policy, preempted with the primitive (skip
+        for ``wait`` or when no candidate offers the primitive). Otherwise the highest-priority
+        job's candidate, oldest job first."""
         if sim.kind == PREEMPT:
             if self.primitive == "wait":
                 return sim.K

@@ -99,6 +99,7 @@ class RDSScheduler(Scheduler):
         self.replan_on_arrival = bool(replan_on_arrival)
 
     def reset(self, sim, seed: int | None = None) -> None:
+        """Forget the previous plan: the first decision plans."""
         self.next_plan = 0.0
         self.known: set[int] = set()
         self.adjust: dict[int, float] = {}
@@ -117,6 +118,14 @@ class RDSScheduler(Scheduler):
 
     # ---------------------------------------------------------------- optimisation
     def plan(self, sim, running) -> None:
+        """Solve the receding-horizon QP (:func:`solve_allocation`) for the runnable and running
+        jobs, and keep each job's slot adjustment (planned slots minus held slots) for the next
+        control interval.
+
+        Args:
+            sim: The simulator.
+            running: Running tasks by job id (:func:`running_by_job`).
+        """
         now = sim.now
         S = float(sum(sim.map_slots[n] + sim.red_slots[n] for n in range(sim.n_nodes)))
         fhat = arima_forecast(self.availability_history(sim), self.horizon, self.ar_order)
@@ -140,6 +149,9 @@ class RDSScheduler(Scheduler):
         self.known = {job.jid for job in jobs}
 
     def decide(self, sim) -> int:
+        """Re-plan once per control interval, then the candidate whose job the plan most wants to
+        grow, jobs due before the next plan first (the short-job fast path); the launch uses up
+        one slot of the job's adjustment (Algorithm 1)."""
         a = default_action(sim)
         if a is not None:
             return a

@@ -58,9 +58,13 @@ def solve_allocation(work: np.ndarray, left: np.ndarray, weight: np.ndarray, cap
     """The optimal slot allocation ``[J, H]`` of the receding-horizon QP (module docstring).
 
     Args:
-        work: Remaining slot-seconds per job. left: Seconds to each deadline (<= 0: overdue).
-        weight: Penalty weights w_j. cap: Slots available per interval (S x fhat). umax: Useful
-        slots per job. u0: Current allocation per job. interval: Control interval (s).
+        work: Remaining slot-seconds per job.
+        left: Seconds to each deadline (<= 0: overdue).
+        weight: Penalty weights w_j.
+        cap: Slots available per interval (S x fhat).
+        umax: Useful slots per job.
+        u0: Current allocation per job.
+        interval: Control interval (s).
         P: Control-effort weights per horizon step (at least H of them).
 
     If the solver reports a failure (it has not been seen on these problems), the current
@@ -106,7 +110,13 @@ def solve_allocation(work: np.ndarray, left: np.ndarray, weight: np.ndarray, cap
 
 
 class SparsePattern:
-    """A CSC sparsity pattern given in coordinate order; :meth:`with_values` fills it."""
+    """A CSC sparsity pattern given in coordinate order; :meth:`with_values` fills it.
+
+    Args:
+        rows: Row index of each entry.
+        cols: Column index of each entry.
+        shape: The matrix shape.
+    """
 
     def __init__(self, rows: np.ndarray, cols: np.ndarray, shape: tuple[int, int]) -> None:
         self.order = np.lexsort((rows, cols))          # column-major, rows ascending

@@ -20,9 +20,11 @@ class RandomScheduler(Scheduler):
         self.rng = np.random.default_rng(0)
 
     def reset(self, sim, seed: int | None = None) -> None:
+        """Reseed the generator from the episode seed."""
         self.rng = np.random.default_rng(seed)
 
     def decide(self, sim) -> int:
+        """A uniformly random candidate, or skip when there is none."""
         n = len(sim.candidates)
         return int(self.rng.integers(n)) if n else sim.K
 
@@ -38,6 +40,8 @@ class FIFOScheduler(Scheduler):
     name = "fifo"
 
     def decide(self, sim) -> int:
+        """Candidate 0 (the oldest job's); accept, wait or skip where :func:`default_action`
+        decides."""
         a = default_action(sim)
         return 0 if a is None else a
 
@@ -53,6 +57,7 @@ class EDFScheduler(Scheduler):
     name = "edf"
 
     def decide(self, sim) -> int:
+        """The candidate of the job with the earliest deadline (:func:`edf_key`)."""
         a = default_action(sim)
         if a is not None:
             return a

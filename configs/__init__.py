@@ -1,0 +1,1 @@
+"""Bundled configuration files: scenarios, reproductions and agent training configs (YAML)."""

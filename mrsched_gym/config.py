@@ -947,6 +947,7 @@ class UniqueKeyLoader(yaml.SafeLoader):
     """
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:
+        """Build a mapping; a repeated key raises a ``ConstructorError`` naming both lines."""
         seen: dict[Any, int] = {}
         for key_node, _ in node.value:
             if key_node.tag == "tag:yaml.org,2002:merge":

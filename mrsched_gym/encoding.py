@@ -48,7 +48,11 @@ _LOC = (0.0, 0.5, 1.0)
 
 
 class ObservationEncoder:
-    """Builds observations for one simulator; keeps the per-node block up to date incrementally."""
+    """Builds observations for one simulator; keeps the per-node block up to date incrementally.
+
+    Args:
+        sim: The simulator to observe (its scenario fixes K, N and W).
+    """
 
     def __init__(self, sim: Simulator) -> None:
         self.sim = sim

@@ -175,6 +175,15 @@ class MRSchedEnv(gym.Env):
     # ------------------------------------------------------------------ gymnasium API
     def reset(self, *, seed: int | None = None, options: dict | None = None
               ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+        """Draw a new world from ``seed`` and run it to its first decision (see "Starting
+        State").
+
+        Returns:
+            ``(observation, info)`` of the first decision.
+
+        Raises:
+            InputError: ``options`` is given (the env takes none).
+        """
         if options is not None and not (isinstance(options, Mapping) and not options):
             raise InputError(f"reset(options=...): this environment takes no options, got "
                              f"{_describe(options)}")
@@ -188,6 +197,17 @@ class MRSchedEnv(gym.Env):
         return obs, self._info(invalid=False)
 
     def step(self, action: Any) -> tuple[dict[str, np.ndarray], float, bool, bool, dict]:
+        """Apply ``action`` to the current decision and run the world to the next one.
+
+        Returns:
+            ``(observation, reward, terminated, truncated, info)``; see "Rewards" and "Episode
+            End".
+
+        Raises:
+            EpisodeStateError: Before the first ``reset()`` or after the episode ended.
+            InputTypeError: ``action`` is not an integer (:meth:`action_index`).
+            InputError: An illegal action with ``strict_actions=True``.
+        """
         if self._phase != _RUNNING:
             raise EpisodeStateError(
                 "step() called before reset()" if self._phase == _NEW else
@@ -252,6 +272,8 @@ class MRSchedEnv(gym.Env):
                 "invalid_action": invalid, "episode_over": s.done}
 
     def render(self) -> str | np.ndarray | None:
+        """The current state as text (``"ansi"``) or an RGB image (``"rgb_array"``); ``None``,
+        with a warning, when the env was made without a ``render_mode``."""
         if self.render_mode is None:
             gym.logger.warn("render() called without a render_mode; pass render_mode= to make()")
             return None

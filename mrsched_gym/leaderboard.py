@@ -88,7 +88,8 @@ def paired_vs_best(records: Sequence[dict], headline: str) -> list[str]:
     return out
 
 
-def _figure(w: float, h: float):
+def new_figure(w: float, h: float):
+    """A headless matplotlib ``Figure`` of ``w`` x ``h`` inches at 100 dpi (Agg, no pyplot)."""
     import matplotlib
     matplotlib.use("Agg")
     from matplotlib.figure import Figure
@@ -100,7 +101,7 @@ def plot_bars(records: Sequence[dict], headline: str, path: Path) -> Path:
     rows = ranked(records, headline)
     metrics = [headline] + [k for k in ("deadline_miss_pct", "mean_jct_s", "utilisation")
                             if k != headline][:3]
-    fig = _figure(4.2 * len(metrics), 4.6)
+    fig = new_figure(4.2 * len(metrics), 4.6)
     names = [r["policy"] for r in rows]
     for k, m in enumerate(metrics):
         ax = fig.add_subplot(1, len(metrics), k + 1)
@@ -123,7 +124,7 @@ def plot_jct_cdf(records: Sequence[dict], path: Path, max_policies: int = 8,
     """Empirical CDF of job completion times (all seeds pooled), the best policies."""
     rows = ranked(records, headline) if headline else summarize(records)
     names = [r["policy"] for r in rows][:max_policies]
-    fig = _figure(7, 4.5)
+    fig = new_figure(7, 4.5)
     ax = fig.add_subplot(111)
     for name in names:
         jct = np.sort(np.concatenate([np.asarray(r.get("_jct_s", []), dtype=float)
@@ -145,7 +146,7 @@ def plot_gantt(log, title: str, path: Path) -> Path:
     from mrsched_gym.render import draw_gantt
     from mrsched_gym.workloads.profiles import TYPE_NAMES
 
-    fig = _figure(10, 5)
+    fig = new_figure(10, 5)
     ax = fig.add_subplot(111)
     draw_gantt(ax, log.task_log, log.arrival_s, log.deadline_s,
                [TYPE_NAMES[t] for t in log.type_idx], log.end_s, title)

@@ -52,13 +52,18 @@ def init_ray(address: str | None = None, num_cpus: int | None = None) -> None:
 # ---------------------------------------------------------------------- RLlib
 class RLlibObservation(gym.ObservationWrapper):
     """Flattens the env's ``Dict`` observation into one float32 ``Box`` (sorted key order,
-    as :func:`gymnasium.spaces.flatten`), for RLlib's default encoders."""
+    as :func:`gymnasium.spaces.flatten`), for RLlib's default encoders.
+
+    Args:
+        env: The env to wrap.
+    """
 
     def __init__(self, env: gym.Env) -> None:
         super().__init__(env)
         self.observation_space = gym.spaces.flatten_space(env.observation_space)
 
     def observation(self, obs: dict) -> np.ndarray:
+        """``obs`` flattened into the wrapper's ``Box``."""
         return gym.spaces.flatten(self.env.observation_space, obs)
 
 

@@ -56,9 +56,14 @@ def draw_gantt(ax, task_log: list, arrival_s, deadline_s, labels, end_s: float,
     """Running tasks per job over time on a matplotlib axis (thesis Fig. 3.4 style).
 
     Args:
-        ax: The axis. task_log: ``(start, end, job, node, phase, outcome)`` segments.
-        arrival_s, deadline_s, labels: Per-job submission time, deadline and name, by job id.
-        end_s: End of the time axis. title: Axis title. max_jobs: Jobs drawn (first started).
+        ax: The axis.
+        task_log: ``(start, end, job, node, phase, outcome)`` segments.
+        arrival_s: Submission time per job, by job id.
+        deadline_s: Deadline per job, by job id.
+        labels: Name per job, by job id.
+        end_s: End of the time axis.
+        title: Axis title.
+        max_jobs: Jobs drawn (the first started).
     """
     jobs = sorted({j for _, _, j, _, _, _ in task_log})[:max_jobs]
     for k, jid in enumerate(jobs):

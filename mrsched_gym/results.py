@@ -277,9 +277,13 @@ class RunFolder:
 
 
 class EpisodeFailures(MRSchedError):
-    """Some episodes of a sweep failed; the others finished. ``records`` holds the finished
-    episodes, ``failures`` one entry per failed episode (policy, scenario, seed, error,
-    traceback)."""
+    """Some episodes of a sweep failed; the others finished.
+
+    Args:
+        records: The finished episodes' records (kept as ``self.records``).
+        failures: One entry per failed episode: policy, scenario, seed, error, traceback (kept
+            as ``self.failures``).
+    """
 
     def __init__(self, records: list[dict], failures: list[dict]) -> None:
         self.records = records

@@ -46,7 +46,11 @@ def component_totals(sim) -> tuple[float, ...]:
 
 
 class RewardTracker:
-    """Turns the simulator's running totals into per-step rewards and named components."""
+    """Turns the simulator's running totals into per-step rewards and named components.
+
+    Args:
+        weights: Weight per component name of :data:`REWARD_COMPONENTS` (missing: 0).
+    """
 
     def __init__(self, weights: Mapping[str, float]) -> None:
         assert len(REWARD_COMPONENTS) == 6, "step() is unrolled over the six components"

@@ -1,0 +1,1 @@
+"""Bundled data files: the traces in ``traces/`` (with their attribution in ``ATTRIBUTION.md``)."""

@@ -207,6 +207,9 @@ def uniform_cpu_estimates(tasks: list[Task]) -> list[float]:
 class Simulator:
     """A Hadoop cluster simulation for one scenario; :meth:`reset` draws a new world.
 
+    Args:
+        scenario: The scenario; its trace files are read now, so a bad trace fails here.
+
     Read-only view for policies (documented attributes; do not mutate):
         now: Current simulated time (s).
         scenario: The scenario.

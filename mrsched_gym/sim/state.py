@@ -25,6 +25,17 @@ class Task:
     Progress is fluid: ``remaining`` work (reference seconds) shrinks at ``rate`` since ``t_last``.
     A reduce task cannot go below ``floor`` (its un-shuffled share plus its reduce work) until the
     job's maps are done (SPEC 2.5: shuffle progresses as map outputs become available).
+
+    Args:
+        tid: Task id (attempts are numbered in launch order).
+        job: Its job.
+        phase: ``MAP`` or ``REDUCE``.
+        idx: Index of the task within its job's phase.
+        node: Node it runs on.
+        work: Total work of this attempt, extras included (reference seconds).
+        demand: ``(cpu, io, mem, net)`` fractions of the node it uses.
+        now: Launch time (s).
+        mem_gb: Memory it occupies.
     """
 
     __slots__ = ("tid", "job", "phase", "idx", "node", "remaining", "floor", "rate", "t_last",
@@ -68,7 +79,13 @@ class Task:
 
 
 class Job:
-    """A submitted MapReduce job and its live counters."""
+    """A submitted MapReduce job and its live counters.
+
+    Args:
+        jid: Job id (its index in arrival order).
+        draw: The job as drawn at reset (a :class:`~mrsched_gym.workloads.synthetic.JobDraw`).
+        profile: Its job type's profile.
+    """
 
     __slots__ = ("jid", "type_idx", "profile", "arrival_s", "deadline_s", "priority", "weight",
                  "n_maps", "n_reduces", "map_work", "reduce_work", "map_mult", "reduce_mult",

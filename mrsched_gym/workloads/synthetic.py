@@ -179,12 +179,37 @@ def _replicas(rng: np.random.Generator, n: int, n_nodes: int, rep: int) -> np.nd
     return out
 
 
-def _make(profile_idx: int, arrival: float, deadline: float, priority: int, weight: float,
-          n_maps: int, n_red: int, mw: float, rw: float, task_rng: np.random.Generator,
-          place_rng: np.random.Generator, cluster: ClusterConfig, label: str = "",
-          work_cv: float | None = None, map_work: np.ndarray | None = None,
-          reduce_work: np.ndarray | None = None) -> JobDraw:
-    """One job: task work drawn lognormal around ``mw``/``rw`` unless given as arrays."""
+def make_job(profile_idx: int, arrival: float, deadline: float, priority: int, weight: float,
+             n_maps: int, n_red: int, mw: float, rw: float, task_rng: np.random.Generator,
+             place_rng: np.random.Generator, cluster: ClusterConfig, label: str = "",
+             work_cv: float | None = None, map_work: np.ndarray | None = None,
+             reduce_work: np.ndarray | None = None) -> JobDraw:
+    """One job: task work drawn lognormal around ``mw``/``rw`` unless given as arrays.
+
+    Shared by the synthetic generator, fixed job lists and trace replay
+    (:mod:`mrsched_gym.workloads.trace`), so every workload kind draws its tasks the same way.
+
+    Args:
+        profile_idx: Index of the job type into :data:`TYPE_NAMES`.
+        arrival: Submission time (s).
+        deadline: Absolute deadline (s), ``inf`` for none.
+        priority: Priority class.
+        weight: Penalty / share weight.
+        n_maps: Number of map tasks.
+        n_red: Number of reduce tasks.
+        mw: Mean work of a map task (reference seconds).
+        rw: Mean work of a reduce task (reference seconds).
+        task_rng: Stream for per-task work and demand multipliers.
+        place_rng: Stream for block replica placement.
+        cluster: The cluster (phase times alone, demand spread, data nodes).
+        label: Optional label.
+        work_cv: Coefficient of variation of task work; ``None`` takes the type's.
+        map_work: Given map work per task (skips the map-work draw).
+        reduce_work: Given reduce work per task (skips the reduce-work draw).
+
+    Returns:
+        The job's :class:`JobDraw`.
+    """
     p = PROFILES[TYPE_NAMES[profile_idx]]
     cv = cluster.task_demand_cv
     map_alone, red_alone = phase_alone_times(p, n_maps, n_red, mw, rw, cluster)
@@ -219,9 +244,9 @@ def fixed_jobs(jobs: tuple[JobSpec, ...], cluster: ClusterConfig, task_rng: np.r
                 p, spec.n_maps, n_red, mw, rw, cluster, deadline_scope)
         else:
             deadline = math.inf
-        out.append(_make(TYPE_NAMES.index(spec.type), spec.arrival_s, deadline, spec.priority,
-                         spec.weight, spec.n_maps, n_red, mw, rw, task_rng, place_rng, cluster,
-                         spec.label, spec.work_cv))
+        out.append(make_job(TYPE_NAMES.index(spec.type), spec.arrival_s, deadline,
+                            spec.priority, spec.weight, spec.n_maps, n_red, mw, rw, task_rng,
+                            place_rng, cluster, spec.label, spec.work_cv))
     return out
 
 
@@ -323,9 +348,9 @@ def synthetic_jobs(cfg: WorkloadConfig, cluster: ClusterConfig, job_rng: np.rand
         deadline = (arrivals[i] + factors[i] * deadline_base_s(p, n_maps, n_red, mw, rw, cluster,
                                                                cfg.deadline_scope)
                     if has_deadline[i] else math.inf)
-        out.append(_make(TYPE_NAMES.index(p.name), float(arrivals[i]), float(deadline),
-                         int(high[i]), float(weights[i]), n_maps, n_red, mw, rw, task_rng,
-                         place_rng, cluster))
+        out.append(make_job(TYPE_NAMES.index(p.name), float(arrivals[i]), float(deadline),
+                            int(high[i]), float(weights[i]), n_maps, n_red, mw, rw, task_rng,
+                            place_rng, cluster))
     return out
 
 

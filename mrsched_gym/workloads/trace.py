@@ -43,7 +43,7 @@ import numpy as np
 from mrsched_gym.config import MAX_TASKS, ClusterConfig, ConfigError, WorkloadConfig
 from mrsched_gym.models.traces import TraceError, read_job_trace, resolve_trace, trace_lines
 from mrsched_gym.workloads.profiles import PROFILES, TYPE_NAMES
-from mrsched_gym.workloads.synthetic import JobDraw, _make
+from mrsched_gym.workloads.synthetic import JobDraw, make_job
 
 _MB = 1024.0 * 1024.0
 MIN_WORK_FRACTION = 0.1
@@ -213,9 +213,9 @@ def trace_jobs(cfg: WorkloadConfig, cluster: ClusterConfig, job_rng: np.random.G
             mw = p.map_work_s * float(split_f[i])
             rw = p.reduce_work_s * float(red_f[i])
             mwork = rwork = None
-        draw = _make(TYPE_NAMES.index(p.name), float(arrivals[i]), math.inf, int(high[i]),
-                     float(weights[i]), nm, nr, mw, rw, task_rng, place_rng, cluster,
-                     map_work=mwork, reduce_work=rwork)
+        draw = make_job(TYPE_NAMES.index(p.name), float(arrivals[i]), math.inf, int(high[i]),
+                        float(weights[i]), nm, nr, mw, rw, task_rng, place_rng, cluster,
+                        map_work=mwork, reduce_work=rwork)
         if has_deadline[i]:
             base = draw.map_alone_s if cfg.deadline_scope == "map" else draw.alone_s
             draw.deadline_s = float(arrivals[i] + factors[i] * base)
