@@ -33,16 +33,18 @@ import math
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, get_args
 
 import numpy as np
 import yaml
 
-from mrsched_gym.config import ConfigError, parse_yaml, read_text_file
+from mrsched_gym.config import ConfigError, bundled_names, config_source, from_dict, parse_yaml
 
 TRAIN_SEED_BASE = 1_000_000
-ALGOS = ("maskable_ppo", "ppo")
-POLICIES = ("set", "flat")
+Algo = Literal["maskable_ppo", "ppo"]
+PolicyKind = Literal["set", "flat"]
+ALGOS: tuple[str, ...] = get_args(Algo)
+POLICIES: tuple[str, ...] = get_args(PolicyKind)
 #: PPO hyper-parameters a config may set (passed to the algorithm's constructor unchanged).
 PPO_KEYS = ("learning_rate", "n_steps", "batch_size", "n_epochs", "gamma", "gae_lambda",
             "clip_range", "ent_coef", "vf_coef", "max_grad_norm", "target_kl",
@@ -64,7 +66,7 @@ class EvalConfig:
     every_steps: int = 100_000
     seed_start: int = 500
     n_seeds: int = 10
-    baselines: list = field(default_factory=lambda: ["edf", "fifo", "fair"])
+    baselines: list[str] = field(default_factory=lambda: ["edf", "fifo", "fair"])
 
 
 @dataclass
@@ -103,22 +105,22 @@ class TrainConfig:
 
     name: str = "agent"
     env: str = "mrsched/Hadoop-v0"
-    env_kwargs: dict = field(default_factory=dict)
-    algo: str = "maskable_ppo"
-    policy: str = "set"
+    env_kwargs: dict[str, Any] = field(default_factory=dict)
+    algo: Algo = "maskable_ppo"
+    policy: PolicyKind = "set"
     hidden: int = 64
-    net_arch: list = field(default_factory=lambda: [128, 128])
-    value_arch: list = field(default_factory=lambda: [64, 64])
+    net_arch: list[int] = field(default_factory=lambda: [128, 128])
+    value_arch: list[int] = field(default_factory=lambda: [64, 64])
     seed: int = 0
     total_timesteps: int = 1_000_000
     n_envs: int = 4
-    vec_env: str = "dummy"
+    vec_env: Literal["dummy", "subproc"] = "dummy"
     torch_threads: int = 1
     work_conserving: bool = True
     normalize_reward: bool = True
     tensorboard: bool = True
-    lr_schedule: str = "constant"
-    ppo: dict = field(default_factory=dict)
+    lr_schedule: Literal["constant", "linear"] = "constant"
+    ppo: dict[str, Any] = field(default_factory=dict)
     eval: EvalConfig = field(default_factory=EvalConfig)
 
     def validate(self, where: str = "config") -> TrainConfig:
@@ -170,35 +172,15 @@ class TrainConfig:
         return self
 
 
-def _from_dict(cls, data: dict, where: str):
-    names = {f.name: f for f in dataclasses.fields(cls)}
-    for k in data:
-        if k not in names:
-            raise ConfigError(f"{where}: unknown field {k!r}; known: {', '.join(names)}")
-    kw = dict(data)
-    if cls is TrainConfig and isinstance(kw.get("eval"), dict):
-        kw["eval"] = _from_dict(EvalConfig, kw["eval"], f"{where}: eval")
-    return cls(**kw)
-
-
 def bundled_configs() -> list[str]:
     """Names of the bundled training configs (``configs/agents/*.yaml``)."""
-    from importlib.resources import files
-    return sorted(p.name[:-5] for p in files("mrsched_gym.configs").joinpath("agents").iterdir()
-                  if p.name.endswith(".yaml"))
+    return bundled_names("agents")
 
 
 def load_config(path_or_name: str | Path, **overrides: Any) -> TrainConfig:
     """Read a training config (a YAML path or a bundled name), apply overrides, validate."""
-    p = Path(path_or_name)
-    if not p.is_file():
-        from importlib.resources import files
-        cand = files("mrsched_gym.configs").joinpath("agents", f"{path_or_name}.yaml")
-        if not cand.is_file():
-            raise ConfigError(f"training config {str(path_or_name)!r}: no such file and "
-                                    f"not a bundled config ({', '.join(bundled_configs())})")
-        p = Path(str(cand))
-    data = parse_yaml(read_text_file(p, "training config"), str(p)) or {}
+    p, text = config_source(path_or_name, "agents")
+    data = parse_yaml(text, p) or {}
     if not isinstance(data, dict):
         raise ConfigError(f"{p}: a training config is a mapping of fields")
     for k, v in overrides.items():
@@ -209,7 +191,7 @@ def load_config(path_or_name: str | Path, **overrides: Any) -> TrainConfig:
             data.setdefault(a, {})[b] = v
         else:
             data[k] = v
-    return _from_dict(TrainConfig, data, str(p)).validate(str(p))
+    return from_dict(TrainConfig, data, p).validate(p)
 
 
 def config_dict(cfg: TrainConfig) -> dict:

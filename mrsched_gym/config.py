@@ -30,7 +30,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any, Literal, Union
+from typing import Any, Literal, TypeVar, Union, cast
 
 import numpy as np
 import yaml
@@ -844,6 +844,9 @@ def _check_episode_size(sc: Scenario) -> None:
 # Generic strict builder: dict -> frozen dataclass, with dotted field paths in errors.
 # --------------------------------------------------------------------------------------------
 
+_T = TypeVar("_T")
+
+
 def _build(tp: Any, value: Any, path: str) -> Any:
     """Plain data at ``path`` as type ``tp``: converts, checks types, names the path in errors.
 
@@ -872,12 +875,18 @@ def _build(tp: Any, value: Any, path: str) -> Any:
             raise ConfigError(f"{path}: expected {len(args)} values, got {len(value)}")
         return tuple(_build(a, v, f"{path}[{i}]")
                      for i, (a, v) in enumerate(zip(args, value, strict=False)))
+    if origin is list:
+        if isinstance(value, np.ndarray) and value.ndim == 1:
+            value = value.tolist()
+        if not isinstance(value, (list, tuple)):
+            raise ConfigError(f"{path}: expected a list, got {_short(value)}")
+        return [_build(args[0] if args else Any, v, f"{path}[{i}]") for i, v in enumerate(value)]
     if origin in (collections.abc.Mapping, dict) or tp is Mapping:
         if not isinstance(value, Mapping):
             raise ConfigError(f"{path}: expected a mapping, got {_short(value)}")
         vt = args[1] if args else Any
-        return FrozenDict(
-            {str(k): _build(vt, v, f"{path}.{k}") for k, v in value.items()})
+        items = {str(k): _build(vt, v, f"{path}.{k}") for k, v in value.items()}
+        return items if origin is dict else FrozenDict(items)   # a plain dict where declared
     return _build_scalar(tp, value, path)
 
 
@@ -893,6 +902,10 @@ def _build_dataclass(tp: type, value: Any, path: str) -> Any:
     if unknown:
         raise ConfigError(f"{path + '.' if path else ''}{unknown[0]}: unknown key "
                           f"(known: {', '.join(sorted(names))})")
+    missing = [f.name for f in dataclasses.fields(tp) if f.name not in value
+               and f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING]
+    if missing:
+        raise ConfigError(f"{path + '.' if path else ''}{missing[0]}: required")
     kwargs = {k: _build(hints[k], v, f"{path}.{k}" if path else k) for k, v in value.items()}
     try:
         return tp(**kwargs)
@@ -924,18 +937,71 @@ def _build_scalar(tp: Any, value: Any, path: str) -> Any:
     return value
 
 
-def scenario_from_dict(data: Mapping[str, Any], *, source: str = "<dict>") -> Scenario:
-    """Build a :class:`Scenario` from plain data, naming ``source`` in any error."""
+def from_dict(tp: type[_T], data: Any, source: str = "<dict>") -> _T:
+    """The strict builder: plain data (a parsed YAML mapping) -> the config dataclass ``tp``.
+
+    One builder for every config of the package (scenarios, training configs): field types
+    convert and check the values (``Literal`` choices, numbers, lists, nested dataclasses),
+    unknown keys are refused with the known ones listed, and errors name ``source`` and the
+    dotted field path.
+
+    Raises:
+        ConfigError: The data does not fit ``tp``.
+    """
     try:
-        return _build(Scenario, data, "")
+        return cast(_T, _build(tp, data, ""))
     except ConfigError as e:
         raise ConfigError(f"{source}: {e}") from None
 
 
+def scenario_from_dict(data: Mapping[str, Any], *, source: str = "<dict>") -> Scenario:
+    """Build a :class:`Scenario` from plain data, naming ``source`` in any error."""
+    return from_dict(Scenario, data, source)
+
+
+#: The kinds of bundled config files: folder of ``configs/`` -> what its files are called.
+CONFIG_KINDS: Mapping[str, str] = FrozenDict({
+    "scenarios": "scenario", "agents": "training config", "reproductions": "reproduction"})
+
+
+def bundled_names(kind: str) -> list[str]:
+    """Names of the config files shipped in ``configs/<kind>`` (a key of :data:`CONFIG_KINDS`)."""
+    root = resources.files("mrsched_gym.configs").joinpath(kind)
+    return sorted(p.name[:-5] for p in root.iterdir() if p.name.endswith(".yaml"))
+
+
+def config_source(path_or_name: str | os.PathLike[str], kind: str) -> tuple[str, str]:
+    """The one "path or bundled name" rule of every config file (scenarios, training configs,
+    reproductions): ``(source, text)``.
+
+    A name ending in ``.yaml``/``.yml``, or naming an existing file, is read as a path; any other
+    name is looked up in ``configs/<kind>``.
+
+    Raises:
+        ConfigError: A missing or unreadable file, or an unknown name (the message lists the
+            bundled names).
+        InputTypeError: ``path_or_name`` is neither a string nor a path.
+    """
+    what = CONFIG_KINDS[kind]
+    if not isinstance(path_or_name, (str, os.PathLike)):
+        raise InputTypeError(f"{what} must be a YAML path or a bundled {what} name, got "
+                             f"{type(path_or_name).__name__} {_short(path_or_name)}")
+    bundled = ", ".join(bundled_names(kind))
+    if not str(path_or_name).strip():
+        raise ConfigError(f"{what} name is empty (bundled: {bundled})")
+    p = Path(path_or_name)
+    if p.suffix in (".yaml", ".yml") or p.exists():
+        return str(p), read_text_file(p, what)
+    name = str(path_or_name)
+    res = resources.files("mrsched_gym.configs").joinpath(kind, f"{name}.yaml")
+    if not res.is_file():
+        raise ConfigError(f"{name}: no such {what} file or bundled {what} (bundled: {bundled})")
+    return f"configs/{kind}/{name}.yaml", res.read_text(encoding="utf-8")
+
+
 def bundled_scenarios() -> list[str]:
     """Names of the scenario files shipped in ``configs/scenarios``."""
-    root = resources.files("mrsched_gym.configs").joinpath("scenarios")
-    return sorted(p.name[:-5] for p in root.iterdir() if p.name.endswith(".yaml"))
+    return bundled_names("scenarios")
 
 
 class UniqueKeyLoader(yaml.SafeLoader):
@@ -1015,22 +1081,8 @@ def load_scenario(path_or_name: str | Path) -> Scenario:
             line (YAML errors, duplicate keys) or the dotted field path.
         InputTypeError: ``path_or_name`` is neither a string nor a path.
     """
-    if not isinstance(path_or_name, (str, os.PathLike)):
-        raise InputTypeError(f"scenario must be a YAML path or a bundled scenario name, got "
-                             f"{type(path_or_name).__name__} {_short(path_or_name)}")
-    if not str(path_or_name).strip():
-        raise ConfigError(f"scenario name is empty (bundled: {', '.join(bundled_scenarios())})")
-    p = Path(path_or_name)
-    if p.suffix in (".yaml", ".yml") or p.exists():
-        text = read_text_file(p, "scenario")
-        return scenario_from_dict(_read_yaml(text, str(p)), source=str(p))
-    name = str(path_or_name)
-    res = resources.files("mrsched_gym.configs").joinpath("scenarios", f"{name}.yaml")
-    if not res.is_file():
-        raise ConfigError(f"{name}: no such scenario file or bundled scenario "
-                          f"(bundled: {', '.join(bundled_scenarios())})")
-    return scenario_from_dict(_read_yaml(res.read_text(), f"configs/scenarios/{name}.yaml"),
-                              source=f"configs/scenarios/{name}.yaml")
+    source, text = config_source(path_or_name, "scenarios")
+    return scenario_from_dict(_read_yaml(text, source), source=source)
 
 
 def to_dict(obj: Any) -> Any:

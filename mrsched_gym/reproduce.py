@@ -36,14 +36,22 @@ import math
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from mrsched_gym.claims import check_claim, claim_cases
-from mrsched_gym.config import ConfigError, Scenario, parse_yaml, scenario_from_dict, with_overrides
+from mrsched_gym.config import (
+    ConfigError,
+    Scenario,
+    bundled_names,
+    config_source,
+    from_dict,
+    parse_yaml,
+    scenario_from_dict,
+    with_overrides,
+)
 from mrsched_gym.evaluate import check_policy, make_policy, mean_ci95, run_episode, run_parallel
 
 JOB_METRICS = ("exec_s", "finish_s", "beyond_rel", "map_exec_s")
@@ -79,21 +87,7 @@ class Reproduction:
 
 def bundled_reproductions() -> list[str]:
     """Names of the reproduction files shipped in ``configs/reproductions``."""
-    root = resources.files("mrsched_gym.configs").joinpath("reproductions")
-    return sorted(p.name[:-5] for p in root.iterdir() if p.name.endswith(".yaml"))
-
-
-def _source(name: str) -> tuple[str, str]:
-    p = Path(name)
-    if p.suffix in (".yaml", ".yml"):
-        if not p.is_file():
-            raise ConfigError(f"{p}: reproduction file not found")
-        return str(p), p.read_text()
-    res = resources.files("mrsched_gym.configs").joinpath("reproductions", f"{name}.yaml")
-    if not res.is_file():
-        raise ConfigError(f"{name}: no such reproduction (bundled: "
-                          f"{', '.join(bundled_reproductions())})")
-    return f"configs/reproductions/{name}.yaml", res.read_text()
+    return bundled_names("reproductions")
 
 
 def run_fingerprint(rep: Reproduction) -> dict[str, Any]:
@@ -112,42 +106,64 @@ def run_fingerprint(rep: Reproduction) -> dict[str, Any]:
             "seeds": rep.seeds, "version": __version__}
 
 
-def _need(d: Mapping, key: str, src: str, kind: type) -> Any:
-    if key not in d:
-        raise ConfigError(f"{src}: {key}: required")
-    if not isinstance(d[key], kind):
-        raise ConfigError(f"{src}: {key}: expected {kind.__name__}, got {type(d[key]).__name__}")
-    return d[key]
+@dataclass(frozen=True)
+class CaseSpec:
+    """A case as written in a reproduction file (module docstring)."""
+
+    name: str
+    overrides: dict[str, Any] = field(default_factory=dict)
+    policies: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class QuickSpec:
+    """The reduced CI run of a reproduction: fewer seeds and scenario overrides."""
+
+    seeds: int = 1
+    overrides: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ReproductionFile:
+    """The schema of a reproduction file (module docstring), read by the package's strict
+    builder (:func:`mrsched_gym.config.from_dict`): unknown keys and wrong types are refused."""
+
+    title: str
+    cases: list[CaseSpec]
+    source: str = ""
+    description: str = ""
+    scenario: dict[str, Any] | None = None
+    base: str | None = None
+    overrides: dict[str, Any] = field(default_factory=dict)
+    policies: list[str] = field(default_factory=list)
+    metrics: list[str] = field(default_factory=list)
+    job_metrics: list[str] = field(default_factory=list)
+    seeds: int = 5
+    quick: QuickSpec = QuickSpec()
+    paper: list[dict[str, Any]] = field(default_factory=list)
+    claims: list[dict[str, Any]] = field(default_factory=list)
+    plot: dict[str, Any] = field(default_factory=dict)
+    notes: str = ""
 
 
 def load_reproduction(name: str, quick: bool = False) -> Reproduction:
     """Parse a bundled reproduction (by name) or a YAML path; ``quick`` applies its CI size."""
-    src, text = _source(name)
-    d = parse_yaml(text, str(src))
-    if not isinstance(d, Mapping):
-        raise ConfigError(f"{src}: top level must be a mapping")
-    known = {"title", "source", "description", "scenario", "base", "overrides", "cases",
-             "policies", "metrics", "job_metrics", "seeds", "quick", "paper", "claims", "plot",
-             "notes"}
-    for k in d:
-        if k not in known:
-            raise ConfigError(f"{src}: {k}: unknown key (known: {', '.join(sorted(known))})")
-    if "scenario" in d:
-        base = scenario_from_dict(_need(d, "scenario", src, dict), source=f"{src}: scenario")
-    else:
+    src, text = config_source(name, "reproductions")
+    f = from_dict(ReproductionFile, parse_yaml(text, src), src)
+    if f.scenario is not None:
+        base = scenario_from_dict(f.scenario, source=f"{src}: scenario")
+    elif f.base is not None:
         from mrsched_gym.evaluate import scenario_of
-        base = scenario_of(_need(d, "base", src, str))
-    base = with_overrides(base, d.get("overrides") or {})
-    q = d.get("quick") or {}
+        base = scenario_of(f.base)
+    else:
+        raise ConfigError(f"{src}: needs a scenario or a base")
+    base = with_overrides(base, f.overrides)
     if quick:
-        base = with_overrides(base, q.get("overrides") or {})
-    default_pol = d.get("policies") or []
+        base = with_overrides(base, f.quick.overrides)
     cases = []
-    for i, c in enumerate(_need(d, "cases", src, list)):
+    for i, c in enumerate(f.cases):
         where = f"{src}: cases[{i}]"
-        if not isinstance(c, Mapping) or "name" not in c:
-            raise ConfigError(f"{where}: needs a name")
-        pols = tuple(c.get("policies") or default_pol)
+        pols = tuple(c.policies or f.policies)
         if not pols:
             raise ConfigError(f"{where}: no policies")
         for p in pols:
@@ -156,20 +172,18 @@ def load_reproduction(name: str, quick: bool = False) -> Reproduction:
             except (KeyError, ValueError, TypeError) as e:
                 raise ConfigError(f"{where}: policy {p!r}: {e}") from None
         try:
-            sc = with_overrides(base, c.get("overrides") or {})
+            sc = with_overrides(base, c.overrides)
         except ConfigError as e:
             raise ConfigError(f"{where}: {e}") from None
-        cases.append(Case(str(c["name"]), sc, pols))
+        cases.append(Case(c.name, sc, pols))
     names = {c.name for c in cases}
-    metrics = list(d.get("metrics") or [])
-    job_metrics = list(d.get("job_metrics") or [])
-    for m in job_metrics:
+    for m in f.job_metrics:
         if m not in JOB_METRICS:
             raise ConfigError(f"{src}: job_metrics: unknown {m!r} "
                               f"(known: {', '.join(JOB_METRICS)})")
-    for i, e in enumerate(d.get("paper") or []):
+    for i, e in enumerate(f.paper):
         if e.get("over_jobs") and (e["over_jobs"] not in ("mean", "max") or not e.get(
-                "change_vs") or e["metric"] not in job_metrics):
+                "change_vs") or e["metric"] not in f.job_metrics):
             raise ConfigError(f"{src}: paper[{i}]: over_jobs (mean | max) needs change_vs and a "
                               f"per-job metric listed in job_metrics")
         vs = e.get("change_vs")
@@ -177,16 +191,14 @@ def load_reproduction(name: str, quick: bool = False) -> Reproduction:
             if r not in names:
                 raise ConfigError(f"{src}: paper[{i}]: unknown case {r!r}")
     case_names = [c.name for c in cases]
-    for i, e in enumerate(d.get("claims") or []):
+    for i, e in enumerate(f.claims):
         claim_cases(e, case_names, f"{src}: claims[{i}]")
-    seeds = int(q.get("seeds", 1)) if quick else int(d.get("seeds", 5))
-    return Reproduction(name=Path(name).stem, title=str(d.get("title", name)),
-                        source=str(d.get("source", "")),
-                        description=str(d.get("description", "")).strip(), cases=cases,
-                        metrics=metrics, job_metrics=job_metrics, seeds=seeds,
-                        paper=list(d.get("paper") or []), claims=list(d.get("claims") or []),
-                        plot=dict(d.get("plot") or {}),
-                        notes=str(d.get("notes", "")).strip(), quick=quick)
+    return Reproduction(name=Path(name).stem, title=f.title, source=f.source,
+                        description=f.description.strip(), cases=cases, metrics=list(f.metrics),
+                        job_metrics=list(f.job_metrics),
+                        seeds=f.quick.seeds if quick else f.seeds, paper=list(f.paper),
+                        claims=list(f.claims), plot=dict(f.plot), notes=f.notes.strip(),
+                        quick=quick)
 
 
 def _job_values(log, names: list[str]) -> dict[str, dict[str, float]]:

@@ -122,5 +122,14 @@ def test_bad_reproduction_files_name_the_field(tmp_path):
     p.write_text("title: x\nbase: hadoop\npolicies: [fifo]\ncases: [{name: a}]\nfoo: 1\n")
     with pytest.raises(ConfigError, match="foo: unknown key"):
         load_reproduction(str(p))
-    with pytest.raises(ConfigError, match="no such reproduction"):
+    p.write_text("title: x\nbase: hadoop\npolicies: [fifo]\ncases: [{name: a}]\nseeds: two\n")
+    with pytest.raises(ConfigError, match="seeds: expected an integer"):
+        load_reproduction(str(p))
+    p.write_text("base: hadoop\npolicies: [fifo]\ncases: [{name: a}]\n")
+    with pytest.raises(ConfigError, match="title: required"):
+        load_reproduction(str(p))
+    p.write_text("title: x\nbase: hadoop\npolicies: [fifo]\ncases: [{name: a, polices: [b]}]\n")
+    with pytest.raises(ConfigError, match=r"cases\[0\]\.polices: unknown key"):
+        load_reproduction(str(p))
+    with pytest.raises(ConfigError, match="no such reproduction file or bundled reproduction"):
         load_reproduction("nope")
