@@ -7,6 +7,7 @@ Usage::
     python benchmarks/bench.py --profile       # cProfile of the default scenario's hot loop
     python benchmarks/bench.py --agents        # + the shipped agent's inference and training
     python benchmarks/bench.py --baselines     # seconds per episode of the slow baselines vs EDF
+    python benchmarks/bench.py --compare REF   # this working tree vs git REF, side by side
 
 Each scenario runs in its own process so peak memory (max RSS) is per scenario.
 Policies: ``random`` = uniform over legal actions through ``env.step`` (observation, mask and
@@ -135,6 +136,100 @@ def bench_baselines(seeds: list[int]) -> list[dict]:
     return rows
 
 
+#: What ``--compare`` times in each checkout, through the public API only (so any two commits
+#: can be compared): ``(env id, policy, episodes)``; ``random`` = uniform over the legal actions,
+#: ``first`` = the first legal action, both through ``env.step``.
+COMPARE_ROWS = (("mrsched/Hadoop-v0", "random", 10), ("mrsched/ThesisScale-v0", "first", 1))
+
+_COMPARE_SCRIPT = """
+import json, sys, time
+import numpy as np
+import gymnasium as gym
+import mrsched_gym
+env_id, policy, episodes = sys.argv[1], sys.argv[2], int(sys.argv[3])
+env = gym.make(env_id)
+rng = np.random.default_rng(0)
+steps, run = 0, 0.0
+for ep in range(episodes):
+    env.reset(seed=ep)
+    u = env.unwrapped
+    t0 = time.perf_counter()
+    while True:
+        legal = np.flatnonzero(u.action_masks())
+        a = int(legal[0] if policy == "first" else rng.choice(legal))
+        _, _, term, trunc, _ = env.step(a)
+        steps += 1
+        if term or trunc:
+            break
+    run += time.perf_counter() - t0
+print(json.dumps({"decisions": steps, "decisions_per_s": steps / run}))
+"""
+
+_OVERLAY = """
+import sys
+from importlib.util import spec_from_file_location
+ROOT = {root!r}
+MAP = {{"mrsched_gym." + p: ROOT + "/" + p for p in ("baselines", "agents", "configs")}}
+class Finder:
+    @classmethod
+    def find_spec(cls, name, path=None, target=None):
+        if name in MAP:
+            return spec_from_file_location(name, MAP[name] + "/__init__.py",
+                                           submodule_search_locations=[MAP[name]])
+        return None
+sys.meta_path.insert(0, Finder)
+"""
+
+
+def _time_checkout(root: str, overlay: str, row: tuple) -> dict:
+    """One measurement of ``row`` in a fresh interpreter running the checkout at ``root`` (its
+    top-level package folders mapped the way the install maps them)."""
+    import os
+    import subprocess
+    import sys
+    env = {**os.environ, "PYTHONPATH": f"{overlay}:{root}", "OMP_NUM_THREADS": "1"}
+    out = subprocess.run([sys.executable, "-c", _COMPARE_SCRIPT, *map(str, row)], env=env,
+                         capture_output=True, text=True, check=True, cwd=root)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def compare_checkouts(ref: str, rounds: int) -> list[dict]:
+    """Decisions/s of this checkout and of git ``ref``, timed alternately (ref, this, ref, ...)
+    so machine noise hits both alike; the ratio is this / ref of the medians."""
+    import subprocess
+    import tempfile
+    from pathlib import Path
+    here = subprocess.run(["git", "rev-parse", "--show-toplevel"], capture_output=True,
+                          text=True, check=True).stdout.strip()
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        other = str(Path(tmp) / "ref")
+        subprocess.run(["git", "-C", here, "worktree", "add", "--detach", other, ref],
+                       check=True, capture_output=True)
+        try:
+            overlays = {}
+            for name, root in (("ref", other), ("this", here)):
+                d = Path(tmp) / f"overlay-{name}"
+                d.mkdir()
+                (d / "sitecustomize.py").write_text(_OVERLAY.format(root=root))
+                overlays[name] = (root, str(d))
+            for row in COMPARE_ROWS:
+                rates = {"ref": [], "this": []}
+                for _ in range(rounds):
+                    for name in ("ref", "this"):
+                        root, ov = overlays[name]
+                        rates[name].append(_time_checkout(root, ov, row)["decisions_per_s"])
+                med = {k: float(np.median(v)) for k, v in rates.items()}
+                rows.append({"env": row[0], "policy": row[1], "rounds": rounds,
+                             "ref_decisions_per_s": med["ref"],
+                             "this_decisions_per_s": med["this"],
+                             "speedup": med["this"] / med["ref"]})
+        finally:
+            subprocess.run(["git", "-C", here, "worktree", "remove", "--force", other],
+                           capture_output=True)
+    return rows
+
+
 def _worker(args, q):
     q.put(_bench(*args))
 
@@ -157,7 +252,21 @@ def main() -> None:
     ap.add_argument("--agents", action="store_true", help="add the agent and training rows")
     ap.add_argument("--baselines", action="store_true",
                     help="only the per-episode time of the optimising baselines vs EDF")
+    ap.add_argument("--compare", metavar="REF",
+                    help="time this checkout against git REF (e.g. HEAD~1), alternately")
+    ap.add_argument("--rounds", type=int, default=3, help="--compare: alternations per row")
     a = ap.parse_args()
+    if a.compare:
+        rows = compare_checkouts(a.compare, a.rounds)
+        if a.json:
+            print(json.dumps(rows, indent=2))
+            return
+        print(f"{'scenario':24s} {'policy':7s} {a.compare + ' dec/s':>14s} {'this dec/s':>11s} "
+              f"{'speed-up':>8s}")
+        for r in rows:
+            print(f"{r['env']:24s} {r['policy']:7s} {r['ref_decisions_per_s']:14.0f} "
+                  f"{r['this_decisions_per_s']:11.0f} {r['speedup']:7.2f}x")
+        return
     if a.baselines:
         rows = bench_baselines(list(range(5 if a.quick else 10)))
         if a.json:
