@@ -111,6 +111,22 @@ class SetRLModule(TorchRLModule, ValueFunctionAPI):
         logits, emb = self._heads(batch)
         return {Columns.ACTION_DIST_INPUTS: logits, Columns.EMBEDDINGS: emb}
 
+    def act(self, obs: dict[str, Any], explore: bool = False) -> int:
+        """The action for one observation of ``RLlibMaskedObservation`` (numpy arrays): the
+        most likely legal action, or one sampled from the masked distribution with
+        ``explore``."""
+        def batch1(x: Any) -> Any:
+            if isinstance(x, dict):
+                return {k: batch1(v) for k, v in x.items()}
+            return th.as_tensor(np.asarray(x, dtype=np.float32)).unsqueeze(0)
+
+        batch = {Columns.OBS: batch1(obs)}
+        out = self.forward_exploration(batch) if explore else self.forward_inference(batch)
+        logits = out[Columns.ACTION_DIST_INPUTS]
+        if explore:
+            return int(th.distributions.Categorical(logits=logits).sample()[0])
+        return int(logits[0].argmax())
+
     def compute_values(self, batch: dict[str, Any], embeddings: Any = None) -> th.Tensor:
         """State values ``[B]`` (from ``embeddings`` of :meth:`_forward_train` when given)."""
         if embeddings is None:
