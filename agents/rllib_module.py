@@ -134,4 +134,25 @@ class SetRLModule(TorchRLModule, ValueFunctionAPI):
         return self.vf(embeddings).squeeze(-1)
 
 
-__all__ = ["DEFAULT_MODEL_CONFIG", "SetRLModule"]
+class RLlibPolicy:
+    """A trained :class:`SetRLModule` as a policy of the evaluation harness
+    (:func:`mrsched_gym.evaluate.run_episode`): the most likely legal action.
+
+    Args:
+        module: The module, e.g. ``algo.get_module()`` or
+            ``RLModule.from_checkpoint(...)``.
+        name: The policy's label.
+    """
+
+    def __init__(self, module: SetRLModule, name: str = "rllib:set") -> None:
+        self.module, self.name = module, name
+
+    def reset(self, sim: Any, seed: int | None = None) -> None:
+        """Nothing to reset: the policy is stateless."""
+
+    def act(self, obs: dict[str, np.ndarray], mask: np.ndarray) -> int:
+        """The module's most likely action for the env's observation ``obs`` within ``mask``."""
+        return self.module.act({MASK_KEY: np.asarray(mask, np.float32), OBS_KEY: obs})
+
+
+__all__ = ["DEFAULT_MODEL_CONFIG", "RLlibPolicy", "SetRLModule"]
