@@ -42,7 +42,7 @@ from ray.rllib.core.rl_module.apis.value_function_api import ValueFunctionAPI
 from ray.rllib.core.rl_module.torch import TorchRLModule
 from torch import nn
 
-from mrsched_gym.agents.set_layers import ILLEGAL_LOGIT, CandidateScorer, SetEncoder, _mlp
+from mrsched_gym.agents.set_layers import ILLEGAL_LOGIT, CandidateScorer, SetEncoder, mlp
 
 #: The module's ``model_config`` defaults.
 DEFAULT_MODEL_CONFIG: dict[str, Any] = {"hidden": 64, "vf_hiddens": [64, 64],
@@ -82,7 +82,7 @@ class SetRLModule(TorchRLModule, ValueFunctionAPI):
                                   inner["decision"].shape[0], inner["forecast"].shape[0], hidden)
         self.pi = CandidateScorer(K, hidden, bool(cfg["work_conserving"]))
         vf = [3 * hidden, *map(int, cfg["vf_hiddens"])]
-        self.vf = nn.Sequential(_mlp(vf), nn.Linear(vf[-1], 1))
+        self.vf = nn.Sequential(mlp(vf), nn.Linear(vf[-1], 1))
         _orthogonal(self.encoder, float(np.sqrt(2)))
         _orthogonal(self.vf, float(np.sqrt(2)))
         _orthogonal(self.vf[-1], 1.0)

@@ -34,7 +34,8 @@ def symlog(x: th.Tensor) -> th.Tensor:
     return th.sign(x) * th.log1p(th.abs(x))
 
 
-def _mlp(sizes: list[int]) -> nn.Sequential:
+def mlp(sizes: list[int]) -> nn.Sequential:
+    """``Linear -> ReLU`` for each consecutive pair of ``sizes`` (ReLU after every layer)."""
     layers: list[nn.Module] = []
     for a, b in zip(sizes[:-1], sizes[1:], strict=False):
         layers += [nn.Linear(a, b), nn.ReLU()]
@@ -62,10 +63,10 @@ class SetEncoding:
                           decision_features: int, forecast_steps: int, hidden: int) -> None:
         F, G, D, W = candidate_features, node_features, decision_features, forecast_steps
         self.hidden = hidden
-        self.node_enc = _mlp([G, hidden, hidden])
-        self.global_enc = _mlp([D + W + G + hidden, hidden])
-        self.cand_enc = _mlp([F + hidden, hidden, hidden])
-        self.cand_mix = _mlp([2 * hidden, hidden])
+        self.node_enc = mlp([G, hidden, hidden])
+        self.global_enc = mlp([D + W + G + hidden, hidden])
+        self.cand_enc = mlp([F + hidden, hidden, hidden])
+        self.cand_mix = mlp([2 * hidden, hidden])
 
     def encode_sets(self, obs: dict[str, th.Tensor]) -> SetFeatures:
         """Encode a batch of observations (the env's ``Dict`` keys, batched, any K and N)."""
@@ -156,4 +157,4 @@ class CandidateScorer(nn.Module):
 
 
 __all__ = ["CandidateScorer", "ILLEGAL_LOGIT", "SetEncoder", "SetEncoding", "SetFeatures",
-           "symlog"]
+           "mlp", "symlog"]

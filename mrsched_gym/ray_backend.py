@@ -148,7 +148,7 @@ def register_rllib_envs(extra: Iterable[str] = ()) -> list[str]:
 
 def rllib_ppo_config(scenario: str = "mrsched/Hadoop-v0", env_overrides: dict | None = None,
                      num_env_runners: int = 1, train_batch_size: int = 4000,
-                     minibatch_size: int = 256, num_epochs: int = 5, lr: float = 3e-4,
+                     minibatch_size: int = 256, num_epochs: int = 5, lr: float = 1e-4,
                      gamma: float = 0.995, seed: int = 0, hidden: Sequence[int] = (128, 128),
                      module: str = "set", set_hidden: int = 64,
                      vf_hiddens: Sequence[int] = (64, 64), work_conserving: bool = True,

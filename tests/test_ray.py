@@ -32,7 +32,7 @@ from mrsched_gym.ray_backend import (  # noqa: E402
 
 @pytest.fixture(scope="module")
 def local_ray():
-    init_ray(num_cpus=2)
+    init_ray(num_cpus=2, runtime_env={"env_vars": {"OMP_NUM_THREADS": "1"}})
     yield
     ray.shutdown()
 
@@ -71,6 +71,12 @@ def test_evaluation_sweep_as_ray_tasks_equals_the_local_harness(local_ray):
     assert len(remote) == len(local) == 4
     for r, lo in zip(remote, local, strict=False):
         assert all(_same(r[k], lo[k]) for k in lo if k != "wall_s"), (r["policy"], r["seed"])
+
+
+def test_runtime_env_pins_the_workers_threads(local_ray):
+    import os
+    env_of_a_task = ray.remote(num_cpus=1)(lambda: os.environ.get("OMP_NUM_THREADS"))
+    assert ray.get(env_of_a_task.remote()) == "1"
 
 
 def test_bad_policy_fails_before_any_ray_task():
@@ -254,7 +260,8 @@ def test_set_module_runs_on_any_number_of_candidates_and_nodes():
                     action_space=gym.spaces.Discrete(4), model_config={})
 
 
-def test_rllib_ppo_trains_the_set_module_end_to_end(local_ray):
+def test_rllib_ppo_trains_the_set_module_end_to_end(local_ray, tmp_path):
+    from ray.rllib.core.rl_module.rl_module import RLModule
     cfg = rllib_ppo_config(env_overrides=SHORT, num_env_runners=1, train_batch_size=256,
                            minibatch_size=64, num_epochs=1, set_hidden=16, vf_hiddens=(16,))
     assert cfg.env_config["observation"] == "masked" and cfg.num_env_runners == 1
@@ -262,9 +269,17 @@ def test_rllib_ppo_trains_the_set_module_end_to_end(local_ray):
     try:
         res = algo.train()
         module = algo.get_module()
+        checkpoint = algo.save_to_path(tmp_path / "ckpt")
     finally:
         algo.stop()
     assert isinstance(module, SetRLModule) and module.encoder.hidden == 16
+    # the module comes back from the checkpoint (the recipe in docs/ray.md), same weights
+    restored = RLModule.from_checkpoint(
+        f"{checkpoint}/learner_group/learner/rl_module/default_policy")
+    assert isinstance(restored, SetRLModule)
+    for (k, v), (k2, v2) in zip(module.state_dict().items(), restored.state_dict().items(),
+                                strict=True):
+        assert k == k2 and torch.equal(v, v2), k
     assert res["training_iteration"] == 1
     assert res["env_runners"]["num_env_steps_sampled_lifetime"] >= 256
     learner = res["learners"]["default_policy"]
