@@ -26,6 +26,10 @@ candidates' shared probability mass, and idles the cluster.
 
 Inputs are scaled with ``symlog(x) = sign(x) log(1 + |x|)`` (features in hours reach +-24, wait
 times 100): stateless, so checkpoints need no running normalisation statistics.
+
+The layers themselves (encoder, :class:`CandidateScorer`) live in plain torch in
+:mod:`mrsched_gym.agents.set_layers`, shared with the RLlib module
+(:mod:`mrsched_gym.agents.rllib_module`); this module adds the SB3 wrappers.
 """
 
 from __future__ import annotations
@@ -38,21 +42,13 @@ import torch as th
 from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 from stable_baselines3.common.policies import ActorCriticPolicy
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
-from torch import nn
 
-ILLEGAL_LOGIT = -1e8
-
-
-def symlog(x: th.Tensor) -> th.Tensor:
-    """``sign(x) * log(1 + |x|)``: compresses large magnitudes, keeps sign and zero."""
-    return th.sign(x) * th.log1p(th.abs(x))
-
-
-def _mlp(sizes: list[int]) -> nn.Sequential:
-    layers: list[nn.Module] = []
-    for a, b in zip(sizes[:-1], sizes[1:], strict=False):
-        layers += [nn.Linear(a, b), nn.ReLU()]
-    return nn.Sequential(*layers)
+from mrsched_gym.agents.set_layers import (
+    ILLEGAL_LOGIT,
+    CandidateScorer,
+    SetEncoding,
+    symlog,
+)
 
 
 class FlatExtractor(BaseFeaturesExtractor):
@@ -72,8 +68,9 @@ class FlatExtractor(BaseFeaturesExtractor):
         return th.cat([symlog(obs[k].flatten(1)) for k in self.keys], dim=1)
 
 
-class SetExtractor(BaseFeaturesExtractor):
-    """Permutation-aware encoder of candidates and nodes (see the module docstring).
+class SetExtractor(SetEncoding, BaseFeaturesExtractor):
+    """Permutation-aware encoder of candidates and nodes (see the module docstring; the layers
+    are :class:`~mrsched_gym.agents.set_layers.SetEncoding`'s, shared with the RLlib module).
 
     Output layout (``features_dim = K*hidden + 2*hidden + K + 1``): the K candidate embeddings,
     flattened; the context (global embedding, candidate pool); the K legality flags; 1 if this
@@ -91,55 +88,13 @@ class SetExtractor(BaseFeaturesExtractor):
         W = observation_space["forecast"].shape[0]
         super().__init__(observation_space, features_dim=K * hidden + 2 * hidden + K + 1)
         self.K, self.hidden = K, hidden
-        self.node_enc = _mlp([G, hidden, hidden])
-        self.global_enc = _mlp([D + W + G + hidden, hidden])
-        self.cand_enc = _mlp([F + hidden, hidden, hidden])
-        self.cand_mix = _mlp([2 * hidden, hidden])
+        self._build_set_layers(F, G, D, W, hidden)
 
     def forward(self, obs: dict[str, th.Tensor]) -> th.Tensor:
         """The features ``[B, features_dim]`` of a batch of observations (layout above)."""
-        cands, nodes = obs["candidates"], obs["nodes"]
-        valid = (cands[..., 0] > 0.5).float()                       # [B, K]
-        node_pool = self.node_enc(nodes).mean(dim=1)                 # [B, h]
-        dec_node = (nodes * nodes[..., 9:10]).sum(dim=1)             # the decision node's row
-        g = self.global_enc(th.cat([symlog(obs["decision"]), obs["forecast"], dec_node,
-                                    node_pool], dim=1))              # [B, h]
-        gk = g.unsqueeze(1).expand(-1, self.K, -1)
-        e = self.cand_enc(th.cat([symlog(cands), gk], dim=2))        # [B, K, h]
-        w = valid.unsqueeze(2)
-        pool = (e * w).sum(dim=1) / w.sum(dim=1).clamp(min=1.0)      # masked mean
-        h = self.cand_mix(th.cat([e, pool.unsqueeze(1).expand(-1, self.K, -1)], dim=2))
-        return th.cat([(h * w).flatten(1), g, pool, valid, obs["decision"][:, :1]], dim=1)
-
-
-class CandidateScorer(nn.Module):
-    """Action head over :class:`SetExtractor` features: shared per-candidate score + skip score.
-
-    Args:
-        K: Candidates per decision.
-        hidden: Width of the extractor's embeddings.
-        work_conserving: Make skip illegal at a schedule decision with a legal candidate.
-    """
-
-    def __init__(self, K: int, hidden: int, work_conserving: bool = False) -> None:
-        super().__init__()
-        self.K, self.hidden, self.work_conserving = K, hidden, work_conserving
-        self.score = nn.Linear(hidden, 1)
-        self.skip = nn.Linear(2 * hidden, 1)
-
-    def forward(self, latent: th.Tensor) -> th.Tensor:
-        """The action logits ``[B, K + 1]`` (skip last); illegal actions get ``ILLEGAL_LOGIT``."""
-        K, h = self.K, self.hidden
-        emb = latent[:, : K * h].reshape(-1, K, h)
-        ctx = latent[:, K * h: K * h + 2 * h]
-        valid = latent[:, K * h + 2 * h: K * h + 2 * h + K] > 0.5
-        logits = self.score(emb).squeeze(2)
-        logits = th.where(valid, logits, th.full_like(logits, ILLEGAL_LOGIT))
-        skip = self.skip(ctx)
-        if self.work_conserving:
-            busy = valid.any(dim=1, keepdim=True) & (latent[:, -1:] > 0.5)
-            skip = th.where(busy, th.full_like(skip, ILLEGAL_LOGIT), skip)
-        return th.cat([logits, skip], dim=1)
+        h, g, pool, valid = self.encode_sets(obs)
+        return th.cat([(h * valid.unsqueeze(2)).flatten(1), g, pool, valid,
+                       obs["decision"][:, :1]], dim=1)
 
 
 class _SetHeadMixin:
@@ -181,4 +136,4 @@ class SetPolicyPPO(_SetHeadMixin, ActorCriticPolicy):
 
 
 __all__ = ["FlatExtractor", "SetExtractor", "CandidateScorer", "SetPolicy", "SetPolicyPPO",
-           "symlog"]
+           "ILLEGAL_LOGIT", "symlog"]

@@ -23,7 +23,7 @@ ILLEGAL_LOGIT = -1e8
 #: The array of the .npz that holds the metadata (JSON text).
 META_KEY = "__meta__"
 #: The actor's layers, in the order of their use (each an affine map; ReLU after every one of the
-#: four encoders' layers, as ``networks._mlp`` builds them).
+#: four encoders' layers, as ``set_layers.mlp`` builds them).
 ENCODERS = {"node_enc": 2, "global_enc": 1, "cand_enc": 2, "cand_mix": 1}
 
 

@@ -6,10 +6,13 @@ is imported, so a broken layer cannot hide behind an import error).
   baselines and agents) nor of gymnasium or torch: not even lazily, and not through the modules
   it imports.
 * The baselines need no deep-learning stack (torch, stable-baselines3, sb3-contrib, ray).
-* torch and the SB3 libraries are imported only by the agents (at top level only by
-  ``agents/networks.py``, the network definitions; ``agents/policy.py``, ``agents/pretrained.py``
+* torch and the SB3 libraries are imported only by the agents (at top level only by the network
+  definitions: ``agents/set_layers.py``, plain torch, ``agents/networks.py``, the SB3 wrappers,
+  and ``agents/rllib_module.py``, the RLlib wrapper; ``agents/policy.py``, ``agents/pretrained.py``
   and ``agents/train.py`` import them inside functions), ray only by ``mrsched_gym/ray_backend.py``
-  (inside functions): importing any other module, the leaderboard included, never loads torch.
+  (inside functions) and by ``agents/rllib_module.py`` (its class derives from RLlib's, and only
+  the Ray backend imports it, inside a function): importing any other module, the leaderboard
+  included, never loads torch.
 * The first-party modules' top-level imports have no cycle.
 
 *Top level* means run when the module is imported: the module body, ``if``/``try`` blocks and
@@ -45,8 +48,10 @@ ABOVE_THE_SIMULATOR = (
 DEEP_LEARNING = ("torch", "stable_baselines3", "sb3_contrib", "ray")
 # Who may import the deep-learning stack at all (lazily), and who at top level.
 MAY_IMPORT = {"torch": ("mrsched_gym.agents",), "stable_baselines3": ("mrsched_gym.agents",),
-              "sb3_contrib": ("mrsched_gym.agents",), "ray": ("mrsched_gym.ray_backend",)}
-TOP_LEVEL_DEEP_LEARNING = ("mrsched_gym.agents.networks",)
+              "sb3_contrib": ("mrsched_gym.agents",),
+              "ray": ("mrsched_gym.ray_backend", "mrsched_gym.agents.rllib_module")}
+TOP_LEVEL_DEEP_LEARNING = ("mrsched_gym.agents.set_layers", "mrsched_gym.agents.networks",
+                           "mrsched_gym.agents.rllib_module")
 
 
 class Import(NamedTuple):
@@ -205,6 +210,16 @@ def test_only_the_network_definitions_load_torch_on_import():
     bad = {m: sorted(r for r in reachable(graph, [m]) if _within(r, DEEP_LEARNING))
            for m in IMPORTS if m not in TOP_LEVEL_DEEP_LEARNING}
     bad = {m: libs for m, libs in bad.items() if libs}
+    assert not bad, bad
+
+
+def test_the_rllib_module_needs_no_sb3():
+    """The ``ray`` extra installs torch but not stable-baselines3: the RLlib set module and the
+    plain-torch layers it shares with the SB3 policies must not reach SB3, even lazily."""
+    sb3 = ("stable_baselines3", "sb3_contrib", "mrsched_gym.agents.networks")
+    bad = []
+    for m in ("mrsched_gym.agents.set_layers", "mrsched_gym.agents.rllib_module"):
+        bad += forbidden_imports(IMPORTS, m, sb3) + forbidden_reach(IMPORTS, m, sb3)
     assert not bad, bad
 
 

@@ -1,0 +1,158 @@
+"""The set network as an RLlib ``RLModule`` (new API stack), with the env's action mask.
+
+:class:`SetRLModule` is what :func:`mrsched_gym.ray_backend.rllib_ppo_config` trains by default
+(``module="set"``). It reads the observation of
+:class:`~mrsched_gym.ray_backend.RLlibMaskedObservation`, RLlib's action-masking convention::
+
+    {"action_mask": Box(0, 1, (K + 1,)),   # env.action_masks(), skip last
+     "observations": <the env's Dict observation: decision, candidates, nodes, forecast>}
+
+and reuses the layers of the SB3 set policy (:mod:`mrsched_gym.agents.set_layers`):
+
+* **encoder** — :class:`~mrsched_gym.agents.set_layers.SetEncoder`: shared per-node network
+  with mean pooling, shared per-candidate network conditioned on the global context, masked mean
+  pooling and a second shared layer that sees the pool (Deep Sets, one round of message passing);
+* **policy head** — :class:`~mrsched_gym.agents.set_layers.CandidateScorer`: one shared linear
+  score per candidate embedding (action ``i``) plus a score of the context for skip (action
+  ``K``). Actions outside ``action_mask`` get the logit ``ILLEGAL_LOGIT`` (-1e8) in every forward
+  pass (exploration, inference, training), so they are never sampled nor chosen; with
+  ``work_conserving`` skip is masked too at a schedule decision that has a candidate (as the
+  shipped SB3 agent);
+* **value head** — an MLP over ``[global embedding, candidate pool, masked mean of the final
+  candidate embeddings]``.
+
+No weight depends on the number of candidates K or nodes N, so the candidate logits are
+permutation-equivariant (permuting the candidate rows permutes their logits; skip and the value
+are invariant) and one module runs on any K and N. The input sizes it needs are the per-row
+feature counts and the forecast length.
+
+``model_config`` keys (all optional): ``hidden`` (64, width of the embeddings),
+``vf_hiddens`` ([64, 64], the value MLP), ``work_conserving`` (True).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import torch as th
+from ray.rllib.core.columns import Columns
+from ray.rllib.core.rl_module.apis.value_function_api import ValueFunctionAPI
+from ray.rllib.core.rl_module.torch import TorchRLModule
+from torch import nn
+
+from mrsched_gym.agents.set_layers import ILLEGAL_LOGIT, CandidateScorer, SetEncoder, mlp
+
+#: The module's ``model_config`` defaults.
+DEFAULT_MODEL_CONFIG: dict[str, Any] = {"hidden": 64, "vf_hiddens": [64, 64],
+                                        "work_conserving": True}
+MASK_KEY, OBS_KEY = "action_mask", "observations"
+
+
+def _orthogonal(module: nn.Module, gain: float) -> None:
+    """Orthogonal weights, zero biases on every ``nn.Linear`` (SB3's actor-critic init)."""
+    for m in module.modules():
+        if isinstance(m, nn.Linear):
+            nn.init.orthogonal_(m.weight, gain=gain)
+            nn.init.zeros_(m.bias)
+
+
+class SetRLModule(TorchRLModule, ValueFunctionAPI):
+    """PPO-ready RLModule: set encoder, candidate scorer with the action mask, value head.
+
+    Built by RLlib from an ``RLModuleSpec(module_class=SetRLModule, model_config={...})``
+    (see the module docstring for the observation it needs and the ``model_config`` keys).
+    """
+
+    def setup(self) -> None:
+        """Build the encoder, the policy head and the value head from the spaces."""
+        space = self.observation_space
+        if not (isinstance(space, gym.spaces.Dict) and set(space.spaces) == {MASK_KEY, OBS_KEY}):
+            raise ValueError(
+                "SetRLModule needs the observation {'action_mask': Box(K+1), 'observations': "
+                "<env Dict>} of mrsched_gym.ray_backend.RLlibMaskedObservation (env_config "
+                f"observation='masked'); got {space}")
+        inner = space[OBS_KEY]
+        cfg = {**DEFAULT_MODEL_CONFIG, **{k: v for k, v in dict(self.model_config or {}).items()
+                                          if k in DEFAULT_MODEL_CONFIG}}
+        hidden = int(cfg["hidden"])
+        K = inner["candidates"].shape[0]
+        self.encoder = SetEncoder(inner["candidates"].shape[1], inner["nodes"].shape[1],
+                                  inner["decision"].shape[0], inner["forecast"].shape[0], hidden)
+        self.pi = CandidateScorer(K, hidden, bool(cfg["work_conserving"]))
+        vf = [3 * hidden, *map(int, cfg["vf_hiddens"])]
+        self.vf = nn.Sequential(mlp(vf), nn.Linear(vf[-1], 1))
+        _orthogonal(self.encoder, float(np.sqrt(2)))
+        _orthogonal(self.vf, float(np.sqrt(2)))
+        _orthogonal(self.vf[-1], 1.0)
+        _orthogonal(self.pi, 0.01)          # near-uniform initial policy over the legal actions
+
+    def _heads(self, batch: dict[str, Any]) -> tuple[th.Tensor, th.Tensor]:
+        """``(masked logits [B, K+1], value embeddings [B, 3*hidden])`` of a batch."""
+        obs = batch[Columns.OBS]
+        inner, mask = obs[OBS_KEY], obs[MASK_KEY] > 0.5
+        f = self.encoder(inner)
+        w = f.valid.unsqueeze(2)
+        h_pool = (f.candidates * w).sum(dim=1) / w.sum(dim=1).clamp(min=1.0)
+        ctx = th.cat([f.context, f.pool], dim=1)
+        logits = self.pi.logits(f.candidates, ctx, mask[:, :-1],
+                                inner["decision"][:, :1] > 0.5)
+        logits = th.where(mask, logits, th.full_like(logits, ILLEGAL_LOGIT))
+        return logits, th.cat([ctx, h_pool], dim=1)
+
+    def _forward(self, batch: dict[str, Any], **kwargs) -> dict[str, Any]:
+        """Masked action logits (exploration and inference; RLlib adds ``no_grad``)."""
+        logits, _ = self._heads(batch)
+        return {Columns.ACTION_DIST_INPUTS: logits}
+
+    def _forward_train(self, batch: dict[str, Any], **kwargs) -> dict[str, Any]:
+        """Masked action logits and the value head's input (reused by :meth:`compute_values`)."""
+        logits, emb = self._heads(batch)
+        return {Columns.ACTION_DIST_INPUTS: logits, Columns.EMBEDDINGS: emb}
+
+    def act(self, obs: dict[str, Any], explore: bool = False) -> int:
+        """The action for one observation of ``RLlibMaskedObservation`` (numpy arrays): the
+        most likely legal action, or one sampled from the masked distribution with
+        ``explore``."""
+        def batch1(x: Any) -> Any:
+            if isinstance(x, dict):
+                return {k: batch1(v) for k, v in x.items()}
+            return th.as_tensor(np.asarray(x, dtype=np.float32)).unsqueeze(0)
+
+        batch = {Columns.OBS: batch1(obs)}
+        out = self.forward_exploration(batch) if explore else self.forward_inference(batch)
+        logits = out[Columns.ACTION_DIST_INPUTS]
+        if explore:
+            return int(th.distributions.Categorical(logits=logits).sample()[0])
+        return int(logits[0].argmax())
+
+    def compute_values(self, batch: dict[str, Any], embeddings: Any = None) -> th.Tensor:
+        """State values ``[B]`` (from ``embeddings`` of :meth:`_forward_train` when given)."""
+        if embeddings is None:
+            _, embeddings = self._heads(batch)
+        return self.vf(embeddings).squeeze(-1)
+
+
+class RLlibPolicy:
+    """A trained :class:`SetRLModule` as a policy of the evaluation harness
+    (:func:`mrsched_gym.evaluate.run_episode`): the most likely legal action.
+
+    Args:
+        module: The module, e.g. ``algo.get_module()`` or
+            ``RLModule.from_checkpoint(...)``.
+        name: The policy's label.
+    """
+
+    def __init__(self, module: SetRLModule, name: str = "rllib:set") -> None:
+        self.module, self.name = module, name
+
+    def reset(self, sim: Any, seed: int | None = None) -> None:
+        """Nothing to reset: the policy is stateless."""
+
+    def act(self, obs: dict[str, np.ndarray], mask: np.ndarray) -> int:
+        """The module's most likely action for the env's observation ``obs`` within ``mask``."""
+        return self.module.act({MASK_KEY: np.asarray(mask, np.float32), OBS_KEY: obs})
+
+
+__all__ = ["DEFAULT_MODEL_CONFIG", "RLlibPolicy", "SetRLModule"]

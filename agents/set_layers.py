@@ -1,0 +1,160 @@
+"""The set network's layers in plain torch, shared by the SB3 policies and the RLlib module.
+
+:mod:`mrsched_gym.agents.networks` wraps them for stable-baselines3 (``SetExtractor``,
+``SetPolicy``), :mod:`mrsched_gym.agents.rllib_module` for RLlib (``SetRLModule``); this module
+needs torch only, no RL library. The architecture is described in
+:mod:`mrsched_gym.agents.networks`:
+
+* :class:`SetEncoding` — Deep Sets over the nodes (shared per-node network, mean pooling) and
+  over the candidates (shared per-candidate network conditioned on a global context, masked mean
+  pooling, then a second shared layer that sees the pool). No weight depends on the number of
+  candidates K or of nodes N.
+* :class:`CandidateScorer` — a shared linear score per candidate embedding plus a score of the
+  context for skip (the last action); illegal actions get :data:`ILLEGAL_LOGIT`.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import torch as th
+from torch import nn
+
+#: The logit of an illegal action: finite (so ``p * log p`` stays 0, never NaN) and far below
+#: any learned logit (its probability underflows to exactly 0 in float32).
+ILLEGAL_LOGIT = -1e8
+#: Candidate feature 0: the row holds a candidate (:mod:`mrsched_gym.encoding`).
+VALID_FEATURE = 0
+#: Node feature 9: the node is the decision node (:mod:`mrsched_gym.encoding`).
+DECISION_NODE_FEATURE = 9
+
+
+def symlog(x: th.Tensor) -> th.Tensor:
+    """``sign(x) * log(1 + |x|)``: compresses large magnitudes, keeps sign and zero."""
+    return th.sign(x) * th.log1p(th.abs(x))
+
+
+def mlp(sizes: list[int]) -> nn.Sequential:
+    """``Linear -> ReLU`` for each consecutive pair of ``sizes`` (ReLU after every layer)."""
+    layers: list[nn.Module] = []
+    for a, b in zip(sizes[:-1], sizes[1:], strict=False):
+        layers += [nn.Linear(a, b), nn.ReLU()]
+    return nn.Sequential(*layers)
+
+
+class SetFeatures(NamedTuple):
+    """What :meth:`SetEncoding.encode_sets` returns for a batch of B observations with K
+    candidates (``hidden`` = h)."""
+
+    candidates: th.Tensor   # [B, K, h] per-candidate embeddings (rows past the candidates too)
+    context: th.Tensor      # [B, h] global embedding (decision, forecast, decision node, nodes)
+    pool: th.Tensor         # [B, h] masked mean of the first-round candidate embeddings
+    valid: th.Tensor        # [B, K] float 1/0: the row holds a candidate
+
+
+class SetEncoding:
+    """Mixin that builds and runs the set encoder on an ``nn.Module`` (the layers become the
+    module's own attributes ``node_enc``, ``global_enc``, ``cand_enc``, ``cand_mix``, so the SB3
+    extractor keeps its parameter names)."""
+
+    hidden: int
+
+    def _build_set_layers(self, candidate_features: int, node_features: int,
+                          decision_features: int, forecast_steps: int, hidden: int) -> None:
+        F, G, D, W = candidate_features, node_features, decision_features, forecast_steps
+        self.hidden = hidden
+        self.node_enc = mlp([G, hidden, hidden])
+        self.global_enc = mlp([D + W + G + hidden, hidden])
+        self.cand_enc = mlp([F + hidden, hidden, hidden])
+        self.cand_mix = mlp([2 * hidden, hidden])
+
+    def encode_sets(self, obs: dict[str, th.Tensor]) -> SetFeatures:
+        """Encode a batch of observations (the env's ``Dict`` keys, batched, any K and N)."""
+        cands, nodes = obs["candidates"], obs["nodes"]
+        K = cands.shape[1]
+        valid = (cands[..., VALID_FEATURE] > 0.5).float()                  # [B, K]
+        node_pool = self.node_enc(nodes).mean(dim=1)                        # [B, h]
+        dec = DECISION_NODE_FEATURE
+        dec_node = (nodes * nodes[..., dec:dec + 1]).sum(dim=1)             # the decision node
+        g = self.global_enc(th.cat([symlog(obs["decision"]), obs["forecast"], dec_node,
+                                    node_pool], dim=1))                     # [B, h]
+        gk = g.unsqueeze(1).expand(-1, K, -1)
+        e = self.cand_enc(th.cat([symlog(cands), gk], dim=2))               # [B, K, h]
+        w = valid.unsqueeze(2)
+        pool = (e * w).sum(dim=1) / w.sum(dim=1).clamp(min=1.0)             # masked mean
+        h = self.cand_mix(th.cat([e, pool.unsqueeze(1).expand(-1, K, -1)], dim=2))
+        return SetFeatures(h, g, pool, valid)
+
+
+class SetEncoder(SetEncoding, nn.Module):
+    """The set encoder as a standalone module (:class:`SetEncoding`).
+
+    Args:
+        candidate_features: Features per candidate row (F).
+        node_features: Features per node row (G).
+        decision_features: Length of ``decision`` (D).
+        forecast_steps: Length of ``forecast`` (W).
+        hidden: Width of the embeddings.
+    """
+
+    def __init__(self, candidate_features: int, node_features: int, decision_features: int,
+                 forecast_steps: int, hidden: int = 64) -> None:
+        super().__init__()
+        self._build_set_layers(candidate_features, node_features, decision_features,
+                               forecast_steps, hidden)
+
+    def forward(self, obs: dict[str, th.Tensor]) -> SetFeatures:
+        """:meth:`SetEncoding.encode_sets` of a batch of observations."""
+        return self.encode_sets(obs)
+
+
+class CandidateScorer(nn.Module):
+    """Action head: shared per-candidate score + skip score.
+
+    :meth:`forward` reads the flat feature layout of the SB3 ``SetExtractor`` (sized by K);
+    :meth:`score` takes the embeddings themselves and works for any K.
+
+    Args:
+        K: Candidates per decision (the flat layout of :meth:`forward` only).
+        hidden: Width of the extractor's embeddings.
+        work_conserving: Make skip illegal at a schedule decision with a legal candidate.
+    """
+
+    def __init__(self, K: int, hidden: int, work_conserving: bool = False) -> None:
+        super().__init__()
+        self.K, self.hidden, self.work_conserving = K, hidden, work_conserving
+        self.score = nn.Linear(hidden, 1)
+        self.skip = nn.Linear(2 * hidden, 1)
+
+    def forward(self, latent: th.Tensor) -> th.Tensor:
+        """The action logits ``[B, K + 1]`` (skip last); illegal actions get ``ILLEGAL_LOGIT``."""
+        K, h = self.K, self.hidden
+        emb = latent[:, : K * h].reshape(-1, K, h)
+        ctx = latent[:, K * h: K * h + 2 * h]
+        valid = latent[:, K * h + 2 * h: K * h + 2 * h + K] > 0.5
+        return self.logits(emb, ctx, valid, latent[:, -1:] > 0.5)
+
+    def logits(self, emb: th.Tensor, ctx: th.Tensor, valid: th.Tensor,
+               schedule: th.Tensor) -> th.Tensor:
+        """The action logits ``[B, K + 1]`` for any K.
+
+        Args:
+            emb: Candidate embeddings ``[B, K, hidden]``.
+            ctx: Context ``[B, 2 * hidden]`` (global embedding, candidate pool).
+            valid: Legal candidates, bool ``[B, K]``; the others get ``ILLEGAL_LOGIT``.
+            schedule: Bool ``[B, 1]``: this is a schedule decision (for ``work_conserving``).
+
+        Returns:
+            ``[B, K + 1]`` logits, skip last.
+        """
+        logits = self.score(emb).squeeze(2)
+        logits = th.where(valid, logits, th.full_like(logits, ILLEGAL_LOGIT))
+        skip = self.skip(ctx)
+        if self.work_conserving:
+            busy = valid.any(dim=1, keepdim=True) & schedule
+            skip = th.where(busy, th.full_like(skip, ILLEGAL_LOGIT), skip)
+        return th.cat([logits, skip], dim=1)
+
+
+__all__ = ["CandidateScorer", "ILLEGAL_LOGIT", "SetEncoder", "SetEncoding", "SetFeatures",
+           "mlp", "symlog"]
