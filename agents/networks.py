@@ -40,6 +40,11 @@ from stable_baselines3.common.policies import ActorCriticPolicy
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 from torch import nn
 
+from mrsched_gym.encoding import decision_kind_slot
+from mrsched_gym.sim.decision import SCHEDULE
+
+_SCHEDULE = decision_kind_slot(SCHEDULE)       # the schedule entry of obs["decision"]
+
 ILLEGAL_LOGIT = -1e8
 
 
@@ -109,7 +114,8 @@ class SetExtractor(BaseFeaturesExtractor):
         w = valid.unsqueeze(2)
         pool = (e * w).sum(dim=1) / w.sum(dim=1).clamp(min=1.0)      # masked mean
         h = self.cand_mix(th.cat([e, pool.unsqueeze(1).expand(-1, self.K, -1)], dim=2))
-        return th.cat([(h * w).flatten(1), g, pool, valid, obs["decision"][:, :1]], dim=1)
+        is_schedule = obs["decision"][:, _SCHEDULE:_SCHEDULE + 1]
+        return th.cat([(h * w).flatten(1), g, pool, valid, is_schedule], dim=1)
 
 
 class CandidateScorer(nn.Module):

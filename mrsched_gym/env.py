@@ -22,7 +22,8 @@ from mrsched_gym.errors import EpisodeStateError, InputError, InputTypeError
 from mrsched_gym.metrics import episode_metrics
 from mrsched_gym.models import availability, interference
 from mrsched_gym.rewards import RewardTracker
-from mrsched_gym.sim.engine import DECISION_NAMES, Simulator
+from mrsched_gym.sim.decision import DECISION_NAMES
+from mrsched_gym.sim.engine import Simulator
 from mrsched_gym.sim.log import build_log
 from mrsched_gym.workloads.trace import check_trace_size
 
@@ -241,7 +242,7 @@ class MRSchedEnv(gym.Env):
         """
         if self._phase == _NEW:
             raise EpisodeStateError("action_masks() called before reset()")
-        return self._masks[len(self.sim.candidates)].copy()
+        return self._masks[len(self.sim.decision.candidates)].copy()
 
     def action_index(self, action: Any) -> int:
         """``action`` as a Python ``int``, if it is an integer (see "Action Space").
@@ -267,8 +268,9 @@ class MRSchedEnv(gym.Env):
 
     def _info(self, invalid: bool) -> dict[str, Any]:
         s = self.sim
-        return {"action_mask": self.action_masks(), "decision": DECISION_NAMES[s.kind],
-                "node": s.node, "time_s": s.now, "n_candidates": len(s.candidates),
+        d = s.decision
+        return {"action_mask": self.action_masks(), "decision": DECISION_NAMES[d.kind],
+                "node": d.node, "time_s": s.now, "n_candidates": len(d.candidates),
                 "invalid_action": invalid, "episode_over": s.done}
 
     def render(self) -> str | np.ndarray | None:

@@ -6,17 +6,11 @@ config/model modules. One event loop (:meth:`Simulator._run`) is the only place 
 Decision interface
 ------------------
 :meth:`Simulator.reset` draws the world and runs to the first decision; :meth:`Simulator.act`
-applies the policy's choice and runs to the next. A decision is one of
-
-* ``SCHEDULE``: node ``node`` has a free slot / room for a container. Candidates are runnable
-  ``(job, phase)`` pairs, oldest job first, maps before reduces, at most K. Choosing one launches a
-  task of that job on that node (the best-placed map: node-local, then rack-local, then any; or
-  resumes that job's suspended task on that node). Skip leaves the node idle until the next event.
-* ``ADMIT``: job ``job`` has arrived (admission control enabled). Candidate 0 accepts it, skip
-  rejects it (MIMP 5.3).
-* ``PREEMPT``: a higher-priority job waits for capacity. Candidates are ``(victim task, primitive)``
-  pairs, victims ranked lowest priority first then most recently started (least work lost);
-  skip is ``wait`` (Pastorelli et al., seed ``002``).
+applies the policy's choice and runs to the next. The current decision is
+:attr:`Simulator.decision`, a :class:`~mrsched_gym.sim.decision.Decision` (the contract and its
+kinds: :mod:`mrsched_gym.sim.decision`). Each kind is one small module (posing and applying it),
+registered in :data:`DECISION_PARTS`: :mod:`~mrsched_gym.sim.schedule`,
+:mod:`~mrsched_gym.sim.admission`, :mod:`~mrsched_gym.sim.preemption`.
 
 Rate model (fluid, recomputed per node whenever anything on it changes)
 -----------------------------------------------------------------------
@@ -104,6 +98,20 @@ from mrsched_gym.models.availability import (
 )
 from mrsched_gym.models.interference import residual_capacity, response_time_ms, web_load_series
 from mrsched_gym.models.traces import TraceError, read_series, sample_steps
+from mrsched_gym.sim import admission, preemption, schedule
+from mrsched_gym.sim.decision import (
+    ADMIT,
+    DECISION_NAMES,
+    KILL,
+    PREEMPT,
+    PRIMITIVE_NAMES,
+    SCHEDULE,
+    SUSPEND,
+    Candidate,
+    Decision,
+    DecisionKind,
+    DecisionPart,
+)
 from mrsched_gym.sim.events import EventKind, EventQueue
 from mrsched_gym.sim.state import (
     ACTIVE,
@@ -127,10 +135,15 @@ from mrsched_gym.workloads.profiles import PROFILES, TYPE_NAMES
 from mrsched_gym.workloads.synthetic import draw_jobs
 from mrsched_gym.workloads.trace import check_trace_reduces, trace_window
 
-SCHEDULE, ADMIT, PREEMPT = 0, 1, 2
-DECISION_NAMES = ("schedule", "admit", "preempt")
-KILL, SUSPEND = 0, 1
-PRIMITIVE_NAMES = ("kill", "suspend")
+#: The decision kinds, in the order they are posed when several are due: an arrived job's
+#: admission first, then a waiting high-priority job's preemption, then free capacity. A new kind
+#: is one module with its ``PART`` and one entry here (and its rows in the observation encoding).
+DECISION_PARTS: tuple[DecisionPart, ...] = (admission.PART, preemption.PART, schedule.PART)
+_APPLY = {part.kind: part.apply for part in DECISION_PARTS}
+#: The decision constants, importable from here as before (defined in ``sim.decision``).
+__all__ = ["ADMIT", "DECISION_NAMES", "DECISION_PARTS", "KILL", "MIN_CPU_SHARE", "PREEMPT",
+           "PRIMITIVE_NAMES", "READ_FRACTION", "SCHEDULE", "SUSPEND", "Simulator", "cpu_factors",
+           "uniform_cpu_estimates"]
 _EPS = 1e-9
 #: Share of a map task's disk demand that is reading its input block (the rest is local output).
 READ_FRACTION = 0.5
@@ -210,20 +223,10 @@ class Simulator:
     Args:
         scenario: The scenario; its trace files are read now, so a bad trace fails here.
 
-    Read-only view for policies (documented attributes; do not mutate):
-        now: Current simulated time (s).
-        scenario: The scenario.
-        jobs: All jobs of the episode (``Job``), index = job id = arrival order.
-        runnable: Sorted ids of jobs with launchable or resumable tasks.
-        n_nodes, rack, speed, accel, shared, map_slots, red_slots, used_map, used_red, up, cap,
-        residual: Per-node lists (see :meth:`_build_cluster`).
-        tasks_on: Running tasks per node. susp_on: Suspended tasks per node.
-        running: Running tasks by task id. int_f: 1/NormTCT per node and job type (MIMP Eq. 2).
-        accel_mult: Accelerator speed-up per node and job type. cores, mem_gb, disk_mb_s: Per node.
-        avail_f, forecast_f: f(t) and its forecast, per availability step.
-        kind, node, job, candidates: The current decision.
-        map_scope: Whether deadlines cover the map phase only (``workload.deadline_scope: map``,
-            MIMP 3.1): a job meets its deadline when its last map finishes (``job.map_finish_s``).
+    What policies may read (never mutate) is :class:`~mrsched_gym.sim.view.ClusterView`: the
+    current :attr:`decision` and the documented cluster state. The mutating methods
+    (:meth:`launch`, :meth:`accept`, :meth:`reject`, :meth:`kill`, :meth:`suspend`) are for the
+    decision parts (:data:`DECISION_PARTS`), not for policies.
     """
 
     def __init__(self, scenario: Scenario) -> None:
@@ -385,10 +388,7 @@ class Simulator:
             self.queue.push(sc.availability.step_s, _NODE_CHANGE, 1)
         if sc.cluster.orchestrator != "none":
             self.queue.push(sc.cluster.orchestrator_epoch_s, _ORCHESTRATE)
-        self.kind = SCHEDULE
-        self.node = -1
-        self.job: Job | None = None
-        self.candidates: list[tuple[Any, ...]] = []
+        self.decision = Decision(SCHEDULE, 0.0, -1, None, ())
         self._run()
 
     def _trace(self, cfg: Any, horizon: float) -> np.ndarray | None:
@@ -414,7 +414,8 @@ class Simulator:
                              for i in range(self.n_nodes) if self.up[i]))
         return float(sum(self.cap[i] for i in range(self.n_nodes) if self.up[i]))
 
-    def _has_free(self, n: int) -> bool:
+    def has_free(self, n: int) -> bool:
+        """Whether node ``n`` is up with a free slot (containers: CPU, I/O and memory left)."""
         if not self.up[n]:
             return False
         if self.slots_mode:
@@ -424,12 +425,13 @@ class Simulator:
 
     def _touch(self, n: int) -> None:
         self.dirty.add(n)
-        if self._has_free(n):
+        if self.has_free(n):
             self.idle.add(n)
         else:
             self.idle.discard(n)
 
-    def _fits(self, n: int, demand: tuple[float, ...]) -> bool:
+    def fits(self, n: int, demand: tuple[float, ...]) -> bool:
+        """Whether a container of ``demand`` (cpu, io, mem, ...) fits node ``n``'s reservations."""
         r = self.res[n]
         return bool(r[0] + demand[0] <= self.cap[n] + _EPS and r[1] + demand[1] <= 1.0 + _EPS
                 and r[2] + demand[2] <= 1.0 + _EPS)
@@ -474,8 +476,7 @@ class Simulator:
                 return
             if self.n_closed == self.n_jobs:
                 self.done = True
-                self.kind = SCHEDULE
-                self.candidates = []
+                self._end_decision(SCHEDULE)
                 self._close_books()
                 return
             # Drop stale task events (superseded by a rate change) without a batch round trip.
@@ -492,7 +493,7 @@ class Simulator:
                 self._advance_to(limit)
                 self.done = True
                 self.truncated = True
-                self.candidates = []
+                self._end_decision(self.decision.kind)
                 self._close_books()
                 return
             self._advance_to(t)
@@ -518,70 +519,43 @@ class Simulator:
 
     def _pose_decision(self) -> bool:
         """Set up the next decision if one is due; returns whether one is pending."""
-        K = self.K
-        if self.admit_queue:
-            self.kind, self.node = ADMIT, -1
-            self.job = self.jobs[self.admit_queue[0]]
-            self.candidates = [(self.job,)]
-            return True
-        while self.preempt_queue:
-            job = self.jobs[self.preempt_queue[0]]
-            victims = self._preempt_candidates(job) if self._needs_preemption(job) else []
-            if victims:
-                self.kind, self.node, self.job = PREEMPT, -1, job
-                self.candidates = victims
+        for part in DECISION_PARTS:
+            decision = part.pose(self)
+            if decision is not None:
+                self.decision = decision
                 return True
-            job.preempt_budget = 0
-            self.preempt_queue.pop(0)
-        offer = self.offer
-        while offer:
-            n = offer[-1]
-            if not self.up[n]:
-                offer.pop()
-                continue
-            cands = self._schedule_candidates(n, K)
-            if cands:
-                self.kind, self.node, self.job = SCHEDULE, n, None
-                self.candidates = cands
-                return True
-            offer.pop()
         return False
 
-    def _schedule_candidates(self, n: int, K: int) -> list[tuple[Any, ...]]:
-        if not self.runnable:
-            return []
-        if self.slots_mode:
-            can_map = self.n_map_jobs > 0 and self.used_map[n] < self.map_slots[n]
-            can_red = self.n_red_jobs > 0 and self.used_red[n] < self.red_slots[n]
-        else:
-            can_map = self.n_map_jobs > 0
-            can_red = self.n_red_jobs > 0
-        if not (can_map or can_red):
-            return []
-        rack = self.rack[n]
-        cands: list[tuple[Any, ...]] = []
-        jobs = self.jobs
-        slots = self.slots_mode
-        for jid in self.runnable:
-            job = jobs[jid]
-            if can_map and (job.pending_maps > 0 or (job.susp and job.suspended_on(n, MAP))):
-                if slots or self._fits(n, job.profile.map_demand):
-                    loc = job.map_locality(n, rack) if job.pending_maps > 0 else NODE_LOCAL
-                    cands.append((job, MAP, loc))
-                    if len(cands) == K:
-                        break
-            if can_red and job.reduce_ready and (job.pending_reduces > 0 or (
-                    job.susp and job.suspended_on(n, REDUCE))):
-                if slots or self._fits(n, job.profile.reduce_demand):
-                    cands.append((job, REDUCE, NODE_LOCAL))
-                    if len(cands) == K:
-                        break
-        return cands
+    def _end_decision(self, kind: DecisionKind) -> None:
+        """The episode is over: no candidates left (the last decision's node and job stay)."""
+        d = self.decision
+        self.decision = Decision(kind, self.now, d.node, d.job, ())
+
+    # Shorthands for the current decision's fields (read-only).
+    @property
+    def kind(self) -> DecisionKind:
+        """``decision.kind``."""
+        return self.decision.kind
+
+    @property
+    def node(self) -> int:
+        """``decision.node``."""
+        return self.decision.node
+
+    @property
+    def job(self) -> Job | None:
+        """``decision.job``."""
+        return self.decision.job
+
+    @property
+    def candidates(self) -> tuple[Candidate, ...]:
+        """``decision.candidates``."""
+        return self.decision.candidates
 
     # ------------------------------------------------------------------ acting
     def is_legal(self, action: int) -> bool:
         """Whether ``action`` is legal now: a filled candidate slot, or skip (always legal)."""
-        return 0 <= action < len(self.candidates) or action == self.K
+        return 0 <= action < len(self.decision.candidates) or action == self.K
 
     def act(self, action: int) -> bool:
         """Apply ``action`` (index into the candidates; K = skip) and run to the next decision.
@@ -596,34 +570,7 @@ class Simulator:
         if not valid:
             self.invalid_actions += 1
             action = self.K
-        kind = self.kind
-        if kind == SCHEDULE:
-            n = self.offer.pop()
-            if action != self.K:
-                job, phase, _ = self.candidates[action]
-                self._launch(job, phase, n)
-                if self._has_free(n):
-                    self.offer.append(n)       # keep filling the same node
-        elif kind == ADMIT:
-            jid = self.admit_queue.pop(0)
-            if action == 0:
-                self._accept(self.jobs[jid])
-            else:
-                self._reject(self.jobs[jid])
-        else:  # PREEMPT
-            job = self.job
-            assert job is not None, "a preemption decision names the waiting job"
-            if action == self.K:
-                job.preempt_budget = 0
-            else:
-                task, prim = self.candidates[action]
-                job.preempt_budget -= 1
-                if prim == KILL:
-                    self._kill(task)
-                else:
-                    self._suspend(task)
-            if job.preempt_budget <= 0:
-                self.preempt_queue.pop(0)
+        _APPLY[self.decision.kind](self, self.decision, action)
         self._run()
         return valid
 
@@ -634,9 +581,10 @@ class Simulator:
             job.state = WAITING_ADMISSION
             self.admit_queue.append(jid)
         else:
-            self._accept(job)
+            self.accept(job)
 
-    def _accept(self, job: Job) -> None:
+    def accept(self, job: Job) -> None:
+        """Accept an arrived job: it becomes active and its tasks runnable."""
         job.state = ACTIVE
         job.build_locality(self.rack)
         self.n_active += 1
@@ -654,7 +602,7 @@ class Simulator:
         if self.idle:
             self.offer = sorted(self.idle, reverse=True)
 
-    def _reject(self, job: Job) -> None:
+    def reject(self, job: Job) -> None:
         """Reject an arriving job. It is charged as if accepted and never run (see
         :meth:`_close_books`): it stays in the time-in-system and lateness integrals."""
         job.state = REJECTED
@@ -750,7 +698,9 @@ class Simulator:
             self.n_unserved += 1
 
     # ------------------------------------------------------------------ task life cycle
-    def _launch(self, job: Job, phase: int, n: int) -> None:
+    def launch(self, job: Job, phase: int, n: int) -> None:
+        """Start a task of ``job`` in ``phase`` on node ``n``: resume its suspended one there,
+        else its best-placed pending map (node-local, rack-local, any) or its next reduce."""
         now = self.now
         t = job.suspended_on(n, phase) if job.susp else None
         if t is not None:
@@ -943,7 +893,7 @@ class Simulator:
         t.state = PENDING
         self._refresh_runnable(job)
 
-    def _kill(self, t: Task, cleanup: bool = True, outcome: str = "killed") -> None:
+    def kill(self, t: Task, cleanup: bool = True, outcome: str = "killed") -> None:
         """Kill a running task: its work is lost and it returns to pending (SPEC 2.6)."""
         n = t.node
         self._detach(t)
@@ -960,7 +910,7 @@ class Simulator:
         self._requeue(t)
         self._rerate(n)
 
-    def _suspend(self, t: Task) -> None:
+    def suspend(self, t: Task) -> None:
         """Suspend a running task: it keeps its memory on its node (Pastorelli III)."""
         n = t.node
         self._detach(t)
@@ -1045,7 +995,7 @@ class Simulator:
         tasks = self.tasks_on[n]
         while len(tasks) > 1 and sum(t.demand[2] for t in tasks) > 1.0 + _EPS:
             victim = max(tasks, key=lambda t: (t.start_s, t.tid))
-            self._kill(victim, cleanup=False, outcome="failed")
+            self.kill(victim, cleanup=False, outcome="failed")
 
     # ------------------------------------------------------------------ the rate model
     def _rerate(self, n: int) -> None:
@@ -1220,7 +1170,7 @@ class Simulator:
     def _node_down(self, n: int) -> None:
         """A node leaves: running and suspended tasks are lost and return to pending (SPEC 2.3)."""
         for t in list(self.tasks_on[n]):
-            self._kill(t, cleanup=False, outcome="lost")
+            self.kill(t, cleanup=False, outcome="lost")
             self.n_lost += 1
         for t in list(self.susp_on[n]):
             self.susp_on[n].remove(t)
@@ -1325,35 +1275,6 @@ class Simulator:
                     by_node[n] = [A / total] * len(on)
             out.append(by_node[n][self.tasks_on[n].index(t)])
         return out
-
-    # ------------------------------------------------------------------ preemption
-    def _needs_preemption(self, job: Job) -> bool:
-        if job.state != ACTIVE or job.preempt_budget <= 0:
-            return False
-        waiting = job.pending_maps + (job.pending_reduces if job.reduce_ready else 0)
-        if waiting == 0:
-            return False
-        if self.slots_mode:
-            free = sum(self.map_slots[n] - self.used_map[n] - len(self.cleanups[n])
-                       for n in self.idle if self.up[n]) if job.pending_maps else 0
-            return waiting > max(free, 0)
-        return not any(self._fits(n, job.profile.map_demand) for n in self.idle)
-
-    def _preempt_candidates(self, job: Job) -> list[tuple[Any, ...]]:
-        cfg = self.scenario.decisions.preemption
-        victims = [t for t in self.running.values() if t.job.priority < job.priority]
-        if not victims:
-            return []
-        victims.sort(key=lambda t: (t.job.priority, -t.start_s, -t.tid))
-        cands: list[tuple[Any, ...]] = []
-        for t in victims:
-            for prim in cfg.primitives:
-                if prim == "suspend" and len(self.susp_on[t.node]) >= cfg.max_suspended_per_node:
-                    continue
-                cands.append((t, KILL if prim == "kill" else SUSPEND))
-                if len(cands) == self.K:
-                    return cands
-        return cands
 
     # ------------------------------------------------------------------ read-only summaries
     def availability_now(self) -> float:
