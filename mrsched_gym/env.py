@@ -77,7 +77,12 @@ class MRSchedEnv(gym.Env):
     |              |          | slots, residual CPU, suspended tasks, is the decision node     |
     | `forecast`   | (W,)     | forecast of the availability f(t) over the next W steps        |
 
-    It works with ``FlattenObservation`` and SB3's ``MultiInputPolicy``.
+    The decision kind is part of the contract: ``obs["decision"][DECISION_KIND_SLICE]``
+    (:data:`mrsched_gym.encoding.DECISION_KIND_SLICE`, entries 0-2) is its one-hot over
+    :class:`~mrsched_gym.sim.decision.DecisionKind` (schedule, admit, preempt; all zero on the
+    last step); :func:`mrsched_gym.encoding.observed_kind` reads it back, and
+    ``info["decision"]`` names it. It works with ``FlattenObservation`` and SB3's
+    ``MultiInputPolicy``.
 
     ## Rewards
 
