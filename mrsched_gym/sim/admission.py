@@ -2,7 +2,7 @@
 
 With ``decisions.admission`` every arrival waits in ``Simulator.admit_queue`` and is posed, in
 arrival order, before any other decision. Candidate 0 accepts it; skip rejects it (a rejected
-job is still charged, see ``Simulator.close_books``).
+job is still charged, see :func:`~mrsched_gym.sim.accounting.close_books`).
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from mrsched_gym.sim.decision import ADMIT, AdmitCandidate, Decision, DecisionPart
+from mrsched_gym.sim.jobs import accept, reject
 
 if TYPE_CHECKING:
     from mrsched_gym.sim.engine import Simulator
@@ -27,9 +28,9 @@ def apply(sim: Simulator, decision: Decision, action: int) -> None:
     """Accept (action 0) or reject (anything else: skip) the job."""
     job = sim.jobs[sim.admit_queue.pop(0)]
     if action == 0:
-        sim.accept(job)
+        accept(sim, job)
     else:
-        sim.reject(job)
+        reject(sim, job)
 
 
 PART = DecisionPart(ADMIT, pose, apply)

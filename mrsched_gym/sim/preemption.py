@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from mrsched_gym.sim.cluster import fits
 from mrsched_gym.sim.decision import (
     KILL,
     PREEMPT,
@@ -22,6 +23,7 @@ from mrsched_gym.sim.decision import (
     PreemptCandidate,
 )
 from mrsched_gym.sim.state import ACTIVE, Job
+from mrsched_gym.sim.tasks import kill, suspend
 
 if TYPE_CHECKING:
     from mrsched_gym.sim.engine import Simulator
@@ -38,7 +40,7 @@ def needs_preemption(sim: Simulator, job: Job) -> bool:
         free = sum(sim.map_slots[n] - sim.used_map[n] - len(sim.cleanups[n])
                    for n in sim.idle if sim.up[n]) if job.pending_maps else 0
         return waiting > max(free, 0)
-    return not any(sim.fits(n, job.profile.map_demand) for n in sim.idle)
+    return not any(fits(sim, n, job.profile.map_demand) for n in sim.idle)
 
 
 def candidates(sim: Simulator, job: Job) -> list[PreemptCandidate]:
@@ -84,9 +86,9 @@ def apply(sim: Simulator, decision: Decision, action: int) -> None:
         assert isinstance(cand, PreemptCandidate)
         job.preempt_budget -= 1
         if cand.primitive == KILL:
-            sim.kill(cand.task)
+            kill(sim, cand.task)
         else:
-            sim.suspend(cand.task)
+            suspend(sim, cand.task)
     if job.preempt_budget <= 0:
         sim.preempt_queue.pop(0)
 

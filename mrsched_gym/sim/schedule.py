@@ -10,8 +10,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from mrsched_gym.sim.cluster import fits, has_free
 from mrsched_gym.sim.decision import SCHEDULE, Decision, DecisionPart, ScheduleCandidate
 from mrsched_gym.sim.state import MAP, NODE_LOCAL, REDUCE
+from mrsched_gym.sim.tasks import launch
 
 if TYPE_CHECKING:
     from mrsched_gym.sim.engine import Simulator
@@ -37,14 +39,14 @@ def candidates(sim: Simulator, n: int, K: int) -> list[ScheduleCandidate]:
     for jid in sim.runnable:
         job = jobs[jid]
         if can_map and (job.pending_maps > 0 or (job.susp and job.suspended_on(n, MAP))):
-            if slots or sim.fits(n, job.profile.map_demand):
+            if slots or fits(sim, n, job.profile.map_demand):
                 loc = job.map_locality(n, rack) if job.pending_maps > 0 else NODE_LOCAL
                 cands.append(ScheduleCandidate(job, MAP, loc))
                 if len(cands) == K:
                     break
         if can_red and job.reduce_ready and (job.pending_reduces > 0 or (
                 job.susp and job.suspended_on(n, REDUCE))):
-            if slots or sim.fits(n, job.profile.reduce_demand):
+            if slots or fits(sim, n, job.profile.reduce_demand):
                 cands.append(ScheduleCandidate(job, REDUCE, NODE_LOCAL))
                 if len(cands) == K:
                     break
@@ -72,8 +74,8 @@ def apply(sim: Simulator, decision: Decision, action: int) -> None:
     if action != sim.K:
         cand = decision.candidates[action]
         assert isinstance(cand, ScheduleCandidate)
-        sim.launch(cand.job, cand.phase, n)
-        if sim.has_free(n):
+        launch(sim, cand.job, cand.phase, n)
+        if has_free(sim, n):
             sim.offer.append(n)       # keep filling the same node
 
 
