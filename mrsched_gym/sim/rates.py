@@ -3,11 +3,10 @@ anything on it changes), and the MROrchestrator's CPU and memory estimates that 
 
 rate = cpu_speed x accelerator speed-up x f_share x f_mem x 1/NormTCT_j(r)
 
-rate = cpu_speed x accelerator speed-up x f_share x f_mem x 1/NormTCT_j(r)
-
 * f_share: CPU, disk I/O and network are shared work-conservingly (the OS scheduler): with
   demands D_r summed over the node's running tasks and capacity A_r (CPU: f(t) in capacity mode),
-  f_share = min(1, A_cpu/D_cpu, 1/D_io, 1/D_net) (processor sharing on the bottleneck resource).
+  f_share = min(1, A_cpu/D_cpu, 1/D_io, 1/D_net) (processor sharing on the bottleneck resource,
+  :func:`~mrsched_gym.models.contention.processor_share`).
   MROrchestrator ``uniform``/``regression`` also divides a contended node's CPU (D_cpu > A_cpu):
   task i gets c_i = min(d_i x its disk/network/data-node limit, lambda x e_i), the capacity
   water-filled in proportion to the orchestrator's estimates e_i (:func:`cpu_factors`), and its
@@ -23,10 +22,11 @@ rate = cpu_speed x accelerator speed-up x f_share x f_mem x 1/NormTCT_j(r)
   ``uniform``/``regression``: the node's memory divided in proportion to the estimate (the
   job-phase mean demand / the task's own demand, i.e. the converged Algorithm 1-2 estimate),
   applied at the next epoch. A task whose demand exceeds m spills:
-  f_mem = 1 / (1 + swap_slowdown * (1 - m / demand)). When the node's total memory demand exceeds
-  its memory, ``swap`` caps every allocation at demand / total (all tasks thrash) and ``fail``
-  kills the newest tasks until it fits. This gives the thesis Fig. 4.3 trade-off: more slots use
-  CPU and disk better but shrink each slot's memory.
+  f_mem = 1 / (1 + swap_slowdown * (1 - m / demand))
+  (:func:`~mrsched_gym.models.contention.spill_slowdown`). When the node's total memory demand
+  exceeds its memory, ``swap`` caps every allocation at demand / total (all tasks thrash) and
+  ``fail`` kills the newest tasks until it fits. This gives the thesis Fig. 4.3 trade-off: more
+  slots use CPU and disk better but shrink each slot's memory.
 * NormTCT_j(r): interference on shared nodes (MIMP Eq. 2, :mod:`mrsched_gym.models.interference`).
 * Remote map reads add block_mb / net_mb_s (x off_rack_factor off-rack) of work and raise the
   task's network demand, so concurrent remote reads contend (SPEC 2.4).
@@ -41,6 +41,15 @@ rate = cpu_speed x accelerator speed-up x f_share x f_mem x 1/NormTCT_j(r)
 
 A rate change re-schedules the task's end event (:func:`schedule_end`), and :func:`sync` brings
 a task's remaining work up to now before its rate or state changes.
+
+Gaps we filled (documented choices): the MROrchestrator's estimators are the converged forms of
+Algorithm 2 where the fluid model makes the regression trivial: a task's memory need is its own
+demand (REGRESSION) or its job-phase's mean (UNIFORM); its CPU use per unit of progress is
+constant, so REGRESSION's "allocation required to meet the target finish time" is taken with the
+target at its job-phase's mean progress rate (the GRM's "in sync" check, III step 3). Targets
+set at the job-phase's mean *finish time* instead starve tasks that are nearly done while a new
+wave of the same phase starts (JCT +11% on the mrorchestrator reproduction), so we balance rates;
+disk and network are not orchestrated (the paper controls CPU and memory, III).
 """
 
 from __future__ import annotations
@@ -48,6 +57,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
+from mrsched_gym.models.contention import processor_share, spill_slowdown
 from mrsched_gym.models.interference import response_time_ms
 from mrsched_gym.sim.events import EventKind
 from mrsched_gym.sim.state import EPS, MAP, RUNNING, Task
@@ -155,11 +165,7 @@ def rerate(sim: Simulator, n: int) -> None:
     # CPU, disk and network: work-conserving processor sharing (the OS scheduler).
     sim.own_io[n] = sum_io
     sum_io += read_io
-    f = 1.0
-    if sum_io > 1.0:
-        f = 1.0 / sum_io
-    if sum_net > 1.0 and 1.0 / sum_net < f:
-        f = 1.0 / sum_net
+    f = processor_share(sum_io, sum_net)
     cpu_g = None
     if sum_cpu > A:
         if n_cpu_est:                         # MROrchestrator divides a contended CPU
@@ -191,7 +197,7 @@ def rerate(sim: Simulator, n: int) -> None:
             ft = io_f[src]                    # its data node is overloaded
         rate = t.base * ft * intf[t.type_idx]
         if m < d_mem:
-            rate /= 1.0 + spill * (1.0 - m / d_mem)
+            rate /= spill_slowdown(m, d_mem, spill)
         if rate != t.rate:
             dt = now - t.t_last
             if dt > 0:
@@ -217,8 +223,7 @@ def usable_fractions(sim: Simulator, n: int, f: float | None = None) -> list[flo
         tasks = sim.tasks_on[n]
         sum_io = sim.read_sum[n] + sum(t.demand[1] for t in tasks)
         sum_net = sum(t.demand[3] for t in tasks)
-        f = min(1.0, 1.0 / sum_io if sum_io > 1.0 else 1.0,
-                1.0 / sum_net if sum_net > 1.0 else 1.0)
+        f = processor_share(sum_io, sum_net)
     io_f = sim.io_f
     return [min(f, io_f[t.src]) if t.src >= 0 else f for t in sim.tasks_on[n]]
 
