@@ -13,7 +13,7 @@
 
 MROrchestrator (seed ``001``) is not a scheduler but a node-level resource manager under one: it
 is a cluster setting (``cluster.orchestrator: uniform | regression``, Algorithms 1-2 in
-:mod:`mrsched_gym.sim.engine`), with registered orchestrated worlds such as
+:mod:`mrsched_gym.sim.rates`), with registered orchestrated worlds such as
 ``mrsched/HadoopOrchestrated-v0`` where every policy runs under it. Its paper's comparison (Fair
 with vs without it) is the ``mrorchestrator`` reproduction.
 """

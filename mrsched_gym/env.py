@@ -43,7 +43,8 @@ class MRSchedEnv(gym.Env):
     it picks which job gets it, or skips. Scenarios that enable them add admission decisions
     (accept or reject an arriving job, MIMP) and preemption decisions (kill or suspend a running
     lower-priority task, Pastorelli et al.). The scenario (``configs/scenarios/*.yaml``) defines
-    the world; see ``mrsched_gym.sim.engine`` for the models and the seeds they come from.
+    the world; see ``mrsched_gym.sim`` (its parts are listed in ``mrsched_gym.sim.engine``) for
+    the models and the seeds they come from.
 
     ## Action Space
 

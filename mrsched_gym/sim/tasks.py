@@ -8,7 +8,8 @@ its disk demand then loads that node instead of its own. A reduce's work is its 
 reduce work; it cannot pass its un-shuffled share (``floor``) until more maps finish (SPEC 2.5).
 Killing loses a task's work (SPEC 2.6; the slot is held for ``kill_cleanup_s``); suspending
 keeps its memory on the node, paged out only when a new task needs it (Pastorelli III). With
-``memory_overcommit: fail`` the newest tasks of an over-committed node are killed.
+``memory_overcommit: fail`` the newest tasks of an over-committed node are killed. A suspended
+task resumes only on its node (a restart elsewhere is a kill + relaunch).
 """
 
 from __future__ import annotations
