@@ -66,6 +66,7 @@ NODE_FEATURES = 10
 #: ``obs["decision"][DECISION_KIND_SLICE]``: the decision kind, one-hot by
 #: :class:`~mrsched_gym.sim.decision.DecisionKind` value (all zero once the episode is over).
 DECISION_KIND_SLICE = slice(0, len(DecisionKind))
+_KINDS = tuple(DecisionKind)          # (iterating the enum class builds a list every time)
 _LOC = (0.0, 0.5, 1.0)
 
 
@@ -240,7 +241,7 @@ class ObservationEncoder:
         else:
             fm = fr = has = 0.0
         live = not s.done
-        dec = np.array([*(live and kind == k for k in DecisionKind),
+        dec = np.array([*[live and kind == k for k in _KINDS],
                         t_frac if t_frac < 1.0 else 1.0, s.availability_now(),
                         act if act < 10.0 else 10.0, run if run < 10.0 else 10.0, fm, fr, has],
                        dtype=np.float32)

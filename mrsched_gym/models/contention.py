@@ -9,13 +9,18 @@ exactly full).
 from __future__ import annotations
 
 
-def processor_share(*loads: float) -> float:
+def processor_share(io_load: float, net_load: float, cpu_load: float = 0.0) -> float:
     """The progress fraction every task gets when resources are shared work-conservingly
-    (processor sharing on the bottleneck): min(1, 1 / load) over ``loads``."""
+    (processor sharing on the bottleneck): min(1, 1 / load) over the loads. The simulator
+    divides the CPU itself (its capacity varies and an orchestrator may divide it unevenly) and
+    leaves ``cpu_load`` out."""
     share = 1.0
-    for load in loads:
-        if load > 1.0 and 1.0 / load < share:
-            share = 1.0 / load
+    if io_load > 1.0:
+        share = 1.0 / io_load
+    if net_load > 1.0 and 1.0 / net_load < share:
+        share = 1.0 / net_load
+    if cpu_load > 1.0 and 1.0 / cpu_load < share:
+        share = 1.0 / cpu_load
     return share
 
 

@@ -95,7 +95,7 @@ def phase_throughput(cluster: ClusterConfig, demand: tuple[float, float, float, 
         else:
             k = max(1, int(1.0 / max(max(demand[:3]), 1e-3)))
             mem_share = demand[2]
-        share = processor_share(k * demand[0], k * demand[1], k * demand[3])
+        share = processor_share(k * demand[1], k * demand[3], k * demand[0])
         f_mem = 1.0 if mem_share >= demand[2] else 1.0 / spill_slowdown(
             mem_share, demand[2], cluster.swap_slowdown)
         conc += g.count * k
