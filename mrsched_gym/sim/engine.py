@@ -144,6 +144,7 @@ class Simulator:
         self.done = True
         self.truncated = False
 
+    # ------------------------------------------------------------------ reset
     def reset(self, rng: np.random.Generator) -> None:
         """Draw a new world from ``rng`` (:func:`~mrsched_gym.sim.world.draw_world`) and run to
         the first decision."""
@@ -217,7 +218,7 @@ class Simulator:
         self.wasted_s = 0.0
         self.swap_s = 0.0
         self.n_rejected = 0
-        self.n_unserved = 0                   # jobs charged by _close_books
+        self.n_unserved = 0                   # jobs charged by close_books
         self.n_killed = 0
         self.n_suspended = 0
         self.n_lost = 0
@@ -234,6 +235,7 @@ class Simulator:
         self.decision = Decision(SCHEDULE, 0.0, -1, None, ())
         self._run()
 
+    # ------------------------------------------------------------------ the event loop
     def _run(self) -> None:
         """Run events until a decision is pending or the episode ends (the one place time moves)."""
         q = self.queue
@@ -284,6 +286,7 @@ class Simulator:
             if self.runnable and self.idle:
                 self.offer = sorted(self.idle, reverse=True)   # pop() gives lowest index first
 
+    # ------------------------------------------------------------------ decisions
     def _pose_decision(self) -> bool:
         """Set up the next decision if one is due; returns whether one is pending."""
         for part in DECISION_PARTS:

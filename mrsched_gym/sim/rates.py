@@ -229,6 +229,8 @@ def usable_fractions(sim: Simulator, n: int, f: float | None = None) -> list[flo
 
 
 def _set_io_factor(sim: Simulator, n: int, sum_io: float) -> None:
+    """Node ``n``'s disk share as a data node; when it changes, its remote readers' nodes are
+    re-rated."""
     f = 1.0 if sum_io <= 1.0 else 1.0 / sum_io
     if f != sim.io_f[n]:
         sim.io_f[n] = f
@@ -238,6 +240,7 @@ def _set_io_factor(sim: Simulator, n: int, sum_io: float) -> None:
 
 
 def _set_hcpu(sim: Simulator, n: int, h: float) -> None:
+    """The MapReduce CPU use ``h`` of shared node ``n``, and the web response time it causes."""
     if not sim.shared[n]:
         return
     cfg = sim.scenario.interference
