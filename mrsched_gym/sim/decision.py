@@ -19,6 +19,12 @@ Candidates are named tuples: read them by name (``cand.job.jid``, ``cand.phase``
 unpack and index like the plain tuples they replaced. Each kind's behaviour (posing and
 applying) is one small module registered in :data:`mrsched_gym.sim.engine.DECISION_PARTS`; the
 observation's rows for each kind are in :mod:`mrsched_gym.encoding`.
+
+Adding a kind (e.g. speculative execution of stragglers): a :class:`DecisionKind` member and its
+candidate type here; a module with its ``pose``/``apply`` and ``PART``; its entry in
+``DECISION_PARTS`` (the position is its priority when several kinds are due); its rows in
+``ObservationEncoder.CANDIDATE_ROWS``. The observation's kind one-hot then grows by one entry,
+which changes the ``decision`` array's shape (shipped agents are trained on three).
 """
 
 from __future__ import annotations
