@@ -60,7 +60,7 @@ from mrsched_gym.sim.decision import (
 from mrsched_gym.sim.engine import Simulator
 from mrsched_gym.sim.state import MAP, REDUCE
 
-DECISION_FEATURES = 10
+DECISION_FEATURES = len(DecisionKind) + 7      # the kind one-hot, then 7 features (= 10)
 CANDIDATE_FEATURES = 22
 NODE_FEATURES = 10
 #: ``obs["decision"][DECISION_KIND_SLICE]``: the decision kind, one-hot by
