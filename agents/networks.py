@@ -49,6 +49,10 @@ from mrsched_gym.agents.set_layers import (
     SetEncoding,
     symlog,
 )
+from mrsched_gym.encoding import decision_kind_slot
+from mrsched_gym.sim.decision import SCHEDULE
+
+_SCHEDULE = decision_kind_slot(SCHEDULE)       # the schedule entry of obs["decision"]
 
 
 class FlatExtractor(BaseFeaturesExtractor):
@@ -94,7 +98,7 @@ class SetExtractor(SetEncoding, BaseFeaturesExtractor):
         """The features ``[B, features_dim]`` of a batch of observations (layout above)."""
         h, g, pool, valid = self.encode_sets(obs)
         return th.cat([(h * valid.unsqueeze(2)).flatten(1), g, pool, valid,
-                       obs["decision"][:, :1]], dim=1)
+                       obs["decision"][:, _SCHEDULE:_SCHEDULE + 1]], dim=1)
 
 
 class _SetHeadMixin:

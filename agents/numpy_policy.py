@@ -19,6 +19,11 @@ from pathlib import Path
 
 import numpy as np
 
+from mrsched_gym.encoding import decision_kind_slot
+from mrsched_gym.sim.decision import SCHEDULE
+
+_SCHEDULE = decision_kind_slot(SCHEDULE)       # the schedule entry of obs["decision"]
+
 ILLEGAL_LOGIT = -1e8
 #: The array of the .npz that holds the metadata (JSON text).
 META_KEY = "__meta__"
@@ -117,7 +122,7 @@ class NumpySetPolicy:
         out = np.empty(K + 1, dtype=np.float32)
         out[:K] = np.where(valid, h @ self.score_w + self.score_b, ILLEGAL_LOGIT)
         skip = float(np.concatenate([g, pool]) @ self.skip_w + self.skip_b)
-        if self.work_conserving and valid.any() and decision[0] > 0.5:
+        if self.work_conserving and valid.any() and decision[_SCHEDULE] > 0.5:
             skip = ILLEGAL_LOGIT
         out[K] = skip
         return out
@@ -131,7 +136,7 @@ class NumpySetPolicy:
         logits = self.logits(obs)
         if self.masked:
             if self.work_conserving:
-                mask = work_conserving_mask(mask, bool(obs["decision"][0] > 0.5))
+                mask = work_conserving_mask(mask, bool(obs["decision"][_SCHEDULE] > 0.5))
             logits = np.where(mask, logits, -np.inf)
         return int(np.argmax(logits))
 

@@ -7,6 +7,11 @@ from pathlib import Path
 import gymnasium as gym
 import numpy as np
 
+from mrsched_gym.encoding import decision_kind_slot
+from mrsched_gym.sim.decision import SCHEDULE
+
+_SCHEDULE = decision_kind_slot(SCHEDULE)       # the schedule entry of obs["decision"]
+
 
 def work_conserving_mask(mask: np.ndarray, is_schedule: bool) -> np.ndarray:
     """The mask without skip at a schedule decision that has a legal candidate."""
@@ -34,9 +39,8 @@ class WorkConserving(gym.Wrapper):
 
     def action_masks(self) -> np.ndarray:
         """The env's action mask, without skip at a schedule decision with a legal candidate."""
-        from mrsched_gym.sim.engine import SCHEDULE
         base = self.env.unwrapped
-        return work_conserving_mask(base.action_masks(), base.sim.kind == SCHEDULE)
+        return work_conserving_mask(base.action_masks(), base.sim.decision.kind == SCHEDULE)
 
 
 class AgentPolicy:
@@ -70,7 +74,7 @@ class AgentPolicy:
         logits = policy_logits(self.policy, obs)     # the mode = argmax of the masked logits
         if self.masked:
             if self.work_conserving:
-                mask = work_conserving_mask(mask, bool(obs["decision"][0] > 0.5))
+                mask = work_conserving_mask(mask, bool(obs["decision"][_SCHEDULE] > 0.5))
             logits = np.where(mask, logits, -np.inf)
         return int(np.argmax(logits))
 

@@ -43,6 +43,10 @@ from ray.rllib.core.rl_module.torch import TorchRLModule
 from torch import nn
 
 from mrsched_gym.agents.set_layers import ILLEGAL_LOGIT, CandidateScorer, SetEncoder, mlp
+from mrsched_gym.encoding import decision_kind_slot
+from mrsched_gym.sim.decision import SCHEDULE
+
+_SCHEDULE = decision_kind_slot(SCHEDULE)       # the schedule entry of obs["decision"]
 
 #: The module's ``model_config`` defaults.
 DEFAULT_MODEL_CONFIG: dict[str, Any] = {"hidden": 64, "vf_hiddens": [64, 64],
@@ -97,7 +101,7 @@ class SetRLModule(TorchRLModule, ValueFunctionAPI):
         h_pool = (f.candidates * w).sum(dim=1) / w.sum(dim=1).clamp(min=1.0)
         ctx = th.cat([f.context, f.pool], dim=1)
         logits = self.pi.logits(f.candidates, ctx, mask[:, :-1],
-                                inner["decision"][:, :1] > 0.5)
+                                inner["decision"][:, _SCHEDULE:_SCHEDULE + 1] > 0.5)
         logits = th.where(mask, logits, th.full_like(logits, ILLEGAL_LOGIT))
         return logits, th.cat([ctx, h_pool], dim=1)
 

@@ -291,20 +291,25 @@ class AdaptiveScheduler(Scheduler):
         if a is not None:
             return a
         running = running_by_job(sim)
-        cands = sim.candidates
+        d = sim.decision
+        cands = d.candidates
         if self.affinity == "hardware":
             self._observe(sim)
-            on_acc = bool(sim.accel[sim.node])
-            key = lambda i: self._hw_need(sim, cands[i][0], running.get(cands[i][0].jid, ()),  # noqa: E731
-                                          on_acc, cands[i][1]) + (cands[i][1],)
+            on_acc = bool(sim.accel[d.node])
+
+            def key(i: int) -> tuple:
+                c = cands[i]
+                return self._hw_need(sim, c.job, running.get(c.job.jid, ()), on_acc,
+                                     c.phase) + (c.phase,)
         else:
-            key = lambda i: self.need(sim, cands[i][0], running.get(cands[i][0].jid, ()),  # noqa: E731
-                                      cands[i][1]) + (cands[i][1],)
+            def key(i: int) -> tuple:
+                c = cands[i]
+                return self.need(sim, c.job, running.get(c.job.jid, ()), c.phase) + (c.phase,)
         order = sorted(range(len(cands)), key=key)
         if self.affinity != "data":
             return order[0]
         for i in order:
-            job, phase, loc = cands[i]
+            job, phase, loc = cands[i].job, cands[i].phase, cands[i].locality
             if phase != MAP or loc == NODE_LOCAL:
                 self.delays[job.jid] = 0
                 return i
@@ -344,10 +349,11 @@ class RASScheduler(Scheduler):
         if a is not None:
             return a
         running = running_by_job(sim)
-        n = sim.node
+        n = sim.decision.node
         self.prepare(sim, running)
         best, best_key = 0, None
-        for i, (job, phase, _) in enumerate(sim.candidates):
+        for i, c in enumerate(sim.decision.candidates):
+            job, phase = c.job, c.phase
             tasks = running.get(job.jid, ())
             r_alloc = sum(1 for t in tasks if t.phase == REDUCE)
             u_r = reduce_utility(r_alloc, job.n_reduces - job.reduces_done)

@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
-from mrsched_gym.sim.engine import ADMIT, PREEMPT
+from mrsched_gym.sim.decision import ADMIT, PREEMPT
+from mrsched_gym.sim.view import ClusterView
 
 
 class Scheduler:
     """A fixed policy acting through the same decision interface as an agent.
 
-    ``decide`` receives the simulator as its read-only view: the current decision is ``sim.kind``
-    (``SCHEDULE``, ``ADMIT`` or ``PREEMPT``), ``sim.node`` and ``sim.candidates`` (candidate ``i``
-    is action ``i``; action ``sim.K`` is skip). Baselines may read the documented read-only
-    attributes of :class:`~mrsched_gym.sim.engine.Simulator` where their paper assumes that
-    knowledge, and must never mutate it.
+    ``decide`` receives the simulator as its read-only
+    :class:`~mrsched_gym.sim.view.ClusterView`: the current decision is ``sim.decision`` (a
+    :class:`~mrsched_gym.sim.decision.Decision`: its ``kind``, ``node``, ``job`` and named
+    ``candidates``; candidate ``i`` is action ``i``, action ``sim.K`` is skip). Baselines may
+    read the view's cluster state where their paper assumes that knowledge, and must never
+    mutate it.
     """
 
     name = "base"
@@ -22,22 +24,23 @@ class Scheduler:
         """Whether this baseline belongs in the leaderboard of ``scenario``."""
         return True
 
-    def reset(self, sim, seed: int | None = None) -> None:
+    def reset(self, sim: ClusterView, seed: int | None = None) -> None:
         """Called after every env reset, before the first decision."""
 
-    def decide(self, sim) -> int:
+    def decide(self, sim: ClusterView) -> int:
         """Return the action for the current decision."""
         raise NotImplementedError
 
 
-def default_action(sim) -> int | None:
+def default_action(sim: ClusterView) -> int | None:
     """The action of a scheduler that does not take part in a decision, or ``None``.
 
     Admission: accept (candidate 0). Preemption: wait (skip). A schedule decision without
     candidates: skip. Otherwise ``None``: the scheduler must choose.
     """
-    if sim.kind == ADMIT:
+    d = sim.decision
+    if d.kind == ADMIT:
         return 0
-    if sim.kind == PREEMPT or not sim.candidates:
+    if d.kind == PREEMPT or not d.candidates:
         return sim.K
     return None

@@ -1,18 +1,23 @@
 """Estimates several baselines share: task lengths, remaining work, required slots (thesis Eq. 1).
 
-All of these read the documented read-only view of the simulator (``sim.jobs``, ``sim.running``,
-``sim.now`` and the per-node lists) and never mutate it.
+All of these read the simulator's read-only view (:class:`~mrsched_gym.sim.view.ClusterView`:
+``sim.jobs``, ``sim.running``, ``sim.now`` and the per-node lists) and never mutate it.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
+from mrsched_gym.sim.decision import ScheduleCandidate
 from mrsched_gym.sim.state import MAP, REDUCE, Job, Task
+from mrsched_gym.sim.view import ClusterView
+
+C = TypeVar("C")
 
 
-def running_by_job(sim) -> dict[int, list[Task]]:
+def running_by_job(sim: ClusterView) -> dict[int, list[Task]]:
     """Running tasks grouped by job id (one pass over the running tasks)."""
     out: dict[int, list[Task]] = {}
     for t in sim.running.values():
@@ -79,7 +84,7 @@ def required_slots(job: Job, tasks: Sequence[Task], now: float, prior: bool = Tr
     return remaining_slot_seconds(job, tasks, now, mu_m, mu_r) / left
 
 
-def argmin_candidate(cands: Sequence[tuple], key: Callable[[tuple], object]) -> int:
+def argmin_candidate(cands: Sequence[C], key: Callable[[C], Any]) -> int:
     """Index of the candidate with the smallest key (first on ties)."""
     best, best_key = 0, None
     for i, c in enumerate(cands):
@@ -89,6 +94,6 @@ def argmin_candidate(cands: Sequence[tuple], key: Callable[[tuple], object]) -> 
     return best
 
 
-def edf_key(c: tuple) -> tuple:
+def edf_key(c: ScheduleCandidate) -> tuple:
     """Earliest deadline first, then oldest job, maps before reduces."""
-    return (c[0].deadline_s, c[0].jid, c[1])
+    return (c.job.deadline_s, c.job.jid, c.phase)

@@ -13,7 +13,7 @@
 
 MROrchestrator (seed ``001``) is not a scheduler but a node-level resource manager under one: it
 is a cluster setting (``cluster.orchestrator: uniform | regression``, Algorithms 1-2 in
-:mod:`mrsched_gym.sim.engine`), with registered orchestrated worlds such as
+:mod:`mrsched_gym.sim.rates`), with registered orchestrated worlds such as
 ``mrsched/HadoopOrchestrated-v0`` where every policy runs under it. Its paper's comparison (Fair
 with vs without it) is the ``mrorchestrator`` reproduction.
 """
@@ -24,6 +24,7 @@ from collections.abc import Mapping
 
 from mrsched_gym.baselines.base import Scheduler, default_action
 from mrsched_gym.baselines.common import argmin_candidate, running_by_job
+from mrsched_gym.sim.decision import ScheduleCandidate
 from mrsched_gym.sim.state import MAP, NODE_LOCAL, RACK_LOCAL
 
 
@@ -70,8 +71,8 @@ class FairScheduler(Scheduler):
                 p = self._pool(sim.jobs[jid])
                 pool_run[p] = pool_run.get(p, 0) + len(ts)
 
-        def key(c: tuple) -> tuple:
-            job = c[0]
+        def key(c: ScheduleCandidate) -> tuple:
+            job = c.job
             run = len(running.get(job.jid, ()))
             pool = self._pool(job)
             prun = pool_run.get(pool, run)
@@ -79,7 +80,7 @@ class FairScheduler(Scheduler):
             needy = prun < ms
             w = job.weight * self.weights.get(pool, 1.0)
             ratio = prun / ms if needy else run / w
-            return (not needy, ratio, job.jid, c[1])
+            return (not needy, ratio, job.jid, c.phase)
         return key
 
     def decide(self, sim) -> int:
@@ -89,11 +90,12 @@ class FairScheduler(Scheduler):
         if a is not None:
             return a
         key = self.order_key(sim, running_by_job(sim))
-        order = sorted(range(len(sim.candidates)), key=lambda i: key(sim.candidates[i]))
+        cands = sim.decision.candidates
+        order = sorted(range(len(cands)), key=lambda i: key(cands[i]))
         if self.delay == 0:
             return order[0]
         for i in order:
-            job, phase, loc = sim.candidates[i]
+            job, phase, loc = cands[i].job, cands[i].phase, cands[i].locality
             if phase != MAP or loc == NODE_LOCAL:
                 if phase == MAP:
                     self.skips[job.jid] = 0
@@ -140,10 +142,10 @@ class CapacityScheduler(Scheduler):
             q = self._queue(t.job)
             used[q] = used.get(q, 0) + 1
 
-        def key(c: tuple) -> tuple:
-            q = self._queue(c[0])
-            return (used.get(q, 0) / self.share.get(q, 1e-9), c[0].jid, c[1])
-        return argmin_candidate(sim.candidates, key)
+        def key(c: ScheduleCandidate) -> tuple:
+            q = self._queue(c.job)
+            return (used.get(q, 0) / self.share.get(q, 1e-9), c.job.jid, c.phase)
+        return argmin_candidate(sim.decision.candidates, key)
 
 
 class DRFScheduler(Scheduler):
@@ -176,8 +178,8 @@ class DRFScheduler(Scheduler):
                 s[r] += t.demand[r] * cap[r]
         tot = self.total
 
-        def key(c: tuple) -> tuple:
-            s = share.get(c[0].jid)
+        def key(c: ScheduleCandidate) -> tuple:
+            s = share.get(c.job.jid)
             dom = max(s[r] / tot[r] for r in range(3)) if s else 0.0
-            return (dom / c[0].weight, c[0].jid, c[1])
-        return argmin_candidate(sim.candidates, key)
+            return (dom / c.job.weight, c.job.jid, c.phase)
+        return argmin_candidate(sim.decision.candidates, key)

@@ -41,7 +41,8 @@ import math
 
 from mrsched_gym.baselines.base import Scheduler, default_action
 from mrsched_gym.baselines.common import edf_key, prior_task_len, running_by_job
-from mrsched_gym.sim.engine import ADMIT, READ_FRACTION
+from mrsched_gym.sim.decision import ADMIT
+from mrsched_gym.sim.engine import READ_FRACTION
 from mrsched_gym.sim.state import ACTIVE, MAP, NODE_LOCAL, RACK_LOCAL, REDUCE
 
 
@@ -102,24 +103,25 @@ class MPScheduler(Scheduler):
         (:meth:`on_track`), the earliest deadline; otherwise the job type this node slows least
         (largest 1/NormTCT), earliest deadline next, passing over maps that would overload their
         data node (Eq. 5). ADMIT, with admission control: :meth:`admit`."""
-        if sim.kind == ADMIT and self.admission:
-            return 0 if self.admit(sim, sim.job) else sim.K
+        d = sim.decision
+        if d.kind == ADMIT and self.admission:
+            return 0 if self.admit(sim, d.job) else sim.K
         a = default_action(sim)
         if a is not None:
             return a
-        cands = sim.candidates
+        cands = d.candidates
         running = running_by_job(sim)
-        n = sim.node
+        n = d.node
         missing = [i for i, c in enumerate(cands)
-                   if not self.on_track(sim, c[0], running.get(c[0].jid, ()))]
+                   if not self.on_track(sim, c.job, running.get(c.job.jid, ()))]
         if missing:
             return min(missing, key=lambda i: edf_key(cands[i]))
         order = sorted(range(len(cands)), key=lambda i: (
-            1.0 / sim.int_f[n][cands[i][0].type_idx], cands[i][0].deadline_s, cands[i][0].jid,
-            cands[i][1]))
+            1.0 / sim.int_f[n][cands[i].job.type_idx], cands[i].job.deadline_s, cands[i].job.jid,
+            cands[i].phase))
         for i in order:
-            job, phase, loc = cands[i]
-            if phase != MAP or not self.io_guard or self._io_ok(sim, job, n, loc):
+            c = cands[i]
+            if c.phase != MAP or not self.io_guard or self._io_ok(sim, c.job, n, c.locality):
                 return i
         return order[0]        # every job would overload a data node: the best one anyway
 

@@ -21,9 +21,14 @@ from __future__ import annotations
 
 from mrsched_gym.baselines.base import Scheduler, default_action
 from mrsched_gym.baselines.common import argmin_candidate
-from mrsched_gym.sim.engine import KILL, PREEMPT, SUSPEND
+from mrsched_gym.sim.decision import KILL, PREEMPT, SUSPEND, PreemptCandidate, ScheduleCandidate
 
 EVICTION_POLICIES = ("youngest", "oldest", "least_memory")
+
+
+def _priority_key(c: ScheduleCandidate) -> tuple:
+    """The highest priority first, then the oldest job, maps before reduces."""
+    return (-c.job.priority, c.job.jid, c.phase)
 
 
 class PriorityPreemptionScheduler(Scheduler):
@@ -48,8 +53,8 @@ class PriorityPreemptionScheduler(Scheduler):
         """Whether ``scenario`` poses PREEMPT decisions (``decisions.preemption.enabled``)."""
         return bool(scenario.decisions.preemption.enabled)
 
-    def _victim_key(self, c: tuple) -> tuple:
-        t = c[0]
+    def _victim_key(self, c: PreemptCandidate) -> tuple:
+        t = c.task
         if self.eviction == "youngest":
             k = -t.start_s
         elif self.eviction == "oldest":
@@ -62,16 +67,17 @@ class PriorityPreemptionScheduler(Scheduler):
         """PREEMPT: the victim chosen by the eviction policy, preempted with the primitive (skip
         for ``wait`` or when no candidate offers the primitive). Otherwise the highest-priority
         job's candidate, oldest job first."""
-        if sim.kind == PREEMPT:
+        d = sim.decision
+        if d.kind == PREEMPT:
             if self.primitive == "wait":
                 return sim.K
             want = KILL if self.primitive == "kill" else SUSPEND
-            idx = [i for i, c in enumerate(sim.candidates) if c[1] == want]
+            idx = [i for i, c in enumerate(d.candidates) if c.primitive == want]
             if not idx:
                 return sim.K
-            sub = [sim.candidates[i] for i in idx]
+            sub = [d.candidates[i] for i in idx]
             return idx[argmin_candidate(sub, self._victim_key)]
         a = default_action(sim)
         if a is not None:
             return a
-        return argmin_candidate(sim.candidates, lambda c: (-c[0].priority, c[0].jid, c[1]))
+        return argmin_candidate(d.candidates, _priority_key)

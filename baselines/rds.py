@@ -45,6 +45,7 @@ import numpy as np
 from mrsched_gym.baselines.base import Scheduler, default_action
 from mrsched_gym.baselines.common import prior_task_len, remaining_slot_seconds, running_by_job
 from mrsched_gym.baselines.rds_qp import solve_allocation
+from mrsched_gym.sim.decision import ScheduleCandidate
 from mrsched_gym.sim.state import MAP, REDUCE
 
 
@@ -161,11 +162,12 @@ class RDSScheduler(Scheduler):
         horizon_end = self.next_plan
         r_slot = sim.availability_now() if self.capacity_mode else 1.0
 
-        def key(c: tuple) -> tuple:
-            job = c[0]
+        def key(c: ScheduleCandidate) -> tuple:
+            job = c.job
             fast = job.deadline_s <= horizon_end                       # short-job fast path
-            return (not fast, -self.adjust.get(job.jid, 0.0), job.deadline_s, job.jid, c[1])
-        best = min(range(len(sim.candidates)), key=lambda i: key(sim.candidates[i]))
-        jid = sim.candidates[best][0].jid
+            return (not fast, -self.adjust.get(job.jid, 0.0), job.deadline_s, job.jid, c.phase)
+        cands = sim.decision.candidates
+        best = min(range(len(cands)), key=lambda i: key(cands[i]))
+        jid = cands[best].job.jid
         self.adjust[jid] = self.adjust.get(jid, 0.0) - r_slot                # Algorithm 1, l. 9
         return best

@@ -25,7 +25,7 @@ class RandomScheduler(Scheduler):
 
     def decide(self, sim) -> int:
         """A uniformly random candidate, or skip when there is none."""
-        n = len(sim.candidates)
+        n = len(sim.decision.candidates)
         return int(self.rng.integers(n)) if n else sim.K
 
 
@@ -61,4 +61,4 @@ class EDFScheduler(Scheduler):
         a = default_action(sim)
         if a is not None:
             return a
-        return argmin_candidate(sim.candidates, edf_key)
+        return argmin_candidate(sim.decision.candidates, edf_key)

@@ -253,7 +253,7 @@ class ClusterConfig:
             orchestrator re-divides each node's memory and, on a node whose CPU is contended,
             its CPU among the running tasks, by the UNIFORM (job-phase mean) or REGRESSION
             (per-task need; CPU by progress rate relative to the job-phase) estimates (module
-            docstring of :mod:`mrsched_gym.sim.engine`). ``"none"``: static per-slot memory,
+            docstring of :mod:`mrsched_gym.sim.rates`). ``"none"``: static per-slot memory,
             CPU in proportion to demand.
         orchestrator_epoch_s: Re-allocation period of the orchestrator (seed 001: 20 s).
         task_demand_cv: Per-task variation of resource demand around its profile (lognormal cv).

@@ -3,12 +3,14 @@
 Keys and features (all float32; times in hours unless said; clipped to the box bounds):
 
 ``decision`` [D = 10]
-    0-2 decision kind one-hot (schedule, admit, preempt) | 3 time / time limit |
+    0-2 decision kind one-hot (schedule, admit, preempt; :data:`DECISION_KIND_SLICE`, entry
+    ``decision_kind_slot(kind)``; all zero once the episode is over) | 3 time / time limit |
     4 f(t) now | 5 active jobs / K | 6 runnable jobs / K | 7 free map slots of the decision node
     / its map slots (containers: free CPU) | 8 free reduce slots / reduce slots (containers: free
     memory) | 9 has a decision node
 
-``candidates`` [K, F = 22] (row i describes action i; rows past the candidates are zero)
+``candidates`` [K, F = 22] (row i describes action i; rows past the candidates are zero; each
+decision kind fills them its own way, :attr:`ObservationEncoder.CANDIDATE_ROWS`)
     0 valid | 1 is reduce | 2 locality (0 node-local, 0.5 rack-local, 1 off-rack) |
     3 job progress (tasks done / tasks) | 4 remaining tasks / cluster slots |
     5 observed mean task length of this phase (h; the profile mean before any task finished) |
@@ -30,6 +32,12 @@ Keys and features (all float32; times in hours unless said; clipped to the box b
 
 ``forecast`` [W]
     forecast of f(t) for the next W availability steps.
+
+The decision kind is read from the observation by name, never by a bare index:
+``obs["decision"][DECISION_KIND_SLICE]`` is the one-hot, ``decision_kind_slot(SCHEDULE)`` the
+schedule entry (:func:`observed_kind`). It stays inside the ``decision`` array rather than in a
+key of its own: a new key changes the ``Dict`` space, and SB3 refuses to load a trained agent
+into an env whose space differs from the one it was trained on.
 """
 
 from __future__ import annotations
@@ -38,13 +46,40 @@ import math
 
 import numpy as np
 
-from mrsched_gym.sim.engine import ADMIT, PREEMPT, SCHEDULE, SUSPEND, Simulator
+from mrsched_gym.sim.decision import (
+    ADMIT,
+    PREEMPT,
+    SCHEDULE,
+    SUSPEND,
+    AdmitCandidate,
+    Decision,
+    DecisionKind,
+    PreemptCandidate,
+    ScheduleCandidate,
+)
+from mrsched_gym.sim.engine import Simulator
 from mrsched_gym.sim.state import MAP, REDUCE
 
-DECISION_FEATURES = 10
+DECISION_FEATURES = len(DecisionKind) + 7      # the kind one-hot, then 7 features (= 10)
 CANDIDATE_FEATURES = 22
 NODE_FEATURES = 10
+#: ``obs["decision"][DECISION_KIND_SLICE]``: the decision kind, one-hot by
+#: :class:`~mrsched_gym.sim.decision.DecisionKind` value (all zero once the episode is over).
+DECISION_KIND_SLICE = slice(0, len(DecisionKind))
+_KINDS = tuple(DecisionKind)          # (iterating the enum class builds a list every time)
 _LOC = (0.0, 0.5, 1.0)
+
+
+def decision_kind_slot(kind: DecisionKind) -> int:
+    """Index of ``kind``'s one-hot entry in ``obs["decision"]``."""
+    return DECISION_KIND_SLICE.start + int(kind)
+
+
+def observed_kind(decision: np.ndarray) -> DecisionKind | None:
+    """The decision kind an observation's ``decision`` array encodes (``None``: the episode is
+    over)."""
+    hot = np.flatnonzero(decision[DECISION_KIND_SLICE] > 0.5)
+    return DecisionKind(int(hot[0])) if len(hot) else None
 
 
 class ObservationEncoder:
@@ -139,6 +174,43 @@ class ObservationEncoder:
                 job.priority / 9.0, job.weight / 10.0 if job.weight < 10.0 else 1.0, 0.0,
                 dem[0], dem[1], dem[2], 0.0, 0.0, alone_h if alone_h < 100.0 else 100.0]
 
+    # ------------------------------------------------------------------ candidate rows by kind
+    def _schedule_rows(self, d: Decision, node: int, now: float) -> list[list[float]]:
+        """Each candidate job-phase on the decision node: its locality, and whether it resumes
+        a suspended task there."""
+        rows = []
+        for c in d.candidates:
+            assert isinstance(c, ScheduleCandidate)
+            job, phase = c.job, c.phase
+            row = self._job_row(job, phase, node, now)
+            row[2] = _LOC[c.locality]
+            if job.susp and job.suspended_on(node, phase) is not None:
+                row[15] = 1.0
+            rows.append(row)
+        return rows
+
+    def _admit_rows(self, d: Decision, node: int, now: float) -> list[list[float]]:
+        """The arrived job (as its map phase, on no node)."""
+        c = d.candidates[0]
+        assert isinstance(c, AdmitCandidate)
+        return [self._job_row(c.job, MAP, -1, now)]
+
+    def _preempt_rows(self, d: Decision, node: int, now: float) -> list[list[float]]:
+        """Each victim's job on the victim's node, the primitive and the victim's progress."""
+        rows = []
+        for c in d.candidates:
+            assert isinstance(c, PreemptCandidate)
+            task = c.task
+            row = self._job_row(task.job, task.phase, task.node, now)
+            row[19] = float(c.primitive == SUSPEND)
+            rem = task.remaining - task.rate * (now - task.t_last)
+            row[20] = max(0.0, 1.0 - rem / task.work) if task.work > 0 else 1.0
+            rows.append(row)
+        return rows
+
+    #: The candidate rows of each decision kind (one entry per kind).
+    CANDIDATE_ROWS = {SCHEDULE: _schedule_rows, ADMIT: _admit_rows, PREEMPT: _preempt_rows}
+
     # ------------------------------------------------------------------ the observation
     def observe(self) -> dict[str, np.ndarray]:
         """The observation for the simulator's current decision (fresh arrays)."""
@@ -148,32 +220,17 @@ class ObservationEncoder:
             for n in s.dirty:
                 self._node_row(n)
             s.dirty.clear()
-        node = s.node if (s.kind == SCHEDULE and not s.done) else -1
+        d = s.decision
+        kind = d.kind
+        node = d.node if (kind == SCHEDULE and not s.done) else -1
         if self._prev_node >= 0:
             self.nodes[self._prev_node, 9] = 0.0
         if node >= 0:
             self.nodes[node, 9] = 1.0
         self._prev_node = node
         cands = np.zeros((self.K, CANDIDATE_FEATURES), dtype=np.float32)
-        kind = s.kind
         if not s.done:
-            rows = []
-            if kind == SCHEDULE:
-                for job, phase, loc in s.candidates:
-                    row = self._job_row(job, phase, node, now)
-                    row[2] = _LOC[loc]
-                    if job.susp and job.suspended_on(node, phase) is not None:
-                        row[15] = 1.0
-                    rows.append(row)
-            elif kind == ADMIT:
-                rows.append(self._job_row(s.candidates[0][0], MAP, -1, now))
-            else:  # PREEMPT: the victim's job, the primitive and the victim's progress
-                for task, prim in s.candidates:
-                    row = self._job_row(task.job, task.phase, task.node, now)
-                    row[19] = float(prim == SUSPEND)
-                    rem = task.remaining - task.rate * (now - task.t_last)
-                    row[20] = max(0.0, 1.0 - rem / task.work) if task.work > 0 else 1.0
-                    rows.append(row)
+            rows = self.CANDIDATE_ROWS[kind](self, d, node, now)
             if rows:
                 cands[: len(rows)] = rows
         t_frac = now / self.limit_s
@@ -184,7 +241,7 @@ class ObservationEncoder:
         else:
             fm = fr = has = 0.0
         live = not s.done
-        dec = np.array([live and kind == SCHEDULE, live and kind == ADMIT, live and kind == PREEMPT,
+        dec = np.array([*[live and kind == k for k in _KINDS],
                         t_frac if t_frac < 1.0 else 1.0, s.availability_now(),
                         act if act < 10.0 else 10.0, run if run < 10.0 else 10.0, fm, fr, has],
                        dtype=np.float32)

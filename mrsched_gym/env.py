@@ -22,7 +22,8 @@ from mrsched_gym.errors import EpisodeStateError, InputError, InputTypeError
 from mrsched_gym.metrics import episode_metrics
 from mrsched_gym.models import availability, interference
 from mrsched_gym.rewards import RewardTracker
-from mrsched_gym.sim.engine import DECISION_NAMES, Simulator
+from mrsched_gym.sim.decision import DECISION_NAMES
+from mrsched_gym.sim.engine import Simulator
 from mrsched_gym.sim.log import build_log
 from mrsched_gym.workloads.trace import check_trace_size
 
@@ -42,7 +43,8 @@ class MRSchedEnv(gym.Env):
     it picks which job gets it, or skips. Scenarios that enable them add admission decisions
     (accept or reject an arriving job, MIMP) and preemption decisions (kill or suspend a running
     lower-priority task, Pastorelli et al.). The scenario (``configs/scenarios/*.yaml``) defines
-    the world; see ``mrsched_gym.sim.engine`` for the models and the seeds they come from.
+    the world; see ``mrsched_gym.sim`` (its parts are listed in ``mrsched_gym.sim.engine``) for
+    the models and the seeds they come from.
 
     ## Action Space
 
@@ -76,7 +78,12 @@ class MRSchedEnv(gym.Env):
     |              |          | slots, residual CPU, suspended tasks, is the decision node     |
     | `forecast`   | (W,)     | forecast of the availability f(t) over the next W steps        |
 
-    It works with ``FlattenObservation`` and SB3's ``MultiInputPolicy``.
+    The decision kind is part of the contract: ``obs["decision"][DECISION_KIND_SLICE]``
+    (:data:`mrsched_gym.encoding.DECISION_KIND_SLICE`, entries 0-2) is its one-hot over
+    :class:`~mrsched_gym.sim.decision.DecisionKind` (schedule, admit, preempt; all zero on the
+    last step); :func:`mrsched_gym.encoding.observed_kind` reads it back, and
+    ``info["decision"]`` names it. It works with ``FlattenObservation`` and SB3's
+    ``MultiInputPolicy``.
 
     ## Rewards
 
@@ -241,7 +248,7 @@ class MRSchedEnv(gym.Env):
         """
         if self._phase == _NEW:
             raise EpisodeStateError("action_masks() called before reset()")
-        return self._masks[len(self.sim.candidates)].copy()
+        return self._masks[len(self.sim.decision.candidates)].copy()
 
     def action_index(self, action: Any) -> int:
         """``action`` as a Python ``int``, if it is an integer (see "Action Space").
@@ -267,8 +274,9 @@ class MRSchedEnv(gym.Env):
 
     def _info(self, invalid: bool) -> dict[str, Any]:
         s = self.sim
-        return {"action_mask": self.action_masks(), "decision": DECISION_NAMES[s.kind],
-                "node": s.node, "time_s": s.now, "n_candidates": len(s.candidates),
+        d = s.decision
+        return {"action_mask": self.action_masks(), "decision": DECISION_NAMES[d.kind],
+                "node": d.node, "time_s": s.now, "n_candidates": len(d.candidates),
                 "invalid_action": invalid, "episode_over": s.done}
 
     def render(self) -> str | np.ndarray | None:

@@ -10,14 +10,15 @@ import math
 
 import numpy as np
 
-from mrsched_gym.sim.engine import DECISION_NAMES
+from mrsched_gym.sim.decision import DECISION_NAMES
 from mrsched_gym.sim.state import ACTIVE, MAP
 
 
 def render_ansi(sim) -> str:
     """A text snapshot: time, decision, node usage and the oldest active jobs."""
-    lines = [f"t={sim.now:10.1f}s  decision={DECISION_NAMES[sim.kind]}  node={sim.node}  "
-             f"candidates={len(sim.candidates)}  active={sim.n_active}  "
+    d = sim.decision
+    lines = [f"t={sim.now:10.1f}s  decision={DECISION_NAMES[d.kind]}  node={d.node}  "
+             f"candidates={len(d.candidates)}  active={sim.n_active}  "
              f"f(t)={sim.availability_now():.2f}"]
     for n in range(sim.n_nodes):
         if sim.slots_mode:

@@ -16,7 +16,9 @@ from mrsched_gym.agents.networks import SetExtractor, SetPolicy  # noqa: E402
 from mrsched_gym.agents.policy import AgentPolicy, load_agent, load_sb3, policy_logits  # noqa: E402
 from mrsched_gym.agents.pretrained import agents_for, pretrained_agents  # noqa: E402
 from mrsched_gym.agents.train import TRAIN_SEED_BASE, build_model, load_config, make_vec_env, train  # noqa: E402
+from mrsched_gym.encoding import observed_kind  # noqa: E402
 from mrsched_gym.evaluate import evaluate, mean_ci95, run_episode  # noqa: E402
+from mrsched_gym.sim.decision import SCHEDULE  # noqa: E402
 
 #: Short episodes (15 min of arrivals) keep the training tests to seconds.
 SHORT = {"workload.duration_s": 900}
@@ -176,7 +178,8 @@ def test_agent_matches_sb3_predict(trained):
         m = env.unwrapped.action_masks()
         x = pol.act(obs, m)
         y, _ = model.predict(obs, deterministic=True,
-                             action_masks=work_conserving_mask(m, obs["decision"][0] > 0.5))
+                             action_masks=work_conserving_mask(
+                                 m, observed_kind(obs["decision"]) == SCHEDULE))
         assert x == int(y)
         obs, *_ = env.step(x)
 

@@ -17,6 +17,8 @@ PENDING, RUNNING, SUSPENDED, DONE = 0, 1, 2, 3
 FUTURE, WAITING_ADMISSION, ACTIVE, FINISHED, REJECTED = 0, 1, 2, 3, 4
 # Locality levels of a map launch (SPEC 2.4)
 NODE_LOCAL, RACK_LOCAL, OFF_RACK = 0, 1, 2
+#: Tolerance of the simulator's float comparisons (work left, reservations, memory).
+EPS = 1e-9
 
 
 class Task:

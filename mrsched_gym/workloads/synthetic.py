@@ -29,6 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from mrsched_gym.config import ClusterConfig, JobSpec, WorkloadConfig
+from mrsched_gym.models.contention import processor_share, spill_slowdown
 from mrsched_gym.workloads.profiles import PROFILES, TYPE_NAMES, JobTypeProfile
 
 
@@ -82,7 +83,8 @@ def phase_throughput(cluster: ClusterConfig, demand: tuple[float, float, float, 
     Concurrency is the number of tasks running at once (slots in slots mode; tasks that fit by
     their largest demand in containers mode). Throughput is the reference work done per second:
     the sum over those tasks of CPU speed x their share under the rate model of
-    :mod:`mrsched_gym.sim.engine` (CPU/IO/network sharing and the memory allocation).
+    :mod:`mrsched_gym.sim.rates` (CPU/IO/network sharing and the memory allocation; the same
+    formulas, :mod:`mrsched_gym.models.contention`).
     """
     conc = 0.0
     thr = 0.0
@@ -93,10 +95,9 @@ def phase_throughput(cluster: ClusterConfig, demand: tuple[float, float, float, 
         else:
             k = max(1, int(1.0 / max(max(demand[:3]), 1e-3)))
             mem_share = demand[2]
-        share = min(1.0, 1.0 / max(k * demand[0], 1e-9), 1.0 / max(k * demand[1], 1e-9),
-                    1.0 / max(k * demand[3], 1e-9))
-        f_mem = 1.0 if mem_share >= demand[2] else 1.0 / (
-            1.0 + cluster.swap_slowdown * (1.0 - mem_share / demand[2]))
+        share = processor_share(k * demand[1], k * demand[3], k * demand[0])
+        f_mem = 1.0 if mem_share >= demand[2] else 1.0 / spill_slowdown(
+            mem_share, demand[2], cluster.swap_slowdown)
         conc += g.count * k
         thr += g.count * k * g.cpu_speed * share * f_mem
     return conc, thr

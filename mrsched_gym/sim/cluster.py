@@ -1,0 +1,104 @@
+"""Cluster bookkeeping: which nodes have room (slots or container reservations) and the data
+nodes remote maps read from.
+
+Slots mode (Hadoop 1) counts busy map and reduce slots per node; containers mode (YARN) sums the
+reserved CPU, I/O and memory of the node's tasks (their profile demands). A node with room is
+*idle* (``Simulator.idle``) and gets offered to the policy. A remote map reads its block from a
+replica's node (its *data node*), which loads that node's disk (MIMP 5.1; the rate model in
+:mod:`mrsched_gym.sim.rates` slows every reader of an overloaded data node).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from mrsched_gym.sim.rates import rerate
+from mrsched_gym.sim.state import EPS, MAP, RACK_LOCAL, Task
+from mrsched_gym.workloads.profiles import PROFILES, TYPE_NAMES
+
+if TYPE_CHECKING:
+    from mrsched_gym.sim.engine import Simulator
+
+
+def capacity(sim: Simulator) -> float:
+    """The cluster's capacity now: slots of the nodes up (containers: their CPU capacity)."""
+    if sim.slots_mode:
+        return float(sum(sim.map_slots[i] + sim.red_slots[i]
+                         for i in range(sim.n_nodes) if sim.up[i]))
+    return float(sum(sim.cap[i] for i in range(sim.n_nodes) if sim.up[i]))
+
+
+def has_free(sim: Simulator, n: int) -> bool:
+    """Whether node ``n`` is up with a free slot (containers: CPU, I/O and memory left)."""
+    if not sim.up[n]:
+        return False
+    if sim.slots_mode:
+        return sim.used_map[n] < sim.map_slots[n] or sim.used_red[n] < sim.red_slots[n]
+    r = sim.res[n]
+    return r[0] < sim.cap[n] - 0.01 and r[1] < 0.99 and r[2] < 0.99
+
+
+def touch(sim: Simulator, n: int) -> None:
+    """Node ``n`` changed: mark it for the observation and file it as idle or full."""
+    sim.dirty.add(n)
+    if has_free(sim, n):
+        sim.idle.add(n)
+    else:
+        sim.idle.discard(n)
+
+
+def fits(sim: Simulator, n: int, demand: tuple[float, ...]) -> bool:
+    """Whether a container of ``demand`` (cpu, io, mem, ...) fits node ``n``'s reservations."""
+    r = sim.res[n]
+    return bool(r[0] + demand[0] <= sim.cap[n] + EPS and r[1] + demand[1] <= 1.0 + EPS
+            and r[2] + demand[2] <= 1.0 + EPS)
+
+
+def occupy(sim: Simulator, n: int, phase: int, type_idx: int, sign: int) -> None:
+    """Take (``sign`` +1) or free (-1) one slot of ``phase`` on node ``n`` (containers: the
+    reservation of a ``type_idx`` task), and count it in the busy integral."""
+    if sim.slots_mode:
+        if phase == MAP:
+            sim.used_map[n] += sign
+        else:
+            sim.used_red[n] += sign
+        sim.busy += sign
+    else:
+        p = PROFILES[TYPE_NAMES[type_idx]]
+        d = p.map_demand if phase == MAP else p.reduce_demand
+        r = sim.res[n]
+        r[0] += sign * d[0]
+        r[1] += sign * d[1]
+        r[2] += sign * d[2]
+        sim.busy += sign * d[0]
+    touch(sim, n)
+
+
+def pick_source(sim: Simulator, replicas: list[int], rack: int, loc: int) -> int:
+    """The replica a remote map reads from: least-loaded, in-rack when rack-local."""
+    best, best_key = -1, None
+    for r in replicas:
+        if not sim.up[r] or (loc == RACK_LOCAL and sim.rack[r] != rack):
+            continue
+        key = (len(sim.readers[r]), r)
+        if best_key is None or key < best_key:
+            best, best_key = r, key
+    return best
+
+
+def drop_reader(sim: Simulator, t: Task) -> None:
+    """Task ``t`` stops reading from its data node."""
+    src = t.src
+    if src >= 0 and t in sim.readers[src]:
+        sim.readers[src].remove(t)
+        reads_changed(sim, src, -t.read_io)
+
+
+def reads_changed(sim: Simulator, n: int, delta: float) -> None:
+    """Re-rate data node ``n`` only if its disk was or becomes over-committed."""
+    sim.read_sum[n] += delta
+    if not sim.readers[n]:
+        sim.read_sum[n] = 0.0            # no drift from repeated float updates
+    total = sim.own_io[n] + sim.read_sum[n]
+    if total > 1.0 or total - delta > 1.0:
+        rerate(sim, n)

@@ -1,0 +1,129 @@
+"""The decision contract: what the simulator asks a policy, as typed immutable values.
+
+Whenever the simulation needs a choice it stops and poses a :class:`Decision`
+(``Simulator.decision``): its kind, the time, the node it concerns and its candidates. Candidate
+``i`` is action ``i``; action ``K`` (``decisions.max_candidates``) is **skip**. The kinds:
+
+* ``SCHEDULE``: node ``node`` has a free slot / room for a container. Candidates are
+  :class:`ScheduleCandidate` ``(job, phase, locality)``, runnable job-phases, oldest job first,
+  maps before reduces, at most K. Choosing one launches a task of that job on that node (the
+  best-placed map: node-local, then rack-local, then any; or resumes that job's suspended task on
+  that node). Skip leaves the node idle until the next event.
+* ``ADMIT``: ``job`` has arrived (admission control enabled). The one candidate,
+  :class:`AdmitCandidate` ``(job,)``, accepts it; skip rejects it (MIMP 5.3).
+* ``PREEMPT``: the high-priority ``job`` waits for capacity. Candidates are
+  :class:`PreemptCandidate` ``(task, primitive)``, victims ranked lowest priority first then most
+  recently started (least work lost); skip is ``wait`` (Pastorelli et al., seed ``002``).
+
+Candidates are named tuples: read them by name (``cand.job.jid``, ``cand.phase``); they still
+unpack and index like the plain tuples they replaced. Each kind's behaviour (posing and
+applying) is one small module registered in :data:`mrsched_gym.sim.engine.DECISION_PARTS`; the
+observation's rows for each kind are in :mod:`mrsched_gym.encoding`.
+
+Adding a kind (e.g. speculative execution of stragglers): a :class:`DecisionKind` member and its
+candidate type here; a module with its ``pose``/``apply`` and ``PART``; its entry in
+``DECISION_PARTS`` (the position is its priority when several kinds are due); its rows in
+``ObservationEncoder.CANDIDATE_ROWS``. The observation's kind one-hot then grows by one entry,
+which changes the ``decision`` array's shape (shipped agents are trained on three).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import IntEnum
+from typing import TYPE_CHECKING, NamedTuple, TypeAlias
+
+from mrsched_gym.sim.state import Job, Task
+
+if TYPE_CHECKING:
+    from mrsched_gym.sim.engine import Simulator
+
+
+class DecisionKind(IntEnum):
+    """What a decision asks (an ``IntEnum``: the values are the observation's one-hot slots)."""
+
+    SCHEDULE = 0
+    ADMIT = 1
+    PREEMPT = 2
+
+
+SCHEDULE, ADMIT, PREEMPT = DecisionKind.SCHEDULE, DecisionKind.ADMIT, DecisionKind.PREEMPT
+#: Lower-case names by kind value (``info["decision"]``).
+DECISION_NAMES = tuple(k.name.lower() for k in DecisionKind)
+
+
+class Primitive(IntEnum):
+    """How a preemption evicts its victim (Pastorelli et al.)."""
+
+    KILL = 0          # its work is lost; it restarts later
+    SUSPEND = 1       # it keeps its memory on its node and resumes there
+
+
+KILL, SUSPEND = Primitive.KILL, Primitive.SUSPEND
+#: Lower-case names by primitive value.
+PRIMITIVE_NAMES = tuple(p.name.lower() for p in Primitive)
+
+
+class ScheduleCandidate(NamedTuple):
+    """Launch (or resume) a task of ``job`` in ``phase`` on the decision node."""
+
+    job: Job
+    #: ``MAP`` or ``REDUCE``.
+    phase: int
+    #: The best placement of a pending map of the job on the node: ``NODE_LOCAL``,
+    #: ``RACK_LOCAL`` or ``OFF_RACK`` (``NODE_LOCAL`` for a reduce or a resume).
+    locality: int
+
+
+class AdmitCandidate(NamedTuple):
+    """Accept the arrived ``job``."""
+
+    job: Job
+
+
+class PreemptCandidate(NamedTuple):
+    """Evict the running ``task`` with ``primitive``."""
+
+    task: Task
+    primitive: Primitive
+
+
+#: Any candidate.
+Candidate: TypeAlias = ScheduleCandidate | AdmitCandidate | PreemptCandidate
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """One pending decision (valid until the next ``Simulator.act``).
+
+    Attributes:
+        kind: What it asks.
+        time_s: Simulated time it was posed at.
+        node: The node with free capacity (``SCHEDULE``), else -1.
+        job: The arrived job (``ADMIT``) or the waiting high-priority job (``PREEMPT``), else
+            ``None``.
+        candidates: Candidate ``i`` is action ``i`` (at most K; action K is skip). Empty once
+            the episode is over.
+    """
+
+    kind: DecisionKind
+    time_s: float
+    node: int
+    job: Job | None
+    candidates: tuple[Candidate, ...]
+
+
+class DecisionPart(NamedTuple):
+    """One decision kind's behaviour in the simulator (an entry of ``DECISION_PARTS``).
+
+    Attributes:
+        kind: The kind.
+        pose: The decision of this kind due now, or ``None`` (it may drop stale requests, e.g.
+            offered nodes that are now full).
+        apply: Carry out ``action`` (a candidate index, or K for skip) on the decision.
+    """
+
+    kind: DecisionKind
+    pose: Callable[[Simulator], Decision | None]
+    apply: Callable[[Simulator, Decision, int], None]

@@ -1,0 +1,355 @@
+"""The rate model: how fast every running task progresses (fluid, recomputed per node whenever
+anything on it changes), and the MROrchestrator's CPU and memory estimates that feed it.
+
+rate = cpu_speed x accelerator speed-up x f_share x f_mem x 1/NormTCT_j(r)
+
+* f_share: CPU, disk I/O and network are shared work-conservingly (the OS scheduler): with
+  demands D_r summed over the node's running tasks and capacity A_r (CPU: f(t) in capacity mode),
+  f_share = min(1, A_cpu/D_cpu, 1/D_io, 1/D_net) (processor sharing on the bottleneck resource,
+  :func:`~mrsched_gym.models.contention.processor_share`).
+  MROrchestrator ``uniform``/``regression`` also divides a contended node's CPU (D_cpu > A_cpu):
+  task i gets c_i = min(d_i x its disk/network/data-node limit, lambda x e_i), the capacity
+  water-filled in proportion to the orchestrator's estimates e_i (:func:`cpu_factors`), and its
+  CPU factor is c_i / d_i in place of A_cpu/D_cpu. UNIFORM: e_i = the job-phase's mean CPU
+  demand (Algorithm 2 line 4). REGRESSION: e_i = alpha x the current allocation with alpha =
+  the mean progress rate of the task's job-phase over its own (Eq. 1-2: tasks behind their
+  peers get more, those ahead less), at most d_i (:func:`regression_cpu_estimates`).
+  Estimates are set at each epoch for every running task; a task launched since the last epoch
+  keeps the OS share until the next (like the memory estimate).
+* f_mem: each task gets a memory allocation m. Slots mode without an orchestrator: a static
+  1/(map+reduce slots) share (Hadoop 1 slot-level sharing: a fixed child heap per slot,
+  MROrchestrator II); containers: the container's reservation (profile demand); MROrchestrator
+  ``uniform``/``regression``: the node's memory divided in proportion to the estimate (the
+  job-phase mean demand / the task's own demand, i.e. the converged Algorithm 1-2 estimate),
+  applied at the next epoch. A task whose demand exceeds m spills:
+  f_mem = 1 / (1 + swap_slowdown * (1 - m / demand))
+  (:func:`~mrsched_gym.models.contention.spill_slowdown`). When the node's total memory demand
+  exceeds its memory, ``swap`` caps every allocation at demand / total (all tasks thrash) and
+  ``fail`` kills the newest tasks until it fits. This gives the thesis Fig. 4.3 trade-off: more
+  slots use CPU and disk better but shrink each slot's memory.
+* NormTCT_j(r): interference on shared nodes (MIMP Eq. 2, :mod:`mrsched_gym.models.interference`).
+* Remote map reads add block_mb / net_mb_s (x off_rack_factor off-rack) of work and raise the
+  task's network demand, so concurrent remote reads contend (SPEC 2.4).
+* Data-node I/O (MIMP 5.1, "Data Node I/O"): half of a map's disk demand is reading its input
+  block (``READ_FRACTION``), half writing its output locally. A remote map reads from the least
+  loaded replica (in its rack when rack-local), so its read demand loads that *data node's* disk;
+  when a data node's disk demand exceeds its capacity every task reading from it slows down too
+  (f_share also takes min(1, 1/D_io) of the data node). MIMP's Eq. 5 predictor of this load
+  belongs to the MP baseline; the simulator models the overload itself.
+* A reduce task's work is its shuffle (its share of map output / net_mb_s) plus its reduce work;
+  it stalls at its un-shuffled share until more maps finish (SPEC 2.5).
+
+A rate change re-schedules the task's end event (:func:`schedule_end`), and :func:`sync` brings
+a task's remaining work up to now before its rate or state changes.
+
+Gaps we filled (documented choices): the MROrchestrator's estimators are the converged forms of
+Algorithm 2 where the fluid model makes the regression trivial: a task's memory need is its own
+demand (REGRESSION) or its job-phase's mean (UNIFORM); its CPU use per unit of progress is
+constant, so REGRESSION's "allocation required to meet the target finish time" is taken with the
+target at its job-phase's mean progress rate (the GRM's "in sync" check, III step 3). Targets
+set at the job-phase's mean *finish time* instead starve tasks that are nearly done while a new
+wave of the same phase starts (JCT +11% on the mrorchestrator reproduction), so we balance rates;
+disk and network are not orchestrated (the paper controls CPU and memory, III).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+from mrsched_gym.models.contention import processor_share, spill_slowdown
+from mrsched_gym.models.interference import response_time_ms
+from mrsched_gym.sim.events import EventKind
+from mrsched_gym.sim.state import EPS, MAP, RUNNING, Task
+
+if TYPE_CHECKING:
+    from mrsched_gym.sim.engine import Simulator
+
+_TASK_END = int(EventKind.TASK_END)
+_ORCHESTRATE = int(EventKind.ORCHESTRATE)
+
+
+#: Smallest CPU estimate REGRESSION gives a task, as a fraction of its CPU demand.
+MIN_CPU_SHARE = 0.01
+
+
+def cpu_factors(tasks: list[Task], capacity: float, usable: list[float]) -> list[float]:
+    """MROrchestrator's CPU division of one contended node: each task's allocation / its demand.
+
+    Every task asks for its estimate (``cpu_est``; a task not yet estimated, launched since the
+    last epoch, for its demand: the OS share) and never gets more than it can use, its demand
+    times ``usable`` (its progress limit from the node's disk and network shares and its data
+    node). The capacity is water-filled in proportion to the requests: c_i = min(cap_i,
+    lambda x e_i) with sum c_i = capacity (Algorithm 1 moves allocations to the estimates; the
+    Performance Balancer arbitrates a node's requests, seed 001 III step 4). With every
+    estimate equal to its demand and nothing else limiting, this is the OS share
+    capacity / sum of demands.
+
+    Args:
+        tasks: The node's running tasks (CPU demand ``demand[0]``, estimate ``cpu_est``).
+        capacity: The node's CPU capacity (below the sum of demands).
+        usable: Per task, the fraction of its demand it can use (<= 1).
+
+    Returns:
+        Per task, in order, c_i / d_i (<= 1).
+    """
+    demand = [t.demand[0] for t in tasks]
+    want = [d if t.cpu_est is None else t.cpu_est for t, d in zip(tasks, demand, strict=False)]
+    cap = [d * u for d, u in zip(demand, usable, strict=False)]
+    lam = capacity / sum(want)
+    if all(lam * w <= c for w, c in zip(want, cap, strict=False)):     # no request reaches its cap
+        return [lam * w / d if d > 0 else 1.0 for w, d in zip(want, demand, strict=False)]
+    order = sorted(range(len(tasks)), key=lambda i: cap[i] / want[i] if want[i] > 0
+                   else math.inf)
+    g = [1.0] * len(tasks)
+    left, weight = capacity, sum(want)
+    k = 0
+    while k < len(order) and weight > 0:         # requests that fit under their cap in full
+        i = order[k]
+        if cap[i] > left / weight * want[i]:
+            break
+        g[i] = usable[i]
+        left -= cap[i]
+        weight -= want[i]
+        k += 1
+    lam = left / weight if weight > 0 else 0.0
+    for i in order[k:]:
+        g[i] = lam * want[i] / demand[i] if demand[i] > 0 else 1.0
+    return g
+
+
+def uniform_cpu_estimates(tasks: list[Task]) -> list[float]:
+    """UNIFORM CPU estimates (seed 001 III-B2, Algorithm 2 lines 3-4): every task's entitlement
+    is the mean CPU use of its job's tasks of the same phase; we take the job-phase's profile
+    mean demand (the mean over its tasks of the usage a profiler sees, as for memory)."""
+    out = []
+    for t in tasks:
+        p = t.job.profile
+        out.append((p.map_demand if t.phase == MAP else p.reduce_demand)[0])
+    return out
+
+
+def rerate(sim: Simulator, n: int) -> None:
+    """Recompute the progress rate of every task on node ``n`` (see module docstring).
+
+    Also recomputes ``n``'s disk factor as a data node; when it changes, the nodes of the
+    remote maps reading from ``n`` are re-rated too (demands are fixed, so this stops there).
+    """
+    tasks = sim.tasks_on[n]
+    sim.dirty.add(n)
+    read_io = 0.0
+    for t in sim.readers[n]:
+        read_io += t.read_io
+    sim.read_sum[n] = read_io
+    if not tasks:
+        sim.own_io[n] = 0.0
+        _set_io_factor(sim, n, read_io)
+        _set_hcpu(sim, n, 0.0)
+        return
+    A = sim.cap[n]
+    sum_cpu = sum_io = sum_mem = sum_net = sum_est = 0.0
+    n_static = 0
+    n_cpu_est = 0
+    for t in tasks:
+        d = t.demand
+        sum_cpu += d[0]
+        sum_io += d[1]
+        sum_mem += d[2]
+        sum_net += d[3]
+        if t.est is None:
+            n_static += 1
+        else:
+            sum_est += t.est
+        if t.cpu_est is not None:
+            n_cpu_est += 1
+    # CPU, disk and network: work-conserving processor sharing (the OS scheduler).
+    sim.own_io[n] = sum_io
+    sum_io += read_io
+    f = processor_share(sum_io, sum_net)
+    cpu_g = None
+    if sum_cpu > A:
+        if n_cpu_est:                         # MROrchestrator divides a contended CPU
+            cpu_g = cpu_factors(tasks, A, usable_fractions(sim, n, f))
+        elif A / sum_cpu < f:
+            f = A / sum_cpu
+    # Memory: per-slot static share, container reservation or orchestrator estimate
+    # (t.mem0 holds the first two, fixed at launch).
+    if sum_est > 0:
+        pool = max(0.0, 1.0 - n_static * sim.static_share[n]) if sim.slots_mode else 1.0
+        est_scale = pool / sum_est
+    else:
+        est_scale = 0.0
+    spill = sim.spill
+    swap_all = sum_mem > 1.0 and sim.swap_mode
+    io_f = sim.io_f
+    intf = sim.int_f[n]
+    now = sim.now
+    for k, t in enumerate(tasks):
+        d_mem = t.demand[2]
+        m = t.mem0 if t.est is None else t.est * est_scale
+        if swap_all and m * sum_mem > d_mem:
+            m = d_mem / sum_mem               # node-level overcommit: everyone thrashes
+        ft = f
+        if cpu_g is not None and cpu_g[k] < ft:
+            ft = cpu_g[k]                     # its orchestrated CPU share
+        src = t.src
+        if src >= 0 and io_f[src] < ft:
+            ft = io_f[src]                    # its data node is overloaded
+        rate = t.base * ft * intf[t.type_idx]
+        if m < d_mem:
+            rate /= spill_slowdown(m, d_mem, spill)
+        if rate != t.rate:
+            dt = now - t.t_last
+            if dt > 0:
+                rem = t.remaining - t.rate * dt
+                t.remaining = rem if rem > t.floor else t.floor
+            t.t_last = now
+            t.rate = rate
+            schedule_end(sim, t)
+    _set_hcpu(sim, n, sum_cpu if sum_cpu < A else A)
+    _set_io_factor(sim, n, sum_io)
+
+
+def _cpu_contended(sim: Simulator, n: int) -> bool:
+    """Whether node ``n``'s running tasks demand more CPU than it has."""
+    return sum(t.demand[0] for t in sim.tasks_on[n]) > sim.cap[n]
+
+
+def usable_fractions(sim: Simulator, n: int, f: float | None = None) -> list[float]:
+    """Per task on node ``n``: the fraction of its CPU demand it can use, its progress limit
+    from the node's disk and network shares (``f`` when the caller has it) and from its
+    data node's disk."""
+    if f is None:
+        tasks = sim.tasks_on[n]
+        sum_io = sim.read_sum[n] + sum(t.demand[1] for t in tasks)
+        sum_net = sum(t.demand[3] for t in tasks)
+        f = processor_share(sum_io, sum_net)
+    io_f = sim.io_f
+    return [min(f, io_f[t.src]) if t.src >= 0 else f for t in sim.tasks_on[n]]
+
+
+def _set_io_factor(sim: Simulator, n: int, sum_io: float) -> None:
+    """Node ``n``'s disk share as a data node; when it changes, its remote readers' nodes are
+    re-rated."""
+    f = 1.0 if sum_io <= 1.0 else 1.0 / sum_io
+    if f != sim.io_f[n]:
+        sim.io_f[n] = f
+        for m in sorted({t.node for t in sim.readers[n]}):
+            if m != n:
+                rerate(sim, m)
+
+
+def _set_hcpu(sim: Simulator, n: int, h: float) -> None:
+    """The MapReduce CPU use ``h`` of shared node ``n``, and the web response time it causes."""
+    if not sim.shared[n]:
+        return
+    cfg = sim.scenario.interference
+    old = sim.resp_ms[n]
+    new = response_time_ms(cfg, h)
+    sim.hcpu[n] = h
+    if new != old:
+        sim.resp_ms[n] = new
+        sim.resp_sum += new - old
+        sim.n_slo_viol += (new > cfg.slo_ms) - (old > cfg.slo_ms)
+
+
+def sync(sim: Simulator, t: Task) -> None:
+    """Bring a task's remaining work up to ``now``."""
+    dt = sim.now - t.t_last
+    if dt > 0:
+        rem = t.remaining - t.rate * dt
+        t.remaining = rem if rem > t.floor else t.floor
+        t.t_last = sim.now
+
+
+def schedule_end(sim: Simulator, t: Task) -> None:
+    """(Re-)schedule the task's end event for its current rate (the old one goes stale)."""
+    t.version += 1
+    left = t.remaining - t.floor
+    if t.rate > 0 and left > EPS:
+        sim.queue.push(sim.now + left / t.rate, _TASK_END, t.tid, t.version)
+    elif t.rate > 0 and t.floor == 0:
+        sim.queue.push(sim.now, _TASK_END, t.tid, t.version)
+
+
+def orchestrate(sim: Simulator) -> None:
+    """MROrchestrator epoch (seed 001 III, Algorithms 1-2): memory estimates for the tasks
+    launched since the last epoch, then new CPU estimates for every running task."""
+    uniform = sim.scenario.cluster.orchestrator == "uniform"
+    nodes = set()
+    for t in sim.new_tasks:
+        if t.state != RUNNING:
+            continue
+        p = t.job.profile
+        mean = (p.map_demand if t.phase == MAP else p.reduce_demand)[2]
+        t.est = mean if uniform else t.demand[2]
+        nodes.add(t.node)
+    sim.new_tasks = []
+    tasks = [t for n in range(sim.n_nodes) for t in sim.tasks_on[n]]
+    new = uniform_cpu_estimates(tasks) if uniform else regression_cpu_estimates(sim, tasks)
+    for t, e in zip(tasks, new, strict=False):
+        if e != t.cpu_est:
+            t.cpu_est = e
+            if t.node not in nodes and _cpu_contended(sim, t.node):
+                nodes.add(t.node)             # CPU estimates matter where CPU is contended
+    for n in sorted(nodes):
+        rerate(sim, n)
+    sim.queue.push(sim.now + sim.scenario.cluster.orchestrator_epoch_s, _ORCHESTRATE)
+
+
+def regression_cpu_estimates(sim: Simulator, tasks: list[Task]) -> list[float]:
+    """REGRESSION CPU estimates (seed 001 III-A Eq. 1-2, III-B1, Algorithm 2 lines 5-7).
+
+    A task's progress rate is its progress score over its elapsed time, P / T (Eq. 1:
+    T_hat = (1 - P) / P x T at that pace; the straggler test of [26] that the GRM uses,
+    III). The target finish time is the one the task would have at the mean progress rate
+    of the running tasks of its job and phase across the cluster (the GRM's global view:
+    an adjustment must be "in sync" with the other tasks of the same phase and job, III
+    step 3), so alpha = T_hat / T_target = mean rate / own rate (Eq. 2: alpha > 1 is a
+    deficit, alpha < 1 an excess), and the estimate is alpha x the current allocation
+    (Algorithm 1), at most the task's CPU demand (CPU it cannot use does not speed it up)
+    and at least 1% of it. A reduce waiting for map output (its progress bound by the
+    shuffle, not by CPU), or a task without progress yet, keeps its allocation and does not
+    count in the mean.
+    """
+    now = sim.now
+    cur = [t.demand[0] * g for t, g in zip(tasks, cpu_shares(sim, tasks), strict=False)]
+    pace = [0.0] * len(tasks)
+    groups: dict[tuple[int, int], list[int]] = {}
+    for i, t in enumerate(tasks):
+        elapsed = now - t.first_start_s
+        if t.floor > 0 or t.work <= 0 or elapsed <= 0:
+            continue
+        left = t.remaining - t.rate * (now - t.t_last)
+        pace[i] = (1.0 - max(left, 0.0) / t.work) / elapsed
+        if pace[i] > 0:
+            groups.setdefault((t.job.jid, t.phase), []).append(i)
+    out = list(cur)
+    for members in groups.values():
+        mean = sum(pace[i] for i in members) / len(members)
+        for i in members:
+            d = tasks[i].demand[0]
+            out[i] = min(d, max(MIN_CPU_SHARE * d, cur[i] * mean / pace[i]))
+    return out
+
+
+def cpu_shares(sim: Simulator, tasks: list[Task]) -> list[float]:
+    """Each task's current CPU allocation as a fraction of its CPU demand (1 on a node whose
+    CPU is not contended; :func:`cpu_factors` under the orchestrator, else the OS's
+    capacity / sum of demands)."""
+    by_node: dict[int, list[float]] = {}
+    out = []
+    for t in tasks:
+        n = t.node
+        if n not in by_node:
+            on = sim.tasks_on[n]
+            total = sum(x.demand[0] for x in on)
+            A = sim.cap[n]
+            if total <= A:
+                by_node[n] = [1.0] * len(on)
+            elif any(x.cpu_est is not None for x in on):
+                by_node[n] = cpu_factors(on, A, usable_fractions(sim, n))
+            else:
+                by_node[n] = [A / total] * len(on)
+        out.append(by_node[n][sim.tasks_on[n].index(t)])
+    return out

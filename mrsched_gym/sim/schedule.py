@@ -1,0 +1,86 @@
+"""The ``SCHEDULE`` decision: which job gets a node's free capacity (SPEC 2.2, 2.4).
+
+Nodes with free capacity are offered one at a time (``Simulator.offer``, lowest index first);
+an offered node that no runnable job can use is dropped until the next event frees or adds
+capacity. Choosing a candidate launches a task of its job on the node and keeps offering the
+same node while it has room; skip leaves it idle until the next event.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from mrsched_gym.sim.cluster import fits, has_free
+from mrsched_gym.sim.decision import SCHEDULE, Decision, DecisionPart, ScheduleCandidate
+from mrsched_gym.sim.state import MAP, NODE_LOCAL, REDUCE
+from mrsched_gym.sim.tasks import launch
+
+if TYPE_CHECKING:
+    from mrsched_gym.sim.engine import Simulator
+
+# What ScheduleCandidate(job, phase, locality) does, without the Python-level __new__ call
+# (half the cost; this loop runs at every heartbeat).
+_new = tuple.__new__
+
+
+def candidates(sim: Simulator, n: int, K: int) -> list[ScheduleCandidate]:
+    """Runnable job-phases that can launch on node ``n``: oldest job first, maps before
+    reduces, at most ``K``."""
+    if not sim.runnable:
+        return []
+    if sim.slots_mode:
+        can_map = sim.n_map_jobs > 0 and sim.used_map[n] < sim.map_slots[n]
+        can_red = sim.n_red_jobs > 0 and sim.used_red[n] < sim.red_slots[n]
+    else:
+        can_map = sim.n_map_jobs > 0
+        can_red = sim.n_red_jobs > 0
+    if not (can_map or can_red):
+        return []
+    rack = sim.rack[n]
+    cands: list[ScheduleCandidate] = []
+    jobs = sim.jobs
+    slots = sim.slots_mode
+    for jid in sim.runnable:
+        job = jobs[jid]
+        if can_map and (job.pending_maps > 0 or (job.susp and job.suspended_on(n, MAP))):
+            if slots or fits(sim, n, job.profile.map_demand):
+                loc = job.map_locality(n, rack) if job.pending_maps > 0 else NODE_LOCAL
+                cands.append(_new(ScheduleCandidate, (job, MAP, loc)))
+                if len(cands) == K:
+                    break
+        if can_red and job.reduce_ready and (job.pending_reduces > 0 or (
+                job.susp and job.suspended_on(n, REDUCE))):
+            if slots or fits(sim, n, job.profile.reduce_demand):
+                cands.append(_new(ScheduleCandidate, (job, REDUCE, NODE_LOCAL)))
+                if len(cands) == K:
+                    break
+    return cands
+
+
+def pose(sim: Simulator) -> Decision | None:
+    """The next offered node some runnable job can use, with its candidates."""
+    offer = sim.offer
+    while offer:
+        n = offer[-1]
+        if not sim.up[n]:
+            offer.pop()
+            continue
+        cands = candidates(sim, n, sim.K)
+        if cands:
+            return Decision(SCHEDULE, sim.now, n, None, tuple(cands))
+        offer.pop()
+    return None
+
+
+def apply(sim: Simulator, decision: Decision, action: int) -> None:
+    """Launch the chosen candidate's task on the node (skip: leave the node idle)."""
+    n = sim.offer.pop()
+    if action != sim.K:
+        cand = decision.candidates[action]
+        assert isinstance(cand, ScheduleCandidate)
+        launch(sim, cand.job, cand.phase, n)
+        if has_free(sim, n):
+            sim.offer.append(n)       # keep filling the same node
+
+
+PART = DecisionPart(SCHEDULE, pose, apply)
