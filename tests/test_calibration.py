@@ -95,11 +95,18 @@ def test_calibration_join_cv_is_the_most_irregular_that_repeats(cal, scenario):
 def test_calibration_tight_case_runs_the_same_jobs(cal):
     """The tight case changes only the goals (3.5.3: 6,000 / 1,500 / 650 / 120 / 120 s)."""
     from mrsched_gym.reproduce import load_reproduction
-    relaxed, tight = load_reproduction(cal.REPRODUCTION).cases
+    relaxed, tight, simulated = load_reproduction(cal.REPRODUCTION).cases
     goals = {"J1": 6000.0, "J2": 1500.0, "J3": 650.0, "J4": 120.0, "J5": 120.0}
     for a, b in zip(relaxed.scenario.workload.jobs, tight.scenario.workload.jobs, strict=False):
         assert dataclasses.replace(a, deadline_s=None) == dataclasses.replace(b, deadline_s=None)
         assert b.deadline_s == goals[b.label]
+    # The thesis simulator's world (5.3.5): the same maps, one phase, regular task lengths, and
+    # Sort's goal adapted to its map phase (1.08 x its 245 s map phase alone).
+    for b, c in zip(tight.scenario.workload.jobs, simulated.scenario.workload.jobs, strict=True):
+        assert (c.label, c.type, c.arrival_s, c.n_maps, c.map_work_s) == (
+            b.label, b.type, b.arrival_s, b.n_maps, b.map_work_s)
+        assert c.n_reduces == 0 and c.work_cv == 0.0
+        assert c.deadline_s == (265.0 if c.label == "J3" else goals[c.label])
 
 
 def test_calibration_fit_integer_finds_the_closest_count(cal):
