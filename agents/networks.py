@@ -82,15 +82,19 @@ class SetExtractor(BaseFeaturesExtractor):
     Args:
         observation_space: The env's ``Dict`` observation space.
         hidden: Width of the embeddings.
+        node_mask: Pool only the present nodes (a row with speed feature 2 > 0; zero rows are
+            the padding of :class:`~mrsched_gym.agents.worlds.WorldPool`). Equal to the plain
+            mean on an unpadded observation.
     """
 
-    def __init__(self, observation_space: gym.spaces.Dict, hidden: int = 64) -> None:
+    def __init__(self, observation_space: gym.spaces.Dict, hidden: int = 64,
+                 node_mask: bool = False) -> None:
         K, F = observation_space["candidates"].shape
         N, G = observation_space["nodes"].shape
         D = observation_space["decision"].shape[0]
         W = observation_space["forecast"].shape[0]
         super().__init__(observation_space, features_dim=K * hidden + 2 * hidden + K + 1)
-        self.K, self.hidden = K, hidden
+        self.K, self.hidden, self.node_mask = K, hidden, node_mask
         self.node_enc = _mlp([G, hidden, hidden])
         self.global_enc = _mlp([D + W + G + hidden, hidden])
         self.cand_enc = _mlp([F + hidden, hidden, hidden])
@@ -100,7 +104,12 @@ class SetExtractor(BaseFeaturesExtractor):
         """The features ``[B, features_dim]`` of a batch of observations (layout above)."""
         cands, nodes = obs["candidates"], obs["nodes"]
         valid = (cands[..., 0] > 0.5).float()                       # [B, K]
-        node_pool = self.node_enc(nodes).mean(dim=1)                 # [B, h]
+        if self.node_mask:
+            present = (nodes[..., 2:3] > 0).float()                  # [B, N, 1]
+            node_pool = (self.node_enc(nodes) * present).sum(dim=1) \
+                / present.sum(dim=1).clamp(min=1.0)
+        else:
+            node_pool = self.node_enc(nodes).mean(dim=1)             # [B, h]
         dec_node = (nodes * nodes[..., 9:10]).sum(dim=1)             # the decision node's row
         g = self.global_enc(th.cat([symlog(obs["decision"]), obs["forecast"], dec_node,
                                     node_pool], dim=1))              # [B, h]

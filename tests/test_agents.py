@@ -109,7 +109,7 @@ def test_bad_config_names_the_field(override, field):
 def test_bundled_configs_document_every_field():
     """Every field of the shipped configs carries a comment."""
     from importlib.resources import files
-    for name in ("hadoop_set", "hadoop_flat"):
+    for name in ("hadoop_set", "hadoop_flat", "general"):
         text = files("mrsched_gym.configs").joinpath("agents", f"{name}.yaml").read_text()
         for line in text.splitlines():
             if line.strip() and not line.lstrip().startswith("#") and not line.endswith(":"):
@@ -237,7 +237,8 @@ def test_shipped_agent_is_listed_with_its_reproduce_command():
     info = agents["hadoop-v0"]
     assert info["env"] == "mrsched/Hadoop-v0"
     assert info["command"].startswith("mrsched-gym train")
-    assert agents_for("mrsched/Hadoop-v0") == ["agent:hadoop-v0"]
+    assert "agent:hadoop-v0" in agents_for("mrsched/Hadoop-v0")
+    assert "agent:hadoop-v0" not in agents_for("mrsched/Dedicated-v0")
     pol = load_agent(info["path"])
     assert isinstance(pol.model.policy.features_extractor, SetExtractor)
     from mrsched_gym.agents.pretrained import params_sha256
@@ -246,12 +247,15 @@ def test_shipped_agent_is_listed_with_its_reproduce_command():
     assert os.path.getsize(info["path"]) < 2_000_000                 # small
 
 
-@pytest.mark.parametrize("env_id", ["mrsched/Hadoop-v0", "mrsched/Dedicated-v0"])
-def test_numpy_forward_pass_takes_the_torch_agents_actions(env_id):
-    """The shipped agent's numpy actor (no torch) picks the torch policy's action at every
-    decision, on its own cluster and on another size (Dedicated-v0: other N)."""
+@pytest.mark.parametrize("agent, env_id", [
+    ("hadoop-v0", "mrsched/Hadoop-v0"), ("hadoop-v0", "mrsched/Dedicated-v0"),
+    ("general", "mrsched/Hadoop-v0"), ("general", "mrsched/Dynamic-v0")])
+def test_numpy_forward_pass_takes_the_torch_agents_actions(agent, env_id):
+    """A shipped agent's numpy actor (no torch) picks the torch policy's action at every
+    decision, on its own cluster and on another size (Dedicated-v0: other N; the generalist,
+    trained on padded observations, unpadded with its node mask and its forecast padded)."""
     from mrsched_gym.agents.numpy_policy import NumpySetPolicy
-    info = pretrained_agents()["hadoop-v0"]
+    info = pretrained_agents()[agent]
     torch_pol, numpy_pol = load_agent(info["path"]), NumpySetPolicy.load(info["numpy_path"])
     env = gym.make(env_id)
     n = 0
