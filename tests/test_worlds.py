@@ -121,3 +121,31 @@ def test_node_mask_ignores_padding_in_the_numpy_actor():
            "forecast": rng.random(W, dtype=np.float32)}
     padded = pad_observation(obs, 8, 12, W)
     np.testing.assert_allclose(pol.logits(obs), pol.logits(padded), rtol=1e-5)
+
+
+def test_node_mask_ignores_padding_in_the_torch_extractor():
+    """The torch SetExtractor with node_mask: padded node rows change nothing; without the mask
+    they would (the plain mean counts them)."""
+    th = pytest.importorskip("torch")
+    import gymnasium as gym
+
+    from mrsched_gym.agents.networks import SetExtractor
+
+    def space(N):
+        return gym.spaces.Dict({
+            "decision": gym.spaces.Box(0, 10, (10,), np.float32),
+            "candidates": gym.spaces.Box(-24, 100, (8, 22), np.float32),
+            "nodes": gym.spaces.Box(0, 1, (N, 10), np.float32),
+            "forecast": gym.spaces.Box(0, 1, (4,), np.float32)})
+    th.manual_seed(0)
+    rng = np.random.default_rng(1)
+    obs = {"decision": rng.random(10, dtype=np.float32),
+           "candidates": rng.random((8, 22), dtype=np.float32),
+           "nodes": rng.random((5, 10), dtype=np.float32) + 0.1,
+           "forecast": rng.random(4, dtype=np.float32)}
+    padded = pad_observation(obs, 8, 12, 4)
+    for mask in (True, False):
+        fx = SetExtractor(space(5), hidden=8, node_mask=mask)
+        with th.no_grad():
+            a, b = (fx({k: th.as_tensor(v)[None] for k, v in o.items()}) for o in (obs, padded))
+        assert th.allclose(a, b, atol=1e-6) == mask
