@@ -57,7 +57,11 @@ def table(records: Path, agent: str, specialist: str) -> str:
              "seeds won | ratio | verdict | agent:hadoop-v0 |",
              "|---|---|---|---|---|---|---|---|---|"]
     for env_id in IDS:
-        recs = json.loads((records / f"{env_id.split('/')[1]}.json").read_text())
+        f = records / f"{env_id.split('/')[1]}.json"
+        if not f.is_file():
+            lines.append(f"| {env_id} | (not run) |" + " |" * 7)
+            continue
+        recs = json.loads(f.read_text())
         h = scenario_of(env_id).reward.headline
         per: dict[str, dict[int, float]] = {}
         for r in recs:
