@@ -83,15 +83,19 @@ class SetExtractor(SetEncoding, BaseFeaturesExtractor):
     Args:
         observation_space: The env's ``Dict`` observation space.
         hidden: Width of the embeddings.
+        node_mask: Pool only the present nodes (a row with speed feature 2 > 0; zero rows are
+            the padding of :class:`~mrsched_gym.agents.worlds.WorldPool`). Equal to the plain
+            mean on an unpadded observation.
     """
 
-    def __init__(self, observation_space: gym.spaces.Dict, hidden: int = 64) -> None:
+    def __init__(self, observation_space: gym.spaces.Dict, hidden: int = 64,
+                 node_mask: bool = False) -> None:
         K, F = observation_space["candidates"].shape
         N, G = observation_space["nodes"].shape
         D = observation_space["decision"].shape[0]
         W = observation_space["forecast"].shape[0]
         super().__init__(observation_space, features_dim=K * hidden + 2 * hidden + K + 1)
-        self.K, self.hidden = K, hidden
+        self.K, self.hidden, self.node_mask = K, hidden, node_mask
         self._build_set_layers(F, G, D, W, hidden)
 
     def forward(self, obs: dict[str, th.Tensor]) -> th.Tensor:

@@ -3,7 +3,8 @@
 A trained :class:`~mrsched_gym.agents.networks.SetPolicy` is exported once (:func:`export_numpy`,
 needs torch) to ``NAME.npz`` — the actor's weights (the policy's feature extractor and its
 :class:`~mrsched_gym.agents.networks.CandidateScorer`) and, as JSON text, ``hidden``,
-``work_conserving``, ``masked`` and the trained forecast length. :class:`NumpySetPolicy` replays
+``work_conserving``, ``masked``, the trained forecast length and ``node_mask`` (pool only the
+present nodes, for agents trained on padded observations). :class:`NumpySetPolicy` replays
 the same computation
 for one observation: symlog inputs, the per-node and per-candidate networks, masked mean pooling,
 the shared candidate score and the skip score, then the argmax of the masked logits (the
@@ -51,7 +52,8 @@ def export_numpy(model, path: str | Path) -> Path:
     path = Path(path).with_suffix(".npz")
     meta = {"hidden": fx.hidden, "work_conserving": bool(policy.action_net.work_conserving),
             "masked": type(model).__name__ == "MaskablePPO",
-            "forecast": int(policy.observation_space["forecast"].shape[0])}
+            "forecast": int(policy.observation_space["forecast"].shape[0]),
+            "node_mask": bool(getattr(fx, "node_mask", False))}
     np.savez_compressed(path, **arrays, **{META_KEY: np.array(json.dumps(meta))})
     return path
 
@@ -70,6 +72,7 @@ class NumpySetPolicy:
         self.masked = bool(meta["masked"])
         self.work_conserving = bool(meta["work_conserving"])
         self.W = int(meta["forecast"])
+        self.node_mask = bool(meta.get("node_mask", False))
         self.layers = {enc: [(weights[f"{enc}.{2 * i}.weight"].T.copy(),
                               weights[f"{enc}.{2 * i}.bias"]) for i in range(n)]
                        for enc, n in ENCODERS.items()}
@@ -110,7 +113,11 @@ class NumpySetPolicy:
         decision = obs["decision"].astype(np.float32, copy=False)
         K = len(cands)
         valid = cands[:, 0] > 0.5
-        node_pool = self._mlp("node_enc", nodes).sum(axis=0) * np.float32(1.0 / len(nodes))
+        if self.node_mask:                                  # pool the present nodes only
+            present = (nodes[:, 2] > 0).astype(np.float32)
+            node_pool = (present @ self._mlp("node_enc", nodes)) / max(float(present.sum()), 1.0)
+        else:
+            node_pool = self._mlp("node_enc", nodes).sum(axis=0) * np.float32(1.0 / len(nodes))
         dec_node = nodes[:, 9] @ nodes                      # the decision node's row
         g = self._mlp("global_enc", np.concatenate([symlog(decision), fc, dec_node, node_pool]))
         e = np.maximum(symlog(cands) @ self.cand_x + (g @ self.cand_g + self.cand_b), 0.0)

@@ -49,12 +49,15 @@ def pretrained_numpy_path(name: str) -> str | None:
 def agents_for(env: str) -> list[str]:
     """Policy strings (``agent:NAME``) of the shipped agents trained for ``env`` — or for the
     world it varies (an orchestrated variant has its base id's cluster and observation, so the
-    base id's agents run there too, beside every baseline of that world)."""
+    base id's agents run there too, beside every baseline of that world). A generalist lists
+    the ids it was trained for under ``envs`` in its metadata (``general.json``)."""
     from mrsched_gym.registration import ENV_IDS, ENV_OVERRIDES
     base = [e for e, name in ENV_IDS.items()
             if env in ENV_OVERRIDES and name == ENV_IDS[env] and e not in ENV_OVERRIDES]
     targets = {env, *base}
-    return [f"agent:{n}" for n, info in pretrained_agents().items() if info.get("env") in targets]
+    return [f"agent:{n}" for n, info in pretrained_agents().items()
+            if info.get("env") in targets and not info.get("envs")
+            or targets & set(info.get("envs") or ())]
 
 
 def rl_available() -> bool:

@@ -27,6 +27,8 @@ ILLEGAL_LOGIT = -1e8
 VALID_FEATURE = 0
 #: Node feature 9: the node is the decision node (:mod:`mrsched_gym.encoding`).
 DECISION_NODE_FEATURE = 9
+#: Node feature: CPU speed / max speed (0 only on a padded, absent node row).
+NODE_SPEED_FEATURE = 2
 
 
 def symlog(x: th.Tensor) -> th.Tensor:
@@ -58,6 +60,9 @@ class SetEncoding:
     extractor keeps its parameter names)."""
 
     hidden: int
+    #: Pool only the present nodes: a row whose CPU speed feature (2) is 0 is padding (the
+    #: :class:`~mrsched_gym.agents.worlds.WorldPool`'s); equal to the plain mean without padding.
+    node_mask: bool = False
 
     def _build_set_layers(self, candidate_features: int, node_features: int,
                           decision_features: int, forecast_steps: int, hidden: int) -> None:
@@ -73,7 +78,12 @@ class SetEncoding:
         cands, nodes = obs["candidates"], obs["nodes"]
         K = cands.shape[1]
         valid = (cands[..., VALID_FEATURE] > 0.5).float()                  # [B, K]
-        node_pool = self.node_enc(nodes).mean(dim=1)                        # [B, h]
+        if self.node_mask:
+            present = (nodes[..., NODE_SPEED_FEATURE:NODE_SPEED_FEATURE + 1] > 0).float()
+            node_pool = (self.node_enc(nodes) * present).sum(dim=1) \
+                / present.sum(dim=1).clamp(min=1.0)                          # [B, h]
+        else:
+            node_pool = self.node_enc(nodes).mean(dim=1)                    # [B, h]
         dec = DECISION_NODE_FEATURE
         dec_node = (nodes * nodes[..., dec:dec + 1]).sum(dim=1)             # the decision node
         g = self.global_enc(th.cat([symlog(obs["decision"]), obs["forecast"], dec_node,

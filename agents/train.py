@@ -38,6 +38,7 @@ from typing import Any, Literal, get_args
 import numpy as np
 import yaml
 
+from mrsched_gym.agents.worlds import WorldsConfig
 from mrsched_gym.config import ConfigError, bundled_names, config_source, from_dict, parse_yaml
 
 TRAIN_SEED_BASE = 1_000_000
@@ -101,6 +102,13 @@ class TrainConfig:
             at ``total_timesteps``).
         ppo: PPO hyper-parameters (:data:`PPO_KEYS`, SB3 names and meanings).
         eval: Periodic evaluation (:class:`EvalConfig`).
+        worlds: Train on a pool of randomised worlds instead of ``env`` alone
+            (:class:`~mrsched_gym.agents.worlds.WorldsConfig`, the generalist): observations
+            padded to the pool's maxima, nodes pooled with a mask. Validation then runs
+            ``eval.n_seeds`` seeds on every id of the pool and reports the mean over ids of the
+            agent's mean headline / the best evaluation baseline's (1 = on par).
+        init_from: Start from the weights of this checkpoint (a path or ``agent:NAME`` of a
+            shipped agent; same network shapes) instead of a fresh network; "" = fresh.
     """
 
     name: str = "agent"
@@ -122,6 +130,8 @@ class TrainConfig:
     lr_schedule: Literal["constant", "linear"] = "constant"
     ppo: dict[str, Any] = field(default_factory=dict)
     eval: EvalConfig = field(default_factory=EvalConfig)
+    worlds: WorldsConfig | None = None
+    init_from: str = ""
 
     def validate(self, where: str = "config") -> TrainConfig:
         """Check every field (and that the env and the evaluation baselines exist).
@@ -159,6 +169,13 @@ class TrainConfig:
             bad("eval", "every_steps must be >= 0 and n_seeds >= 1")
         if e.seed_start + e.n_seeds > TRAIN_SEED_BASE:
             bad("eval.seed_start", f"validation seeds must stay below {TRAIN_SEED_BASE}")
+        if self.worlds is not None:
+            try:
+                self.worlds.validate()
+            except ValueError as ex:
+                bad("worlds", str(ex))
+            if self.policy != "set":
+                bad("worlds", "a pool of worlds needs the set policy (sizes differ)")
         from mrsched_gym.evaluate import check_policy, scenario_of
         try:
             scenario_of(self.env)
@@ -209,7 +226,16 @@ def make_vec_env(cfg: TrainConfig, n_envs: int | None = None, seed_offset: int =
     from mrsched_gym.evaluate import make_env
     env, kw = cfg.env, dict(cfg.env_kwargs)
     wrap = WorkConserving if cfg.work_conserving and cfg.algo == "maskable_ppo" else None
-    venv = sb3_make_vec_env(lambda: make_env(env, kw), n_envs=n_envs or cfg.n_envs,
+    if cfg.worlds is not None:
+        from mrsched_gym.agents.worlds import WorldPool
+        worlds = cfg.worlds
+
+        def factory():
+            return WorldPool(worlds)
+    else:
+        def factory():
+            return make_env(env, kw)
+    venv = sb3_make_vec_env(factory, n_envs=n_envs or cfg.n_envs,
                             wrapper_class=wrap,
                             seed=TRAIN_SEED_BASE + 1000 * cfg.seed + seed_offset,
                             vec_env_cls=SubprocVecEnv if cfg.vec_env == "subproc" else DummyVecEnv)
@@ -242,7 +268,10 @@ def build_model(cfg: TrainConfig, venv, tb_dir: str | None = None):
     from mrsched_gym.agents.networks import FlatExtractor, SetPolicy, SetPolicyPPO
     if cfg.policy == "set":
         policy = SetPolicy if cfg.algo == "maskable_ppo" else SetPolicyPPO
-        pkw = dict(features_extractor_kwargs=dict(hidden=cfg.hidden),
+        fkw: dict[str, Any] = dict(hidden=cfg.hidden)
+        if cfg.worlds is not None:
+            fkw["node_mask"] = True
+        pkw = dict(features_extractor_kwargs=fkw,
                    work_conserving=cfg.work_conserving,
                    net_arch=dict(pi=[], vf=list(cfg.value_arch)))
     else:
@@ -256,16 +285,61 @@ def build_model(cfg: TrainConfig, venv, tb_dir: str | None = None):
     model = algo(policy, venv, policy_kwargs=pkw, seed=cfg.seed, device="cpu", verbose=0,
                  tensorboard_log=tb_dir, **ppo)
     model.mrsched_work_conserving = cfg.work_conserving     # saved with the checkpoint
+    if cfg.init_from:
+        init_weights(model, cfg.init_from)
     return model
 
 
-def evaluate_model(model, cfg: TrainConfig, seeds) -> list[float]:
-    """The model's headline metric on ``seeds`` through the harness (deterministic actions)."""
+def init_weights(model, source: str) -> None:
+    """Copy the policy weights of checkpoint ``source`` (a path or ``agent:NAME``) into
+    ``model`` (same shapes required)."""
+    from mrsched_gym.agents.policy import load_sb3
+    from mrsched_gym.agents.pretrained import pretrained_path
+    path = source[len("agent:"):] if source.startswith("agent:") else source
+    path = pretrained_path(path) or path
+    src = load_sb3(path).policy.state_dict()
+    own = model.policy.state_dict()
+    from mrsched_gym.encoding import DECISION_FEATURES as D
+    W = model.policy.observation_space["forecast"].shape[0]
+    for k, v in list(src.items()):             # a longer forecast: zero weights for new steps
+        if k.endswith("global_enc.0.weight") and k in own and v.shape != own[k].shape:
+            Ws = W - (own[k].shape[1] - v.shape[1])
+            if 0 <= Ws < W:
+                new = own[k].new_zeros(own[k].shape)
+                new[:, :D + Ws], new[:, D + W:] = v[:, :D + Ws], v[:, D + Ws:]
+                src[k] = new
+    wrong = [k for k in own if k not in src or src[k].shape != own[k].shape]
+    if wrong:
+        raise ConfigError(f"init_from {source!r}: the network differs ({', '.join(wrong[:3])})")
+    model.policy.load_state_dict(src)
+
+
+def evaluate_model(model, cfg: TrainConfig, seeds, baselines: dict | None = None
+                   ) -> list[float]:
+    """The model's headline metric on ``seeds`` through the harness (deterministic actions).
+
+    With a pool of worlds: one value per id of the pool, the agent's mean headline over
+    ``seeds`` divided by the best of ``baselines[id]`` (the baselines' means on the same seeds).
+    """
     from mrsched_gym.agents.policy import AgentPolicy
     from mrsched_gym.evaluate import run_episode, scenario_of
-    headline = scenario_of(cfg.env).reward.headline
-    pol = AgentPolicy(model, cfg.name)
-    return [run_episode(cfg.env, pol, s, cfg.env_kwargs)["metrics"][headline] for s in seeds]
+    if cfg.worlds is None:
+        headline = scenario_of(cfg.env).reward.headline
+        pol = AgentPolicy(model, cfg.name)
+        return [run_episode(cfg.env, pol, s, cfg.env_kwargs)["metrics"][headline]
+                for s in seeds]
+    import tempfile
+
+    from mrsched_gym.agents.numpy_policy import NumpySetPolicy, export_numpy
+    with tempfile.TemporaryDirectory() as d:             # the numpy actor: same actions, faster
+        pol = NumpySetPolicy.load(export_numpy(model, Path(d) / "actor.npz"), cfg.name)
+    out = []
+    for env_id in cfg.worlds.ids:
+        headline = scenario_of(env_id).reward.headline
+        vals = [run_episode(env_id, pol, s)["metrics"][headline] for s in seeds]
+        ref = min(baselines[env_id].values()) if baselines else 1.0
+        out.append(float(np.mean(vals)) / max(ref, 1e-9))
+    return out
 
 
 def _callbacks(cfg: TrainConfig, out: Path, baselines: dict, state: dict, progress: bool):
@@ -312,16 +386,20 @@ def _callbacks(cfg: TrainConfig, out: Path, baselines: dict, state: dict, progre
 
     def run_eval(model, logger=None) -> None:
         t0 = time.perf_counter()
-        vals = evaluate_model(model, cfg, seeds)
+        vals = evaluate_model(model, cfg, seeds, baselines if cfg.worlds is not None else None)
         mean, ci = mean_ci95(vals)
         step = int(model.num_timesteps)
         row = {"step": step, "wall_s": round(time.perf_counter() - state["t0"] + state["wall0"], 1),
                "mean": mean, "ci95": ci, "eval_s": round(time.perf_counter() - t0, 2)}
         state["history"].append(row)
+        if cfg.worlds is not None:
+            row.update({f"ratio_{i.split('/')[-1]}": round(v, 4)
+                        for i, v in zip(cfg.worlds.ids, vals, strict=True)})
         if logger is not None:
             logger.record("eval/headline_mean", mean)
             for b, v in baselines.items():
-                logger.record(f"eval/baseline_{b}", v)
+                if not isinstance(v, dict):
+                    logger.record(f"eval/baseline_{b}", v)
             logger.dump(step)
         model.save(str(out / "last_model.zip"))
         if mean < state["best"]:
@@ -343,14 +421,25 @@ def _baselines(cfg: TrainConfig, out: Path) -> dict[str, float]:
     path = out / "baselines.json"
     key = {"env": cfg.env, "env_kwargs": cfg.env_kwargs, "seed_start": cfg.eval.seed_start,
            "n_seeds": cfg.eval.n_seeds, "baselines": list(cfg.eval.baselines)}
+    if cfg.worlds is not None:
+        key = dict(key, env=list(cfg.worlds.ids), env_kwargs={})
     if path.is_file():
         data = json.loads(path.read_text())
         if data.get("key") == key:
             return data["means"]
     from mrsched_gym.evaluate import evaluate, scenario_of
     from mrsched_gym.results import atomic_write, summarize
-    headline = scenario_of(cfg.env).reward.headline
     seeds = range(cfg.eval.seed_start, cfg.eval.seed_start + cfg.eval.n_seeds)
+    if cfg.worlds is not None:                 # id -> baseline -> mean headline
+        means: dict = {}
+        for env_id in cfg.worlds.ids:
+            hl = scenario_of(env_id).reward.headline
+            recs = evaluate(cfg.eval.baselines, [env_id], seeds, workers=1, progress=False)
+            means[env_id] = {r["policy"]: r[f"{hl}_mean"] for r in summarize(recs)}
+        atomic_write(path, json.dumps({"key": key, "headline": "per id", "means": means},
+                                      indent=1))
+        return means
+    headline = scenario_of(cfg.env).reward.headline
     recs = evaluate(cfg.eval.baselines, [cfg.env], seeds, workers=1, progress=False,
                     env_kwargs=cfg.env_kwargs) if cfg.eval.baselines else []
     means = {r["policy"]: r[f"{headline}_mean"] for r in summarize(recs)}
@@ -442,8 +531,13 @@ def train(cfg: TrainConfig, out_dir: str | Path = "runs", resume: str | Path | N
         run_eval(model, None)
     model.save(str(out / "final_model.zip"))
     venv.close()
-    plot_learning_curves({cfg.name: state["history"]}, baselines, out / "learning_curve.png",
-                         title=f"{cfg.name} on {cfg.env}")
+    pool = cfg.worlds is not None
+    plot_learning_curves({cfg.name: state["history"]},
+                         {"best baseline": 1.0} if pool else baselines,
+                         out / "learning_curve.png",
+                         title=f"{cfg.name} on {'a pool of worlds' if pool else cfg.env}",
+                         metric="mean over ids of agent / best baseline" if pool
+                         else "validation mean")
     return {"out": str(out), "best": state["best"], "best_step": state["best_step"],
             "baselines": baselines, "history": state["history"],
             "best_model": str(out / "best_model.zip"), "final_model": str(out / "final_model.zip")}

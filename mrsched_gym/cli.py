@@ -263,7 +263,8 @@ def _train(args: argparse.Namespace) -> int:
           f"{cfg.total_timesteps} steps, {cfg.n_envs} envs, seed {cfg.seed} -> "
           f"{Path(args.out) / cfg.name}", flush=True)
     res = train(cfg, args.out, resume=args.resume, progress=not args.quiet)
-    base = ", ".join(f"{k} {v:.3f}" for k, v in res["baselines"].items())
+    base = ", ".join(f"{k} {v:.3f}" for k, v in res["baselines"].items()
+                     if not isinstance(v, dict)) or "per id in baselines.json"
     print(f"best validation mean {res['best']:.3f} at step {res['best_step']} "
           f"(baselines on the same seeds: {base})")
     print(f"wrote {res['best_model']}, {res['final_model']}, {res['out']}/evaluations.csv")

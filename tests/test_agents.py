@@ -111,7 +111,7 @@ def test_bad_config_names_the_field(override, field):
 def test_bundled_configs_document_every_field():
     """Every field of the shipped configs carries a comment."""
     from importlib.resources import files
-    for name in ("hadoop_set", "hadoop_flat"):
+    for name in ("hadoop_set", "hadoop_flat", "general"):
         text = files("mrsched_gym.configs").joinpath("agents", f"{name}.yaml").read_text()
         for line in text.splitlines():
             if line.strip() and not line.lstrip().startswith("#") and not line.endswith(":"):
@@ -240,7 +240,8 @@ def test_shipped_agent_is_listed_with_its_reproduce_command():
     info = agents["hadoop-v0"]
     assert info["env"] == "mrsched/Hadoop-v0"
     assert info["command"].startswith("mrsched-gym train")
-    assert agents_for("mrsched/Hadoop-v0") == ["agent:hadoop-v0"]
+    assert "agent:hadoop-v0" in agents_for("mrsched/Hadoop-v0")
+    assert "agent:hadoop-v0" not in agents_for("mrsched/Dedicated-v0")
     pol = load_agent(info["path"])
     assert isinstance(pol.model.policy.features_extractor, SetExtractor)
     from mrsched_gym.agents.pretrained import params_sha256
@@ -249,12 +250,33 @@ def test_shipped_agent_is_listed_with_its_reproduce_command():
     assert os.path.getsize(info["path"]) < 2_000_000                 # small
 
 
-@pytest.mark.parametrize("env_id", ["mrsched/Hadoop-v0", "mrsched/Dedicated-v0"])
-def test_numpy_forward_pass_takes_the_torch_agents_actions(env_id):
-    """The shipped agent's numpy actor (no torch) picks the torch policy's action at every
-    decision, on its own cluster and on another size (Dedicated-v0: other N)."""
+def test_shipped_generalist_applies_to_every_id_it_was_trained_for():
+    """agent:general: its metadata lists the ids of its pool (every id but ThesisScale-v0), the
+    leaderboard of each includes it, its numpy actor pools nodes with a mask, and its hash
+    matches its weights."""
     from mrsched_gym.agents.numpy_policy import NumpySetPolicy
-    info = pretrained_agents()["hadoop-v0"]
+    from mrsched_gym.agents.pretrained import params_sha256
+    from mrsched_gym.agents.train import load_config
+    from mrsched_gym.registration import ENV_IDS
+    info = pretrained_agents()["general"]
+    assert info["envs"] == load_config("general").worlds.ids
+    assert set(info["envs"]) == set(ENV_IDS) - {"mrsched/ThesisScale-v0"}
+    for env_id in ENV_IDS:
+        assert ("agent:general" in agents_for(env_id)) == (env_id in info["envs"])
+    assert info["command"].startswith("mrsched-gym train general")
+    assert NumpySetPolicy.load(info["numpy_path"]).node_mask
+    assert params_sha256(info["path"]) == info["params_sha256"]
+
+
+@pytest.mark.parametrize("agent, env_id", [
+    ("hadoop-v0", "mrsched/Hadoop-v0"), ("hadoop-v0", "mrsched/Dedicated-v0"),
+    ("general", "mrsched/Hadoop-v0"), ("general", "mrsched/Dynamic-v0")])
+def test_numpy_forward_pass_takes_the_torch_agents_actions(agent, env_id):
+    """A shipped agent's numpy actor (no torch) picks the torch policy's action at every
+    decision, on its own cluster and on another size (Dedicated-v0: other N; the generalist,
+    trained on padded observations, unpadded with its node mask and its forecast padded)."""
+    from mrsched_gym.agents.numpy_policy import NumpySetPolicy
+    info = pretrained_agents()[agent]
     torch_pol, numpy_pol = load_agent(info["path"]), NumpySetPolicy.load(info["numpy_path"])
     env = gym.make(env_id)
     n = 0

@@ -3,7 +3,8 @@
     python tools/ship_agent.py runs/hadoop_set hadoop-v0 --config hadoop_set
 
 writes ``agents/pretrained/NAME.zip`` (the checkpoint), ``NAME.npz`` (the actor's weights for the
-numpy forward pass, so the shipped agent runs without torch) and ``NAME.json`` (env, config, step,
+numpy forward pass, so the shipped agent runs without torch) and ``NAME.json`` (env — and for a
+generalist trained on a pool of worlds ``envs``, the ids it applies to —, config, step,
 validation result, the command that reproduces it, and ``params_sha256``: a hash of the policy
 weights, which a re-run of the command reproduces exactly — compare with
 ``python -c "from mrsched_gym.agents.pretrained import params_sha256; print(params_sha256(P))"``).
@@ -56,6 +57,11 @@ def main() -> None:
                        "ci95": best["ci95"], "baselines": base["means"]},
         "params_sha256": params_sha256(dest / f"{a.name}.zip"),
     }
+    if cfg.get("worlds"):                      # a generalist: every id of its pool
+        meta["envs"] = list(cfg["worlds"]["ids"])
+        meta["validation"]["headline"] = "mean over ids of agent / best of the baselines"
+        meta["validation"]["per_id"] = {k[len("ratio_"):]: v for k, v in best.items()
+                                        if k.startswith("ratio_")}
     (dest / f"{a.name}.json").write_text(json.dumps(meta, indent=1) + "\n")
     print(json.dumps(meta, indent=1))
 

@@ -1,0 +1,151 @@
+"""The pool of randomised worlds the generalist trains on (``mrsched_gym.agents.worlds``)."""
+
+import numpy as np
+import pytest
+
+from mrsched_gym.agents.worlds import WorldPool, WorldsConfig, pad_mask, pad_observation
+from mrsched_gym.registration import ENV_IDS
+
+IDS = [i for i in ENV_IDS if i != "mrsched/ThesisScale-v0"]
+
+
+def pool(**kw) -> WorldPool:
+    cfg = dict(ids=IDS, vary={"workload.load": [0.8, 1.2], "cluster.size": [0.75, 1.25],
+                              "interference.mean": [0.5, 1.5]}, max_nodes=25)
+    cfg.update(kw)
+    return WorldPool(WorldsConfig(**cfg))
+
+
+def test_pad_mask_maps_skip_and_never_allows_padding():
+    m = pad_mask(np.array([True, True, False, True]), 8)       # env K=3: 2 candidates + skip
+    assert m.tolist() == [True, True, False, False, False, False, False, False, True]
+
+
+def test_pad_observation_shapes_and_values():
+    obs = {"decision": np.ones(10, np.float32), "candidates": np.ones((3, 22), np.float32),
+           "nodes": np.ones((4, 10), np.float32), "forecast": np.array([0.5, 0.7], np.float32)}
+    p = pad_observation(obs, 8, 6, 5)
+    assert p["candidates"].shape == (8, 22) and not p["candidates"][3:].any()
+    assert p["nodes"].shape == (6, 10) and not p["nodes"][4:].any()
+    assert p["forecast"].tolist() == pytest.approx([0.5, 0.7, 0.7, 0.7, 0.7])
+
+
+def test_pool_steps_pad_and_mask_correctly():
+    env = pool()
+    obs, info = env.reset(seed=3)
+    for _ in range(60):
+        assert env.observation_space.contains(obs)
+        m = env.action_masks()
+        inner = env.env.action_masks()
+        K = env.env.K
+        assert m[env.K] == inner[K]                                 # skip <-> skip
+        assert not m[K:env.K].any()                                 # padded rows never legal
+        assert not obs["candidates"][~m[:-1], 0].any()              # illegal rows are invalid
+        assert not obs["nodes"][env.env.sim.n_nodes:].any()         # absent nodes are zero
+        obs, r, term, trunc, info = env.step(int(np.flatnonzero(m)[-1]))   # skip when legal
+        assert not info["invalid_action"]
+        if term or trunc:
+            obs, info = env.reset()
+
+
+def test_pool_skip_is_the_envs_skip():
+    env = pool(ids=["mrsched/Preemption-v0"])
+    env.reset(seed=0)
+    for _ in range(200):                       # skip everywhere: legal, never invalid
+        _, _, term, trunc, info = env.step(env.K)
+        assert not info["invalid_action"]
+        if term or trunc:
+            break
+
+
+def test_pool_is_deterministic():
+    def run(seed):
+        env = pool()
+        out = []
+        for _ in range(4):
+            obs, info = env.reset(seed=seed) if not out else env.reset()
+            out.append((info["world"], sorted(info["overrides"].items(), key=str),
+                        obs["candidates"].tobytes(), obs["nodes"].tobytes()))
+        return out
+    a, b = run(7), run(7)
+    assert a == b
+    assert run(8) != a
+
+
+def test_every_registered_id_can_be_drawn():
+    env = pool()
+    seen = {env.draw_world()[0] for _ in range(400)}
+    assert seen == set(IDS)
+    for i in IDS:                              # and each one builds and resets, padded
+        one = pool(ids=[i])
+        obs, info = one.reset(seed=1)
+        assert info["world"] == i and one.observation_space.contains(obs)
+
+
+def test_cluster_size_is_randomised_within_max_nodes():
+    env = pool(ids=["mrsched/Dedicated-v0"], vary={"cluster.size": [0.5, 1.5]}, max_nodes=22)
+    sizes = set()
+    for s in range(12):
+        env.reset(seed=s)
+        sizes.add(env.env.sim.n_nodes)
+    assert len(sizes) > 3 and max(sizes) <= 22
+
+
+def test_bad_worlds_config_names_the_field():
+    with pytest.raises(ValueError, match="worlds.ids"):
+        WorldsConfig(ids=["mrsched/Nope-v0"]).validate()
+    with pytest.raises(ValueError, match="worlds.vary.colour"):
+        WorldsConfig(ids=IDS, vary={"colour": [1, 2]}).validate()
+
+
+def test_node_mask_ignores_padding_in_the_numpy_actor():
+    """A node-masked set network gives the same logits with and without padded node rows."""
+    from mrsched_gym.agents.numpy_policy import NumpySetPolicy
+    rng = np.random.default_rng(0)
+    h, F, G, D, W = 8, 22, 10, 10, 4
+    wts = {}
+    for enc, sizes in {"node_enc": [G, h, h], "global_enc": [D + W + G + h, h],
+                       "cand_enc": [F + h, h, h], "cand_mix": [2 * h, h]}.items():
+        for i, (a, b) in enumerate(zip(sizes[:-1], sizes[1:], strict=False)):
+            wts[f"{enc}.{2 * i}.weight"] = rng.normal(size=(b, a)).astype(np.float32)
+            wts[f"{enc}.{2 * i}.bias"] = rng.normal(size=b).astype(np.float32)
+    wts.update({"action_net.score.weight": rng.normal(size=(1, h)).astype(np.float32),
+                "action_net.score.bias": np.zeros(1, np.float32),
+                "action_net.skip.weight": rng.normal(size=(1, 2 * h)).astype(np.float32),
+                "action_net.skip.bias": np.zeros(1, np.float32)})
+    pol = NumpySetPolicy(wts, {"hidden": h, "work_conserving": False, "masked": True,
+                               "forecast": W, "node_mask": True}, "t")
+    obs = {"decision": rng.random(D, dtype=np.float32),
+           "candidates": rng.random((8, F), dtype=np.float32),
+           "nodes": rng.random((5, G), dtype=np.float32) + 0.1,
+           "forecast": rng.random(W, dtype=np.float32)}
+    padded = pad_observation(obs, 8, 12, W)
+    np.testing.assert_allclose(pol.logits(obs), pol.logits(padded), rtol=1e-5)
+
+
+def test_node_mask_ignores_padding_in_the_torch_extractor():
+    """The torch SetExtractor with node_mask: padded node rows change nothing; without the mask
+    they would (the plain mean counts them)."""
+    th = pytest.importorskip("torch")
+    import gymnasium as gym
+
+    from mrsched_gym.agents.networks import SetExtractor
+
+    def space(N):
+        return gym.spaces.Dict({
+            "decision": gym.spaces.Box(0, 10, (10,), np.float32),
+            "candidates": gym.spaces.Box(-24, 100, (8, 22), np.float32),
+            "nodes": gym.spaces.Box(0, 1, (N, 10), np.float32),
+            "forecast": gym.spaces.Box(0, 1, (4,), np.float32)})
+    th.manual_seed(0)
+    rng = np.random.default_rng(1)
+    obs = {"decision": rng.random(10, dtype=np.float32),
+           "candidates": rng.random((8, 22), dtype=np.float32),
+           "nodes": rng.random((5, 10), dtype=np.float32) + 0.1,
+           "forecast": rng.random(4, dtype=np.float32)}
+    padded = pad_observation(obs, 8, 12, 4)
+    for mask in (True, False):
+        fx = SetExtractor(space(5), hidden=8, node_mask=mask)
+        with th.no_grad():
+            a, b = (fx({k: th.as_tensor(v)[None] for k, v in o.items()}) for o in (obs, padded))
+        assert th.allclose(a, b, atol=1e-6) == mask
