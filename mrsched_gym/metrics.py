@@ -47,7 +47,8 @@ METRIC_NAMES = (
     "mean_jct_s", "p95_jct_s", "mean_slowdown", "deadline_misses", "deadline_miss_pct",
     "mean_time_beyond_deadline_s", "mean_distance_to_deadline_s", "relative_lateness",
     "high_priority_sojourn_s",
-    "wasted_work_s", "swap_overhead_s", "utilisation", "data_locality_pct", "rack_locality_pct",
+    "wasted_work_s", "swap_overhead_s", "utilisation", "cpu_utilisation", "data_locality_pct",
+    "rack_locality_pct",
     "jain_fairness", "web_response_mean_ms", "web_response_p95_ms", "slo_violation_pct",
     "killed_tasks", "suspended_tasks", "lost_tasks", "invalid_actions",
     *(COMPONENT_METRICS[c] for c in REWARD_COMPONENTS))
@@ -56,7 +57,8 @@ METRIC_NAMES = (
 RECORD_METRICS = ("return", "steps", "wall_s", *METRIC_NAMES, "objective")
 #: The record fields where higher is better (a leaderboard ranks them in descending order).
 HIGHER_IS_BETTER = frozenset({
-    "return", "jobs_finished", "jobs_finished_pct", "utilisation", "data_locality_pct",
+    "return", "jobs_finished", "jobs_finished_pct", "utilisation", "cpu_utilisation",
+    "data_locality_pct",
     "rack_locality_pct", "jain_fairness", "mean_distance_to_deadline_s"})
 
 
@@ -147,6 +149,8 @@ def episode_metrics(log: EpisodeLog, weights: Mapping[str, float] | None = None
         "wasted_work_s": c["wasted_s"],
         "swap_overhead_s": c["swap_s"],
         "utilisation": c["I_busy"] / c["I_cap"] if c["I_cap"] > 0 else math.nan,
+        # the CPU MapReduce's tasks use over the CPU offered to it (MROrchestrator Fig. 7(a))
+        "cpu_utilisation": c["I_cpu_used"] / c["I_cpu_cap"] if c["I_cpu_cap"] > 0 else math.nan,
         "data_locality_pct": 100.0 * loc[0] / loc.sum() if loc.sum() else math.nan,
         "rack_locality_pct": 100.0 * loc[1] / loc.sum() if loc.sum() else math.nan,
         "jain_fairness": jain_index(1.0 / np.maximum(slowdown, 1e-9)),

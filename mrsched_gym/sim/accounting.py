@@ -39,6 +39,8 @@ def advance_to(sim: Simulator, t: float) -> None:
         sim.I_late += sim.w_late * dt
         sim.I_busy += sim.busy * dt
         sim.I_cap += sim.capacity * dt
+        sim.I_cpu_used += sim.cpu_used * dt
+        sim.I_cpu_cap += sim.cpu_capacity * dt
         sim.I_slo += sim.n_slo_viol * dt
         sim.I_resp += sim.resp_sum * dt
         sim.now = t
@@ -111,6 +113,7 @@ def counters(sim: Simulator) -> dict[str, Any]:
     return {
         "time_s": sim.now, "I_active": sim.I_active, "I_late": sim.I_late,
         "I_busy": sim.I_busy, "I_cap": sim.I_cap, "I_slo": sim.I_slo,
+        "I_cpu_used": sim.I_cpu_used, "I_cpu_cap": sim.I_cpu_cap,
         "I_resp": sim.I_resp, "wasted_s": sim.wasted_s, "swap_s": sim.swap_s,
         "n_rejected": sim.n_rejected, "n_unserved": sim.n_unserved,
         "n_killed": sim.n_killed,

@@ -28,6 +28,12 @@ def capacity(sim: Simulator) -> float:
     return float(sum(sim.cap[i] for i in range(sim.n_nodes) if sim.up[i]))
 
 
+def cpu_capacity(sim: Simulator) -> float:
+    """The CPU offered to MapReduce now, in nodes' worth: the CPU capacity (f(t) in capacity
+    mode) summed over the nodes up."""
+    return float(sum(sim.cap[i] for i in range(sim.n_nodes) if sim.up[i]))
+
+
 def has_free(sim: Simulator, n: int) -> bool:
     """Whether node ``n`` is up with a free slot (containers: CPU, I/O and memory left)."""
     if not sim.up[n]:

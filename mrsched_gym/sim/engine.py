@@ -43,7 +43,7 @@ from mrsched_gym.sim.accounting import (
     deadline_remaining_alone_s,
     remaining_alone_s,
 )
-from mrsched_gym.sim.cluster import capacity
+from mrsched_gym.sim.cluster import capacity, cpu_capacity
 from mrsched_gym.sim.decision import (
     ADMIT,
     DECISION_NAMES,
@@ -173,6 +173,7 @@ class Simulator:
         self.susp_resident_gb = [0.0] * n     # suspended tasks' memory still in RAM
         self.cleanups: list[list[tuple[int, int]]] = [[] for _ in range(n)]
         self.hcpu = [0.0] * n
+        self.cpu_used_on = [0.0] * n          # CPU the node's running tasks use (node fraction)
         self.resp_ms = [sc.interference.response_alone_ms if s else 0.0 for s in self.shared]
         # --- the world: timelines and jobs
         self.world = world = draw_world(sc, n, len(self.shared_nodes), rng, self.traces)
@@ -207,12 +208,16 @@ class Simulator:
         self.w_late = 0.0                     # sum of weights of active jobs past deadline
         self.busy = 0.0                       # running tasks (slots) or reserved CPU (containers)
         self.capacity = capacity(self)
+        self.cpu_used = 0.0                   # sum of cpu_used_on
+        self.cpu_capacity = cpu_capacity(self)
         self.n_slo_viol = 0
         self.resp_sum = sum(self.resp_ms[i] for i in self.shared_nodes)
         self.I_active = 0.0
         self.I_late = 0.0
         self.I_busy = 0.0
         self.I_cap = 0.0
+        self.I_cpu_used = 0.0
+        self.I_cpu_cap = 0.0
         self.I_slo = 0.0
         self.I_resp = 0.0
         self.wasted_s = 0.0

@@ -145,6 +145,7 @@ def rerate(sim: Simulator, n: int) -> None:
         sim.own_io[n] = 0.0
         _set_io_factor(sim, n, read_io)
         _set_hcpu(sim, n, 0.0)
+        _set_cpu_used(sim, n, 0.0)
         return
     A = sim.cap[n]
     sum_cpu = sum_io = sum_mem = sum_net = sum_est = 0.0
@@ -184,6 +185,7 @@ def rerate(sim: Simulator, n: int) -> None:
     io_f = sim.io_f
     intf = sim.int_f[n]
     now = sim.now
+    cpu_used = 0.0
     for k, t in enumerate(tasks):
         d_mem = t.demand[2]
         m = t.mem0 if t.est is None else t.est * est_scale
@@ -195,6 +197,7 @@ def rerate(sim: Simulator, n: int) -> None:
         src = t.src
         if src >= 0 and io_f[src] < ft:
             ft = io_f[src]                    # its data node is overloaded
+        cpu_used += t.demand[0] * ft
         rate = t.base * ft * intf[t.type_idx]
         if m < d_mem:
             rate /= spill_slowdown(m, d_mem, spill)
@@ -207,7 +210,15 @@ def rerate(sim: Simulator, n: int) -> None:
             t.rate = rate
             schedule_end(sim, t)
     _set_hcpu(sim, n, sum_cpu if sum_cpu < A else A)
+    _set_cpu_used(sim, n, cpu_used)
     _set_io_factor(sim, n, sum_io)
+
+
+def _set_cpu_used(sim: Simulator, n: int, used: float) -> None:
+    """The CPU node ``n``'s running tasks use: each task's CPU demand times the share of it
+    its progress factor lets it use (what ``cpu_utilisation`` integrates; MROrchestrator Fig. 7)."""
+    sim.cpu_used += used - sim.cpu_used_on[n]
+    sim.cpu_used_on[n] = used
 
 
 def _cpu_contended(sim: Simulator, n: int) -> bool:

@@ -10,7 +10,7 @@ import math
 from typing import TYPE_CHECKING
 
 from mrsched_gym.models.interference import residual_capacity
-from mrsched_gym.sim.cluster import capacity, occupy, touch
+from mrsched_gym.sim.cluster import capacity, cpu_capacity, occupy, touch
 from mrsched_gym.sim.events import EventKind
 from mrsched_gym.sim.rates import rerate
 from mrsched_gym.sim.tasks import kill, requeue
@@ -63,6 +63,7 @@ def apply_avail(sim: Simulator, step: int) -> None:
                 rerate(sim, n)
                 touch(sim, n)
         sim.capacity = capacity(sim)
+        sim.cpu_capacity = cpu_capacity(sim)
         return
     ups = sim.node_up[:, col].tolist()
     changed = False
@@ -76,6 +77,7 @@ def apply_avail(sim: Simulator, step: int) -> None:
                 _node_down(sim, n)
     if changed:
         sim.capacity = capacity(sim)
+        sim.cpu_capacity = cpu_capacity(sim)
 
 
 def _node_down(sim: Simulator, n: int) -> None:
