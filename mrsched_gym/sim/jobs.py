@@ -41,16 +41,22 @@ def on_arrival(sim: Simulator, jid: int) -> None:
         accept(sim, job)
 
 
-def accept(sim: Simulator, job: Job) -> None:
-    """Accept an arrived job: it becomes active and its tasks runnable."""
-    job.state = ACTIVE
-    job.build_locality(sim.rack)
-    sim.n_active += 1
+def _watch_deadline(sim: Simulator, job: Job) -> None:
+    """Count the job in the lateness integral if its deadline has passed, else schedule the
+    deadline event that will."""
     if job.deadline_s <= sim.now:
         job.late = True
         sim.w_late += job.weight
     elif math.isfinite(job.deadline_s):
         sim.queue.push(job.deadline_s, _DEADLINE, job.jid)
+
+
+def accept(sim: Simulator, job: Job) -> None:
+    """Accept an arrived job: it becomes active and its tasks runnable."""
+    job.state = ACTIVE
+    job.build_locality(sim.rack)
+    sim.n_active += 1
+    _watch_deadline(sim, job)
     if job.n_reduces and sim.scenario.decisions.slow_start * job.n_maps <= 0:
         job.reduce_ready = True
     refresh_runnable(sim, job)
@@ -68,11 +74,7 @@ def reject(sim: Simulator, job: Job) -> None:
     job.state = REJECTED
     sim.n_rejected += 1
     sim.n_closed += 1
-    if job.deadline_s <= sim.now:
-        job.late = True
-        sim.w_late += job.weight
-    elif math.isfinite(job.deadline_s):
-        sim.queue.push(job.deadline_s, _DEADLINE, job.jid)
+    _watch_deadline(sim, job)
 
 
 def on_deadline(sim: Simulator, jid: int) -> None:
