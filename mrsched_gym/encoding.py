@@ -83,11 +83,20 @@ def observed_kind(decision: np.ndarray) -> DecisionKind | None:
 
 
 class ObservationEncoder:
-    """Builds observations for one simulator; keeps the per-node block up to date incrementally.
+    """Builds observations for one simulator, incrementally: node rows are rebuilt only for the
+    nodes the simulator marked changed (``Simulator.dirty``), and the part of a candidate row
+    that depends only on its job-phase (:meth:`_job_slot`) is cached until the job's task counts
+    change; the time- and node-dependent features are computed per decision. Every value is
+    computed as a fresh build would (the same double-precision expressions, rounded to float32
+    once), so the observations are identical.
 
     Args:
         sim: The simulator to observe (its scenario fixes K, N and W).
     """
+
+    #: Columns of a job-phase's row that depend on the time or the node: time to deadline,
+    #: slots required, expected speed on the node, waiting time (:meth:`_dynamic`).
+    DYNAMIC_COLS = (7, 9, 10, 12)
 
     def __init__(self, sim: Simulator) -> None:
         self.sim = sim
@@ -102,16 +111,29 @@ class ObservationEncoder:
         self._fc_step = -1
         self._fc = np.zeros(self.W, dtype=np.float32)
         self._prev_node = -1
+        self._forget_jobs()
 
     def reset(self) -> None:
-        """Mark every node row stale (after the simulator's reset)."""
+        """Mark every node row and cached job row stale (after the simulator's reset)."""
         self.nodes[:] = 0.0
         self.sim.dirty.update(range(self.N))
         self._fc_step = -1
         self._prev_node = -1
+        self._forget_jobs()
+
+    def _forget_jobs(self) -> None:
+        """Drop the cached job-phase rows (slot ``2 x job id + phase``) for the simulator's
+        current jobs."""
+        jobs = getattr(self.sim, "jobs", [])
+        self._jobs = jobs
+        n = 2 * len(jobs)
+        self._static = np.zeros((max(n, 1), CANDIDATE_FEATURES), dtype=np.float32)
+        self._keys: list[tuple[int, ...] | None] = [None] * n
+        #: per slot: (remaining tasks x mean task length, deadline or inf, arrival time)
+        self._part: list[tuple[float, float, float]] = [(0.0, math.inf, 0.0)] * n
 
     # ------------------------------------------------------------------ per-part builders
-    def _node_row(self, n: int) -> None:
+    def _node_row(self, n: int) -> tuple[float, ...]:
         s = self.sim
         if s.slots_mode:
             fm = (s.map_slots[n] - s.used_map[n]) / s.map_slots[n]
@@ -121,10 +143,9 @@ class ObservationEncoder:
             fm = max(0.0, s.cap[n] - s.res[n][0])
             fr = max(0.0, 1.0 - s.res[n][2])
         up = s.up[n]
-        self.nodes[n, :9] = (float(up), s.cap[n], s.speed[n] / self.max_speed,
-                             float(s.shared[n]), float(s.accel[n] is not None),
-                             fm if up else 0.0, fr if up else 0.0, s.residual[n],
-                             min(len(s.susp_on[n]) / 4.0, 1.0))
+        return (float(up), s.cap[n], s.speed[n] / self.max_speed, float(s.shared[n]),
+                float(s.accel[n] is not None), fm if up else 0.0, fr if up else 0.0,
+                s.residual[n], min(len(s.susp_on[n]) / 4.0, 1.0))
 
     def _forecast(self) -> np.ndarray:
         s = self.sim
@@ -134,8 +155,16 @@ class ObservationEncoder:
             self._fc = s.forecast_window(self.W).astype(np.float32)
         return self._fc
 
-    def _job_row(self, job, phase: int, n: int, now: float) -> list[float]:
-        s = self.sim
+    def _job_slot(self, job, phase: int) -> int:
+        """The cache slot of a job-phase's row, brought up to date: every feature but the
+        :data:`DYNAMIC_COLS` and the kind's own (locality, resume, preemption), which stay
+        zero. Its key is the job's task counts (done, running, and finished of ``phase``: the
+        observed mean length moves with it); the rest of the job is fixed."""
+        i = 2 * job.jid + phase
+        key = (job.maps_done, job.reduces_done, job.maps_running, job.reduces_running,
+               job.len_n[phase])
+        if self._keys[i] == key:
+            return i
         p = job.profile
         slots = self.total_slots
         n_tasks = job.n_maps + job.n_reduces
@@ -146,67 +175,87 @@ class ObservationEncoder:
         else:
             mlen = p.map_work_s if phase == MAP else p.reduce_work_s
         dl = job.deadline_s
-        if math.isfinite(dl):
-            ttd = (dl - now) / 3600.0
-            ttd = 24.0 if ttd > 24.0 else (-24.0 if ttd < -24.0 else ttd)
-            left = dl - now
-            sreq = remaining * mlen / left / slots if left > 1.0 else 10.0
-            if sreq > 10.0:
-                sreq = 10.0
-            has_dl = 1.0
-        else:
-            ttd, sreq, has_dl = 24.0, 0.0, 0.0
-        if n >= 0:
-            ti = job.type_idx
-            sp = s.speed[n] * s.accel_mult[n][ti] * s.int_f[n][ti]
-        else:
-            sp = 1.0
+        has_dl = math.isfinite(dl)
         dem = p.map_demand if phase == MAP else p.reduce_demand
-        wait = (now - job.arrival_s) / 3600.0
         rem_s = remaining / slots
         run_s = (job.maps_running + job.reduces_running) / slots
         mlen_h = mlen / 3600.0
         alone_h = job.alone_s / 3600.0
-        return [1.0, float(phase == REDUCE), 0.0, (n_tasks - remaining) / n_tasks,
-                rem_s if rem_s < 10.0 else 10.0, mlen_h if mlen_h < 10.0 else 10.0,
-                float(obs_n > 0), ttd, has_dl, sreq, sp if sp < 30.0 else 30.0,
-                run_s if run_s < 10.0 else 10.0, wait if wait < 100.0 else 100.0,
-                job.priority / 9.0, job.weight / 10.0 if job.weight < 10.0 else 1.0, 0.0,
-                dem[0], dem[1], dem[2], 0.0, 0.0, alone_h if alone_h < 100.0 else 100.0]
+        self._static[i] = (
+            1.0, float(phase == REDUCE), 0.0, (n_tasks - remaining) / n_tasks,
+            rem_s if rem_s < 10.0 else 10.0, mlen_h if mlen_h < 10.0 else 10.0,
+            float(obs_n > 0), 0.0, float(has_dl), 0.0, 0.0, run_s if run_s < 10.0 else 10.0,
+            0.0, job.priority / 9.0, job.weight / 10.0 if job.weight < 10.0 else 1.0, 0.0,
+            dem[0], dem[1], dem[2], 0.0, 0.0, alone_h if alone_h < 100.0 else 100.0)
+        self._keys[i] = key
+        self._part[i] = (remaining * mlen, dl if has_dl else math.inf, job.arrival_s)
+        return i
+
+    def _dynamic(self, i: int, job, n: int, now: float) -> list[float]:
+        """The :data:`DYNAMIC_COLS` of cache slot ``i`` (``job``'s) on node ``n`` (-1: none)
+        at ``now``."""
+        rm, dl, arrival = self._part[i]
+        if dl != math.inf:
+            left = dl - now
+            ttd = left / 3600.0
+            ttd = 24.0 if ttd > 24.0 else (-24.0 if ttd < -24.0 else ttd)
+            sreq = rm / left / self.total_slots if left > 1.0 else 10.0
+            if sreq > 10.0:
+                sreq = 10.0
+        else:
+            ttd, sreq = 24.0, 0.0
+        if n >= 0:
+            s = self.sim
+            ti = job.type_idx
+            sp = s.speed[n] * s.accel_mult[n][ti] * s.int_f[n][ti]
+        else:
+            sp = 1.0
+        wait = (now - arrival) / 3600.0
+        return [ttd, sreq, sp if sp < 30.0 else 30.0, wait if wait < 100.0 else 100.0]
 
     # ------------------------------------------------------------------ candidate rows by kind
-    def _schedule_rows(self, d: Decision, node: int, now: float) -> list[list[float]]:
+    # Each returns (cache slot per candidate, columns it fills, their values per candidate):
+    # candidate i's row is the slot's cached row with those columns set.
+    _SCHEDULE_COLS = (2, *DYNAMIC_COLS, 15)
+
+    def _schedule_rows(self, d: Decision, node: int, now: float
+                       ) -> tuple[list[int], tuple[int, ...], list[list[float]]]:
         """Each candidate job-phase on the decision node: its locality, and whether it resumes
         a suspended task there."""
-        rows = []
+        slots, vals = [], []
         for c in d.candidates:
             assert isinstance(c, ScheduleCandidate)
             job, phase = c.job, c.phase
-            row = self._job_row(job, phase, node, now)
-            row[2] = _LOC[c.locality]
-            if job.susp and job.suspended_on(node, phase) is not None:
-                row[15] = 1.0
-            rows.append(row)
-        return rows
+            i = self._job_slot(job, phase)
+            slots.append(i)
+            resume = 1.0 if job.susp and job.suspended_on(node, phase) is not None else 0.0
+            vals.append([_LOC[c.locality], *self._dynamic(i, job, node, now), resume])
+        return slots, self._SCHEDULE_COLS, vals
 
-    def _admit_rows(self, d: Decision, node: int, now: float) -> list[list[float]]:
+    def _admit_rows(self, d: Decision, node: int, now: float
+                    ) -> tuple[list[int], tuple[int, ...], list[list[float]]]:
         """The arrived job (as its map phase, on no node)."""
         c = d.candidates[0]
         assert isinstance(c, AdmitCandidate)
-        return [self._job_row(c.job, MAP, -1, now)]
+        i = self._job_slot(c.job, MAP)
+        return [i], self.DYNAMIC_COLS, [self._dynamic(i, c.job, -1, now)]
 
-    def _preempt_rows(self, d: Decision, node: int, now: float) -> list[list[float]]:
+    _PREEMPT_COLS = (*DYNAMIC_COLS, 19, 20)
+
+    def _preempt_rows(self, d: Decision, node: int, now: float
+                      ) -> tuple[list[int], tuple[int, ...], list[list[float]]]:
         """Each victim's job on the victim's node, the primitive and the victim's progress."""
-        rows = []
+        slots, vals = [], []
         for c in d.candidates:
             assert isinstance(c, PreemptCandidate)
             task = c.task
-            row = self._job_row(task.job, task.phase, task.node, now)
-            row[19] = float(c.primitive == SUSPEND)
+            i = self._job_slot(task.job, task.phase)
+            slots.append(i)
             rem = task.remaining - task.rate * (now - task.t_last)
-            row[20] = max(0.0, 1.0 - rem / task.work) if task.work > 0 else 1.0
-            rows.append(row)
-        return rows
+            progress = max(0.0, 1.0 - rem / task.work) if task.work > 0 else 1.0
+            vals.append([*self._dynamic(i, task.job, task.node, now),
+                         float(c.primitive == SUSPEND), progress])
+        return slots, self._PREEMPT_COLS, vals
 
     #: The candidate rows of each decision kind (one entry per kind).
     CANDIDATE_ROWS = {SCHEDULE: _schedule_rows, ADMIT: _admit_rows, PREEMPT: _preempt_rows}
@@ -216,9 +265,11 @@ class ObservationEncoder:
         """The observation for the simulator's current decision (fresh arrays)."""
         s = self.sim
         now = s.now
+        if s.jobs is not self._jobs:           # a new world without reset(): drop the cache
+            self._forget_jobs()
         if s.dirty:
-            for n in s.dirty:
-                self._node_row(n)
+            dirty = list(s.dirty)
+            self.nodes[dirty, :9] = [self._node_row(n) for n in dirty]
             s.dirty.clear()
         d = s.decision
         kind = d.kind
@@ -230,9 +281,11 @@ class ObservationEncoder:
         self._prev_node = node
         cands = np.zeros((self.K, CANDIDATE_FEATURES), dtype=np.float32)
         if not s.done:
-            rows = self.CANDIDATE_ROWS[kind](self, d, node, now)
-            if rows:
-                cands[: len(rows)] = rows
+            slots, cols, vals = self.CANDIDATE_ROWS[kind](self, d, node, now)
+            k = len(slots)
+            if k:
+                cands[:k] = self._static[slots]
+                cands[:k, cols] = vals
         t_frac = now / self.limit_s
         act = s.n_active / self.K
         run = len(s.runnable) / self.K
