@@ -144,7 +144,8 @@ def rerate(sim: Simulator, n: int) -> None:
     if not tasks:
         sim.own_io[n] = 0.0
         _set_io_factor(sim, n, read_io)
-        _set_hcpu(sim, n, 0.0)
+        if sim.shared[n]:
+            _set_hcpu(sim, n, 0.0)
         return
     A = sim.cap[n]
     sum_cpu = sum_io = sum_mem = sum_net = sum_est = 0.0
@@ -206,8 +207,10 @@ def rerate(sim: Simulator, n: int) -> None:
             t.t_last = now
             t.rate = rate
             schedule_end(sim, t)
-    _set_hcpu(sim, n, sum_cpu if sum_cpu < A else A)
-    _set_io_factor(sim, n, sum_io)
+    if sim.shared[n]:
+        _set_hcpu(sim, n, sum_cpu if sum_cpu < A else A)
+    if (1.0 if sum_io <= 1.0 else 1.0 / sum_io) != sim.io_f[n]:
+        _set_io_factor(sim, n, sum_io)
 
 
 def _cpu_contended(sim: Simulator, n: int) -> bool:
@@ -240,9 +243,8 @@ def _set_io_factor(sim: Simulator, n: int, sum_io: float) -> None:
 
 
 def _set_hcpu(sim: Simulator, n: int, h: float) -> None:
-    """The MapReduce CPU use ``h`` of shared node ``n``, and the web response time it causes."""
-    if not sim.shared[n]:
-        return
+    """The MapReduce CPU use ``h`` of shared node ``n``, and the web response time it causes
+    (the caller checks that ``n`` is shared)."""
     cfg = sim.scenario.interference
     old = sim.resp_ms[n]
     new = response_time_ms(cfg, h)
@@ -265,11 +267,13 @@ def sync(sim: Simulator, t: Task) -> None:
 def schedule_end(sim: Simulator, t: Task) -> None:
     """(Re-)schedule the task's end event for its current rate (the old one goes stale)."""
     t.version += 1
-    left = t.remaining - t.floor
-    if t.rate > 0 and left > EPS:
-        sim.queue.push(sim.now + left / t.rate, _TASK_END, t.tid, t.version)
-    elif t.rate > 0 and t.floor == 0:
-        sim.queue.push(sim.now, _TASK_END, t.tid, t.version)
+    rate = t.rate
+    if rate > 0:
+        left = t.remaining - t.floor
+        if left > EPS:
+            sim.queue.push(sim.now + left / rate, _TASK_END, t.tid, t.version)
+        elif t.floor == 0:
+            sim.queue.push(sim.now, _TASK_END, t.tid, t.version)
 
 
 def orchestrate(sim: Simulator) -> None:
