@@ -15,6 +15,9 @@ CASES = [
     ("mrsched/Dynamic-v0", None),
     ("mrsched/HadoopOrchestrated-v0", None),
     ("mrsched/Shared-v0", None),
+    ("mrsched/Heterogeneous-v0", None),
+    ("mrsched/HadoopTrace-v0", None),
+    ("mrsched/GreenTrace-v0", None),
     ("mrsched/ThesisScale-v0", {"workload.duration_s": 3600, "time_limit_s": 7200}),
 ]
 

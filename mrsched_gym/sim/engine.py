@@ -201,7 +201,7 @@ class Simulator:
         self.idle: set[int] = set(range(n))
         self.task_log: list[tuple[Any, ...]] = []       # (start, end, jid, node, phase, outcome)
         self.resp_samples: list[float] = []   # web response times at each interference step
-        self.dirty: set[int] = set(range(n))  # nodes whose observable state changed
+        self.dirty: set[int] = set(range(n))  # nodes whose observation row changed
         # --- integrals and counters for rewards and metrics
         self.n_active = 0
         self.w_late = 0.0                     # sum of weights of active jobs past deadline

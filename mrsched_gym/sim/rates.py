@@ -136,7 +136,6 @@ def rerate(sim: Simulator, n: int) -> None:
     remote maps reading from ``n`` are re-rated too (demands are fixed, so this stops there).
     """
     tasks = sim.tasks_on[n]
-    sim.dirty.add(n)
     read_io = 0.0
     for t in sim.readers[n]:
         read_io += t.read_io
