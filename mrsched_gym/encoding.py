@@ -95,7 +95,7 @@ class ObservationEncoder:
     """
 
     #: Columns of a job-phase's row that depend on the time or the node: time to deadline,
-    #: slots required, expected speed on the node, waiting time (:meth:`_dynamic`).
+    #: slots required, expected speed on the node, waiting time (:meth:`_job_row`).
     DYNAMIC_COLS = (7, 9, 10, 12)
 
     def __init__(self, sim: Simulator) -> None:
@@ -127,8 +127,9 @@ class ObservationEncoder:
         jobs = getattr(self.sim, "jobs", [])
         self._jobs = jobs
         n = 2 * len(jobs)
-        self._static = np.zeros((max(n, 1), CANDIDATE_FEATURES), dtype=np.float32)
         self._keys: list[tuple[int, ...] | None] = [None] * n
+        #: per slot: the row without its dynamic and kind columns (zero there)
+        self._static: list[list[float]] = [[]] * n
         #: per slot: (remaining tasks x mean task length, deadline or inf, arrival time)
         self._part: list[tuple[float, float, float]] = [(0.0, math.inf, 0.0)] * n
 
@@ -181,81 +182,75 @@ class ObservationEncoder:
         run_s = (job.maps_running + job.reduces_running) / slots
         mlen_h = mlen / 3600.0
         alone_h = job.alone_s / 3600.0
-        self._static[i] = (
+        self._static[i] = [
             1.0, float(phase == REDUCE), 0.0, (n_tasks - remaining) / n_tasks,
             rem_s if rem_s < 10.0 else 10.0, mlen_h if mlen_h < 10.0 else 10.0,
             float(obs_n > 0), 0.0, float(has_dl), 0.0, 0.0, run_s if run_s < 10.0 else 10.0,
             0.0, job.priority / 9.0, job.weight / 10.0 if job.weight < 10.0 else 1.0, 0.0,
-            dem[0], dem[1], dem[2], 0.0, 0.0, alone_h if alone_h < 100.0 else 100.0)
+            dem[0], dem[1], dem[2], 0.0, 0.0, alone_h if alone_h < 100.0 else 100.0]
         self._keys[i] = key
         self._part[i] = (remaining * mlen, dl if has_dl else math.inf, job.arrival_s)
         return i
 
-    def _dynamic(self, i: int, job, n: int, now: float) -> list[float]:
-        """The :data:`DYNAMIC_COLS` of cache slot ``i`` (``job``'s) on node ``n`` (-1: none)
-        at ``now``."""
+    def _job_row(self, job, phase: int, n: int, now: float) -> list[float]:
+        """A job-phase's row on node ``n`` (-1: none) at ``now``: its cached part
+        (:meth:`_job_slot`) with the :data:`DYNAMIC_COLS` filled in (the kind's own columns
+        are zero)."""
+        i = self._job_slot(job, phase)
+        row = self._static[i].copy()
         rm, dl, arrival = self._part[i]
         if dl != math.inf:
             left = dl - now
             ttd = left / 3600.0
-            ttd = 24.0 if ttd > 24.0 else (-24.0 if ttd < -24.0 else ttd)
+            row[7] = 24.0 if ttd > 24.0 else (-24.0 if ttd < -24.0 else ttd)
             sreq = rm / left / self.total_slots if left > 1.0 else 10.0
-            if sreq > 10.0:
-                sreq = 10.0
+            row[9] = sreq if sreq < 10.0 else 10.0
         else:
-            ttd, sreq = 24.0, 0.0
+            row[7] = 24.0
         if n >= 0:
             s = self.sim
             ti = job.type_idx
             sp = s.speed[n] * s.accel_mult[n][ti] * s.int_f[n][ti]
+            row[10] = sp if sp < 30.0 else 30.0
         else:
-            sp = 1.0
+            row[10] = 1.0
         wait = (now - arrival) / 3600.0
-        return [ttd, sreq, sp if sp < 30.0 else 30.0, wait if wait < 100.0 else 100.0]
+        row[12] = wait if wait < 100.0 else 100.0
+        return row
 
     # ------------------------------------------------------------------ candidate rows by kind
-    # Each returns (cache slot per candidate, columns it fills, their values per candidate):
-    # candidate i's row is the slot's cached row with those columns set.
-    _SCHEDULE_COLS = (2, *DYNAMIC_COLS, 15)
-
-    def _schedule_rows(self, d: Decision, node: int, now: float
-                       ) -> tuple[list[int], tuple[int, ...], list[list[float]]]:
+    def _schedule_rows(self, d: Decision, node: int, now: float) -> list[list[float]]:
         """Each candidate job-phase on the decision node: its locality, and whether it resumes
         a suspended task there."""
-        slots, vals = [], []
+        rows = []
         for c in d.candidates:
             assert isinstance(c, ScheduleCandidate)
             job, phase = c.job, c.phase
-            i = self._job_slot(job, phase)
-            slots.append(i)
-            resume = 1.0 if job.susp and job.suspended_on(node, phase) is not None else 0.0
-            vals.append([_LOC[c.locality], *self._dynamic(i, job, node, now), resume])
-        return slots, self._SCHEDULE_COLS, vals
+            row = self._job_row(job, phase, node, now)
+            row[2] = _LOC[c.locality]
+            if job.susp and job.suspended_on(node, phase) is not None:
+                row[15] = 1.0
+            rows.append(row)
+        return rows
 
-    def _admit_rows(self, d: Decision, node: int, now: float
-                    ) -> tuple[list[int], tuple[int, ...], list[list[float]]]:
+    def _admit_rows(self, d: Decision, node: int, now: float) -> list[list[float]]:
         """The arrived job (as its map phase, on no node)."""
         c = d.candidates[0]
         assert isinstance(c, AdmitCandidate)
-        i = self._job_slot(c.job, MAP)
-        return [i], self.DYNAMIC_COLS, [self._dynamic(i, c.job, -1, now)]
+        return [self._job_row(c.job, MAP, -1, now)]
 
-    _PREEMPT_COLS = (*DYNAMIC_COLS, 19, 20)
-
-    def _preempt_rows(self, d: Decision, node: int, now: float
-                      ) -> tuple[list[int], tuple[int, ...], list[list[float]]]:
+    def _preempt_rows(self, d: Decision, node: int, now: float) -> list[list[float]]:
         """Each victim's job on the victim's node, the primitive and the victim's progress."""
-        slots, vals = [], []
+        rows = []
         for c in d.candidates:
             assert isinstance(c, PreemptCandidate)
             task = c.task
-            i = self._job_slot(task.job, task.phase)
-            slots.append(i)
+            row = self._job_row(task.job, task.phase, task.node, now)
+            row[19] = float(c.primitive == SUSPEND)
             rem = task.remaining - task.rate * (now - task.t_last)
-            progress = max(0.0, 1.0 - rem / task.work) if task.work > 0 else 1.0
-            vals.append([*self._dynamic(i, task.job, task.node, now),
-                         float(c.primitive == SUSPEND), progress])
-        return slots, self._PREEMPT_COLS, vals
+            row[20] = max(0.0, 1.0 - rem / task.work) if task.work > 0 else 1.0
+            rows.append(row)
+        return rows
 
     #: The candidate rows of each decision kind (one entry per kind).
     CANDIDATE_ROWS = {SCHEDULE: _schedule_rows, ADMIT: _admit_rows, PREEMPT: _preempt_rows}
@@ -281,11 +276,9 @@ class ObservationEncoder:
         self._prev_node = node
         cands = np.zeros((self.K, CANDIDATE_FEATURES), dtype=np.float32)
         if not s.done:
-            slots, cols, vals = self.CANDIDATE_ROWS[kind](self, d, node, now)
-            k = len(slots)
-            if k:
-                cands[:k] = self._static[slots]
-                cands[:k, cols] = vals
+            rows = self.CANDIDATE_ROWS[kind](self, d, node, now)
+            if rows:
+                cands[: len(rows)] = rows
         t_frac = now / self.limit_s
         act = s.n_active / self.K
         run = len(s.runnable) / self.K
