@@ -67,6 +67,9 @@ NODE_FEATURES = 10
 #: :class:`~mrsched_gym.sim.decision.DecisionKind` value (all zero once the episode is over).
 DECISION_KIND_SLICE = slice(0, len(DecisionKind))
 _KINDS = tuple(DecisionKind)          # (iterating the enum class builds a list every time)
+#: The kind one-hot of ``obs["decision"]`` by kind, and once the episode is over.
+_ONE_HOT = {kind: tuple(float(kind == k) for k in _KINDS) for kind in _KINDS}
+_NO_KIND = (0.0,) * len(_KINDS)
 _LOC = (0.0, 0.5, 1.0)
 
 
@@ -263,8 +266,9 @@ class ObservationEncoder:
         if s.jobs is not self._jobs:           # a new world without reset(): drop the cache
             self._forget_jobs()
         if s.dirty:
-            dirty = list(s.dirty)
-            self.nodes[dirty, :9] = [self._node_row(n) for n in dirty]
+            nodes = self.nodes
+            for n in s.dirty:
+                nodes[n, :9] = self._node_row(n)
             s.dirty.clear()
         d = s.decision
         kind = d.kind
@@ -286,8 +290,7 @@ class ObservationEncoder:
             fm, fr, has = float(self.nodes[node, 5]), float(self.nodes[node, 6]), 1.0
         else:
             fm = fr = has = 0.0
-        live = not s.done
-        dec = np.array([*[live and kind == k for k in _KINDS],
+        dec = np.array([*(_NO_KIND if s.done else _ONE_HOT[kind]),
                         t_frac if t_frac < 1.0 else 1.0, s.availability_now(),
                         act if act < 10.0 else 10.0, run if run < 10.0 else 10.0, fm, fr, has],
                        dtype=np.float32)

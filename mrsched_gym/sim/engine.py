@@ -92,7 +92,7 @@ _DEADLINE = int(EventKind.DEADLINE)
 _ARRIVAL = int(EventKind.ARRIVAL)
 #: The event queue is cleared of stale task events when it grows past twice its live length
 #: after the last clearing, and at least this long.
-_MIN_COMPACT = 1024
+_MIN_COMPACT = 128
 
 
 class Simulator:
