@@ -5,6 +5,7 @@ Usage::
     python benchmarks/bench.py                 # default scenario + thesis-scale week
     python benchmarks/bench.py --quick         # fewer episodes
     python benchmarks/bench.py --profile       # cProfile of the default scenario's hot loop
+    python benchmarks/bench.py --profile thesis  # the same for the thesis-scale week
     python benchmarks/bench.py --agents        # + the shipped agent's inference and training
     python benchmarks/bench.py --baselines     # seconds per episode of the slow baselines vs EDF
     python benchmarks/bench.py --compare REF   # this working tree vs git REF, side by side
@@ -149,11 +150,11 @@ import mrsched_gym
 env_id, policy, episodes = sys.argv[1], sys.argv[2], int(sys.argv[3])
 env = gym.make(env_id)
 rng = np.random.default_rng(0)
-steps, run = 0, 0.0
+steps, run, cpu = 0, 0.0, 0.0
 for ep in range(episodes):
     env.reset(seed=ep)
     u = env.unwrapped
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     while True:
         legal = np.flatnonzero(u.action_masks())
         a = int(legal[0] if policy == "first" else rng.choice(legal))
@@ -162,7 +163,9 @@ for ep in range(episodes):
         if term or trunc:
             break
     run += time.perf_counter() - t0
-print(json.dumps({"decisions": steps, "decisions_per_s": steps / run}))
+    cpu += time.process_time() - c0
+print(json.dumps({"decisions": steps, "decisions_per_s": steps / run,
+                  "decisions_per_cpu_s": steps / cpu}))
 """
 
 _OVERLAY = """
@@ -195,7 +198,10 @@ def _time_checkout(root: str, overlay: str, row: tuple) -> dict:
 
 def compare_checkouts(ref: str, rounds: int) -> list[dict]:
     """Decisions/s of this checkout and of git ``ref``, timed alternately (ref, this, ref, ...)
-    so machine noise hits both alike; the ratio is this / ref of the medians."""
+    so machine noise hits both alike; the ratio is this / ref of the medians. Both wall-clock
+    decisions/s and decisions per CPU-second (``time.process_time``) are reported: on a loaded
+    machine the CPU-time ratio is the steadier one (it does not count time spent waiting for
+    a core)."""
     import subprocess
     import tempfile
     from pathlib import Path
@@ -214,16 +220,23 @@ def compare_checkouts(ref: str, rounds: int) -> list[dict]:
                 (d / "sitecustomize.py").write_text(_OVERLAY.format(root=root))
                 overlays[name] = (root, str(d))
             for row in COMPARE_ROWS:
-                rates = {"ref": [], "this": []}
+                wall: dict[str, list[float]] = {"ref": [], "this": []}
+                cpu: dict[str, list[float]] = {"ref": [], "this": []}
                 for _ in range(rounds):
                     for name in ("ref", "this"):
                         root, ov = overlays[name]
-                        rates[name].append(_time_checkout(root, ov, row)["decisions_per_s"])
-                med = {k: float(np.median(v)) for k, v in rates.items()}
+                        out = _time_checkout(root, ov, row)
+                        wall[name].append(out["decisions_per_s"])
+                        cpu[name].append(out["decisions_per_cpu_s"])
+                med = {k: float(np.median(v)) for k, v in wall.items()}
+                mcpu = {k: float(np.median(v)) for k, v in cpu.items()}
                 rows.append({"env": row[0], "policy": row[1], "rounds": rounds,
                              "ref_decisions_per_s": med["ref"],
                              "this_decisions_per_s": med["this"],
-                             "speedup": med["this"] / med["ref"]})
+                             "speedup": med["this"] / med["ref"],
+                             "ref_decisions_per_cpu_s": mcpu["ref"],
+                             "this_decisions_per_cpu_s": mcpu["this"],
+                             "cpu_speedup": mcpu["this"] / mcpu["ref"]})
         finally:
             subprocess.run(["git", "-C", here, "worktree", "remove", "--force", other],
                            capture_output=True)
@@ -247,7 +260,9 @@ def run_isolated(*args) -> dict:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--profile", action="store_true")
+    ap.add_argument("--profile", nargs="?", const="hadoop", choices=("hadoop", "thesis"),
+                    help="cProfile of Hadoop-v0 random (default) or the thesis week, first "
+                         "legal action, through env.step")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--agents", action="store_true", help="add the agent and training rows")
     ap.add_argument("--baselines", action="store_true",
@@ -261,11 +276,14 @@ def main() -> None:
         if a.json:
             print(json.dumps(rows, indent=2))
             return
-        print(f"{'scenario':24s} {'policy':7s} {a.compare + ' dec/s':>14s} {'this dec/s':>11s} "
-              f"{'speed-up':>8s}")
+        ref = a.compare[:10]
+        print(f"{'scenario':24s} {'policy':7s} {ref + ' dec/s':>16s} {'this dec/s':>11s} "
+              f"{'wall x':>7s} {ref + ' dec/cpu-s':>20s} {'this dec/cpu-s':>15s} {'CPU x':>6s}")
         for r in rows:
-            print(f"{r['env']:24s} {r['policy']:7s} {r['ref_decisions_per_s']:14.0f} "
-                  f"{r['this_decisions_per_s']:11.0f} {r['speedup']:7.2f}x")
+            print(f"{r['env']:24s} {r['policy']:7s} {r['ref_decisions_per_s']:16.0f} "
+                  f"{r['this_decisions_per_s']:11.0f} {r['speedup']:6.2f}x "
+                  f"{r['ref_decisions_per_cpu_s']:20.0f} {r['this_decisions_per_cpu_s']:15.0f} "
+                  f"{r['cpu_speedup']:5.2f}x")
         return
     if a.baselines:
         rows = bench_baselines(list(range(5 if a.quick else 10)))
@@ -280,8 +298,9 @@ def main() -> None:
     if a.profile:
         import cProfile
         import pstats
-        cProfile.runctx("_bench('mrsched/Hadoop-v0', 'random', 5, 0, {})", globals(), locals(),
-                        "/tmp/mrsched.prof")
+        call = ("_bench('mrsched/Hadoop-v0', 'random', 5, 0, {})" if a.profile == "hadoop"
+                else "_bench('mrsched/ThesisScale-v0', 'fifo-env', 1, 0, {})")
+        cProfile.runctx(call, globals(), locals(), "/tmp/mrsched.prof")
         pstats.Stats("/tmp/mrsched.prof").sort_stats("tottime").print_stats(25)
         return
     n = 5 if a.quick else 20

@@ -67,6 +67,9 @@ NODE_FEATURES = 10
 #: :class:`~mrsched_gym.sim.decision.DecisionKind` value (all zero once the episode is over).
 DECISION_KIND_SLICE = slice(0, len(DecisionKind))
 _KINDS = tuple(DecisionKind)          # (iterating the enum class builds a list every time)
+#: The kind one-hot of ``obs["decision"]`` by kind, and once the episode is over.
+_ONE_HOT = {kind: tuple(float(kind == k) for k in _KINDS) for kind in _KINDS}
+_NO_KIND = (0.0,) * len(_KINDS)
 _LOC = (0.0, 0.5, 1.0)
 
 
@@ -83,11 +86,20 @@ def observed_kind(decision: np.ndarray) -> DecisionKind | None:
 
 
 class ObservationEncoder:
-    """Builds observations for one simulator; keeps the per-node block up to date incrementally.
+    """Builds observations for one simulator, incrementally: node rows are rebuilt only for the
+    nodes the simulator marked changed (``Simulator.dirty``), and the part of a candidate row
+    that depends only on its job-phase (:meth:`_job_slot`) is cached until the job's task counts
+    change; the time- and node-dependent features are computed per decision. Every value is
+    computed as a fresh build would (the same double-precision expressions, rounded to float32
+    once), so the observations are identical.
 
     Args:
         sim: The simulator to observe (its scenario fixes K, N and W).
     """
+
+    #: Columns of a job-phase's row that depend on the time or the node: time to deadline,
+    #: slots required, expected speed on the node, waiting time (:meth:`_job_row`).
+    DYNAMIC_COLS = (7, 9, 10, 12)
 
     def __init__(self, sim: Simulator) -> None:
         self.sim = sim
@@ -102,16 +114,30 @@ class ObservationEncoder:
         self._fc_step = -1
         self._fc = np.zeros(self.W, dtype=np.float32)
         self._prev_node = -1
+        self._forget_jobs()
 
     def reset(self) -> None:
-        """Mark every node row stale (after the simulator's reset)."""
+        """Mark every node row and cached job row stale (after the simulator's reset)."""
         self.nodes[:] = 0.0
         self.sim.dirty.update(range(self.N))
         self._fc_step = -1
         self._prev_node = -1
+        self._forget_jobs()
+
+    def _forget_jobs(self) -> None:
+        """Drop the cached job-phase rows (slot ``2 x job id + phase``) for the simulator's
+        current jobs."""
+        jobs = getattr(self.sim, "jobs", [])
+        self._jobs = jobs
+        n = 2 * len(jobs)
+        self._keys: list[tuple[int, ...] | None] = [None] * n
+        #: per slot: the row without its dynamic and kind columns (zero there)
+        self._static: list[list[float]] = [[]] * n
+        #: per slot: (remaining tasks x mean task length, deadline or inf, arrival time)
+        self._part: list[tuple[float, float, float]] = [(0.0, math.inf, 0.0)] * n
 
     # ------------------------------------------------------------------ per-part builders
-    def _node_row(self, n: int) -> None:
+    def _node_row(self, n: int) -> tuple[float, ...]:
         s = self.sim
         if s.slots_mode:
             fm = (s.map_slots[n] - s.used_map[n]) / s.map_slots[n]
@@ -121,10 +147,9 @@ class ObservationEncoder:
             fm = max(0.0, s.cap[n] - s.res[n][0])
             fr = max(0.0, 1.0 - s.res[n][2])
         up = s.up[n]
-        self.nodes[n, :9] = (float(up), s.cap[n], s.speed[n] / self.max_speed,
-                             float(s.shared[n]), float(s.accel[n] is not None),
-                             fm if up else 0.0, fr if up else 0.0, s.residual[n],
-                             min(len(s.susp_on[n]) / 4.0, 1.0))
+        return (float(up), s.cap[n], s.speed[n] / self.max_speed, float(s.shared[n]),
+                float(s.accel[n] is not None), fm if up else 0.0, fr if up else 0.0,
+                s.residual[n], min(len(s.susp_on[n]) / 4.0, 1.0))
 
     def _forecast(self) -> np.ndarray:
         s = self.sim
@@ -134,8 +159,16 @@ class ObservationEncoder:
             self._fc = s.forecast_window(self.W).astype(np.float32)
         return self._fc
 
-    def _job_row(self, job, phase: int, n: int, now: float) -> list[float]:
-        s = self.sim
+    def _job_slot(self, job, phase: int) -> int:
+        """The cache slot of a job-phase's row, brought up to date: every feature but the
+        :data:`DYNAMIC_COLS` and the kind's own (locality, resume, preemption), which stay
+        zero. Its key is the job's task counts (done, running, and finished of ``phase``: the
+        observed mean length moves with it); the rest of the job is fixed."""
+        i = 2 * job.jid + phase
+        key = (job.maps_done, job.reduces_done, job.maps_running, job.reduces_running,
+               job.len_n[phase])
+        if self._keys[i] == key:
+            return i
         p = job.profile
         slots = self.total_slots
         n_tasks = job.n_maps + job.n_reduces
@@ -146,33 +179,47 @@ class ObservationEncoder:
         else:
             mlen = p.map_work_s if phase == MAP else p.reduce_work_s
         dl = job.deadline_s
-        if math.isfinite(dl):
-            ttd = (dl - now) / 3600.0
-            ttd = 24.0 if ttd > 24.0 else (-24.0 if ttd < -24.0 else ttd)
-            left = dl - now
-            sreq = remaining * mlen / left / slots if left > 1.0 else 10.0
-            if sreq > 10.0:
-                sreq = 10.0
-            has_dl = 1.0
-        else:
-            ttd, sreq, has_dl = 24.0, 0.0, 0.0
-        if n >= 0:
-            ti = job.type_idx
-            sp = s.speed[n] * s.accel_mult[n][ti] * s.int_f[n][ti]
-        else:
-            sp = 1.0
+        has_dl = math.isfinite(dl)
         dem = p.map_demand if phase == MAP else p.reduce_demand
-        wait = (now - job.arrival_s) / 3600.0
         rem_s = remaining / slots
         run_s = (job.maps_running + job.reduces_running) / slots
         mlen_h = mlen / 3600.0
         alone_h = job.alone_s / 3600.0
-        return [1.0, float(phase == REDUCE), 0.0, (n_tasks - remaining) / n_tasks,
-                rem_s if rem_s < 10.0 else 10.0, mlen_h if mlen_h < 10.0 else 10.0,
-                float(obs_n > 0), ttd, has_dl, sreq, sp if sp < 30.0 else 30.0,
-                run_s if run_s < 10.0 else 10.0, wait if wait < 100.0 else 100.0,
-                job.priority / 9.0, job.weight / 10.0 if job.weight < 10.0 else 1.0, 0.0,
-                dem[0], dem[1], dem[2], 0.0, 0.0, alone_h if alone_h < 100.0 else 100.0]
+        self._static[i] = [
+            1.0, float(phase == REDUCE), 0.0, (n_tasks - remaining) / n_tasks,
+            rem_s if rem_s < 10.0 else 10.0, mlen_h if mlen_h < 10.0 else 10.0,
+            float(obs_n > 0), 0.0, float(has_dl), 0.0, 0.0, run_s if run_s < 10.0 else 10.0,
+            0.0, job.priority / 9.0, job.weight / 10.0 if job.weight < 10.0 else 1.0, 0.0,
+            dem[0], dem[1], dem[2], 0.0, 0.0, alone_h if alone_h < 100.0 else 100.0]
+        self._keys[i] = key
+        self._part[i] = (remaining * mlen, dl if has_dl else math.inf, job.arrival_s)
+        return i
+
+    def _job_row(self, job, phase: int, n: int, now: float) -> list[float]:
+        """A job-phase's row on node ``n`` (-1: none) at ``now``: its cached part
+        (:meth:`_job_slot`) with the :data:`DYNAMIC_COLS` filled in (the kind's own columns
+        are zero)."""
+        i = self._job_slot(job, phase)
+        row = self._static[i].copy()
+        rm, dl, arrival = self._part[i]
+        if dl != math.inf:
+            left = dl - now
+            ttd = left / 3600.0
+            row[7] = 24.0 if ttd > 24.0 else (-24.0 if ttd < -24.0 else ttd)
+            sreq = rm / left / self.total_slots if left > 1.0 else 10.0
+            row[9] = sreq if sreq < 10.0 else 10.0
+        else:
+            row[7] = 24.0
+        if n >= 0:
+            s = self.sim
+            ti = job.type_idx
+            sp = s.speed[n] * s.accel_mult[n][ti] * s.int_f[n][ti]
+            row[10] = sp if sp < 30.0 else 30.0
+        else:
+            row[10] = 1.0
+        wait = (now - arrival) / 3600.0
+        row[12] = wait if wait < 100.0 else 100.0
+        return row
 
     # ------------------------------------------------------------------ candidate rows by kind
     def _schedule_rows(self, d: Decision, node: int, now: float) -> list[list[float]]:
@@ -216,9 +263,12 @@ class ObservationEncoder:
         """The observation for the simulator's current decision (fresh arrays)."""
         s = self.sim
         now = s.now
+        if s.jobs is not self._jobs:           # a new world without reset(): drop the cache
+            self._forget_jobs()
         if s.dirty:
+            nodes = self.nodes
             for n in s.dirty:
-                self._node_row(n)
+                nodes[n, :9] = self._node_row(n)
             s.dirty.clear()
         d = s.decision
         kind = d.kind
@@ -240,8 +290,7 @@ class ObservationEncoder:
             fm, fr, has = float(self.nodes[node, 5]), float(self.nodes[node, 6]), 1.0
         else:
             fm = fr = has = 0.0
-        live = not s.done
-        dec = np.array([*[live and kind == k for k in _KINDS],
+        dec = np.array([*(_NO_KIND if s.done else _ONE_HOT[kind]),
                         t_frac if t_frac < 1.0 else 1.0, s.availability_now(),
                         act if act < 10.0 else 10.0, run if run < 10.0 else 10.0, fm, fr, has],
                        dtype=np.float32)

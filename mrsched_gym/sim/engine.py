@@ -90,6 +90,9 @@ _CLEANUP_END = int(EventKind.CLEANUP_END)
 _ORCHESTRATE = int(EventKind.ORCHESTRATE)
 _DEADLINE = int(EventKind.DEADLINE)
 _ARRIVAL = int(EventKind.ARRIVAL)
+#: The event queue is cleared of stale task events when it grows past twice its live length
+#: after the last clearing, and at least this long.
+_MIN_COMPACT = 128
 
 
 class Simulator:
@@ -202,7 +205,7 @@ class Simulator:
         self.idle: set[int] = set(range(n))
         self.task_log: list[tuple[Any, ...]] = []       # (start, end, jid, node, phase, outcome)
         self.resp_samples: list[float] = []   # web response times at each interference step
-        self.dirty: set[int] = set(range(n))  # nodes whose observable state changed
+        self.dirty: set[int] = set(range(n))  # nodes whose observation row changed
         # --- integrals and counters for rewards and metrics
         self.n_active = 0
         self.w_late = 0.0                     # sum of weights of active jobs past deadline
@@ -238,6 +241,7 @@ class Simulator:
         if sc.cluster.orchestrator != "none":
             self.queue.push(sc.cluster.orchestrator_epoch_s, _ORCHESTRATE)
         self.decision = Decision(SCHEDULE, 0.0, -1, None, ())
+        self._compact_at = _MIN_COMPACT       # queue length that triggers dropping stale events
         self._run()
 
     # ------------------------------------------------------------------ the event loop
@@ -256,6 +260,8 @@ class Simulator:
             # Drop stale task events (superseded by a rate change) without a batch round trip.
             heap = q.heap
             running = self.running
+            if len(heap) > self._compact_at:
+                self._drop_stale_events()
             while heap and heap[0][1] == _TASK_END:
                 e = heap[0]
                 task = running.get(e[3])
@@ -290,6 +296,25 @@ class Simulator:
                     orchestrate(self)
             if self.runnable and self.idle:
                 self.offer = sorted(self.idle, reverse=True)   # pop() gives lowest index first
+
+    def _drop_stale_events(self) -> None:
+        """Remove every stale task event from the queue at once (a rate change leaves its old
+        end event behind: re-rating pushes most events, and popping the stale ones one by one
+        costs a heap sift each). A stale event stays stale (versions only grow, task ids are
+        never reused) and is ignored when popped, and the pop order of the rest is their
+        (time, kind, seq) order whatever the heap's layout, so nothing else changes."""
+        heap = self.queue.heap
+        running = self.running
+        live = []
+        for e in heap:
+            if e[1] == _TASK_END:
+                task = running.get(e[3])
+                if task is None or task.version != e[4]:
+                    continue
+            live.append(e)
+        heapq.heapify(live)
+        heap[:] = live
+        self._compact_at = max(_MIN_COMPACT, 2 * len(live))
 
     # ------------------------------------------------------------------ decisions
     def _pose_decision(self) -> bool:

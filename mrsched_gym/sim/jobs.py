@@ -111,9 +111,11 @@ def refresh_runnable(sim: Simulator, job: Job) -> None:
     """Re-file ``job`` after a change: whether it has map or reduce work to launch or resume
     (``Simulator.runnable``, sorted by job id, and the counts of jobs with map / reduce work)."""
     active = job.state == ACTIVE
-    has_m = active and (job.pending_maps > 0 or any(t.phase == MAP for t in job.susp))
-    has_r = active and ((job.reduce_ready and job.pending_reduces > 0) or any(
-        t.phase == REDUCE for t in job.susp))
+    susp = job.susp
+    has_m = active and (job.pending_maps > 0 or (
+        any(t.phase == MAP for t in susp) if susp else False))
+    has_r = active and ((job.reduce_ready and job.pending_reduces > 0) or (
+        any(t.phase == REDUCE for t in susp) if susp else False))
     sim.n_map_jobs += has_m - job.has_map_work
     sim.n_red_jobs += has_r - job.has_red_work
     job.has_map_work = has_m

@@ -136,7 +136,6 @@ def rerate(sim: Simulator, n: int) -> None:
     remote maps reading from ``n`` are re-rated too (demands are fixed, so this stops there).
     """
     tasks = sim.tasks_on[n]
-    sim.dirty.add(n)
     read_io = 0.0
     for t in sim.readers[n]:
         read_io += t.read_io
@@ -144,7 +143,8 @@ def rerate(sim: Simulator, n: int) -> None:
     if not tasks:
         sim.own_io[n] = 0.0
         _set_io_factor(sim, n, read_io)
-        _set_hcpu(sim, n, 0.0)
+        if sim.shared[n]:
+            _set_hcpu(sim, n, 0.0)
         _set_cpu_used(sim, n, 0.0)
         return
     A = sim.cap[n]
@@ -209,9 +209,11 @@ def rerate(sim: Simulator, n: int) -> None:
             t.t_last = now
             t.rate = rate
             schedule_end(sim, t)
-    _set_hcpu(sim, n, sum_cpu if sum_cpu < A else A)
+    if sim.shared[n]:
+        _set_hcpu(sim, n, sum_cpu if sum_cpu < A else A)
     _set_cpu_used(sim, n, cpu_used)
-    _set_io_factor(sim, n, sum_io)
+    if (1.0 if sum_io <= 1.0 else 1.0 / sum_io) != sim.io_f[n]:
+        _set_io_factor(sim, n, sum_io)
 
 
 def _set_cpu_used(sim: Simulator, n: int, used: float) -> None:
@@ -251,9 +253,8 @@ def _set_io_factor(sim: Simulator, n: int, sum_io: float) -> None:
 
 
 def _set_hcpu(sim: Simulator, n: int, h: float) -> None:
-    """The MapReduce CPU use ``h`` of shared node ``n``, and the web response time it causes."""
-    if not sim.shared[n]:
-        return
+    """The MapReduce CPU use ``h`` of shared node ``n``, and the web response time it causes
+    (the caller checks that ``n`` is shared)."""
     cfg = sim.scenario.interference
     old = sim.resp_ms[n]
     new = response_time_ms(cfg, h)
@@ -276,11 +277,13 @@ def sync(sim: Simulator, t: Task) -> None:
 def schedule_end(sim: Simulator, t: Task) -> None:
     """(Re-)schedule the task's end event for its current rate (the old one goes stale)."""
     t.version += 1
-    left = t.remaining - t.floor
-    if t.rate > 0 and left > EPS:
-        sim.queue.push(sim.now + left / t.rate, _TASK_END, t.tid, t.version)
-    elif t.rate > 0 and t.floor == 0:
-        sim.queue.push(sim.now, _TASK_END, t.tid, t.version)
+    rate = t.rate
+    if rate > 0:
+        left = t.remaining - t.floor
+        if left > EPS:
+            sim.queue.push(sim.now + left / rate, _TASK_END, t.tid, t.version)
+        elif t.floor == 0:
+            sim.queue.push(sim.now, _TASK_END, t.tid, t.version)
 
 
 def orchestrate(sim: Simulator) -> None:

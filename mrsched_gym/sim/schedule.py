@@ -36,6 +36,12 @@ def candidates(sim: Simulator, n: int, K: int) -> list[ScheduleCandidate]:
         can_red = sim.n_red_jobs > 0
     if not (can_map or can_red):
         return []
+    return _scan(sim, n, K, can_map, can_red)
+
+
+def _scan(sim: Simulator, n: int, K: int, can_map: bool, can_red: bool
+          ) -> list[ScheduleCandidate]:
+    """:func:`candidates` once it is known which phases have room on ``n``."""
     rack = sim.rack[n]
     cands: list[ScheduleCandidate] = []
     jobs = sim.jobs
@@ -60,14 +66,27 @@ def candidates(sim: Simulator, n: int, K: int) -> list[ScheduleCandidate]:
 def pose(sim: Simulator) -> Decision | None:
     """The next offered node some runnable job can use, with its candidates."""
     offer = sim.offer
+    if not sim.runnable:
+        offer.clear()                 # (what candidates() would find node by node)
+        return None
+    slots = sim.slots_mode
+    has_map = sim.n_map_jobs > 0
+    has_red = sim.n_red_jobs > 0
     while offer:
         n = offer[-1]
         if not sim.up[n]:
             offer.pop()
             continue
-        cands = candidates(sim, n, sim.K)
-        if cands:
-            return Decision(SCHEDULE, sim.now, n, None, tuple(cands))
+        # candidates(), with its room test inlined: most offered nodes have none
+        if slots:
+            can_map = has_map and sim.used_map[n] < sim.map_slots[n]
+            can_red = has_red and sim.used_red[n] < sim.red_slots[n]
+        else:
+            can_map, can_red = has_map, has_red
+        if can_map or can_red:
+            cands = _scan(sim, n, sim.K, can_map, can_red)
+            if cands:
+                return Decision(SCHEDULE, sim.now, n, None, tuple(cands))
         offer.pop()
     return None
 

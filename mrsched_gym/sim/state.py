@@ -191,10 +191,19 @@ class Job:
 
     def map_locality(self, node: int, rack: int) -> int:
         """Best locality level a pending map of this job has on ``node`` (SPEC 2.4)."""
-        if self._peek(self.by_node.get(node), self.map_state) >= 0:
-            return NODE_LOCAL
-        if self._peek(self.by_rack.get(rack), self.map_state) >= 0:
-            return RACK_LOCAL
+        state = self.map_state               # (:meth:`_peek` inlined: this runs per candidate)
+        stack = self.by_node.get(node)
+        if stack:
+            while stack and state[stack[-1]]:
+                stack.pop()
+            if stack:
+                return NODE_LOCAL
+        stack = self.by_rack.get(rack)
+        if stack:
+            while stack and state[stack[-1]]:
+                stack.pop()
+            if stack:
+                return RACK_LOCAL
         return OFF_RACK
 
     def take_map(self, node: int, rack: int) -> tuple[int, int]:

@@ -32,6 +32,7 @@ def apply_load(sim: Simulator, step: int) -> None:
         r = residual_capacity(u[k], cfg.min_share)
         if r != sim.residual[n]:
             sim.residual[n] = r
+            sim.dirty.add(n)
             sim.int_f[n] = _interference_factors(sim, r)
             rerate(sim, n)
     sim.resp_samples.extend(sim.resp_ms[n] for n in sim.shared_nodes)
