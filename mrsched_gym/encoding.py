@@ -15,7 +15,9 @@ decision kind fills them its own way, :attr:`ObservationEncoder.CANDIDATE_ROWS`)
     3 job progress (tasks done / tasks) | 4 remaining tasks / cluster slots |
     5 observed mean task length of this phase (h; the profile mean before any task finished) |
     6 a task of this phase has finished (the length is observed) |
-    7 time to deadline (h, clipped to [-24, 24]; 24 if none) | 8 has a deadline |
+    7 time to deadline (h, clipped to [-24, 24]; 24 if none) | 8 has a deadline (with
+    ``workload.deadline_scope: map``: a deadline whose map phase is still running; features 7-9
+    then count the remaining maps only) |
     9 estimated slots required to meet the deadline (thesis Eq. 1: remaining tasks x mean task
     length / time to deadline) / cluster slots | 10 expected speed of this job's tasks on the
     decision node (CPU speed x accelerator x 1/NormTCT(r)) | 11 running tasks / cluster slots |
@@ -110,6 +112,7 @@ class ObservationEncoder:
         self.nodes = np.zeros((self.N, NODE_FEATURES), dtype=np.float32)
         self.max_speed = max(sim.speed)
         self.total_slots = max(sim.total_slots if sim.slots_mode else float(self.N) * 2, 1.0)
+        self.map_scope = sim.map_scope
         self.limit_s = sc.time_limit_s
         self._fc_step = -1
         self._fc = np.zeros(self.W, dtype=np.float32)
@@ -133,7 +136,7 @@ class ObservationEncoder:
         self._keys: list[tuple[int, ...] | None] = [None] * n
         #: per slot: the row without its dynamic and kind columns (zero there)
         self._static: list[list[float]] = [[]] * n
-        #: per slot: (remaining tasks x mean task length, deadline or inf, arrival time)
+        #: per slot: (work left before the deadline, deadline or inf, arrival time)
         self._part: list[tuple[float, float, float]] = [(0.0, math.inf, 0.0)] * n
 
     # ------------------------------------------------------------------ per-part builders
@@ -180,6 +183,13 @@ class ObservationEncoder:
             mlen = p.map_work_s if phase == MAP else p.reduce_work_s
         dl = job.deadline_s
         has_dl = math.isfinite(dl)
+        if self.map_scope:                 # the deadline covers the map phase (MIMP 3.1)
+            due = job.n_maps - job.maps_done
+            n_map = job.len_n[MAP]
+            due_work = due * (job.len_sum[MAP] / n_map if n_map else p.map_work_s)
+            has_dl = has_dl and due > 0    # met or missed once the maps are done
+        else:
+            due_work = remaining * mlen
         dem = p.map_demand if phase == MAP else p.reduce_demand
         rem_s = remaining / slots
         run_s = (job.maps_running + job.reduces_running) / slots
@@ -192,7 +202,7 @@ class ObservationEncoder:
             0.0, job.priority / 9.0, job.weight / 10.0 if job.weight < 10.0 else 1.0, 0.0,
             dem[0], dem[1], dem[2], 0.0, 0.0, alone_h if alone_h < 100.0 else 100.0]
         self._keys[i] = key
-        self._part[i] = (remaining * mlen, dl if has_dl else math.inf, job.arrival_s)
+        self._part[i] = (due_work, dl if has_dl else math.inf, job.arrival_s)
         return i
 
     def _job_row(self, job, phase: int, n: int, now: float) -> list[float]:

@@ -195,6 +195,32 @@ def test_map_scope_unfinished_map_phase_is_charged_its_remaining_map_work():
     assert m["deadline_penalty_h"] == pytest.approx(2.0 * (10.0 + map_alone) / 3600.0)
 
 
+@pytest.mark.parametrize("scope", ["job", "map"])
+def test_observed_deadline_features_follow_the_deadline_scope(scope):
+    """Candidate features 7-9 (time to deadline, has a deadline, slots required): with the map
+    scope they count the remaining maps only, and a job whose maps are done has no pending
+    deadline (its reduce row reads "none"); with the job scope the reduce keeps the deadline."""
+    sc = scenario(ONE, [{**MAP_THEN_REDUCE, "deadline_s": 400.0}],
+                  workload={"deadline_scope": scope}, decisions={"slow_start": 1.0})
+    env = MRSchedEnv(sc)
+    obs, _ = env.reset(seed=0)
+    sim = env.sim
+    row = obs["candidates"][0]
+    assert sim.decision.candidates[0].phase == MAP
+    # before any task finished the mean length is the profile's: the map scope counts the one
+    # map, the job scope both tasks
+    work = (1 if scope == "map" else 2) * PROFILES["grep"].map_work_s
+    assert row[8] == 1.0 and row[7] == pytest.approx(400.0 / 3600.0, rel=1e-5)
+    assert row[9] == pytest.approx(work / 400.0 / env.encoder.total_slots, rel=1e-5)
+    while not any(c.phase == REDUCE for c in sim.decision.candidates):
+        obs, *_ = env.step(0 if sim.decision.candidates else sc.decisions.max_candidates)
+    row = obs["candidates"][0]
+    if scope == "map":
+        assert row[8] == 0.0 and row[7] == 24.0 and row[9] == 0.0
+    else:
+        assert row[8] == 1.0 and row[7] < 400.0 / 3600.0 and row[9] > 0.0
+
+
 def test_map_scoped_deadline_base_is_the_map_phase_alone():
     job = {"type": "sort", "n_maps": 40, "n_reduces": 10, "deadline_factor": 2.0}
     out = {}
