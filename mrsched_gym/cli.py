@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -271,11 +270,6 @@ def _train(args: argparse.Namespace) -> int:
     return 0
 
 
-def _nan_for_null(d: dict) -> dict:
-    """JSON records write NaN as null; read them back as NaN."""
-    return {k: math.nan if v is None else v for k, v in d.items()}
-
-
 def _reproduce(args: argparse.Namespace) -> int:
     import time
 
@@ -290,7 +284,7 @@ def _reproduce(args: argparse.Namespace) -> int:
         summary_json,
         validation_page,
     )
-    from mrsched_gym.results import atomic_write, json_safe
+    from mrsched_gym.results import atomic_write, json_safe, nan_for_null
 
     if args.list or not args.names:
         for name in bundled_reproductions():
@@ -312,7 +306,7 @@ def _reproduce(args: argparse.Namespace) -> int:
         if args.reuse and (out / "run.json").is_file() and (out / "records.json").is_file():
             if json.loads((out / "run.json").read_text()) == fingerprint:
                 records = json.loads((out / "records.json").read_text(),
-                                     object_hook=_nan_for_null)
+                                     object_hook=nan_for_null)
                 print(f"reusing the records of {out} (same file, size and version)")
         if records is None:
             records = run_reproduction(rep, workers=args.workers, progress=not args.quiet)

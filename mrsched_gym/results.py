@@ -98,6 +98,13 @@ def write_results(records: Sequence[dict], out_dir: str | Path,
     return paths
 
 
+def nan_for_null(record: dict[str, Any]) -> dict[str, Any]:
+    """A record read back from JSON: the undefined metrics :func:`json_safe` wrote as null are
+    NaN again (text fields such as ``error`` and ``traceback`` keep their null)."""
+    return {k: (math.nan if v is None and k not in ("error", "traceback") else v)
+            for k, v in record.items()}
+
+
 def mean_ci95(values: Sequence[float]) -> tuple[float, float]:
     """Mean and half-width of the 95% confidence interval (Student's t; nan-aware)."""
     x = np.asarray([v for v in values if v is not None and not math.isnan(v)], dtype=float)
@@ -217,9 +224,7 @@ class RunFolder:
             except json.JSONDecodeError:
                 break                                 # a line cut by an interruption: drop it
             if "error" not in rec:
-                # JSON has no NaN: the journal wrote undefined metrics as null
-                out.append({k: (math.nan if v is None and k not in ("error", "traceback")
-                                else v) for k, v in rec.items()})
+                out.append(nan_for_null(rec))
         return out
 
     def unfinished_episodes(self) -> int:
@@ -296,4 +301,5 @@ class EpisodeFailures(MRSchedError):
 
 
 __all__ = ["EpisodeFailures", "RunFolder", "atomic_write", "csv_text", "file_mode", "json_safe",
+           "nan_for_null",
            "mean_ci95", "metric_names", "summarize", "task_key", "write_results"]
