@@ -14,6 +14,7 @@ from mrsched_gym.baselines.mimp import MPAdmissionScheduler, MPScheduler
 from mrsched_gym.baselines.preemption import PriorityPreemptionScheduler
 from mrsched_gym.baselines.rds import RDSScheduler
 from mrsched_gym.baselines.simple import EDFScheduler, FIFOScheduler, RandomScheduler
+from mrsched_gym.baselines.speculation import HadoopSpeculationScheduler, LATEScheduler
 from mrsched_gym.frozen import FrozenDict
 
 #: name -> (factory, source) (one explicit table).
@@ -35,6 +36,8 @@ BASELINES = FrozenDict({
     "adaptive-hardware": partial(AdaptiveScheduler, affinity="hardware"),
     "ras": RASScheduler,
     "reverse-adaptive": ReverseAdaptiveScheduler,
+    "late": LATEScheduler,
+    "hadoop-speculative": HadoopSpeculationScheduler,
 })
 
 

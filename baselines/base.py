@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mrsched_gym.sim.decision import ADMIT, PREEMPT
+from mrsched_gym.sim.decision import ADMIT, PREEMPT, SPECULATE
 from mrsched_gym.sim.view import ClusterView
 
 
@@ -35,12 +35,13 @@ class Scheduler:
 def default_action(sim: ClusterView) -> int | None:
     """The action of a scheduler that does not take part in a decision, or ``None``.
 
-    Admission: accept (candidate 0). Preemption: wait (skip). A schedule decision without
-    candidates: skip. Otherwise ``None``: the scheduler must choose.
+    Admission: accept (candidate 0). Preemption: wait (skip). Speculation: launch no copy
+    (skip; a scheduler without speculation is Hadoop with speculative execution off). A schedule
+    decision without candidates: skip. Otherwise ``None``: the scheduler must choose.
     """
     d = sim.decision
     if d.kind == ADMIT:
         return 0
-    if d.kind == PREEMPT or not d.candidates:
+    if d.kind == PREEMPT or d.kind == SPECULATE or not d.candidates:
         return sim.K
     return None

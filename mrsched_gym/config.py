@@ -643,6 +643,31 @@ class PreemptionConfig:
 
 
 @dataclass(frozen=True)
+class SpeculationConfig:
+    """Speculative-execution decisions (SPEC 2.6; LATE, Zaharia et al., OSDI 2008).
+
+    With ``enabled``, a node with room that no pending task can use is offered for a backup
+    copy of a running task (``SPECULATE`` decision, :mod:`mrsched_gym.sim.speculation`).
+    Which task to copy, and whether to copy at all, is the policy's choice: LATE's
+    SpeculativeCap, SlowTaskThreshold and SlowNodeThreshold are parameters of the ``late``
+    baseline, not of the cluster.
+
+    Attributes:
+        enabled: Offer speculation decisions.
+        min_runtime_s: A task is a candidate only after running this long (Hadoop's one-minute
+            rule: progress estimates of younger tasks are too noisy to act on).
+    """
+
+    enabled: bool = False
+    min_runtime_s: float = 60.0
+
+    def __post_init__(self) -> None:
+        _check_fields(self)
+        _check(self.min_runtime_s >= 0, "min_runtime_s",
+               f"must be >= 0, got {self.min_runtime_s!r}")
+
+
+@dataclass(frozen=True)
 class DecisionConfig:
     """What the policy decides.
 
@@ -651,12 +676,14 @@ class DecisionConfig:
         slow_start: Fraction of maps that must finish before reduces launch (Hadoop: 0.05).
         admission: Offer an accept/reject decision for each arriving job (MIMP 5.3).
         preemption: Preemption decisions.
+        speculation: Speculative-execution decisions.
     """
 
     max_candidates: int = 8
     slow_start: float = 0.05
     admission: bool = False
     preemption: PreemptionConfig = PreemptionConfig()
+    speculation: SpeculationConfig = SpeculationConfig()
 
     def __post_init__(self) -> None:
         _check_fields(self)

@@ -2,12 +2,13 @@
 
 Keys and features (all float32; times in hours unless said; clipped to the box bounds):
 
-``decision`` [D = 10]
+``decision`` [D = 10; 11 with speculation]
     0-2 decision kind one-hot (schedule, admit, preempt; :data:`DECISION_KIND_SLICE`, entry
-    ``decision_kind_slot(kind)``; all zero once the episode is over) | 3 time / time limit |
-    4 f(t) now | 5 active jobs / K | 6 runnable jobs / K | 7 free map slots of the decision node
-    / its map slots (containers: free CPU) | 8 free reduce slots / reduce slots (containers: free
-    memory) | 9 has a decision node
+    ``decision_kind_slot(kind)``; all zero once the episode is over; with
+    ``decisions.speculation.enabled`` a fourth entry, speculate, and the entries below move up
+    by one) | 3 time / time limit | 4 f(t) now | 5 active jobs / K | 6 runnable jobs / K |
+    7 free map slots of the decision node / its map slots (containers: free CPU) | 8 free reduce
+    slots / reduce slots (containers: free memory) | 9 has a decision node
 
 ``candidates`` [K, F = 22] (row i describes action i; rows past the candidates are zero; each
 decision kind fills them its own way, :attr:`ObservationEncoder.CANDIDATE_ROWS`)
@@ -23,8 +24,9 @@ decision kind fills them its own way, :attr:`ObservationEncoder.CANDIDATE_ROWS`)
     decision node (CPU speed x accelerator x 1/NormTCT(r)) | 11 running tasks / cluster slots |
     12 waiting time since arrival (h) | 13 priority / 9 | 14 weight / 10 | 15 resumes a
     suspended task | 16-18 CPU, I/O, memory demand of one task of this phase |
-    19 preemption: primitive is suspend | 20 preemption: victim task progress |
-    21 job completion time alone (h)
+    19 preemption: primitive is suspend; speculation: the running task's estimated time left
+    (h, LATE's ``(1 - progress) / progress rate``, clipped to 24) | 20 the task's progress
+    (preemption: the victim; speculation: the task to copy) | 21 job completion time alone (h)
 
 ``nodes`` [N, G = 10]
     0 up | 1 CPU capacity multiplier | 2 CPU speed / max speed | 3 shared | 4 accelerated |
@@ -36,10 +38,12 @@ decision kind fills them its own way, :attr:`ObservationEncoder.CANDIDATE_ROWS`)
     forecast of f(t) for the next W availability steps.
 
 The decision kind is read from the observation by name, never by a bare index:
-``obs["decision"][DECISION_KIND_SLICE]`` is the one-hot, ``decision_kind_slot(SCHEDULE)`` the
-schedule entry (:func:`observed_kind`). It stays inside the ``decision`` array rather than in a
-key of its own: a new key changes the ``Dict`` space, and SB3 refuses to load a trained agent
-into an env whose space differs from the one it was trained on.
+``obs["decision"][kind_slice(obs["decision"])]`` is the one-hot (:data:`DECISION_KIND_SLICE`
+in worlds without speculation), ``decision_kind_slot(SCHEDULE)`` the schedule entry
+(:func:`observed_kind`). It stays inside the ``decision`` array rather than in a key of its own:
+a new key changes the ``Dict`` space, and SB3 refuses to load a trained agent into an env whose
+space differs from the one it was trained on. For the same reason the one-hot has an entry for
+speculation only in worlds that pose it: agents trained without it keep their shape.
 """
 
 from __future__ import annotations
@@ -48,31 +52,48 @@ import math
 
 import numpy as np
 
+from mrsched_gym.config import Scenario
 from mrsched_gym.sim.decision import (
     ADMIT,
+    BASE_KINDS,
     PREEMPT,
     SCHEDULE,
+    SPECULATE,
     SUSPEND,
     AdmitCandidate,
     Decision,
     DecisionKind,
     PreemptCandidate,
     ScheduleCandidate,
+    SpeculateCandidate,
+    posed_kinds,
 )
 from mrsched_gym.sim.engine import Simulator
+from mrsched_gym.sim.speculation import time_left
 from mrsched_gym.sim.state import MAP, REDUCE
 
-DECISION_FEATURES = len(DecisionKind) + 7      # the kind one-hot, then 7 features (= 10)
+#: Features of ``obs["decision"]`` after the kind one-hot.
+DECISION_TAIL = 7
+#: Length of ``obs["decision"]`` in worlds without speculation (the base kinds' one-hot + 7).
+DECISION_FEATURES = len(BASE_KINDS) + DECISION_TAIL
 CANDIDATE_FEATURES = 22
 NODE_FEATURES = 10
 #: ``obs["decision"][DECISION_KIND_SLICE]``: the decision kind, one-hot by
-#: :class:`~mrsched_gym.sim.decision.DecisionKind` value (all zero once the episode is over).
-DECISION_KIND_SLICE = slice(0, len(DecisionKind))
-_KINDS = tuple(DecisionKind)          # (iterating the enum class builds a list every time)
-#: The kind one-hot of ``obs["decision"]`` by kind, and once the episode is over.
-_ONE_HOT = {kind: tuple(float(kind == k) for k in _KINDS) for kind in _KINDS}
-_NO_KIND = (0.0,) * len(_KINDS)
+#: :class:`~mrsched_gym.sim.decision.DecisionKind` value (all zero once the episode is over), in
+#: worlds without speculation; in any world :func:`kind_slice`.
+DECISION_KIND_SLICE = slice(0, len(BASE_KINDS))
 _LOC = (0.0, 0.5, 1.0)
+
+
+def decision_features(scenario: Scenario) -> int:
+    """Length of ``obs["decision"]`` in ``scenario``'s worlds: one one-hot entry per kind it
+    can pose (:func:`~mrsched_gym.sim.decision.posed_kinds`), then :data:`DECISION_TAIL`."""
+    return len(posed_kinds(scenario)) + DECISION_TAIL
+
+
+def kind_slice(decision: np.ndarray) -> slice:
+    """The kind one-hot of a ``decision`` array of any world."""
+    return slice(0, len(decision) - DECISION_TAIL)
 
 
 def decision_kind_slot(kind: DecisionKind) -> int:
@@ -83,7 +104,7 @@ def decision_kind_slot(kind: DecisionKind) -> int:
 def observed_kind(decision: np.ndarray) -> DecisionKind | None:
     """The decision kind an observation's ``decision`` array encodes (``None``: the episode is
     over)."""
-    hot = np.flatnonzero(decision[DECISION_KIND_SLICE] > 0.5)
+    hot = np.flatnonzero(decision[kind_slice(decision)] > 0.5)
     return DecisionKind(int(hot[0])) if len(hot) else None
 
 
@@ -114,6 +135,10 @@ class ObservationEncoder:
         self.total_slots = max(sim.total_slots if sim.slots_mode else float(self.N) * 2, 1.0)
         self.map_scope = sim.map_scope
         self.limit_s = sc.time_limit_s
+        kinds = posed_kinds(sc)
+        #: The kind one-hot of ``obs["decision"]`` by kind, and once the episode is over.
+        self._one_hot = {kind: tuple(float(kind == k) for k in kinds) for kind in kinds}
+        self._no_kind = (0.0,) * len(kinds)
         self._fc_step = -1
         self._fc = np.zeros(self.W, dtype=np.float32)
         self._prev_node = -1
@@ -265,8 +290,27 @@ class ObservationEncoder:
             rows.append(row)
         return rows
 
+    def _speculate_rows(self, d: Decision, node: int, now: float) -> list[list[float]]:
+        """Each running task to copy: its job on the decision node (where the copy would run),
+        the copy's locality, the task's estimated time left and its progress."""
+        rows = []
+        rack = self.sim.rack
+        for c in d.candidates:
+            assert isinstance(c, SpeculateCandidate)
+            task = c.task
+            job = task.job
+            row = self._job_row(job, task.phase, node, now)
+            if task.phase == MAP:
+                row[2] = _LOC[job.locality_of(task.idx, node, rack)]
+            left = time_left(task, now) / 3600.0
+            row[19] = left if left < 24.0 else 24.0
+            row[20] = task.progress_at(now)
+            rows.append(row)
+        return rows
+
     #: The candidate rows of each decision kind (one entry per kind).
-    CANDIDATE_ROWS = {SCHEDULE: _schedule_rows, ADMIT: _admit_rows, PREEMPT: _preempt_rows}
+    CANDIDATE_ROWS = {SCHEDULE: _schedule_rows, ADMIT: _admit_rows, PREEMPT: _preempt_rows,
+                      SPECULATE: _speculate_rows}
 
     # ------------------------------------------------------------------ the observation
     def observe(self) -> dict[str, np.ndarray]:
@@ -282,7 +326,7 @@ class ObservationEncoder:
             s.dirty.clear()
         d = s.decision
         kind = d.kind
-        node = d.node if (kind == SCHEDULE and not s.done) else -1
+        node = d.node if ((kind == SCHEDULE or kind == SPECULATE) and not s.done) else -1
         if self._prev_node >= 0:
             self.nodes[self._prev_node, 9] = 0.0
         if node >= 0:
@@ -300,7 +344,7 @@ class ObservationEncoder:
             fm, fr, has = float(self.nodes[node, 5]), float(self.nodes[node, 6]), 1.0
         else:
             fm = fr = has = 0.0
-        dec = np.array([*(_NO_KIND if s.done else _ONE_HOT[kind]),
+        dec = np.array([*(self._no_kind if s.done else self._one_hot[kind]),
                         t_frac if t_frac < 1.0 else 1.0, s.availability_now(),
                         act if act < 10.0 else 10.0, run if run < 10.0 else 10.0, fm, fr, has],
                        dtype=np.float32)

@@ -14,9 +14,9 @@ from gymnasium import spaces
 from mrsched_gym.config import REWARD_COMPONENTS, Scenario, load_scenario, with_overrides
 from mrsched_gym.encoding import (
     CANDIDATE_FEATURES,
-    DECISION_FEATURES,
     NODE_FEATURES,
     ObservationEncoder,
+    decision_features,
 )
 from mrsched_gym.errors import EpisodeStateError, InputError, InputTypeError
 from mrsched_gym.metrics import episode_metrics
@@ -72,6 +72,7 @@ class MRSchedEnv(gym.Env):
     | key          | shape    | content                                                        |
     |--------------|----------|----------------------------------------------------------------|
     | `decision`   | (10,)    | decision kind, time, f(t), queue sizes, the node's free space  |
+    |              |          | ((11,) when the scenario enables speculation)                  |
     | `candidates` | (K, 22)  | per candidate: phase, locality, progress, remaining work,      |
     |              |          | task length, time to deadline, required slots, node speed, ... |
     | `nodes`      | (N, 10)  | per node: up, capacity, speed, shared, accelerator, free       |
@@ -81,7 +82,9 @@ class MRSchedEnv(gym.Env):
     The decision kind is part of the contract: ``obs["decision"][DECISION_KIND_SLICE]``
     (:data:`mrsched_gym.encoding.DECISION_KIND_SLICE`, entries 0-2) is its one-hot over
     :class:`~mrsched_gym.sim.decision.DecisionKind` (schedule, admit, preempt; all zero on the
-    last step); :func:`mrsched_gym.encoding.observed_kind` reads it back, and
+    last step), with a fourth entry (speculate) in worlds with ``decisions.speculation``
+    (:func:`mrsched_gym.encoding.kind_slice`); :func:`mrsched_gym.encoding.observed_kind` reads
+    it back, and
     ``info["decision"]`` names it. It works with ``FlattenObservation`` and SB3's
     ``MultiInputPolicy``.
 
@@ -169,7 +172,7 @@ class MRSchedEnv(gym.Env):
         self.K = K
         self.action_space = spaces.Discrete(K + 1)
         self.observation_space = spaces.Dict({
-            "decision": spaces.Box(0.0, 10.0, (DECISION_FEATURES,), np.float32),
+            "decision": spaces.Box(0.0, 10.0, (decision_features(self.scenario),), np.float32),
             "candidates": spaces.Box(-24.0, 100.0, (K, CANDIDATE_FEATURES), np.float32),
             "nodes": spaces.Box(0.0, 1.0, (N, NODE_FEATURES), np.float32),
             "forecast": spaces.Box(0.0, 1.0, (W,), np.float32),

@@ -50,7 +50,8 @@ METRIC_NAMES = (
     "wasted_work_s", "swap_overhead_s", "utilisation", "cpu_utilisation", "data_locality_pct",
     "rack_locality_pct",
     "jain_fairness", "web_response_mean_ms", "web_response_p95_ms", "slo_violation_pct",
-    "killed_tasks", "suspended_tasks", "lost_tasks", "invalid_actions",
+    "killed_tasks", "suspended_tasks", "lost_tasks", "speculative_copies", "speculative_wins",
+    "invalid_actions",
     *(COMPONENT_METRICS[c] for c in REWARD_COMPONENTS))
 #: The numeric fields of an evaluation record: the episode's return, steps and wall time, and
 #: every metric (rank a leaderboard by any of them).
@@ -162,6 +163,8 @@ def episode_metrics(log: EpisodeLog, weights: Mapping[str, float] | None = None
         "killed_tasks": float(c["n_killed"]),
         "suspended_tasks": float(c["n_suspended"]),
         "lost_tasks": float(c["n_lost"]),
+        "speculative_copies": float(c["n_copies"]),
+        "speculative_wins": float(c["n_copies_won"]),
         "invalid_actions": float(c["invalid_actions"]),
     }
     # the reward components' totals (one formula, shared with mrsched_gym.rewards)

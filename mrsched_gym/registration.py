@@ -18,6 +18,7 @@ ENV_IDS = FrozenDict({
     "mrsched/ThesisScale-v0": "thesis_scale",      # thesis ch. 5 scale: 100 nodes, 7 days
     "mrsched/HadoopTrace-v0": "hadoop_trace",      # SWIM + NASA-HTTP + Google 2019 + ALOJA traces
     "mrsched/GreenTrace-v0": "green_trace",        # SWIM + PVWatts solar availability + ALOJA
+    "mrsched/Stragglers-v0": "stragglers",         # stragglers + speculative execution (LATE)
     # The same worlds with MROrchestrator's node-level resource re-division (seed 001, REGRESSION
     # estimator) in the resource manager: a property of the cluster, so every policy, agents
     # included, runs under it and one leaderboard ranks them in one world.

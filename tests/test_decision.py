@@ -21,25 +21,35 @@ from mrsched_gym.sim.decision import (
     PreemptCandidate,
     Primitive,
     ScheduleCandidate,
+    SpeculateCandidate,
 )
 from mrsched_gym.sim.engine import DECISION_PARTS
 from mrsched_gym.sim.view import ClusterView, as_view
 
 CANDIDATE_TYPE = {DecisionKind.SCHEDULE: ScheduleCandidate, DecisionKind.ADMIT: AdmitCandidate,
-                  DecisionKind.PREEMPT: PreemptCandidate}
+                  DecisionKind.PREEMPT: PreemptCandidate,
+                  DecisionKind.SPECULATE: SpeculateCandidate}
+#: The kinds each world poses (a random policy meets them all within its first 3000 steps).
+KINDS_SEEN = {
+    "mrsched/Preemption-v0": {DecisionKind.SCHEDULE, DecisionKind.PREEMPT},
+    "mrsched/Admission-v0": {DecisionKind.SCHEDULE, DecisionKind.ADMIT},
+    "mrsched/Stragglers-v0": {DecisionKind.SCHEDULE, DecisionKind.SPECULATE},
+}
+NODE_KINDS = (DecisionKind.SCHEDULE, DecisionKind.SPECULATE)
 
 
 def test_every_kind_has_one_part_and_one_encoding():
     assert sorted(p.kind for p in DECISION_PARTS) == list(DecisionKind)
     assert sorted(ObservationEncoder.CANDIDATE_ROWS) == list(DecisionKind)
     assert [p.kind for p in DECISION_PARTS] == [DecisionKind.ADMIT, DecisionKind.PREEMPT,
+                                               DecisionKind.SPECULATE,
                                                DecisionKind.SCHEDULE]      # the posing order
-    assert DECISION_NAMES == ("schedule", "admit", "preempt")
-    assert [decision_kind_slot(k) for k in DecisionKind] == list(range(3))
-    assert DECISION_KIND_SLICE == slice(0, 3)
+    assert DECISION_NAMES == ("schedule", "admit", "preempt", "speculate")
+    assert [decision_kind_slot(k) for k in DecisionKind] == list(range(4))
+    assert DECISION_KIND_SLICE == slice(0, 3)        # worlds without speculation
 
 
-@pytest.mark.parametrize("env_id", ["mrsched/Preemption-v0", "mrsched/Admission-v0"])
+@pytest.mark.parametrize("env_id", sorted(KINDS_SEEN))
 def test_every_decision_is_a_typed_value(env_id):
     env = make_env(env_id)
     obs, info = env.reset(seed=0)
@@ -51,8 +61,8 @@ def test_every_decision_is_a_typed_value(env_id):
         assert observed_kind(obs["decision"]) == d.kind
         assert info["decision"] == DECISION_NAMES[d.kind] and info["node"] == d.node
         assert all(type(c) is CANDIDATE_TYPE[d.kind] for c in d.candidates)
-        assert (d.node >= 0) == (d.kind == DecisionKind.SCHEDULE)
-        assert (d.job is None) == (d.kind == DecisionKind.SCHEDULE)
+        assert (d.node >= 0) == (d.kind in NODE_KINDS)
+        assert (d.job is None) == (d.kind in NODE_KINDS)
         if d.kind == DecisionKind.ADMIT:
             assert d.candidates == (AdmitCandidate(d.job),)
         if d.kind == DecisionKind.PREEMPT:
@@ -71,8 +81,7 @@ def test_every_decision_is_a_typed_value(env_id):
                                              else sim.K)
         if term or trunc:
             break
-    assert seen == ({DecisionKind.SCHEDULE, DecisionKind.PREEMPT} if "Preemption" in env_id
-                    else {DecisionKind.SCHEDULE, DecisionKind.ADMIT})
+    assert seen == KINDS_SEEN[env_id]
     if sim.done:
         assert sim.decision.candidates == () and observed_kind(obs["decision"]) is None
 

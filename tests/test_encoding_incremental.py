@@ -18,6 +18,8 @@ CASES = [
     ("mrsched/Heterogeneous-v0", None),
     ("mrsched/HadoopTrace-v0", None),
     ("mrsched/GreenTrace-v0", None),
+    ("mrsched/Stragglers-v0", None),
+    ("mrsched/Stragglers-v0", {"cluster.resource_mode": "containers"}),
     ("mrsched/ThesisScale-v0", {"workload.duration_s": 3600, "time_limit_s": 7200}),
 ]
 

@@ -118,5 +118,6 @@ def counters(sim: Simulator) -> dict[str, Any]:
         "n_rejected": sim.n_rejected, "n_unserved": sim.n_unserved,
         "n_killed": sim.n_killed,
         "n_suspended": sim.n_suspended, "n_lost": sim.n_lost,
+        "n_copies": sim.n_copies, "n_copies_won": sim.n_copies_won,
         "invalid_actions": sim.invalid_actions,
     }

@@ -14,17 +14,22 @@ Whenever the simulation needs a choice it stops and poses a :class:`Decision`
 * ``PREEMPT``: the high-priority ``job`` waits for capacity. Candidates are
   :class:`PreemptCandidate` ``(task, primitive)``, victims ranked lowest priority first then most
   recently started (least work lost); skip is ``wait`` (Pastorelli et al., seed ``002``).
+* ``SPECULATE`` (``decisions.speculation.enabled``): node ``node`` has room that no pending task
+  can use. Candidates are :class:`SpeculateCandidate` ``(task,)``, running tasks without a
+  copy, longest estimated time left first (LATE's ranking); choosing one launches a backup copy
+  of it on the node, skip launches none (SPEC 2.6; Zaharia et al., OSDI 2008).
 
 Candidates are named tuples: read them by name (``cand.job.jid``, ``cand.phase``); they still
 unpack and index like the plain tuples they replaced. Each kind's behaviour (posing and
 applying) is one small module registered in :data:`mrsched_gym.sim.engine.DECISION_PARTS`; the
 observation's rows for each kind are in :mod:`mrsched_gym.encoding`.
 
-Adding a kind (e.g. speculative execution of stragglers): a :class:`DecisionKind` member and its
-candidate type here; a module with its ``pose``/``apply`` and ``PART``; its entry in
-``DECISION_PARTS`` (the position is its priority when several kinds are due); its rows in
-``ObservationEncoder.CANDIDATE_ROWS``. The observation's kind one-hot then grows by one entry,
-which changes the ``decision`` array's shape (shipped agents are trained on three).
+Adding a kind (as speculative execution was): a :class:`DecisionKind` member and its candidate
+type here; a module with its ``pose``/``apply`` and ``PART``; its entry in ``DECISION_PARTS``
+(the position is its priority when several kinds are due); its rows in
+``ObservationEncoder.CANDIDATE_ROWS``; the scenario switch that enables it
+(:func:`posed_kinds`). The observation's kind one-hot has one entry per kind up to the last one
+the scenario can pose, so worlds without the new kind keep their observation shape.
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ from dataclasses import dataclass
 from enum import IntEnum
 from typing import TYPE_CHECKING, NamedTuple, TypeAlias
 
+from mrsched_gym.config import Scenario
 from mrsched_gym.sim.state import Job, Task
 
 if TYPE_CHECKING:
@@ -46,9 +52,13 @@ class DecisionKind(IntEnum):
     SCHEDULE = 0
     ADMIT = 1
     PREEMPT = 2
+    SPECULATE = 3
 
 
 SCHEDULE, ADMIT, PREEMPT = DecisionKind.SCHEDULE, DecisionKind.ADMIT, DecisionKind.PREEMPT
+SPECULATE = DecisionKind.SPECULATE
+#: The kinds every scenario can pose (the observation's kind one-hot covers at least these).
+BASE_KINDS = (SCHEDULE, ADMIT, PREEMPT)
 #: Lower-case names by kind value (``info["decision"]``).
 DECISION_NAMES = tuple(k.name.lower() for k in DecisionKind)
 
@@ -89,8 +99,15 @@ class PreemptCandidate(NamedTuple):
     primitive: Primitive
 
 
+class SpeculateCandidate(NamedTuple):
+    """Launch a backup copy of the running ``task`` on the decision node (the first copy to
+    finish wins; the other is killed and its work counted as wasted)."""
+
+    task: Task
+
+
 #: Any candidate.
-Candidate: TypeAlias = ScheduleCandidate | AdmitCandidate | PreemptCandidate
+Candidate: TypeAlias = ScheduleCandidate | AdmitCandidate | PreemptCandidate | SpeculateCandidate
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,7 +117,7 @@ class Decision:
     Attributes:
         kind: What it asks.
         time_s: Simulated time it was posed at.
-        node: The node with free capacity (``SCHEDULE``), else -1.
+        node: The node with free capacity (``SCHEDULE``, ``SPECULATE``), else -1.
         job: The arrived job (``ADMIT``) or the waiting high-priority job (``PREEMPT``), else
             ``None``.
         candidates: Candidate ``i`` is action ``i`` (at most K; action K is skip). Empty once
@@ -127,3 +144,12 @@ class DecisionPart(NamedTuple):
     kind: DecisionKind
     pose: Callable[[Simulator], Decision | None]
     apply: Callable[[Simulator, Decision, int], None]
+
+
+def posed_kinds(scenario: Scenario) -> tuple[DecisionKind, ...]:
+    """The decision kinds ``scenario`` can pose, in kind order: the base three (a scenario may
+    leave admission or preemption off, but their one-hot entries stay for a stable shape) and
+    ``SPECULATE`` when ``decisions.speculation.enabled``."""
+    if scenario.decisions.speculation.enabled:
+        return (*BASE_KINDS, SPECULATE)
+    return BASE_KINDS

@@ -16,7 +16,8 @@ class holds):
   interactive load, availability and its forecast).
 * :mod:`~mrsched_gym.sim.decision` and one module per decision kind, registered in
   :data:`DECISION_PARTS`: :mod:`~mrsched_gym.sim.schedule`, :mod:`~mrsched_gym.sim.admission`,
-  :mod:`~mrsched_gym.sim.preemption` (posing a decision and applying the choice).
+  :mod:`~mrsched_gym.sim.preemption`, :mod:`~mrsched_gym.sim.speculation` (posing a decision
+  and applying the choice).
 * :mod:`~mrsched_gym.sim.jobs` and :mod:`~mrsched_gym.sim.tasks`: the job and task life cycles.
 * :mod:`~mrsched_gym.sim.cluster`: slot / container bookkeeping and data nodes.
 * :mod:`~mrsched_gym.sim.rates`: the contention and rate model, and the MROrchestrator.
@@ -35,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from mrsched_gym.config import Scenario
-from mrsched_gym.sim import admission, preemption, schedule
+from mrsched_gym.sim import admission, preemption, schedule, speculation
 from mrsched_gym.sim.accounting import (
     advance_to,
     close_books,
@@ -74,9 +75,11 @@ from mrsched_gym.workloads.profiles import PROFILES, TYPE_NAMES
 from mrsched_gym.workloads.trace import check_trace_reduces, trace_window
 
 #: The decision kinds, in the order they are posed when several are due: an arrived job's
-#: admission first, then a waiting high-priority job's preemption, then free capacity. A new kind
-#: is one module with its ``PART`` and one entry here (and its rows in the observation encoding).
-DECISION_PARTS: tuple[DecisionPart, ...] = (admission.PART, preemption.PART, schedule.PART)
+#: admission first, then a waiting high-priority job's preemption, then free capacity (a backup
+#: copy only where no pending task can use it). A new kind is one module with its ``PART`` and
+#: one entry here (and its rows in the observation encoding).
+DECISION_PARTS: tuple[DecisionPart, ...] = (admission.PART, preemption.PART, speculation.PART,
+                                            schedule.PART)
 _APPLY = {part.kind: part.apply for part in DECISION_PARTS}
 #: Names importable from here as before the engine was split (defined in the parts).
 __all__ = ["ADMIT", "DECISION_NAMES", "DECISION_PARTS", "KILL", "MIN_CPU_SHARE", "PREEMPT",
@@ -144,6 +147,8 @@ class Simulator:
             check_trace_reduces(scenario.workload, scenario.cluster)
         #: Whether deadlines cover the map phase only (``workload.deadline_scope: map``).
         self.map_scope = scenario.workload.deadline_scope == "map"
+        #: Whether speculation decisions are posed (``decisions.speculation.enabled``).
+        self.speculation = scenario.decisions.speculation.enabled
         self.done = True
         self.truncated = False
 
@@ -230,6 +235,9 @@ class Simulator:
         self.n_killed = 0
         self.n_suspended = 0
         self.n_lost = 0
+        self.n_copies = 0                     # speculative copies launched
+        self.n_copies_won = 0                 # ... that finished before their original
+        self.node_done = [0] * n              # tasks finished on each node (LATE's node progress)
         self.invalid_actions = 0
         # --- periodic events
         if self.shared_nodes:
@@ -294,7 +302,7 @@ class Simulator:
                     on_deadline(self, a)
                 elif kind == _ORCHESTRATE:
                     orchestrate(self)
-            if self.runnable and self.idle:
+            if self.idle and (self.runnable or (self.speculation and self.running)):
                 self.offer = sorted(self.idle, reverse=True)   # pop() gives lowest index first
 
     def _drop_stale_events(self) -> None:

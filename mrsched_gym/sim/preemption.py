@@ -5,7 +5,8 @@ With ``decisions.preemption.enabled`` an accepted job of priority > 0 joins
 ``Simulator.preempt_queue`` with a budget of one preemption per map. While it waits for capacity
 it is posed (after any admission) with victims ranked lowest priority first, then most recently
 started (least work lost), each with every allowed primitive (``suspend`` only on nodes below
-``max_suspended_per_node``). Skip (``wait``) ends its preemptions; so do an exhausted budget and
+``max_suspended_per_node``, and not for a task whose speculative copy runs: killing it leaves
+the copy to finish alone). Skip (``wait``) ends its preemptions; so do an exhausted budget and
 the moment it no longer waits.
 """
 
@@ -53,8 +54,9 @@ def candidates(sim: Simulator, job: Job) -> list[PreemptCandidate]:
     cands: list[PreemptCandidate] = []
     for t in victims:
         for prim in cfg.primitives:
-            if prim == "suspend" and len(sim.susp_on[t.node]) >= cfg.max_suspended_per_node:
-                continue
+            if prim == "suspend" and (len(sim.susp_on[t.node]) >= cfg.max_suspended_per_node
+                                      or t.twin is not None):
+                continue              # (a task with a speculative copy can only be killed)
             cands.append(PreemptCandidate(t, KILL if prim == "kill" else SUSPEND))
             if len(cands) == sim.K:
                 return cands

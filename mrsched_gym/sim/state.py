@@ -43,7 +43,7 @@ class Task:
     __slots__ = ("tid", "job", "phase", "idx", "node", "remaining", "floor", "rate", "t_last",
                  "version", "demand", "work", "start_s", "mem_gb", "swapped_gb", "state",
                  "est", "shuffle_s", "locality", "first_start_s", "src", "read_io",
-                 "type_idx", "base", "mem0", "cpu_est")
+                 "type_idx", "base", "mem0", "cpu_est", "twin", "is_copy")
 
     def __init__(self, tid: int, job: Job, phase: int, idx: int, node: int, work: float,
                  demand: tuple[float, float, float, float], now: float, mem_gb: float) -> None:
@@ -73,11 +73,23 @@ class Task:
         self.mem0 = 1.0                 # memory allocation before any orchestrator estimate
         self.src = -1                   # data node a remote map reads its block from
         self.read_io = 0.0              # disk demand it puts on that data node
+        self.twin: Task | None = None   # the other running copy (speculative execution)
+        self.is_copy = False            # a backup copy launched by speculation
 
     @property
     def progress(self) -> float:
-        """Fraction of this attempt's work done."""
+        """Fraction of this attempt's work done (as of its last update, ``t_last``)."""
         return 1.0 - self.remaining / self.work if self.work > 0 else 1.0
+
+    def progress_at(self, now: float) -> float:
+        """Fraction of this attempt's work done at ``now`` (its current rate carried forward
+        from ``t_last``, as the simulator's own update does; read-only)."""
+        if self.work <= 0:
+            return 1.0
+        rem = self.remaining - self.rate * (now - self.t_last)
+        if rem < self.floor:
+            rem = self.floor
+        return 1.0 - rem / self.work
 
 
 class Job:
@@ -94,7 +106,8 @@ class Job:
                  "replicas", "label", "state", "maps_done", "reduces_done", "maps_running",
                  "reduces_running", "pending_maps", "pending_reduces", "map_state", "pend_stack",
                  "by_node", "by_rack", "red_stack", "susp", "running_reduces", "reduce_ready",
-                 "late", "finish_s", "first_start_s", "len_sum", "len_n", "locality_counts",
+                 "late", "finish_s", "first_start_s", "len_sum", "len_n", "lens",
+                 "locality_counts",
                  "work_done", "total_work", "preempt_budget", "alone_s", "has_map_work",
                  "has_red_work", "est_finish_s", "prior_len", "map_alone_s", "map_finish_s",
                  "est_deadline_finish_s")
@@ -135,6 +148,7 @@ class Job:
         self.first_start_s = math.nan
         self.len_sum = [0.0, 0.0]                          # wall-clock lengths of finished tasks
         self.len_n = [0, 0]
+        self.lens: tuple[list[float], list[float]] = ([], [])   # the same lengths, by phase
         self.locality_counts = [0, 0, 0]
         self.work_done = 0.0
         self.total_work = float(sum(self.map_work) + sum(self.reduce_work))
@@ -205,6 +219,15 @@ class Job:
             if stack:
                 return RACK_LOCAL
         return OFF_RACK
+
+    def locality_of(self, i: int, node: int, racks: list[int]) -> int:
+        """The locality level of map ``i`` on ``node`` (a replica there, in its rack, or
+        neither)."""
+        reps = self.replicas[i].tolist()
+        if node in reps:
+            return NODE_LOCAL
+        rack = racks[node]
+        return RACK_LOCAL if any(racks[r] == rack for r in reps) else OFF_RACK
 
     def take_map(self, node: int, rack: int) -> tuple[int, int]:
         """Pick the best-placed pending map for ``node``: returns ``(map index, locality)``."""

@@ -6,7 +6,9 @@ reads its block over the network (extra work ``block_mb / net_mb_s``, x ``off_ra
 off-rack) from a data node (:func:`~mrsched_gym.sim.cluster.pick_source`): ``READ_FRACTION`` of
 its disk demand then loads that node instead of its own. A reduce's work is its shuffle plus its
 reduce work; it cannot pass its un-shuffled share (``floor``) until more maps finish (SPEC 2.5).
-Killing loses a task's work (SPEC 2.6; the slot is held for ``kill_cleanup_s``); suspending
+A speculative copy (:func:`launch_copy`) runs beside its original; the first to finish wins
+and the other is killed (outcome ``superseded``, its work wasted). Killing loses a task's work
+(SPEC 2.6; the slot is held for ``kill_cleanup_s``); suspending
 keeps its memory on the node, paged out only when a new task needs it (Pastorelli III). With
 ``memory_overcommit: fail`` the newest tasks of an over-committed node are killed. A suspended
 task resumes only on its node (a restart elsewhere is a kill + relaunch).
@@ -46,58 +48,94 @@ _CLEANUP_END = int(EventKind.CLEANUP_END)
 def launch(sim: Simulator, job: Job, phase: int, n: int) -> None:
     """Start a task of ``job`` in ``phase`` on node ``n``: resume its suspended one there,
     else its best-placed pending map (node-local, rack-local, any) or its next reduce."""
-    now = sim.now
     t = job.suspended_on(n, phase) if job.susp else None
     if t is not None:
         _resume(sim, t)
         return
-    p = job.profile
     if phase == MAP:
         i, loc = job.take_map(n, sim.rack[n])
-        work = job.map_work[i]
-        mult = job.map_mult[i]
-        d = p.map_demand
-        extra = 0.0
-        net = d[3] * mult
-        io = d[1] * mult
-        src = -1
-        if loc != NODE_LOCAL:
-            extra = sim.scenario.cluster.block_mb / sim.net_mb_s[n]
-            if loc == OFF_RACK:
-                extra *= sim.scenario.cluster.off_rack_factor
-            net += extra / (work + extra)
-            src = pick_source(sim, job.replicas[i].tolist(), sim.rack[n], loc)
         job.locality_counts[loc] += 1
-        job.maps_running += 1
-        t = Task(sim.next_tid, job, MAP, i, n, work + extra,
-                 (d[0] * mult, io * (1.0 - READ_FRACTION) if src >= 0 else io,
-                  d[2] * mult, net), now, p.task_mem_gb)
-        t.locality = loc
-        if src >= 0:
-            t.src = src
-            t.read_io = io * READ_FRACTION
+        t = _map_attempt(sim, job, i, loc, n)
     else:
         i = job.red_stack.pop()
         job.pending_reduces -= 1
-        mult = job.reduce_mult[i]
-        d = p.reduce_demand
-        shuffle = p.shuffle_mb_per_map * job.n_maps / max(job.n_reduces, 1) / sim.net_mb_s[n]
-        red = job.reduce_work[i]
-        job.reduces_running += 1
-        t = Task(sim.next_tid, job, REDUCE, i, n, shuffle + red,
-                 (d[0] * mult, d[1] * mult, d[2] * mult, d[3] * mult), now, p.task_mem_gb)
-        t.shuffle_s = shuffle
-        if job.maps_done < job.n_maps:
-            t.floor = red + shuffle * (1.0 - job.maps_done / job.n_maps)
-        job.running_reduces.append(t)
-    sim.next_tid += 1
+        t = _reduce_attempt(sim, job, i, n)
     if math.isnan(job.first_start_s):
-        job.first_start_s = now
-    # Page out suspended tasks if this launch over-commits memory (Pastorelli III).
+        job.first_start_s = sim.now
+    _start(sim, t, n)
+    refresh_runnable(sim, job)
+
+
+def launch_copy(sim: Simulator, t: Task, n: int) -> None:
+    """Start a backup copy of the running task ``t`` on node ``n`` (speculative execution,
+    SPEC 2.6): the same map (reading its block from a replica unless ``n`` holds one) or
+    reduce (shuffling again). The two copies are each other's ``twin``; the first to finish
+    wins and the other is killed (:func:`kill`, outcome ``superseded``). A copy is not counted
+    in the job's locality counts, which count map tasks."""
+    job = t.job
+    if t.phase == MAP:
+        c = _map_attempt(sim, job, t.idx, job.locality_of(t.idx, n, sim.rack), n)
+    else:
+        c = _reduce_attempt(sim, job, t.idx, n)
+    c.is_copy = True
+    c.twin = t
+    t.twin = c
+    sim.n_copies += 1
+    _start(sim, c, n)
+
+
+def _map_attempt(sim: Simulator, job: Job, i: int, loc: int, n: int) -> Task:
+    """A new attempt of map ``i`` on node ``n`` at locality ``loc`` (counted as running)."""
+    p = job.profile
+    work = job.map_work[i]
+    mult = job.map_mult[i]
+    d = p.map_demand
+    extra = 0.0
+    net = d[3] * mult
+    io = d[1] * mult
+    src = -1
+    if loc != NODE_LOCAL:
+        extra = sim.scenario.cluster.block_mb / sim.net_mb_s[n]
+        if loc == OFF_RACK:
+            extra *= sim.scenario.cluster.off_rack_factor
+        net += extra / (work + extra)
+        src = pick_source(sim, job.replicas[i].tolist(), sim.rack[n], loc)
+    job.maps_running += 1
+    t = Task(sim.next_tid, job, MAP, i, n, work + extra,
+             (d[0] * mult, io * (1.0 - READ_FRACTION) if src >= 0 else io,
+              d[2] * mult, net), sim.now, p.task_mem_gb)
+    t.locality = loc
+    if src >= 0:
+        t.src = src
+        t.read_io = io * READ_FRACTION
+    return t
+
+
+def _reduce_attempt(sim: Simulator, job: Job, i: int, n: int) -> Task:
+    """A new attempt of reduce ``i`` on node ``n`` (counted as running): its shuffle plus its
+    reduce work, held at its un-shuffled share until the maps are done."""
+    p = job.profile
+    mult = job.reduce_mult[i]
+    d = p.reduce_demand
+    shuffle = p.shuffle_mb_per_map * job.n_maps / max(job.n_reduces, 1) / sim.net_mb_s[n]
+    red = job.reduce_work[i]
+    job.reduces_running += 1
+    t = Task(sim.next_tid, job, REDUCE, i, n, shuffle + red,
+             (d[0] * mult, d[1] * mult, d[2] * mult, d[3] * mult), sim.now, p.task_mem_gb)
+    t.shuffle_s = shuffle
+    if job.maps_done < job.n_maps:
+        t.floor = red + shuffle * (1.0 - job.maps_done / job.n_maps)
+    job.running_reduces.append(t)
+    return t
+
+
+def _start(sim: Simulator, t: Task, n: int) -> None:
+    """Run a new attempt on ``n``: number it, page out suspended tasks if its memory
+    over-commits the node (Pastorelli III), and place it."""
+    sim.next_tid += 1
     sim.mem_used_gb[n] += t.mem_gb
     _page_out(sim, n, t)
     _place(sim, t, n)
-    refresh_runnable(sim, job)
 
 
 def _place(sim: Simulator, t: Task, n: int) -> None:
@@ -206,8 +244,10 @@ def requeue(sim: Simulator, t: Task) -> None:
 
 
 def kill(sim: Simulator, t: Task, cleanup: bool = True, outcome: str = "killed") -> None:
-    """Kill a running task: its work is lost and it returns to pending (SPEC 2.6)."""
+    """Kill a running task: its work is lost and it returns to pending (SPEC 2.6), unless a
+    copy of it still runs (speculative execution), which then goes on alone."""
     n = t.node
+    twin = t.twin
     _detach(sim, t)
     done = t.work - t.remaining
     sim.wasted_s += done
@@ -219,7 +259,11 @@ def kill(sim: Simulator, t: Task, cleanup: bool = True, outcome: str = "killed")
         sim.queue.push(sim.now + cleanup_s, _CLEANUP_END, n)
     else:
         occupy(sim, n, t.phase, t.job.type_idx, -1)
-    requeue(sim, t)
+    if twin is None:
+        requeue(sim, t)
+    else:
+        t.twin = twin.twin = None
+        t.state = PENDING
     rerate(sim, n)
 
 
@@ -262,12 +306,19 @@ def _complete(sim: Simulator, t: Task) -> None:
     """A task finished: count it, release reduces waiting for map output, maybe end the job."""
     n = t.node
     job = t.job
+    twin = t.twin
     _detach(sim, t)
+    if twin is not None:                  # the first copy to finish wins (SPEC 2.6)
+        sim.n_copies_won += t.is_copy
+        kill(sim, twin, outcome="superseded")
     t.state = DONE
     t.remaining = 0.0
     sim.task_log.append((t.start_s, sim.now, job.jid, n, t.phase, "done"))
-    job.len_sum[t.phase] += sim.now - t.first_start_s
+    length = sim.now - t.first_start_s
+    job.len_sum[t.phase] += length
     job.len_n[t.phase] += 1
+    job.lens[t.phase].append(length)
+    sim.node_done[n] += 1
     occupy(sim, n, t.phase, job.type_idx, -1)
     if t.phase == MAP:
         job.maps_done += 1

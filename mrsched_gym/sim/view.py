@@ -177,6 +177,10 @@ class ClusterView(Protocol):
     def cleanups(self) -> Sequence[Sequence[tuple[int, int]]]:
         """Slots of each node still held by a killed task's clean-up ``(phase, type)``."""
 
+    @property
+    def node_done(self) -> Sequence[int]:
+        """Tasks finished on each node so far (LATE's node progress counts them)."""
+
     # ---------------------------------------------------------------- availability
     @property
     def avail_f(self) -> np.ndarray:
