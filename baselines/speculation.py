@@ -30,9 +30,12 @@ the choices made here:
 
 **Hadoop's native speculation** (Hadoop 0.20, as the LATE paper describes it in section 2.1): a
 task is a straggler when its progress score is below the average of its category (the job's
-maps, or its reduces: finished tasks count 1, pending ones 0) minus 0.2, and it has run for at
+maps, or its reduces: finished tasks count 1, pending ones 0, a running one its best attempt's
+progress) minus 0.2, and it has run for at
 least a minute (the simulator's ``min_runtime_s``). Stragglers are "equally slow": ties are
-broken by data locality on the node (node-local, rack-local, off-rack), then by candidate order.
+broken by data locality on the node (node-local, rack-local, off-rack), then as Hadoop scans its
+jobs and their tasks: the oldest job first, maps before reduces, the lowest task index first (not
+by time left, which is LATE's ranking).
 There is no cap and no slow-node test, which is what the LATE paper finds harmful on
 heterogeneous clusters.
 """
@@ -132,10 +135,14 @@ class HadoopSpeculationScheduler(_SpeculatingFIFO):
         now = sim.now
         partial: dict[tuple[int, int], float] = {}
         for t in sim.running.values():
-            if not t.is_copy or t.twin is None:       # one attempt per task counts
+            twin = t.twin
+            if twin is None or t.tid < twin.tid:      # a task running twice counts once,
+                p = t.progress_at(now)                # at its better attempt's progress
+                if twin is not None:
+                    p = max(p, twin.progress_at(now))
                 key = (t.job.jid, t.phase)
-                partial[key] = partial.get(key, 0.0) + t.progress_at(now)
-        best, best_loc = sim.K, 3
+                partial[key] = partial.get(key, 0.0) + p
+        best, best_key = sim.K, None
         for i, c in enumerate(d.candidates):
             assert isinstance(c, SpeculateCandidate)
             t = c.task
@@ -144,9 +151,9 @@ class HadoopSpeculationScheduler(_SpeculatingFIFO):
                            else (job.reduces_done, job.n_reduces))
             average = (done + partial[(job.jid, t.phase)]) / total
             if t.progress_at(now) < average - HADOOP_SPECULATIVE_GAP:
-                loc = _locality(sim, t, d.node)
-                if loc < best_loc:
-                    best, best_loc = i, loc
+                key = (_locality(sim, t, d.node), job.jid, t.phase, t.idx)
+                if best_key is None or key < best_key:
+                    best, best_key = i, key
         return best
 
 

@@ -27,12 +27,15 @@ def check_invariants(sim: Simulator) -> None:
     * slot accounting: used slots = running tasks + pending clean-ups per node and phase;
     * every running task is on its node's list, progresses at a non-negative rate and has
       remaining work within [floor, work];
-    * jobs: counters add up (done + running + pending + suspended = tasks), reduces finish only
-      after all maps, finished jobs finished every task;
+    * speculative copies: a task and its copy are each other's twin, both running, the same
+      map or reduce of the same job, on different nodes;
+    * jobs: counters add up (done + running + pending + suspended = tasks, a task running twice
+      counted once), reduces finish only after all maps, finished jobs finished every task;
     * time is finite and not beyond the time limit.
     """
     assert math.isfinite(sim.now) and sim.now <= sim.scenario.time_limit_s + _TOL, sim.now
     running_by_node = [[0, 0] for _ in range(sim.n_nodes)]
+    doubled = [[0, 0] for _ in sim.jobs]          # tasks of a job running as two attempts
     for t in sim.running.values():
         assert t.state == RUNNING, f"task {t.tid} in running has state {t.state}"
         assert t in sim.tasks_on[t.node], f"task {t.tid} missing from node {t.node}"
@@ -43,6 +46,12 @@ def check_invariants(sim: Simulator) -> None:
         assert t.remaining >= t.floor - 1e-9 * max(1.0, t.work), f"task {t.tid} below floor"
         assert t.remaining <= t.work + _TOL, (t.tid, t.remaining, t.work)
         running_by_node[t.node][t.phase] += 1
+        if t.twin is not None:
+            c = t.twin
+            assert c.twin is t and c.state == RUNNING and c.tid in sim.running, f"twin of {t.tid}"
+            assert (c.job, c.phase, c.idx) == (t.job, t.phase, t.idx) and c.node != t.node, \
+                f"task {t.tid} and its copy {c.tid} differ"
+            doubled[t.job.jid][t.phase] += t.tid < c.tid      # (each pair once)
     for n in range(sim.n_nodes):
         assert len(sim.tasks_on[n]) == sum(running_by_node[n]), f"node {n} task list mismatch"
         if not sim.up[n]:
@@ -68,10 +77,11 @@ def check_invariants(sim: Simulator) -> None:
     for job in sim.jobs:
         susp_m = sum(1 for t in job.susp if t.phase == MAP)
         susp_r = len(job.susp) - susp_m
-        assert job.maps_done + job.maps_running + job.pending_maps + susp_m == job.n_maps, \
-            f"job {job.jid} map accounting"
-        assert (job.reduces_done + job.reduces_running + job.pending_reduces + susp_r
-                == job.n_reduces), f"job {job.jid} reduce accounting"
+        two = doubled[job.jid]
+        assert (job.maps_done + job.maps_running - two[MAP] + job.pending_maps + susp_m
+                == job.n_maps), f"job {job.jid} map accounting"
+        assert (job.reduces_done + job.reduces_running - two[REDUCE] + job.pending_reduces
+                + susp_r == job.n_reduces), f"job {job.jid} reduce accounting"
         if job.reduces_done:
             assert job.maps_done == job.n_maps, f"job {job.jid} reduce finished before maps"
         if job.state == FINISHED:

@@ -32,10 +32,15 @@ VARIANTS = {
                                          "level": 3, "step_s": 60}},
     "memory_fail": {"cluster": {"memory_overcommit": "fail", "resource_mode": "slots"}},
     "orchestrator": {"cluster": {"orchestrator": "regression", "orchestrator_epoch_s": 30}},
+    "speculation": {"decisions": {"speculation": {"enabled": True, "min_runtime_s": 10}}},
+    "speculation_memory_fail": {"cluster": {"memory_overcommit": "fail"},
+                                "decisions": {"speculation": {"enabled": True,
+                                                              "min_runtime_s": 10}}},
     "everything": {"cluster": {"orchestrator": "uniform"},
                    "availability": {"generator": "onoff", "mode": "nodes", "step_s": 60,
                                     "mean_on_s": 900, "mean_off_s": 60},
-                   "decisions": {"admission": True, "preemption": {"enabled": True}}},
+                   "decisions": {"admission": True, "preemption": {"enabled": True},
+                                 "speculation": {"enabled": True, "min_runtime_s": 10}}},
 }
 
 

@@ -32,16 +32,17 @@ THESIS = "mrsched/ThesisScale-v0"
 #: ThesisScale-v0 takes minutes; a short window of it keeps its mechanisms in the test.
 SHORT = {THESIS: {"workload.duration_s": 7200, "time_limit_s": 14400}}
 #: Every baseline runs on these (seed 0): the default benchmark, the preemption and admission
-#: decision kinds, the orchestrated rate model and dynamic availability.
+#: decision kinds, the orchestrated rate model, dynamic availability and speculation.
 ALL_BASELINES_ON = (HADOOP, "mrsched/Preemption-v0", "mrsched/Admission-v0",
-                    "mrsched/HadoopOrchestrated-v0", "mrsched/Dynamic-v0")
+                    "mrsched/HadoopOrchestrated-v0", "mrsched/Dynamic-v0",
+                    "mrsched/Stragglers-v0")
 #: These run on every registered id, seeds 0 and 1.
 EVERYWHERE = ("edf", "fifo", "random")
 #: The shipped agent: its numpy forward pass, and the SB3 checkpoint it came from (torch).
 AGENT = "agent:" + str(ROOT / "agents" / "pretrained" / "hadoop-v0.npz")
 AGENT_SB3 = "agent:" + str(ROOT / "agents" / "pretrained" / "hadoop-v0.zip")
 OBS_IDS = (HADOOP, "mrsched/Preemption-v0", "mrsched/Admission-v0", "mrsched/Dynamic-v0",
-           "mrsched/HadoopOrchestrated-v0")
+           "mrsched/HadoopOrchestrated-v0", "mrsched/Stragglers-v0")
 
 
 def episode_cases() -> list[tuple[str, str, int]]:
