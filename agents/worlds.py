@@ -180,14 +180,14 @@ class WorldPool(gym.Env):
                    if sum(g.count for g in sc.cluster.nodes) > self.N]
         if too_big:
             raise ValueError(f"worlds.max_nodes {self.N} < the node count of {too_big}")
-        from mrsched_gym.encoding import CANDIDATE_FEATURES, DECISION_FEATURES, NODE_FEATURES
+        speculating = [i for i, sc in self.bases.items() if sc.decisions.speculation.enabled]
+        if speculating:
+            raise ValueError(f"worlds.ids: {speculating} pose speculation decisions, whose "
+                             f"observation has a longer decision array; the pool holds worlds "
+                             f"without them")
+        from mrsched_gym.env import observation_space
         self.action_space = spaces.Discrete(self.K + 1)
-        self.observation_space = spaces.Dict({
-            "decision": spaces.Box(0.0, 10.0, (DECISION_FEATURES,), np.float32),
-            "candidates": spaces.Box(-24.0, 100.0, (self.K, CANDIDATE_FEATURES), np.float32),
-            "nodes": spaces.Box(0.0, 1.0, (self.N, NODE_FEATURES), np.float32),
-            "forecast": spaces.Box(0.0, 1.0, (self.W,), np.float32),
-        })
+        self.observation_space = observation_space(self.K, self.N, self.W)
         self.env = None
         self.world: tuple[str, dict] | None = None
         self._rng = np.random.default_rng()

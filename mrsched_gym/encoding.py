@@ -1,6 +1,7 @@
 """Observation encoding: the simulator's state as a flat ``Dict`` of fixed-shape float32 boxes.
 
-Keys and features (all float32; times in hours unless said; clipped to the box bounds):
+Keys and features (all float32; times in hours unless said; each clipped to its bounds in the
+feature table, :mod:`mrsched_gym.features`, which names them by the same index and words):
 
 ``decision`` [D = 10; 11 with speculation]
     0-2 decision kind one-hot (schedule, admit, preempt; :data:`DECISION_KIND_SLICE`, entry
@@ -23,7 +24,7 @@ decision kind fills them its own way, :attr:`ObservationEncoder.CANDIDATE_ROWS`)
     length / time to deadline) / cluster slots | 10 expected speed of this job's tasks on the
     decision node (CPU speed x accelerator x 1/NormTCT(r)) | 11 running tasks / cluster slots |
     12 waiting time since arrival (h) | 13 priority / 9 | 14 weight / 10 | 15 resumes a
-    suspended task | 16-18 CPU, I/O, memory demand of one task of this phase |
+    suspended task | 16 CPU, 17 I/O, 18 memory demand of one task of this phase |
     19 preemption: primitive is suspend; speculation: the running task's estimated time left
     (h, LATE's ``(1 - progress) / progress rate``, clipped to 24) | 20 the task's progress
     (preemption: the victim; speculation: the task to copy) | 21 job completion time alone (h)
@@ -53,6 +54,16 @@ import math
 import numpy as np
 
 from mrsched_gym.config import Scenario
+from mrsched_gym.features import (
+    CANDIDATE_COLUMNS,
+    DEADLINE_HOURS,
+    DECISION_TAIL_FEATURES,
+    HOURS_MAX,
+    NODE_COLUMNS,
+    RATIO_MAX,
+    SPEED_MAX,
+    TASK_HOURS_MAX,
+)
 from mrsched_gym.sim.decision import (
     ADMIT,
     BASE_KINDS,
@@ -73,11 +84,11 @@ from mrsched_gym.sim.speculation import time_left
 from mrsched_gym.sim.state import MAP, REDUCE
 
 #: Features of ``obs["decision"]`` after the kind one-hot.
-DECISION_TAIL = 7
+DECISION_TAIL = len(DECISION_TAIL_FEATURES)
 #: Length of ``obs["decision"]`` in worlds without speculation (the base kinds' one-hot + 7).
 DECISION_FEATURES = len(BASE_KINDS) + DECISION_TAIL
-CANDIDATE_FEATURES = 22
-NODE_FEATURES = 10
+CANDIDATE_FEATURES = len(CANDIDATE_COLUMNS)
+NODE_FEATURES = len(NODE_COLUMNS)
 #: ``obs["decision"][DECISION_KIND_SLICE]``: the decision kind, one-hot by
 #: :class:`~mrsched_gym.sim.decision.DecisionKind` value (all zero once the episode is over), in
 #: worlds without speculation; in any world :func:`kind_slice`.
@@ -222,10 +233,12 @@ class ObservationEncoder:
         alone_h = job.alone_s / 3600.0
         self._static[i] = [
             1.0, float(phase == REDUCE), 0.0, (n_tasks - remaining) / n_tasks,
-            rem_s if rem_s < 10.0 else 10.0, mlen_h if mlen_h < 10.0 else 10.0,
-            float(obs_n > 0), 0.0, float(has_dl), 0.0, 0.0, run_s if run_s < 10.0 else 10.0,
+            rem_s if rem_s < RATIO_MAX else RATIO_MAX,
+            mlen_h if mlen_h < TASK_HOURS_MAX else TASK_HOURS_MAX,
+            float(obs_n > 0), 0.0, float(has_dl), 0.0, 0.0,
+            run_s if run_s < RATIO_MAX else RATIO_MAX,
             0.0, job.priority / 9.0, job.weight / 10.0 if job.weight < 10.0 else 1.0, 0.0,
-            dem[0], dem[1], dem[2], 0.0, 0.0, alone_h if alone_h < 100.0 else 100.0]
+            dem[0], dem[1], dem[2], 0.0, 0.0, alone_h if alone_h < HOURS_MAX else HOURS_MAX]
         self._keys[i] = key
         self._part[i] = (due_work, dl if has_dl else math.inf, job.arrival_s)
         return i
@@ -240,20 +253,21 @@ class ObservationEncoder:
         if dl != math.inf:
             left = dl - now
             ttd = left / 3600.0
-            row[7] = 24.0 if ttd > 24.0 else (-24.0 if ttd < -24.0 else ttd)
-            sreq = rm / left / self.total_slots if left > 1.0 else 10.0
-            row[9] = sreq if sreq < 10.0 else 10.0
+            row[7] = (DEADLINE_HOURS if ttd > DEADLINE_HOURS else
+                      (-DEADLINE_HOURS if ttd < -DEADLINE_HOURS else ttd))
+            sreq = rm / left / self.total_slots if left > 1.0 else RATIO_MAX
+            row[9] = sreq if sreq < RATIO_MAX else RATIO_MAX
         else:
-            row[7] = 24.0
+            row[7] = DEADLINE_HOURS
         if n >= 0:
             s = self.sim
             ti = job.type_idx
             sp = s.speed[n] * s.accel_mult[n][ti] * s.int_f[n][ti]
-            row[10] = sp if sp < 30.0 else 30.0
+            row[10] = sp if sp < SPEED_MAX else SPEED_MAX
         else:
             row[10] = 1.0
         wait = (now - arrival) / 3600.0
-        row[12] = wait if wait < 100.0 else 100.0
+        row[12] = wait if wait < HOURS_MAX else HOURS_MAX
         return row
 
     # ------------------------------------------------------------------ candidate rows by kind
@@ -303,7 +317,7 @@ class ObservationEncoder:
             if task.phase == MAP:
                 row[2] = _LOC[job.locality_of(task.idx, node, rack)]
             left = time_left(task, now) / 3600.0
-            row[19] = left if left < 24.0 else 24.0
+            row[19] = left if left < DEADLINE_HOURS else DEADLINE_HOURS
             row[20] = task.progress_at(now)
             rows.append(row)
         return rows
@@ -346,7 +360,8 @@ class ObservationEncoder:
             fm = fr = has = 0.0
         dec = np.array([*(self._no_kind if s.done else self._one_hot[kind]),
                         t_frac if t_frac < 1.0 else 1.0, s.availability_now(),
-                        act if act < 10.0 else 10.0, run if run < 10.0 else 10.0, fm, fr, has],
+                        act if act < RATIO_MAX else RATIO_MAX,
+                        run if run < RATIO_MAX else RATIO_MAX, fm, fr, has],
                        dtype=np.float32)
         return {"decision": dec, "candidates": cands, "nodes": self.nodes.copy(),
                 "forecast": self._forecast().copy()}

@@ -14,11 +14,20 @@ from gymnasium import spaces
 from mrsched_gym.config import REWARD_COMPONENTS, Scenario, load_scenario, with_overrides
 from mrsched_gym.encoding import (
     CANDIDATE_FEATURES,
+    DECISION_FEATURES,
     NODE_FEATURES,
     ObservationEncoder,
     decision_features,
 )
 from mrsched_gym.errors import EpisodeStateError, InputError, InputTypeError
+from mrsched_gym.features import (
+    CANDIDATE_COLUMNS,
+    DECISION_TAIL_FEATURES,
+    FORECAST_FEATURE,
+    KIND_FEATURE,
+    NODE_COLUMNS,
+    box_bounds,
+)
 from mrsched_gym.metrics import episode_metrics
 from mrsched_gym.models import availability, interference
 from mrsched_gym.rewards import RewardTracker
@@ -26,6 +35,22 @@ from mrsched_gym.sim.decision import DECISION_NAMES
 from mrsched_gym.sim.engine import Simulator
 from mrsched_gym.sim.log import build_log
 from mrsched_gym.workloads.trace import check_trace_size
+
+
+def observation_space(K: int, N: int, W: int, decision_len: int = DECISION_FEATURES
+                      ) -> spaces.Dict:
+    """The observation space for K candidates, N nodes, W forecast steps and a ``decision``
+    array of ``decision_len`` (:func:`~mrsched_gym.encoding.decision_features`); each Box spans
+    its features' bounds in the feature table (:mod:`mrsched_gym.features`)."""
+    return spaces.Dict({
+        "decision": spaces.Box(*box_bounds((KIND_FEATURE, *DECISION_TAIL_FEATURES)),
+                               (decision_len,), np.float32),
+        "candidates": spaces.Box(*box_bounds(CANDIDATE_COLUMNS), (K, CANDIDATE_FEATURES),
+                                 np.float32),
+        "nodes": spaces.Box(*box_bounds(NODE_COLUMNS), (N, NODE_FEATURES), np.float32),
+        "forecast": spaces.Box(*box_bounds((FORECAST_FEATURE,)), (W,), np.float32),
+    })
+
 
 # Episode phases of the env (``step`` and ``action_masks`` need a reset first).
 _NEW, _RUNNING, _ENDED = "new", "running", "ended"
@@ -171,12 +196,7 @@ class MRSchedEnv(gym.Env):
         W = self.scenario.availability.forecast_steps
         self.K = K
         self.action_space = spaces.Discrete(K + 1)
-        self.observation_space = spaces.Dict({
-            "decision": spaces.Box(0.0, 10.0, (decision_features(self.scenario),), np.float32),
-            "candidates": spaces.Box(-24.0, 100.0, (K, CANDIDATE_FEATURES), np.float32),
-            "nodes": spaces.Box(0.0, 1.0, (N, NODE_FEATURES), np.float32),
-            "forecast": spaces.Box(0.0, 1.0, (W,), np.float32),
-        })
+        self.observation_space = observation_space(K, N, W, decision_features(self.scenario))
         self._steps = 0
         self._phase = _NEW
         # masks[k]: the mask when there are k candidates (the first k actions and skip)

@@ -90,6 +90,26 @@ def bundled_reproductions() -> list[str]:
     return bundled_names("reproductions")
 
 
+#: Scenario fields added after reproduction records were first fingerprinted, by path: left out
+#: of the fingerprint while they have their default (the worlds are the ones recorded then), so
+#: records made before a field existed stay reusable.
+ADDED_LATER = (("decisions", "speculation"),)
+
+
+def _fingerprinted_scenario(scenario: Scenario) -> dict[str, Any]:
+    """``to_dict(scenario)`` without the :data:`ADDED_LATER` fields that have their default."""
+    from mrsched_gym.config import to_dict
+    data = to_dict(scenario)
+    default = to_dict(Scenario())
+    for path in ADDED_LATER:
+        here, base = data, default
+        for key in path[:-1]:
+            here, base = here[key], base[key]
+        if here.get(path[-1]) == base[path[-1]]:
+            del here[path[-1]]
+    return data
+
+
 def run_fingerprint(rep: Reproduction) -> dict[str, Any]:
     """What a run's records depend on besides the simulator's code: every case's resolved
     scenario and policies, the job metrics kept, the number of seeds and the package version
@@ -99,8 +119,7 @@ def run_fingerprint(rep: Reproduction) -> dict[str, Any]:
     import json
 
     from mrsched_gym import __version__
-    from mrsched_gym.config import to_dict
-    worlds = [[c.name, to_dict(c.scenario), list(c.policies)] for c in rep.cases]
+    worlds = [[c.name, _fingerprinted_scenario(c.scenario), list(c.policies)] for c in rep.cases]
     text = json.dumps([worlds, rep.job_metrics], sort_keys=True, default=str)
     return {"reproduction": rep.name, "cases_sha256": hashlib.sha256(text.encode()).hexdigest(),
             "seeds": rep.seeds, "version": __version__}

@@ -251,16 +251,18 @@ def test_shipped_agent_is_listed_with_its_reproduce_command():
 
 
 def test_shipped_generalist_applies_to_every_id_it_was_trained_for():
-    """agent:general: its metadata lists the ids of its pool (every id but ThesisScale-v0), the
-    leaderboard of each includes it, its numpy actor pools nodes with a mask, and its hash
-    matches its weights."""
+    """agent:general: its metadata lists the ids of its pool (every id but ThesisScale-v0 and
+    Stragglers-v0), the leaderboard of each includes it, its numpy actor pools nodes with a mask,
+    and its hash matches its weights."""
     from mrsched_gym.agents.numpy_policy import NumpySetPolicy
     from mrsched_gym.agents.pretrained import params_sha256
     from mrsched_gym.agents.train import load_config
     from mrsched_gym.registration import ENV_IDS
     info = pretrained_agents()["general"]
     assert info["envs"] == load_config("general").worlds.ids
-    assert set(info["envs"]) == set(ENV_IDS) - {"mrsched/ThesisScale-v0"}
+    # not the week (too long to train on) nor Stragglers-v0 (speculation: a longer decision
+    # array; the pool holds one observation shape)
+    assert set(info["envs"]) == set(ENV_IDS) - {"mrsched/ThesisScale-v0", "mrsched/Stragglers-v0"}
     for env_id in ENV_IDS:
         assert ("agent:general" in agents_for(env_id)) == (env_id in info["envs"])
     assert info["command"].startswith("mrsched-gym train general")

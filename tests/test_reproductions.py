@@ -20,7 +20,8 @@ from mrsched_gym.reproduce import (
 )
 
 ROOT = Path(__file__).resolve().parents[1]
-SPEC_EXPERIMENTS = {"thesis-ch3-adaptive", "thesis-ch4-ras", "thesis-ch5-reverse", "late-speculation",
+SPEC_EXPERIMENTS = {"thesis-ch3-adaptive", "thesis-ch4-ras", "thesis-ch5-reverse",
+                    "late-speculation",
                     "rds-case-study", "rds-evaluation", "mimp-interference", "mimp-scheduling",
                     "pastorelli-preemption", "mrorchestrator"}
 
