@@ -152,6 +152,19 @@ def test_plain_ppo_with_the_set_head_trains(tmp_path):
     assert r["metrics"]["invalid_actions"] == 0               # the head masks illegal actions
 
 
+def test_an_agent_trains_where_speculation_is_posed(tmp_path):
+    """Agents can speculate too: the set network reads the longer decision array of a world
+    with speculation decisions, trains, and acts legally in it (numpy forward pass included)."""
+    res = train(tiny("spec", env="mrsched/Stragglers-v0", total_timesteps=256,
+                     **{"ppo.n_steps": 128, "ppo.batch_size": 64, "eval.n_seeds": 1,
+                        "eval.every_steps": 10**6, "eval.baselines": ["fifo"]}),
+                tmp_path, progress=False)
+    model = load_sb3(res["final_model"])
+    assert model.observation_space["decision"].shape == (11,)
+    r = run_episode("mrsched/Stragglers-v0", AgentPolicy(model, "spec"), 0, SHORT)
+    assert r["metrics"]["invalid_actions"] == 0 and r["steps"] > 0
+
+
 def test_checkpoint_round_trip(trained, tmp_path):
     a = load_sb3(trained["final_model"])
     a.save(str(tmp_path / "again.zip"))

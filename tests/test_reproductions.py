@@ -134,3 +134,21 @@ def test_bad_reproduction_files_name_the_field(tmp_path):
         load_reproduction(str(p))
     with pytest.raises(ConfigError, match="no such reproduction file or bundled reproduction"):
         load_reproduction("nope")
+
+
+def test_a_field_added_later_changes_the_fingerprint_only_when_set():
+    """``reproduce --reuse``: records made before ``decisions.speculation`` existed stay reusable
+    (the field is left out at its default), and a run that turns it on is a different run."""
+    import dataclasses
+
+    from mrsched_gym.config import with_overrides
+    from mrsched_gym.reproduce import run_fingerprint
+    rep = load_reproduction("mimp-scheduling")
+    on = dataclasses.replace(rep, cases=[
+        dataclasses.replace(c, scenario=with_overrides(
+            c.scenario, {"decisions.speculation.enabled": True})) for c in rep.cases])
+    assert run_fingerprint(on)["cases_sha256"] != run_fingerprint(rep)["cases_sha256"]
+    again = dataclasses.replace(rep, cases=[
+        dataclasses.replace(c, scenario=with_overrides(
+            c.scenario, {"decisions.speculation.enabled": False})) for c in rep.cases])
+    assert run_fingerprint(again) == run_fingerprint(rep)
