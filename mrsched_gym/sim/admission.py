@@ -13,6 +13,7 @@ from mrsched_gym.sim.decision import ADMIT, AdmitCandidate, Decision, DecisionPa
 from mrsched_gym.sim.jobs import accept, reject
 
 if TYPE_CHECKING:
+    from mrsched_gym.config import Scenario
     from mrsched_gym.sim.engine import Simulator
 
 
@@ -33,4 +34,9 @@ def apply(sim: Simulator, decision: Decision, action: int) -> None:
         reject(sim, job)
 
 
-PART = DecisionPart(ADMIT, pose, apply)
+def enabled(scenario: Scenario) -> bool:
+    """Whether ``scenario`` poses this kind (``decisions.admission``)."""
+    return bool(scenario.decisions.admission)
+
+
+PART = DecisionPart(ADMIT, pose, apply, enabled)

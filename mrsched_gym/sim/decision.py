@@ -131,6 +131,11 @@ class Decision:
     candidates: tuple[Candidate, ...]
 
 
+def always(scenario: Scenario) -> bool:
+    """A decision kind every scenario poses (``DecisionPart.enabled``'s default)."""
+    return True
+
+
 class DecisionPart(NamedTuple):
     """One decision kind's behaviour in the simulator (an entry of ``DECISION_PARTS``).
 
@@ -139,11 +144,14 @@ class DecisionPart(NamedTuple):
         pose: The decision of this kind due now, or ``None`` (it may drop stale requests, e.g.
             offered nodes that are now full).
         apply: Carry out ``action`` (a candidate index, or K for skip) on the decision.
+        enabled: Whether a scenario can pose this kind at all (the simulator asks only the
+            parts of its scenario; default: always).
     """
 
     kind: DecisionKind
     pose: Callable[[Simulator], Decision | None]
     apply: Callable[[Simulator, Decision, int], None]
+    enabled: Callable[[Scenario], bool] = always
 
 
 def posed_kinds(scenario: Scenario) -> tuple[DecisionKind, ...]:

@@ -149,6 +149,8 @@ class Simulator:
         self.map_scope = scenario.workload.deadline_scope == "map"
         #: Whether speculation decisions are posed (``decisions.speculation.enabled``).
         self.speculation = scenario.decisions.speculation.enabled
+        #: The decision parts this scenario can pose, in ``DECISION_PARTS`` order.
+        self._parts = tuple(part for part in DECISION_PARTS if part.enabled(scenario))
         self.done = True
         self.truncated = False
 
@@ -327,7 +329,7 @@ class Simulator:
     # ------------------------------------------------------------------ decisions
     def _pose_decision(self) -> bool:
         """Set up the next decision if one is due; returns whether one is pending."""
-        for part in DECISION_PARTS:
+        for part in self._parts:
             decision = part.pose(self)
             if decision is not None:
                 self.decision = decision

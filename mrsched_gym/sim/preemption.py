@@ -27,6 +27,7 @@ from mrsched_gym.sim.state import ACTIVE, Job
 from mrsched_gym.sim.tasks import kill, suspend
 
 if TYPE_CHECKING:
+    from mrsched_gym.config import Scenario
     from mrsched_gym.sim.engine import Simulator
 
 
@@ -95,4 +96,9 @@ def apply(sim: Simulator, decision: Decision, action: int) -> None:
         sim.preempt_queue.pop(0)
 
 
-PART = DecisionPart(PREEMPT, pose, apply)
+def enabled(scenario: Scenario) -> bool:
+    """Whether ``scenario`` poses this kind (``decisions.preemption.enabled``)."""
+    return bool(scenario.decisions.preemption.enabled)
+
+
+PART = DecisionPart(PREEMPT, pose, apply, enabled)

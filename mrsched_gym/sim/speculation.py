@@ -28,6 +28,7 @@ from mrsched_gym.sim.state import MAP, Task
 from mrsched_gym.sim.tasks import launch_copy
 
 if TYPE_CHECKING:
+    from mrsched_gym.config import Scenario
     from mrsched_gym.sim.engine import Simulator
 
 
@@ -77,8 +78,6 @@ def candidates(sim: Simulator, n: int, K: int) -> list[SpeculateCandidate]:
 def pose(sim: Simulator) -> Decision | None:
     """The next offered node that no pending task can use but a copy can, with its
     candidates; offered nodes with neither are dropped (as the schedule decision drops them)."""
-    if not sim.speculation:
-        return None
     offer = sim.offer
     while offer:
         n = offer[-1]
@@ -106,4 +105,9 @@ def apply(sim: Simulator, decision: Decision, action: int) -> None:
             sim.offer.append(n)       # keep filling the same node
 
 
-PART = DecisionPart(SPECULATE, pose, apply)
+def enabled(scenario: Scenario) -> bool:
+    """Whether ``scenario`` poses this kind (``decisions.speculation.enabled``)."""
+    return bool(scenario.decisions.speculation.enabled)
+
+
+PART = DecisionPart(SPECULATE, pose, apply, enabled)
