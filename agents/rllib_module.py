@@ -159,4 +159,22 @@ class RLlibPolicy:
         return self.module.act({MASK_KEY: np.asarray(mask, np.float32), OBS_KEY: obs})
 
 
-__all__ = ["DEFAULT_MODEL_CONFIG", "RLlibPolicy", "SetRLModule"]
+#: Where ``algo.save_to_path`` keeps the (single-agent) module inside its checkpoint folder.
+MODULE_SUBDIR = "learner_group/learner/rl_module/default_policy"
+
+
+def load_rllib_policy(path: str, name: str | None = None) -> RLlibPolicy:
+    """The policy of an RLlib checkpoint folder: the folder ``algo.save_to_path`` wrote (its
+    module under :data:`MODULE_SUBDIR`) or the module's own folder."""
+    from pathlib import Path
+
+    from ray.rllib.core.rl_module.rl_module import RLModule
+    folder = Path(path)
+    if (folder / MODULE_SUBDIR).is_dir():
+        folder = folder / MODULE_SUBDIR
+    module = RLModule.from_checkpoint(str(folder))
+    return RLlibPolicy(module, name or f"rllib:{Path(path).name}")
+
+
+__all__ = ["DEFAULT_MODEL_CONFIG", "MODULE_SUBDIR", "RLlibPolicy", "SetRLModule",
+           "load_rllib_policy"]

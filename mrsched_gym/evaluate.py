@@ -52,7 +52,8 @@ DEFAULT_ENV = "mrsched/Hadoop-v0"
 # ---------------------------------------------------------------------- policies
 @dataclass(frozen=True)
 class PolicySpec:
-    """A policy by name: ``kind`` is ``"baseline"`` or ``"agent"``."""
+    """A policy by name: ``kind`` is ``"baseline"``, ``"agent"`` (an SB3 checkpoint or a shipped
+    agent) or ``"rllib"`` (an RLlib checkpoint folder)."""
 
     label: str
     kind: str
@@ -70,9 +71,16 @@ def _parse_value(v: str) -> Any:
 
 
 def parse_policy(spec: str) -> PolicySpec:
-    """Parse ``"fifo"``, ``"fair:delay=0,pools=type"``, ``"agent:model.zip"`` or ``"x.zip"``."""
+    """Parse ``"fifo"``, ``"fair:delay=0,pools=type"``, ``"agent:model.zip"``, ``"x.zip"`` or
+    ``"rllib:FOLDER"`` (what ``algo.save_to_path`` wrote, or its module folder)."""
     from mrsched_gym.baselines import BASELINES
 
+    if spec.startswith("rllib:"):
+        path = spec[len("rllib:"):]
+        if not Path(path).is_dir():
+            raise InputError(f"policy {spec!r}: RLlib checkpoint folder {path!r} not found (the "
+                             f"folder algo.save_to_path wrote, or its module folder)")
+        return PolicySpec(label=f"rllib:{Path(path).name}", kind="rllib", target=path)
     if spec.startswith("agent:") or spec.endswith(".zip"):
         path = spec[len("agent:"):] if spec.startswith("agent:") else spec
         if not Path(path).is_file():
@@ -91,7 +99,7 @@ def parse_policy(spec: str) -> PolicySpec:
     name, _, rest = spec.partition(":")
     if name not in BASELINES:
         raise InputError(f"policy {spec!r}: unknown baseline {name!r}; known: "
-                         f"{', '.join(BASELINES)} (or agent:PATH.zip)")
+                         f"{', '.join(BASELINES)} (or agent:PATH.zip, rllib:FOLDER)")
     params = []
     for item in filter(None, rest.split(",")):
         k, eq, v = item.partition("=")
@@ -104,6 +112,13 @@ def parse_policy(spec: str) -> PolicySpec:
 def make_policy(spec: PolicySpec | str):
     """Instantiate a policy (a baseline :class:`Scheduler` or an agent adapter)."""
     spec = parse_policy(spec) if isinstance(spec, str) else spec
+    if spec.kind == "rllib":
+        try:
+            from mrsched_gym.agents.rllib_module import load_rllib_policy
+        except ImportError as e:
+            raise InputError(f"policy {spec.label!r}: loading an RLlib checkpoint needs Ray "
+                             f"(pip install 'mrsched-gym[ray]'): {e}") from None
+        return load_rllib_policy(spec.target, name=spec.label)
     if spec.kind == "agent":
         if spec.target.endswith(".npz"):           # a shipped agent: numpy, no torch needed
             from mrsched_gym.agents.numpy_policy import NumpySetPolicy
@@ -176,11 +191,25 @@ def run_episode(scenario: str, policy, seed: int, env_kwargs: dict | None = None
 
 def policy_fingerprint(spec: PolicySpec) -> str:
     """What makes a policy's episodes reusable on resume: its label for a baseline (parameters
-    included), its file and the file's hash for an agent (a retrained checkpoint differs)."""
+    included), its file and the file's hash for an agent (a retrained checkpoint differs), every
+    file's hash for an RLlib checkpoint folder."""
+    if spec.kind == "rllib":
+        digests = []
+        for p in sorted(p for p in Path(spec.target).rglob("*") if p.is_file()):
+            st = p.stat()
+            digests.append(f"{p.relative_to(spec.target)}="
+                           f"{file_digest(str(p), st.st_mtime_ns, st.st_size)}")
+        return f"{spec.target}:{file_digest_of_text(';'.join(digests))}"
     if spec.kind != "agent":
         return spec.label
     st = Path(spec.target).stat()
     return f"{spec.target}:{file_digest(spec.target, st.st_mtime_ns, st.st_size)}"
+
+
+def file_digest_of_text(text: str) -> str:
+    """The first 16 hex digits of a text's SHA-256."""
+    import hashlib
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 @functools.lru_cache(maxsize=64)
@@ -293,8 +322,8 @@ def unique_labels(specs: Sequence[PolicySpec]) -> list[PolicySpec]:
     from collections import Counter
     from dataclasses import replace
     count = Counter(sp.label for sp in specs)
-    out = [replace(sp, label=f"agent:{Path(sp.target).with_suffix('')}")
-           if count[sp.label] > 1 and sp.kind == "agent" else sp for sp in specs]
+    out = [replace(sp, label=f"{sp.kind}:{Path(sp.target).with_suffix('')}")
+           if count[sp.label] > 1 and sp.kind in ("agent", "rllib") else sp for sp in specs]
     dup = [k for k, n in Counter(sp.label for sp in out).items() if n > 1]
     if dup:
         raise InputError(f"policies: {', '.join(dup)} given more than once")

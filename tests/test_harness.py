@@ -232,7 +232,8 @@ def test_result_files_are_world_readable(tmp_path):
     (["--metric", "nosuch"], "unknown metric"),
     (["--policies", "lottery"], "unknown baseline"),
     (["--env", "no_such_scenario"], "no_such_scenario"),
-], ids=["metric", "policy", "scenario"])
+    (["--policies", "rllib:no/such/folder"], "RLlib checkpoint folder 'no/such/folder' not found"),
+], ids=["metric", "policy", "scenario", "rllib"])
 def test_compare_refuses_bad_arguments_before_any_episode(monkeypatch, tmp_path, capsys, argv,
                                                           message):
     import mrsched_gym.evaluate as ev

@@ -291,6 +291,11 @@ def test_rllib_ppo_trains_the_set_module_end_to_end(local_ray, tmp_path):
     from mrsched_gym.evaluate import run_episode
     out = run_episode("mrsched/Hadoop-v0", RLlibPolicy(module), seed=0, env_kwargs=SHORT)
     assert out["steps"] > 10 and out["metrics"]["invalid_actions"] == 0
+    # ... and by name, as `mrsched-gym compare --policies rllib:FOLDER` loads it: same actions
+    from mrsched_gym.evaluate import make_policy
+    by_name = run_episode("mrsched/Hadoop-v0", make_policy(f"rllib:{checkpoint}"), seed=0,
+                          env_kwargs=SHORT)
+    assert by_name["jct_s"] == out["jct_s"] and by_name["return"] == out["return"]
 
 
 def test_unknown_module_is_refused():
