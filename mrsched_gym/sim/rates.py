@@ -55,9 +55,10 @@ disk and network are not orchestrated (the paper controls CPU and memory, III).
 from __future__ import annotations
 
 import math
+from heapq import heappush
 from typing import TYPE_CHECKING
 
-from mrsched_gym.models.contention import processor_share, spill_slowdown
+from mrsched_gym.models.contention import processor_share
 from mrsched_gym.models.interference import response_time_ms
 from mrsched_gym.sim.events import EventKind
 from mrsched_gym.sim.state import EPS, MAP, RUNNING, Task
@@ -134,6 +135,10 @@ def rerate(sim: Simulator, n: int) -> None:
 
     Also recomputes ``n``'s disk factor as a data node; when it changes, the nodes of the
     remote maps reading from ``n`` are re-rated too (demands are fixed, so this stops there).
+    This runs several times per decision: :func:`processor_share`,
+    :func:`~mrsched_gym.models.contention.spill_slowdown`,
+    :func:`sync` and :func:`schedule_end` are inlined here (the same float operations in the
+    same order), and the web response time is recomputed only when the CPU use changed.
     """
     tasks = sim.tasks_on[n]
     read_io = 0.0
@@ -142,10 +147,12 @@ def rerate(sim: Simulator, n: int) -> None:
     sim.read_sum[n] = read_io
     if not tasks:
         sim.own_io[n] = 0.0
-        _set_io_factor(sim, n, read_io)
-        if sim.shared[n]:
+        if sim.io_f[n] != (1.0 if read_io <= 1.0 else 1.0 / read_io):
+            _set_io_factor(sim, n, read_io)
+        if sim.shared[n] and sim.hcpu[n] != 0.0:
             _set_hcpu(sim, n, 0.0)
-        _set_cpu_used(sim, n, 0.0)
+        if sim.cpu_used_on[n] != 0.0:
+            _set_cpu_used(sim, n, 0.0)
         return
     A = sim.cap[n]
     sum_cpu = sum_io = sum_mem = sum_net = sum_est = 0.0
@@ -157,16 +164,21 @@ def rerate(sim: Simulator, n: int) -> None:
         sum_io += d[1]
         sum_mem += d[2]
         sum_net += d[3]
-        if t.est is None:
+        est = t.est
+        if est is None:
             n_static += 1
         else:
-            sum_est += t.est
+            sum_est += est
         if t.cpu_est is not None:
             n_cpu_est += 1
     # CPU, disk and network: work-conserving processor sharing (the OS scheduler).
     sim.own_io[n] = sum_io
     sum_io += read_io
-    f = processor_share(sum_io, sum_net)
+    f = 1.0                                   # processor_share(sum_io, sum_net)
+    if sum_io > 1.0:
+        f = 1.0 / sum_io
+    if sum_net > 1.0 and 1.0 / sum_net < f:
+        f = 1.0 / sum_net
     cpu_g = None
     if sum_cpu > A:
         if n_cpu_est:                         # MROrchestrator divides a contended CPU
@@ -185,10 +197,14 @@ def rerate(sim: Simulator, n: int) -> None:
     io_f = sim.io_f
     intf = sim.int_f[n]
     now = sim.now
+    queue = sim.queue
+    heap = queue.heap
     cpu_used = 0.0
     for k, t in enumerate(tasks):
-        d_mem = t.demand[2]
-        m = t.mem0 if t.est is None else t.est * est_scale
+        d = t.demand
+        d_mem = d[2]
+        est = t.est
+        m = t.mem0 if est is None else est * est_scale
         if swap_all and m * sum_mem > d_mem:
             m = d_mem / sum_mem               # node-level overcommit: everyone thrashes
         ft = f
@@ -197,22 +213,33 @@ def rerate(sim: Simulator, n: int) -> None:
         src = t.src
         if src >= 0 and io_f[src] < ft:
             ft = io_f[src]                    # its data node is overloaded
-        cpu_used += t.demand[0] * ft
+        cpu_used += d[0] * ft
         rate = t.base * ft * intf[t.type_idx]
         if m < d_mem:
-            rate /= spill_slowdown(m, d_mem, spill)
+            rate /= 1.0 + spill * (1.0 - m / d_mem)    # spill_slowdown(m, d_mem, spill)
         if rate != t.rate:
-            dt = now - t.t_last
+            dt = now - t.t_last               # sync(sim, t)
             if dt > 0:
                 rem = t.remaining - t.rate * dt
                 t.remaining = rem if rem > t.floor else t.floor
             t.t_last = now
             t.rate = rate
-            schedule_end(sim, t)
+            t.version += 1                    # schedule_end(sim, t)
+            if rate > 0:
+                left = t.remaining - t.floor
+                if left > EPS:
+                    queue.seq += 1
+                    heappush(heap, (now + left / rate, _TASK_END, queue.seq, t.tid, t.version))
+                elif t.floor == 0:
+                    queue.seq += 1
+                    heappush(heap, (now, _TASK_END, queue.seq, t.tid, t.version))
     if sim.shared[n]:
-        _set_hcpu(sim, n, sum_cpu if sum_cpu < A else A)
-    _set_cpu_used(sim, n, cpu_used)
-    if (1.0 if sum_io <= 1.0 else 1.0 / sum_io) != sim.io_f[n]:
+        h = sum_cpu if sum_cpu < A else A
+        if h != sim.hcpu[n]:
+            _set_hcpu(sim, n, h)
+    if cpu_used != sim.cpu_used_on[n]:
+        _set_cpu_used(sim, n, cpu_used)
+    if (1.0 if sum_io <= 1.0 else 1.0 / sum_io) != io_f[n]:
         _set_io_factor(sim, n, sum_io)
 
 
