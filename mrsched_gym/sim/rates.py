@@ -136,9 +136,9 @@ def rerate(sim: Simulator, n: int) -> None:
     Also recomputes ``n``'s disk factor as a data node; when it changes, the nodes of the
     remote maps reading from ``n`` are re-rated too (demands are fixed, so this stops there).
     This runs several times per decision: :func:`processor_share`,
-    :func:`~mrsched_gym.models.contention.spill_slowdown`,
-    :func:`sync` and :func:`schedule_end` are inlined here (the same float operations in the
-    same order), and the web response time is recomputed only when the CPU use changed.
+    :func:`~mrsched_gym.models.contention.spill_slowdown` and :func:`sync` are inlined (the
+    same float operations in the same order), a node without orchestrator estimates takes a
+    shorter loop, and the web response time and CPU use are updated only when they changed.
     """
     tasks = sim.tasks_on[n]
     read_io = 0.0
@@ -155,22 +155,13 @@ def rerate(sim: Simulator, n: int) -> None:
             _set_cpu_used(sim, n, 0.0)
         return
     A = sim.cap[n]
-    sum_cpu = sum_io = sum_mem = sum_net = sum_est = 0.0
-    n_static = 0
-    n_cpu_est = 0
+    sum_cpu = sum_io = sum_mem = sum_net = 0.0
     for t in tasks:
         d = t.demand
         sum_cpu += d[0]
         sum_io += d[1]
         sum_mem += d[2]
         sum_net += d[3]
-        est = t.est
-        if est is None:
-            n_static += 1
-        else:
-            sum_est += est
-        if t.cpu_est is not None:
-            n_cpu_est += 1
     # CPU, disk and network: work-conserving processor sharing (the OS scheduler).
     sim.own_io[n] = sum_io
     sum_io += read_io
@@ -179,6 +170,62 @@ def rerate(sim: Simulator, n: int) -> None:
         f = 1.0 / sum_io
     if sum_net > 1.0 and 1.0 / sum_net < f:
         f = 1.0 / sum_net
+    swap_all = sum_mem > 1.0 and sim.swap_mode
+    if sim.scenario.cluster.orchestrator != "none":
+        cpu_used = _rerate_orchestrated(sim, n, f, sum_cpu, sum_mem, swap_all)
+    else:
+        if sum_cpu > A and A / sum_cpu < f:
+            f = A / sum_cpu
+        # Memory: the per-slot static share or the container's reservation (t.mem0).
+        spill = sim.spill
+        io_f = sim.io_f
+        intf = sim.int_f[n]
+        now = sim.now
+        cpu_used = 0.0
+        for t in tasks:
+            d = t.demand
+            ft = f
+            src = t.src
+            if src >= 0 and io_f[src] < ft:
+                ft = io_f[src]                # its data node is overloaded
+            cpu_used += d[0] * ft
+            rate = t.base * ft * intf[t.type_idx]
+            m = t.mem0
+            d_mem = d[2]
+            if swap_all and m * sum_mem > d_mem:
+                m = d_mem / sum_mem           # node-level overcommit: everyone thrashes
+            if m < d_mem:
+                rate /= 1.0 + spill * (1.0 - m / d_mem)    # spill_slowdown(m, d_mem, spill)
+            if rate != t.rate:
+                _set_rate(sim, t, rate, now)
+    if sim.shared[n]:
+        h = sum_cpu if sum_cpu < A else A
+        if h != sim.hcpu[n]:
+            _set_hcpu(sim, n, h)
+    if cpu_used != sim.cpu_used_on[n]:
+        _set_cpu_used(sim, n, cpu_used)
+    if (1.0 if sum_io <= 1.0 else 1.0 / sum_io) != sim.io_f[n]:
+        _set_io_factor(sim, n, sum_io)
+
+
+def _rerate_orchestrated(sim: Simulator, n: int, f: float, sum_cpu: float, sum_mem: float,
+                         swap_all: bool) -> float:
+    """:func:`rerate`'s loop over node ``n``'s tasks under the MROrchestrator (its memory and
+    CPU estimates), from the node's disk and network factor ``f`` and sums. Returns the CPU the
+    tasks use."""
+    tasks = sim.tasks_on[n]
+    A = sim.cap[n]
+    sum_est = 0.0
+    n_static = 0
+    n_cpu_est = 0
+    for t in tasks:
+        est = t.est
+        if est is None:
+            n_static += 1
+        else:
+            sum_est += est
+        if t.cpu_est is not None:
+            n_cpu_est += 1
     cpu_g = None
     if sum_cpu > A:
         if n_cpu_est:                         # MROrchestrator divides a contended CPU
@@ -193,12 +240,9 @@ def rerate(sim: Simulator, n: int) -> None:
     else:
         est_scale = 0.0
     spill = sim.spill
-    swap_all = sum_mem > 1.0 and sim.swap_mode
     io_f = sim.io_f
     intf = sim.int_f[n]
     now = sim.now
-    queue = sim.queue
-    heap = queue.heap
     cpu_used = 0.0
     for k, t in enumerate(tasks):
         d = t.demand
@@ -218,29 +262,30 @@ def rerate(sim: Simulator, n: int) -> None:
         if m < d_mem:
             rate /= 1.0 + spill * (1.0 - m / d_mem)    # spill_slowdown(m, d_mem, spill)
         if rate != t.rate:
-            dt = now - t.t_last               # sync(sim, t)
-            if dt > 0:
-                rem = t.remaining - t.rate * dt
-                t.remaining = rem if rem > t.floor else t.floor
-            t.t_last = now
-            t.rate = rate
-            t.version += 1                    # schedule_end(sim, t)
-            if rate > 0:
-                left = t.remaining - t.floor
-                if left > EPS:
-                    queue.seq += 1
-                    heappush(heap, (now + left / rate, _TASK_END, queue.seq, t.tid, t.version))
-                elif t.floor == 0:
-                    queue.seq += 1
-                    heappush(heap, (now, _TASK_END, queue.seq, t.tid, t.version))
-    if sim.shared[n]:
-        h = sum_cpu if sum_cpu < A else A
-        if h != sim.hcpu[n]:
-            _set_hcpu(sim, n, h)
-    if cpu_used != sim.cpu_used_on[n]:
-        _set_cpu_used(sim, n, cpu_used)
-    if (1.0 if sum_io <= 1.0 else 1.0 / sum_io) != io_f[n]:
-        _set_io_factor(sim, n, sum_io)
+            _set_rate(sim, t, rate, now)
+    return cpu_used
+
+
+def _set_rate(sim: Simulator, t: Task, rate: float, now: float) -> None:
+    """Task ``t``'s rate changes to ``rate`` at ``now``: its progress is synced (:func:`sync`)
+    and its end re-scheduled (:func:`schedule_end`, inlined)."""
+    dt = now - t.t_last
+    if dt > 0:
+        rem = t.remaining - t.rate * dt
+        t.remaining = rem if rem > t.floor else t.floor
+    t.t_last = now
+    t.rate = rate
+    t.version += 1
+    if rate > 0:
+        left = t.remaining - t.floor
+        if left > EPS:
+            queue = sim.queue
+            queue.seq += 1
+            heappush(queue.heap, (now + left / rate, _TASK_END, queue.seq, t.tid, t.version))
+        elif t.floor == 0:
+            queue = sim.queue
+            queue.seq += 1
+            heappush(queue.heap, (now, _TASK_END, queue.seq, t.tid, t.version))
 
 
 def _set_cpu_used(sim: Simulator, n: int, used: float) -> None:
