@@ -319,7 +319,13 @@ def _set_io_factor(sim: Simulator, n: int, sum_io: float) -> None:
     f = 1.0 if sum_io <= 1.0 else 1.0 / sum_io
     if f != sim.io_f[n]:
         sim.io_f[n] = f
-        for m in sorted({t.node for t in sim.readers[n]}):
+        readers = sim.readers[n]
+        if len(readers) == 1:                 # the common case, without a set
+            m = readers[0].node
+            if m != n:
+                rerate(sim, m)
+            return
+        for m in sorted({t.node for t in readers}):
             if m != n:
                 rerate(sim, m)
 
@@ -353,9 +359,13 @@ def schedule_end(sim: Simulator, t: Task) -> None:
     if rate > 0:
         left = t.remaining - t.floor
         if left > EPS:
-            sim.queue.push(sim.now + left / rate, _TASK_END, t.tid, t.version)
+            queue = sim.queue
+            queue.seq += 1                    # queue.push, inlined
+            heappush(queue.heap, (sim.now + left / rate, _TASK_END, queue.seq, t.tid, t.version))
         elif t.floor == 0:
-            sim.queue.push(sim.now, _TASK_END, t.tid, t.version)
+            queue = sim.queue
+            queue.seq += 1
+            heappush(queue.heap, (sim.now, _TASK_END, queue.seq, t.tid, t.version))
 
 
 def orchestrate(sim: Simulator) -> None:
