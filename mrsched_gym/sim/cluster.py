@@ -45,9 +45,17 @@ def has_free(sim: Simulator, n: int) -> bool:
 
 
 def touch(sim: Simulator, n: int) -> None:
-    """Node ``n`` changed: mark it for the observation and file it as idle or full."""
+    """Node ``n`` changed: mark it for the observation and file it as idle or full
+    (:func:`has_free`, inlined: this runs at every launch and completion)."""
     sim.dirty.add(n)
-    if has_free(sim, n):
+    if not sim.up[n]:
+        free = False
+    elif sim.slots_mode:
+        free = sim.used_map[n] < sim.map_slots[n] or sim.used_red[n] < sim.red_slots[n]
+    else:
+        r = sim.res[n]
+        free = r[0] < sim.cap[n] - 0.01 and r[1] < 0.99 and r[2] < 0.99
+    if free:
         sim.idle.add(n)
     else:
         sim.idle.discard(n)

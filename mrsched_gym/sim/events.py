@@ -25,7 +25,12 @@ class EventKind(IntEnum):
 
 
 class EventQueue:
-    """Min-heap of events with deterministic tie-breaking."""
+    """Min-heap of events with deterministic tie-breaking.
+
+    The rate model pushes task end events itself (``seq += 1``, then ``heapq.heappush`` of
+    the tuple: what :meth:`push` does) to save a call per rate change; a change to the entry
+    layout changes :func:`~mrsched_gym.sim.rates.schedule_end` too.
+    """
 
     __slots__ = ("heap", "seq")
 

@@ -116,6 +116,8 @@ def refresh_runnable(sim: Simulator, job: Job) -> None:
         any(t.phase == MAP for t in susp) if susp else False))
     has_r = active and ((job.reduce_ready and job.pending_reduces > 0) or (
         any(t.phase == REDUCE for t in susp) if susp else False))
+    if has_m == job.has_map_work and has_r == job.has_red_work:
+        return                            # filed as it was
     sim.n_map_jobs += has_m - job.has_map_work
     sim.n_red_jobs += has_r - job.has_red_work
     job.has_map_work = has_m

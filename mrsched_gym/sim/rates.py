@@ -9,11 +9,12 @@ rate = cpu_speed x accelerator speed-up x f_share x f_mem x 1/NormTCT_j(r)
   :func:`~mrsched_gym.models.contention.processor_share`).
   MROrchestrator ``uniform``/``regression`` also divides a contended node's CPU (D_cpu > A_cpu):
   task i gets c_i = min(d_i x its disk/network/data-node limit, lambda x e_i), the capacity
-  water-filled in proportion to the orchestrator's estimates e_i (:func:`cpu_factors`), and its
-  CPU factor is c_i / d_i in place of A_cpu/D_cpu. UNIFORM: e_i = the job-phase's mean CPU
-  demand (Algorithm 2 line 4). REGRESSION: e_i = alpha x the current allocation with alpha =
-  the mean progress rate of the task's job-phase over its own (Eq. 1-2: tasks behind their
-  peers get more, those ahead less), at most d_i (:func:`regression_cpu_estimates`).
+  water-filled in proportion to the orchestrator's estimates e_i
+  (:func:`~mrsched_gym.sim.orchestrator.cpu_factors`), and its CPU factor is c_i / d_i in
+  place of A_cpu/D_cpu. UNIFORM: e_i = the job-phase's mean CPU demand (Algorithm 2 line 4).
+  REGRESSION: e_i = alpha x the current allocation with alpha = the mean progress rate of the
+  task's job-phase over its own (Eq. 1-2: tasks behind their peers get more, those ahead less),
+  at most d_i (:func:`~mrsched_gym.sim.orchestrator.regression_cpu_estimates`).
   Estimates are set at each epoch for every running task; a task launched since the last epoch
   keeps the OS share until the next (like the memory estimate).
 * f_mem: each task gets a memory allocation m. Slots mode without an orchestrator: a static
@@ -54,13 +55,20 @@ disk and network are not orchestrated (the paper controls CPU and memory, III).
 
 from __future__ import annotations
 
-import math
+from heapq import heappush
 from typing import TYPE_CHECKING
 
-from mrsched_gym.models.contention import processor_share, spill_slowdown
 from mrsched_gym.models.interference import response_time_ms
 from mrsched_gym.sim.events import EventKind
+from mrsched_gym.sim.orchestrator import MIN_CPU_SHARE as MIN_CPU_SHARE
+from mrsched_gym.sim.orchestrator import cpu_contended, regression_cpu_estimates, usable_fractions
+from mrsched_gym.sim.orchestrator import cpu_factors as cpu_factors
+from mrsched_gym.sim.orchestrator import cpu_shares as cpu_shares
+from mrsched_gym.sim.orchestrator import uniform_cpu_estimates as uniform_cpu_estimates
 from mrsched_gym.sim.state import EPS, MAP, RUNNING, Task
+
+# MIN_CPU_SHARE, cpu_factors, cpu_shares and uniform_cpu_estimates are re-exported (``as``):
+# the simulator imports them from here, where they were before the orchestrator module.
 
 if TYPE_CHECKING:
     from mrsched_gym.sim.engine import Simulator
@@ -69,71 +77,15 @@ _TASK_END = int(EventKind.TASK_END)
 _ORCHESTRATE = int(EventKind.ORCHESTRATE)
 
 
-#: Smallest CPU estimate REGRESSION gives a task, as a fraction of its CPU demand.
-MIN_CPU_SHARE = 0.01
-
-
-def cpu_factors(tasks: list[Task], capacity: float, usable: list[float]) -> list[float]:
-    """MROrchestrator's CPU division of one contended node: each task's allocation / its demand.
-
-    Every task asks for its estimate (``cpu_est``; a task not yet estimated, launched since the
-    last epoch, for its demand: the OS share) and never gets more than it can use, its demand
-    times ``usable`` (its progress limit from the node's disk and network shares and its data
-    node). The capacity is water-filled in proportion to the requests: c_i = min(cap_i,
-    lambda x e_i) with sum c_i = capacity (Algorithm 1 moves allocations to the estimates; the
-    Performance Balancer arbitrates a node's requests, seed 001 III step 4). With every
-    estimate equal to its demand and nothing else limiting, this is the OS share
-    capacity / sum of demands.
-
-    Args:
-        tasks: The node's running tasks (CPU demand ``demand[0]``, estimate ``cpu_est``).
-        capacity: The node's CPU capacity (below the sum of demands).
-        usable: Per task, the fraction of its demand it can use (<= 1).
-
-    Returns:
-        Per task, in order, c_i / d_i (<= 1).
-    """
-    demand = [t.demand[0] for t in tasks]
-    want = [d if t.cpu_est is None else t.cpu_est for t, d in zip(tasks, demand, strict=False)]
-    cap = [d * u for d, u in zip(demand, usable, strict=False)]
-    lam = capacity / sum(want)
-    if all(lam * w <= c for w, c in zip(want, cap, strict=False)):     # no request reaches its cap
-        return [lam * w / d if d > 0 else 1.0 for w, d in zip(want, demand, strict=False)]
-    order = sorted(range(len(tasks)), key=lambda i: cap[i] / want[i] if want[i] > 0
-                   else math.inf)
-    g = [1.0] * len(tasks)
-    left, weight = capacity, sum(want)
-    k = 0
-    while k < len(order) and weight > 0:         # requests that fit under their cap in full
-        i = order[k]
-        if cap[i] > left / weight * want[i]:
-            break
-        g[i] = usable[i]
-        left -= cap[i]
-        weight -= want[i]
-        k += 1
-    lam = left / weight if weight > 0 else 0.0
-    for i in order[k:]:
-        g[i] = lam * want[i] / demand[i] if demand[i] > 0 else 1.0
-    return g
-
-
-def uniform_cpu_estimates(tasks: list[Task]) -> list[float]:
-    """UNIFORM CPU estimates (seed 001 III-B2, Algorithm 2 lines 3-4): every task's entitlement
-    is the mean CPU use of its job's tasks of the same phase; we take the job-phase's profile
-    mean demand (the mean over its tasks of the usage a profiler sees, as for memory)."""
-    out = []
-    for t in tasks:
-        p = t.job.profile
-        out.append((p.map_demand if t.phase == MAP else p.reduce_demand)[0])
-    return out
-
-
 def rerate(sim: Simulator, n: int) -> None:
     """Recompute the progress rate of every task on node ``n`` (see module docstring).
 
     Also recomputes ``n``'s disk factor as a data node; when it changes, the nodes of the
     remote maps reading from ``n`` are re-rated too (demands are fixed, so this stops there).
+    This runs several times per decision: :func:`processor_share`,
+    :func:`~mrsched_gym.models.contention.spill_slowdown` and :func:`sync` are inlined (the
+    same float operations in the same order), a node without orchestrator estimates takes a
+    shorter loop, and the web response time and CPU use are updated only when they changed.
     """
     tasks = sim.tasks_on[n]
     read_io = 0.0
@@ -142,31 +94,85 @@ def rerate(sim: Simulator, n: int) -> None:
     sim.read_sum[n] = read_io
     if not tasks:
         sim.own_io[n] = 0.0
-        _set_io_factor(sim, n, read_io)
-        if sim.shared[n]:
+        if sim.io_f[n] != (1.0 if read_io <= 1.0 else 1.0 / read_io):
+            _set_io_factor(sim, n, read_io)
+        if sim.shared[n] and sim.hcpu[n] != 0.0:
             _set_hcpu(sim, n, 0.0)
-        _set_cpu_used(sim, n, 0.0)
+        if sim.cpu_used_on[n] != 0.0:
+            _set_cpu_used(sim, n, 0.0)
         return
     A = sim.cap[n]
-    sum_cpu = sum_io = sum_mem = sum_net = sum_est = 0.0
-    n_static = 0
-    n_cpu_est = 0
+    sum_cpu = sum_io = sum_mem = sum_net = 0.0
     for t in tasks:
         d = t.demand
         sum_cpu += d[0]
         sum_io += d[1]
         sum_mem += d[2]
         sum_net += d[3]
-        if t.est is None:
-            n_static += 1
-        else:
-            sum_est += t.est
-        if t.cpu_est is not None:
-            n_cpu_est += 1
     # CPU, disk and network: work-conserving processor sharing (the OS scheduler).
     sim.own_io[n] = sum_io
     sum_io += read_io
-    f = processor_share(sum_io, sum_net)
+    f = 1.0                                   # processor_share(sum_io, sum_net)
+    if sum_io > 1.0:
+        f = 1.0 / sum_io
+    if sum_net > 1.0 and 1.0 / sum_net < f:
+        f = 1.0 / sum_net
+    swap_all = sum_mem > 1.0 and sim.swap_mode
+    if sim.scenario.cluster.orchestrator != "none":
+        cpu_used = _rerate_orchestrated(sim, n, f, sum_cpu, sum_mem, swap_all)
+    else:
+        if sum_cpu > A and A / sum_cpu < f:
+            f = A / sum_cpu
+        # Memory: the per-slot static share or the container's reservation (t.mem0).
+        spill = sim.spill
+        io_f = sim.io_f
+        intf = sim.int_f[n]
+        now = sim.now
+        cpu_used = 0.0
+        for t in tasks:
+            d = t.demand
+            ft = f
+            src = t.src
+            if src >= 0 and io_f[src] < ft:
+                ft = io_f[src]                # its data node is overloaded
+            cpu_used += d[0] * ft
+            rate = t.base * ft * intf[t.type_idx]
+            m = t.mem0
+            d_mem = d[2]
+            if swap_all and m * sum_mem > d_mem:
+                m = d_mem / sum_mem           # node-level overcommit: everyone thrashes
+            if m < d_mem:
+                rate /= 1.0 + spill * (1.0 - m / d_mem)    # spill_slowdown(m, d_mem, spill)
+            if rate != t.rate:
+                _set_rate(sim, t, rate, now)
+    if sim.shared[n]:
+        h = sum_cpu if sum_cpu < A else A
+        if h != sim.hcpu[n]:
+            _set_hcpu(sim, n, h)
+    if cpu_used != sim.cpu_used_on[n]:
+        _set_cpu_used(sim, n, cpu_used)
+    if (1.0 if sum_io <= 1.0 else 1.0 / sum_io) != sim.io_f[n]:
+        _set_io_factor(sim, n, sum_io)
+
+
+def _rerate_orchestrated(sim: Simulator, n: int, f: float, sum_cpu: float, sum_mem: float,
+                         swap_all: bool) -> float:
+    """:func:`rerate`'s loop over node ``n``'s tasks under the MROrchestrator (its memory and
+    CPU estimates), from the node's disk and network factor ``f`` and sums. Returns the CPU the
+    tasks use."""
+    tasks = sim.tasks_on[n]
+    A = sim.cap[n]
+    sum_est = 0.0
+    n_static = 0
+    n_cpu_est = 0
+    for t in tasks:
+        est = t.est
+        if est is None:
+            n_static += 1
+        else:
+            sum_est += est
+        if t.cpu_est is not None:
+            n_cpu_est += 1
     cpu_g = None
     if sum_cpu > A:
         if n_cpu_est:                         # MROrchestrator divides a contended CPU
@@ -181,14 +187,15 @@ def rerate(sim: Simulator, n: int) -> None:
     else:
         est_scale = 0.0
     spill = sim.spill
-    swap_all = sum_mem > 1.0 and sim.swap_mode
     io_f = sim.io_f
     intf = sim.int_f[n]
     now = sim.now
     cpu_used = 0.0
     for k, t in enumerate(tasks):
-        d_mem = t.demand[2]
-        m = t.mem0 if t.est is None else t.est * est_scale
+        d = t.demand
+        d_mem = d[2]
+        est = t.est
+        m = t.mem0 if est is None else est * est_scale
         if swap_all and m * sum_mem > d_mem:
             m = d_mem / sum_mem               # node-level overcommit: everyone thrashes
         ft = f
@@ -197,23 +204,35 @@ def rerate(sim: Simulator, n: int) -> None:
         src = t.src
         if src >= 0 and io_f[src] < ft:
             ft = io_f[src]                    # its data node is overloaded
-        cpu_used += t.demand[0] * ft
+        cpu_used += d[0] * ft
         rate = t.base * ft * intf[t.type_idx]
         if m < d_mem:
-            rate /= spill_slowdown(m, d_mem, spill)
+            rate /= 1.0 + spill * (1.0 - m / d_mem)    # spill_slowdown(m, d_mem, spill)
         if rate != t.rate:
-            dt = now - t.t_last
-            if dt > 0:
-                rem = t.remaining - t.rate * dt
-                t.remaining = rem if rem > t.floor else t.floor
-            t.t_last = now
-            t.rate = rate
-            schedule_end(sim, t)
-    if sim.shared[n]:
-        _set_hcpu(sim, n, sum_cpu if sum_cpu < A else A)
-    _set_cpu_used(sim, n, cpu_used)
-    if (1.0 if sum_io <= 1.0 else 1.0 / sum_io) != sim.io_f[n]:
-        _set_io_factor(sim, n, sum_io)
+            _set_rate(sim, t, rate, now)
+    return cpu_used
+
+
+def _set_rate(sim: Simulator, t: Task, rate: float, now: float) -> None:
+    """Task ``t``'s rate changes to ``rate`` at ``now``: its progress is synced (:func:`sync`)
+    and its end re-scheduled (:func:`schedule_end`, inlined)."""
+    dt = now - t.t_last
+    if dt > 0:
+        rem = t.remaining - t.rate * dt
+        t.remaining = rem if rem > t.floor else t.floor
+    t.t_last = now
+    t.rate = rate
+    t.version += 1
+    if rate > 0:
+        left = t.remaining - t.floor
+        if left > EPS:
+            queue = sim.queue
+            queue.seq += 1
+            heappush(queue.heap, (now + left / rate, _TASK_END, queue.seq, t.tid, t.version))
+        elif t.floor == 0:
+            queue = sim.queue
+            queue.seq += 1
+            heappush(queue.heap, (now, _TASK_END, queue.seq, t.tid, t.version))
 
 
 def _set_cpu_used(sim: Simulator, n: int, used: float) -> None:
@@ -223,31 +242,19 @@ def _set_cpu_used(sim: Simulator, n: int, used: float) -> None:
     sim.cpu_used_on[n] = used
 
 
-def _cpu_contended(sim: Simulator, n: int) -> bool:
-    """Whether node ``n``'s running tasks demand more CPU than it has."""
-    return sum(t.demand[0] for t in sim.tasks_on[n]) > sim.cap[n]
-
-
-def usable_fractions(sim: Simulator, n: int, f: float | None = None) -> list[float]:
-    """Per task on node ``n``: the fraction of its CPU demand it can use, its progress limit
-    from the node's disk and network shares (``f`` when the caller has it) and from its
-    data node's disk."""
-    if f is None:
-        tasks = sim.tasks_on[n]
-        sum_io = sim.read_sum[n] + sum(t.demand[1] for t in tasks)
-        sum_net = sum(t.demand[3] for t in tasks)
-        f = processor_share(sum_io, sum_net)
-    io_f = sim.io_f
-    return [min(f, io_f[t.src]) if t.src >= 0 else f for t in sim.tasks_on[n]]
-
-
 def _set_io_factor(sim: Simulator, n: int, sum_io: float) -> None:
     """Node ``n``'s disk share as a data node; when it changes, its remote readers' nodes are
     re-rated."""
     f = 1.0 if sum_io <= 1.0 else 1.0 / sum_io
     if f != sim.io_f[n]:
         sim.io_f[n] = f
-        for m in sorted({t.node for t in sim.readers[n]}):
+        readers = sim.readers[n]
+        if len(readers) == 1:                 # the common case, without a set
+            m = readers[0].node
+            if m != n:
+                rerate(sim, m)
+            return
+        for m in sorted({t.node for t in readers}):
             if m != n:
                 rerate(sim, m)
 
@@ -281,9 +288,13 @@ def schedule_end(sim: Simulator, t: Task) -> None:
     if rate > 0:
         left = t.remaining - t.floor
         if left > EPS:
-            sim.queue.push(sim.now + left / rate, _TASK_END, t.tid, t.version)
+            queue = sim.queue
+            queue.seq += 1                    # queue.push, inlined
+            heappush(queue.heap, (sim.now + left / rate, _TASK_END, queue.seq, t.tid, t.version))
         elif t.floor == 0:
-            sim.queue.push(sim.now, _TASK_END, t.tid, t.version)
+            queue = sim.queue
+            queue.seq += 1
+            heappush(queue.heap, (sim.now, _TASK_END, queue.seq, t.tid, t.version))
 
 
 def orchestrate(sim: Simulator) -> None:
@@ -304,66 +315,10 @@ def orchestrate(sim: Simulator) -> None:
     for t, e in zip(tasks, new, strict=False):
         if e != t.cpu_est:
             t.cpu_est = e
-            if t.node not in nodes and _cpu_contended(sim, t.node):
+            if t.node not in nodes and cpu_contended(sim, t.node):
                 nodes.add(t.node)             # CPU estimates matter where CPU is contended
     for n in sorted(nodes):
         rerate(sim, n)
     sim.queue.push(sim.now + sim.scenario.cluster.orchestrator_epoch_s, _ORCHESTRATE)
 
 
-def regression_cpu_estimates(sim: Simulator, tasks: list[Task]) -> list[float]:
-    """REGRESSION CPU estimates (seed 001 III-A Eq. 1-2, III-B1, Algorithm 2 lines 5-7).
-
-    A task's progress rate is its progress score over its elapsed time, P / T (Eq. 1:
-    T_hat = (1 - P) / P x T at that pace; the straggler test of [26] that the GRM uses,
-    III). The target finish time is the one the task would have at the mean progress rate
-    of the running tasks of its job and phase across the cluster (the GRM's global view:
-    an adjustment must be "in sync" with the other tasks of the same phase and job, III
-    step 3), so alpha = T_hat / T_target = mean rate / own rate (Eq. 2: alpha > 1 is a
-    deficit, alpha < 1 an excess), and the estimate is alpha x the current allocation
-    (Algorithm 1), at most the task's CPU demand (CPU it cannot use does not speed it up)
-    and at least 1% of it. A reduce waiting for map output (its progress bound by the
-    shuffle, not by CPU), or a task without progress yet, keeps its allocation and does not
-    count in the mean.
-    """
-    now = sim.now
-    cur = [t.demand[0] * g for t, g in zip(tasks, cpu_shares(sim, tasks), strict=False)]
-    pace = [0.0] * len(tasks)
-    groups: dict[tuple[int, int], list[int]] = {}
-    for i, t in enumerate(tasks):
-        elapsed = now - t.first_start_s
-        if t.floor > 0 or t.work <= 0 or elapsed <= 0:
-            continue
-        left = t.remaining - t.rate * (now - t.t_last)
-        pace[i] = (1.0 - max(left, 0.0) / t.work) / elapsed
-        if pace[i] > 0:
-            groups.setdefault((t.job.jid, t.phase), []).append(i)
-    out = list(cur)
-    for members in groups.values():
-        mean = sum(pace[i] for i in members) / len(members)
-        for i in members:
-            d = tasks[i].demand[0]
-            out[i] = min(d, max(MIN_CPU_SHARE * d, cur[i] * mean / pace[i]))
-    return out
-
-
-def cpu_shares(sim: Simulator, tasks: list[Task]) -> list[float]:
-    """Each task's current CPU allocation as a fraction of its CPU demand (1 on a node whose
-    CPU is not contended; :func:`cpu_factors` under the orchestrator, else the OS's
-    capacity / sum of demands)."""
-    by_node: dict[int, list[float]] = {}
-    out = []
-    for t in tasks:
-        n = t.node
-        if n not in by_node:
-            on = sim.tasks_on[n]
-            total = sum(x.demand[0] for x in on)
-            A = sim.cap[n]
-            if total <= A:
-                by_node[n] = [1.0] * len(on)
-            elif any(x.cpu_est is not None for x in on):
-                by_node[n] = cpu_factors(on, A, usable_fractions(sim, n))
-            else:
-                by_node[n] = [A / total] * len(on)
-        out.append(by_node[n][sim.tasks_on[n].index(t)])
-    return out
