@@ -20,7 +20,8 @@ class holds):
   and applying the choice).
 * :mod:`~mrsched_gym.sim.jobs` and :mod:`~mrsched_gym.sim.tasks`: the job and task life cycles.
 * :mod:`~mrsched_gym.sim.cluster`: slot / container bookkeeping and data nodes.
-* :mod:`~mrsched_gym.sim.rates`: the contention and rate model, and the MROrchestrator.
+* :mod:`~mrsched_gym.sim.rates`: the contention and rate model, and the MROrchestrator's epoch
+  (its CPU division and estimates: :mod:`~mrsched_gym.sim.orchestrator`).
 * :mod:`~mrsched_gym.sim.timelines`: the drawn load and availability applied as time passes.
 * :mod:`~mrsched_gym.sim.accounting`: the integrals behind rewards and metrics, and the charge
   for unserved jobs.
