@@ -122,6 +122,7 @@ class _Workspace:
         self.rows = [_RowViews(self, n, F, h) for n in range(K + 1)]
         # bytes of the valid flags when the first n rows hold the candidates
         self.prefix = {bytes([1] * n + [0] * (K - n)): n for n in range(K + 1)}
+        self.arange = np.arange(K)
 
 
 class _RowViews:
@@ -265,33 +266,33 @@ class NumpySetPolicy:
         dot(r.h_aug, self.score, r.scores)
         return r.scores
 
-    def _encode(self, obs: dict) -> tuple[_Workspace, np.ndarray, np.ndarray, bytes]:
-        """Run the network on ``obs``: the workspace, the legal rows' indices and their scores
-        (in row order), and the bytes of the valid flags."""
+    def _encode(self, obs: dict, flags: bytes | None = None
+                ) -> tuple[_Workspace, np.ndarray, np.ndarray]:
+        """Run the network on ``obs``: the workspace, the valid rows' indices and their scores
+        (in row order). ``flags``: the bytes of the valid flags, if already known."""
         cands = self._f32(obs["candidates"])
         K = len(cands)
         ws = self._workspace(len(obs["nodes"]), K)
         self._context(ws, obs)
-        valid = cands[:, VALID_FEATURE] > self._half
-        flags = valid.tobytes()
+        if flags is None:
+            flags = (cands[:, VALID_FEATURE] > self._half).tobytes()
         n = ws.prefix.get(flags)
         if n is None:                                      # not the first rows: gather them
-            rows = np.flatnonzero(valid)
+            rows = np.flatnonzero(np.frombuffer(flags, dtype=bool))
             n, cands = len(rows), cands.take(rows, axis=0)
         else:
-            rows, cands = None, cands[:n]
+            rows, cands = ws.arange[:n], cands[:n]
         if n == 0:
             ws.ctx_pool.fill(0.0)                           # torch: a zero sum over max(0, 1)
-            return ws, np.arange(0), ws.scores[:0], flags
-        scores = self._candidates(ws, cands, n)
-        return ws, (np.arange(n) if rows is None else rows), scores, flags
+            return ws, rows, ws.scores[:0]
+        return ws, rows, self._candidates(ws, cands, n)
 
     def _skip(self, ws: _Workspace) -> float:
         return float(np.dot(ws.ctx, self.skip))
 
     def logits(self, obs: dict) -> np.ndarray:
         """The action logits ``[K + 1]`` of one observation (illegal candidates at -1e8)."""
-        ws, rows, scores, _ = self._encode(obs)
+        ws, rows, scores = self._encode(obs)
         K = ws.K
         out = np.full(K + 1, ILLEGAL_LOGIT, dtype=np.float32)
         out[rows] = scores
@@ -320,13 +321,13 @@ class NumpySetPolicy:
                 skip_ok = bool(mask[K]) and not (self.work_conserving and schedule and n)
                 if n + skip_ok <= 1:                        # one legal action (or none: argmax 0)
                     return K if skip_ok else (flags.index(1) if n else 0)
-                ws, rows, scores, _ = self._encode(obs)
+                ws, rows, scores = self._encode(obs, flags)
                 j = int(scores.argmax())
                 if skip_ok and self._skip(ws) > scores[j]:
                     return K
                 return int(rows[j])
         else:
-            ws, rows, scores, _ = self._encode(obs)
+            ws, rows, scores = self._encode(obs)
             if len(rows):
                 j = int(scores.argmax())
                 best = scores[j]
