@@ -135,8 +135,64 @@ class _SetHeadMixin:
         return data
 
 
+def masked_log_probs(logits: th.Tensor, masks: th.Tensor | np.ndarray | None) -> th.Tensor:
+    """The normalised log-probabilities ``[B, A]`` of sb3-contrib's ``MaskableCategorical``.
+
+    The same tensor operations in the same order (normalise the logits, set the masked ones to
+    -1e8, normalise again), so the same floats, without building three ``Categorical``
+    objects (and validating their arguments) per call: that costs more than the network.
+
+    Args:
+        logits: The action logits ``[B, A]``.
+        masks: Legal actions (bool ``[B, A]``, or anything of that size), or None.
+    """
+    logits = logits - logits.logsumexp(dim=-1, keepdim=True)
+    if masks is not None:
+        masks = th.as_tensor(masks, dtype=th.bool, device=logits.device).reshape(logits.shape)
+        logits = th.where(masks, logits, th.tensor(-1e8, dtype=logits.dtype,
+                                                    device=logits.device))
+    return logits - logits.logsumexp(dim=-1, keepdim=True)
+
+
 class SetPolicy(_SetHeadMixin, MaskableActorCriticPolicy):
-    """MaskablePPO policy: :class:`SetExtractor` + :class:`CandidateScorer`."""
+    """MaskablePPO policy: :class:`SetExtractor` + :class:`CandidateScorer`.
+
+    :meth:`forward` (rollouts) and :meth:`evaluate_actions` (PPO updates) compute what
+    sb3-contrib's do, with the same tensor operations, the same random draw and so the same
+    floats (tested), but without the distribution objects (:func:`masked_log_probs`).
+    """
+
+    def forward(self, obs: dict[str, th.Tensor], deterministic: bool = False,
+                action_masks: np.ndarray | None = None
+                ) -> tuple[th.Tensor, th.Tensor, th.Tensor]:
+        """Sampled actions, values and the actions' log-probabilities (as sb3-contrib's)."""
+        if deterministic or not self.share_features_extractor:
+            return super().forward(obs, deterministic, action_masks)
+        latent_pi, latent_vf = self.mlp_extractor(self.extract_features(obs))
+        values = self.value_net(latent_vf)
+        log_p = masked_log_probs(self.action_net(latent_pi).view(-1, self.action_dist.action_dim),
+                                 action_masks)
+        probs = th.nn.functional.softmax(log_p, dim=-1)   # Categorical.sample's draw
+        actions = th.multinomial(probs, 1, True).T.reshape(log_p.shape[:-1])
+        log_prob = log_p.gather(-1, actions.long().unsqueeze(-1)).squeeze(-1)
+        return actions.reshape((-1, *self.action_space.shape)), values, log_prob
+
+    def evaluate_actions(self, obs: dict[str, th.Tensor], actions: th.Tensor,
+                         action_masks: th.Tensor | None = None
+                         ) -> tuple[th.Tensor, th.Tensor, th.Tensor]:
+        """Values, log-probabilities of ``actions`` and entropies (as sb3-contrib's)."""
+        if action_masks is None or not self.share_features_extractor:
+            return super().evaluate_actions(obs, actions, action_masks)
+        latent_pi, latent_vf = self.mlp_extractor(self.extract_features(obs))
+        log_p = masked_log_probs(self.action_net(latent_pi).view(-1, self.action_dist.action_dim),
+                                 action_masks)
+        log_prob = log_p.gather(-1, actions.long().unsqueeze(-1)).squeeze(-1)
+        values = self.value_net(latent_vf)
+        masks = th.as_tensor(action_masks, dtype=th.bool, device=log_p.device).reshape(
+            log_p.shape)
+        p_log_p = log_p * th.nn.functional.softmax(log_p, dim=-1)   # masked actions count 0
+        entropy = -th.where(masks, p_log_p, th.tensor(0.0, device=log_p.device)).sum(-1)
+        return values, log_prob, entropy
 
 
 class SetPolicyPPO(_SetHeadMixin, ActorCriticPolicy):
@@ -144,4 +200,4 @@ class SetPolicyPPO(_SetHeadMixin, ActorCriticPolicy):
 
 
 __all__ = ["FlatExtractor", "SetExtractor", "CandidateScorer", "SetPolicy", "SetPolicyPPO",
-           "ILLEGAL_LOGIT", "symlog"]
+           "ILLEGAL_LOGIT", "masked_log_probs", "symlog"]

@@ -220,9 +220,10 @@ def make_vec_env(cfg: TrainConfig, n_envs: int | None = None, seed_offset: int =
     """The training envs: ``n_envs`` copies, env ``i`` seeded
     ``TRAIN_SEED_BASE + 1000*seed + i``."""
     from stable_baselines3.common.env_util import make_vec_env as sb3_make_vec_env
-    from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
+    from stable_baselines3.common.vec_env import SubprocVecEnv
 
     from mrsched_gym.agents.policy import WorkConserving
+    from mrsched_gym.agents.vec_envs import InProcessVecEnv, RewardNormalize
     from mrsched_gym.evaluate import make_env
     env, kw = cfg.env, dict(cfg.env_kwargs)
     wrap = WorkConserving if cfg.work_conserving and cfg.algo == "maskable_ppo" else None
@@ -238,11 +239,11 @@ def make_vec_env(cfg: TrainConfig, n_envs: int | None = None, seed_offset: int =
     venv = sb3_make_vec_env(factory, n_envs=n_envs or cfg.n_envs,
                             wrapper_class=wrap,
                             seed=TRAIN_SEED_BASE + 1000 * cfg.seed + seed_offset,
-                            vec_env_cls=SubprocVecEnv if cfg.vec_env == "subproc" else DummyVecEnv)
+                            vec_env_cls=SubprocVecEnv if cfg.vec_env == "subproc"
+                            else InProcessVecEnv)
     if cfg.normalize_reward:
-        from stable_baselines3.common.vec_env import VecNormalize
-        venv = VecNormalize(venv, norm_obs=False, norm_reward=True,
-                            gamma=float(cfg.ppo.get("gamma", 0.99)))
+        venv = RewardNormalize(venv, norm_obs=False, norm_reward=True,
+                               gamma=float(cfg.ppo.get("gamma", 0.99)))
     return venv
 
 

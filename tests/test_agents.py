@@ -221,6 +221,92 @@ def test_fixed_seed_reproduces_training(trained, tmp_path):
     assert not all(th.equal(a[k], c[k]) for k in a)
 
 
+def _batch(n=6, seed=0):
+    """``n`` observations of Hadoop-v0 (stacked, as a vec env returns them) and their masks."""
+    env = gym.make("mrsched/Hadoop-v0")
+    obs, _ = env.reset(seed=seed)
+    rows, masks = [], []
+    while len(rows) < n:
+        m = env.unwrapped.action_masks()
+        if m[:-1].sum() >= 2:
+            rows.append(obs)
+            masks.append(m)
+        obs, *_ = env.step(int(np.flatnonzero(m)[-2 if m[:-1].any() else -1]))
+    return env, {k: th.as_tensor(np.stack([o[k] for o in rows])) for k in rows[0]}, \
+        np.stack(masks)
+
+
+def test_lean_rollout_forward_and_update_equal_sb3_contrib():
+    """SetPolicy.forward and evaluate_actions (no distribution objects) give sb3-contrib's floats
+    to the last bit: the same sampled actions for the same seed, values, log-probabilities,
+    entropies and gradients."""
+    from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
+    env, obs, masks = _batch()
+    pol = SetPolicy(env.observation_space, env.action_space, lambda _: 1e-3,
+                    work_conserving=True)
+    with th.no_grad():
+        out = []
+        for forward in (SetPolicy.forward, MaskableActorCriticPolicy.forward):
+            th.manual_seed(3)
+            out.append(forward(pol, obs, action_masks=masks))
+    for a, b in zip(*out, strict=True):
+        assert th.equal(a, b)
+    legal = masks[np.arange(len(masks)), out[0][0].numpy()]
+    assert legal.all()                                           # only legal actions drawn
+    actions = th.as_tensor(np.array([np.flatnonzero(m)[0] for m in masks]))
+    res, grads = [], []
+    for evaluate_actions in (SetPolicy.evaluate_actions,
+                             MaskableActorCriticPolicy.evaluate_actions):
+        pol.zero_grad()
+        values, log_prob, entropy = evaluate_actions(pol, obs, actions, th.as_tensor(masks))
+        (values.sum() + log_prob.sum() + entropy.sum()).backward()
+        res.append((values, log_prob, entropy))
+        grads.append([p.grad.clone() for p in pol.parameters()])
+    for a, b in zip(*res, strict=True):
+        assert th.equal(a, b)
+    assert all(th.equal(a, b) for a, b in zip(*grads, strict=True))
+    assert (res[0][2] > 0).all()                    # >= 2 legal actions: a positive entropy
+
+
+def test_in_process_vec_env_returns_what_dummy_vec_env_returns():
+    """The training envs without deep copies: the same observations, rewards, dones and info
+    (terminal observations included) as SB3's DummyVecEnv + VecNormalize, step for step through
+    episode ends; the returned arrays are copies."""
+    from stable_baselines3.common.env_util import make_vec_env as sb3_make_vec_env
+    from stable_baselines3.common.vec_env import DummyVecEnv, VecNormalize
+
+    from mrsched_gym.agents.policy import WorkConserving
+    from mrsched_gym.evaluate import make_env
+    cfg = tiny(env_kwargs={"workload.duration_s": 300})
+    ours = make_vec_env(cfg)
+    ref = VecNormalize(sb3_make_vec_env(lambda: make_env(cfg.env, cfg.env_kwargs), n_envs=2,
+                                        wrapper_class=WorkConserving, seed=TRAIN_SEED_BASE,
+                                        vec_env_cls=DummyVecEnv),
+                       norm_obs=False, gamma=cfg.ppo["gamma"])
+    a, b = ours.reset(), ref.reset()
+    ends = 0
+    for step in range(3000):
+        assert a.keys() == b.keys() and all(np.array_equal(a[k], b[k]) for k in a), step
+        ma, mb = ours.env_method("action_masks"), ref.env_method("action_masks")
+        assert all(np.array_equal(x, y) for x, y in zip(ma, mb, strict=True))
+        act = np.array([np.flatnonzero(m)[step % m.sum()] for m in ma])
+        a["candidates"][:] = -1.0                      # the caller may scribble on its copy
+        a, ra, da, ia = ours.step(act)
+        b, rb, db, ib = ref.step(act)
+        assert np.array_equal(ra, rb) and np.array_equal(da, db)
+        for x, y in zip(ia, ib, strict=True):
+            assert x.keys() == y.keys()
+            if "terminal_observation" in x:
+                ends += 1
+                assert all(np.array_equal(x["terminal_observation"][k],
+                                          y["terminal_observation"][k]) for k in a)
+                assert (x["episode"]["r"], x["episode"]["l"]) == (y["episode"]["r"],
+                                                                  y["episode"]["l"])
+        if ends >= 3:
+            break
+    assert ends >= 3
+
+
 def test_set_agent_runs_on_other_cluster_sizes_flat_agent_refuses(trained, tmp_path):
     pol = load_agent(trained["final_model"])
     for env_id in ("mrsched/Dedicated-v0", "mrsched/Dynamic-v0"):    # N = 20, W = 12
