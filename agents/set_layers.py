@@ -19,6 +19,7 @@ from typing import NamedTuple
 
 import torch as th
 from torch import nn
+from torch.nn import functional
 
 #: The logit of an illegal action: finite (so ``p * log p`` stays 0, never NaN) and far below
 #: any learned logit (its probability underflows to exactly 0 in float32).
@@ -34,6 +35,18 @@ NODE_SPEED_FEATURE = 2
 def symlog(x: th.Tensor) -> th.Tensor:
     """``sign(x) * log(1 + |x|)``: compresses large magnitudes, keeps sign and zero."""
     return th.sign(x) * th.log1p(th.abs(x))
+
+
+def split_affine(layer: nn.Linear, x: th.Tensor, ctx: th.Tensor) -> th.Tensor:
+    """``layer(cat([x, ctx repeated for every row of x], -1))`` without the repetition.
+
+    ``x`` is ``[B, K, n]``, ``ctx`` is ``[B, c]``: the weight is split by input block, so the
+    context is multiplied once per observation instead of once per row. The same function, with
+    other float roundings than the concatenated form (the sums run in another order).
+    """
+    n = x.shape[-1]
+    return functional.linear(x, layer.weight[:, :n]) \
+        + functional.linear(ctx, layer.weight[:, n:], layer.bias).unsqueeze(1)
 
 
 def mlp(sizes: list[int]) -> nn.Sequential:
@@ -63,6 +76,9 @@ class SetEncoding:
     #: Pool only the present nodes: a row whose CPU speed feature (2) is 0 is padding (the
     #: :class:`~mrsched_gym.agents.worlds.WorldPool`'s); equal to the plain mean without padding.
     node_mask: bool = False
+    #: Run the first candidate layer and the mixing layer as :func:`split_affine` (faster, other
+    #: roundings; a training option, ``numerics: fast``, not saved with the weights).
+    split_layers: bool = False
 
     def _build_set_layers(self, candidate_features: int, node_features: int,
                           decision_features: int, forecast_steps: int, hidden: int) -> None:
@@ -88,11 +104,18 @@ class SetEncoding:
         dec_node = (nodes * nodes[..., dec:dec + 1]).sum(dim=1)             # the decision node
         g = self.global_enc(th.cat([symlog(obs["decision"]), obs["forecast"], dec_node,
                                     node_pool], dim=1))                     # [B, h]
-        gk = g.unsqueeze(1).expand(-1, K, -1)
-        e = self.cand_enc(th.cat([symlog(cands), gk], dim=2))               # [B, K, h]
+        if self.split_layers:
+            first, _, second, _ = self.cand_enc
+            e = th.relu(second(th.relu(split_affine(first, symlog(cands), g))))
+        else:
+            gk = g.unsqueeze(1).expand(-1, K, -1)
+            e = self.cand_enc(th.cat([symlog(cands), gk], dim=2))           # [B, K, h]
         w = valid.unsqueeze(2)
         pool = (e * w).sum(dim=1) / w.sum(dim=1).clamp(min=1.0)             # masked mean
-        h = self.cand_mix(th.cat([e, pool.unsqueeze(1).expand(-1, K, -1)], dim=2))
+        if self.split_layers:
+            h = th.relu(split_affine(self.cand_mix[0], e, pool))
+        else:
+            h = self.cand_mix(th.cat([e, pool.unsqueeze(1).expand(-1, K, -1)], dim=2))
         return SetFeatures(h, g, pool, valid)
 
 
@@ -167,4 +190,4 @@ class CandidateScorer(nn.Module):
 
 
 __all__ = ["CandidateScorer", "ILLEGAL_LOGIT", "SetEncoder", "SetEncoding", "SetFeatures",
-           "mlp", "symlog"]
+           "mlp", "split_affine", "symlog"]

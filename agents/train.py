@@ -109,6 +109,14 @@ class TrainConfig:
             agent's mean headline / the best evaluation baseline's (1 = on par).
         init_from: Start from the weights of this checkpoint (a path or ``agent:NAME`` of a
             shipped agent; same network shapes) instead of a fresh network; "" = fresh.
+        numerics: ``exact`` runs the float operations of the runs that trained the shipped
+            agents, so a re-run reproduces their weights bit for bit. ``fast`` (MaskablePPO with
+            the set policy only) computes the same functions faster per core: the rollouts'
+            forward pass in numpy (:mod:`~mrsched_gym.agents.numpy_rollout`), and the first
+            candidate layer and the mixing layer with the context multiplied once per
+            observation (:func:`~mrsched_gym.agents.set_layers.split_affine`). Its floats
+            differ in the last bits, so a ``fast`` run differs from an ``exact`` run with the
+            same seed; it is as reproducible. Not saved in checkpoints (inference is the same).
     """
 
     name: str = "agent"
@@ -132,6 +140,7 @@ class TrainConfig:
     eval: EvalConfig = field(default_factory=EvalConfig)
     worlds: WorldsConfig | None = None
     init_from: str = ""
+    numerics: Literal["exact", "fast"] = "exact"
 
     def validate(self, where: str = "config") -> TrainConfig:
         """Check every field (and that the env and the evaluation baselines exist).
@@ -155,6 +164,10 @@ class TrainConfig:
             bad("lr_schedule", f"must be constant or linear; got {self.lr_schedule!r}")
         if self.vec_env not in ("dummy", "subproc"):
             bad("vec_env", f"must be dummy or subproc; got {self.vec_env!r}")
+        if self.numerics not in ("exact", "fast"):
+            bad("numerics", f"must be exact or fast; got {self.numerics!r}")
+        if self.numerics == "fast" and (self.algo, self.policy) != ("maskable_ppo", "set"):
+            bad("numerics", "fast numerics need algo maskable_ppo and policy set")
         for f in ("total_timesteps", "n_envs", "torch_threads", "hidden"):
             v = getattr(self, f)
             if not isinstance(v, int) or isinstance(v, bool) or v < 1:
@@ -222,8 +235,8 @@ def make_vec_env(cfg: TrainConfig, n_envs: int | None = None, seed_offset: int =
     from stable_baselines3.common.env_util import make_vec_env as sb3_make_vec_env
     from stable_baselines3.common.vec_env import SubprocVecEnv
 
+    from mrsched_gym.agents.networks import InProcessVecEnv, RewardNormalize
     from mrsched_gym.agents.policy import WorkConserving
-    from mrsched_gym.agents.vec_envs import InProcessVecEnv, RewardNormalize
     from mrsched_gym.evaluate import make_env
     env, kw = cfg.env, dict(cfg.env_kwargs)
     wrap = WorkConserving if cfg.work_conserving and cfg.algo == "maskable_ppo" else None
@@ -288,7 +301,15 @@ def build_model(cfg: TrainConfig, venv, tb_dir: str | None = None):
     model.mrsched_work_conserving = cfg.work_conserving     # saved with the checkpoint
     if cfg.init_from:
         init_weights(model, cfg.init_from)
+    set_numerics(model, cfg)
     return model
+
+
+def set_numerics(model, cfg: TrainConfig) -> None:
+    """Make ``model`` train with ``cfg.numerics`` (see :class:`TrainConfig`)."""
+    fast = cfg.numerics == "fast"
+    model.policy.numpy_rollouts = fast
+    model.policy.features_extractor.split_layers = fast
 
 
 def init_weights(model, source: str) -> None:
@@ -513,6 +534,7 @@ def train(cfg: TrainConfig, out_dir: str | Path = "runs", resume: str | Path | N
         from mrsched_gym.agents.policy import load_sb3
         model = load_sb3(resume, venv)
         model.tensorboard_log = tb
+        set_numerics(model, cfg)
         prev = out / "state.json"
         if prev.is_file():
             old = json.loads(prev.read_text())
