@@ -307,6 +307,75 @@ def test_in_process_vec_env_returns_what_dummy_vec_env_returns():
     assert ends >= 3
 
 
+@pytest.mark.parametrize("node_mask, work_conserving", [(False, True), (True, False)])
+def test_numpy_rollouts_match_the_torch_policy(node_mask, work_conserving):
+    """numerics: fast: the numpy rollout pass gives torch's log-probabilities of the legal
+    actions and values (to float32 rounding), follows the weights after an optimiser step, and
+    draws only legal actions, as often as their probabilities say."""
+    from mrsched_gym.agents.networks import masked_log_probs
+    from mrsched_gym.agents.numpy_rollout import NumpyActorCritic
+    env, obs, masks = _batch(8, seed=1)
+    pol = SetPolicy(env.observation_space, env.action_space, lambda _: 1e-2,
+                    work_conserving=work_conserving,
+                    features_extractor_kwargs=dict(node_mask=node_mask))
+    fast = NumpyActorCritic(pol)
+    obs_np = {k: v.numpy() for k, v in obs.items()}
+
+    def check():
+        with th.no_grad():
+            latent_pi, latent_vf = pol.mlp_extractor(pol.extract_features(obs))
+            ref_lp = masked_log_probs(pol.action_net(latent_pi), masks).numpy()
+            ref_v = pol.value_net(latent_vf)[:, 0].numpy()
+        fast.sync()
+        log_p, values = fast(obs_np, masks)
+        np.testing.assert_allclose(log_p[masks], ref_lp[masks], rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(values, ref_v, rtol=1e-5, atol=1e-5)
+        return log_p, values
+
+    before = check()
+    values, log_prob, entropy = pol.evaluate_actions(
+        obs, th.as_tensor([np.flatnonzero(m)[0] for m in masks]), th.as_tensor(masks))
+    pol.optimizer.zero_grad()
+    (values.sum() - log_prob.sum() - entropy.sum()).backward()
+    pol.optimizer.step()
+    after = check()                                   # the new weights, not the copied ones
+    assert not np.allclose(before[1], after[1])
+    log_p = after[0]
+    draws = np.stack([fast.sample(log_p) for _ in range(4000)])
+    assert masks[np.arange(len(masks)), draws].all()
+    freq = np.stack([np.bincount(draws[:, b], minlength=masks.shape[1]) / len(draws)
+                     for b in range(len(masks))])
+    np.testing.assert_allclose(freq, np.exp(log_p), atol=0.04)
+
+
+def test_split_layers_compute_the_concatenated_layers():
+    """split_affine (numerics: fast) is the concatenated layer, to float32 rounding."""
+    env, obs, _ = _batch(4)
+    pol = SetPolicy(env.observation_space, env.action_space, lambda _: 1e-3)
+    fx = pol.features_extractor
+    with th.no_grad():
+        ref = fx.encode_sets(obs)
+        fx.split_layers = True
+        out = fx.encode_sets(obs)
+    for a, b in zip(ref, out, strict=True):
+        th.testing.assert_close(a, b, rtol=1e-5, atol=1e-5)
+
+
+def test_fast_numerics_train_reproducibly():
+    """numerics: fast trains (numpy rollouts, split layers) and a fixed seed repeats the run."""
+    weights = []
+    for _ in range(2):
+        cfg = tiny(numerics="fast", total_timesteps=512)
+        model = build_model(cfg, make_vec_env(cfg))
+        assert model.policy.numpy_rollouts and model.policy.features_extractor.split_layers
+        model.learn(512)
+        assert model.num_timesteps == 512 and model.policy._numpy_actor is not None
+        weights.append(model.policy.state_dict())
+    assert all(th.equal(weights[0][k], weights[1][k]) for k in weights[0])
+    with pytest.raises(ValueError, match="numerics"):
+        tiny(numerics="fast", algo="ppo")
+
+
 def test_set_agent_runs_on_other_cluster_sizes_flat_agent_refuses(trained, tmp_path):
     pol = load_agent(trained["final_model"])
     for env_id in ("mrsched/Dedicated-v0", "mrsched/Dynamic-v0"):    # N = 20, W = 12
