@@ -42,6 +42,7 @@ import numpy as np
 import torch as th
 from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 from stable_baselines3.common.policies import ActorCriticPolicy
+from stable_baselines3.common.preprocessing import preprocess_obs
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 from stable_baselines3.common.vec_env import DummyVecEnv, VecNormalize
 from stable_baselines3.common.vec_env.util import dict_to_obs
@@ -50,6 +51,7 @@ from mrsched_gym.agents.set_layers import (
     ILLEGAL_LOGIT,
     CandidateScorer,
     SetEncoding,
+    SetFeatures,
     symlog,
 )
 from mrsched_gym.encoding import decision_kind_slot
@@ -103,7 +105,12 @@ class SetExtractor(SetEncoding, BaseFeaturesExtractor):
 
     def forward(self, obs: dict[str, th.Tensor]) -> th.Tensor:
         """The features ``[B, features_dim]`` of a batch of observations (layout above)."""
-        h, g, pool, valid = self.encode_sets(obs)
+        return self.flat_features(obs, self.encode_sets(obs))
+
+    @staticmethod
+    def flat_features(obs: dict[str, th.Tensor], sets: SetFeatures) -> th.Tensor:
+        """The layout above, of the observations' :meth:`encode_sets` result ``sets``."""
+        h, g, pool, valid = sets
         return th.cat([(h * valid.unsqueeze(2)).flatten(1), g, pool, valid,
                        obs["decision"][:, _SCHEDULE:_SCHEDULE + 1]], dim=1)
 
@@ -209,9 +216,20 @@ class SetPolicy(_SetHeadMixin, MaskableActorCriticPolicy):
         """Values, log-probabilities of ``actions`` and entropies (as sb3-contrib's)."""
         if action_masks is None or not self.share_features_extractor:
             return super().evaluate_actions(obs, actions, action_masks)
-        latent_pi, latent_vf = self.mlp_extractor(self.extract_features(obs))
-        log_p = masked_log_probs(self.action_net(latent_pi).view(-1, self.action_dist.action_dim),
-                                 action_masks)
+        fx = self.features_extractor
+        if fx.fast_numerics:        # the head reads the set features, not slices of the flat
+            obs = preprocess_obs(obs, self.observation_space,
+                                 normalize_images=self.normalize_images)
+            sets = fx.encode_sets(obs)
+            h, g, pool, valid = sets
+            logits = self.action_net.logits(
+                h, th.cat([g, pool], dim=1), valid > 0.5,
+                obs["decision"][:, _SCHEDULE:_SCHEDULE + 1] > 0.5)
+            latent_vf = self.mlp_extractor.forward_critic(fx.flat_features(obs, sets))
+        else:
+            latent_pi, latent_vf = self.mlp_extractor(self.extract_features(obs))
+            logits = self.action_net(latent_pi)
+        log_p = masked_log_probs(logits.view(-1, self.action_dist.action_dim), action_masks)
         log_prob = log_p.gather(-1, actions.long().unsqueeze(-1)).squeeze(-1)
         values = self.value_net(latent_vf)
         masks = th.as_tensor(action_masks, dtype=th.bool, device=log_p.device).reshape(

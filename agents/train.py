@@ -309,7 +309,7 @@ def set_numerics(model, cfg: TrainConfig) -> None:
     """Make ``model`` train with ``cfg.numerics`` (see :class:`TrainConfig`)."""
     fast = cfg.numerics == "fast"
     model.policy.numpy_rollouts = fast
-    model.policy.features_extractor.split_layers = fast
+    model.policy.features_extractor.fast_numerics = fast
 
 
 def init_weights(model, source: str) -> None:

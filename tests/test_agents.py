@@ -348,14 +348,20 @@ def test_numpy_rollouts_match_the_torch_policy(node_mask, work_conserving):
     np.testing.assert_allclose(freq, np.exp(log_p), atol=0.04)
 
 
-def test_split_layers_compute_the_concatenated_layers():
-    """split_affine (numerics: fast) is the concatenated layer, to float32 rounding."""
-    env, obs, _ = _batch(4)
-    pol = SetPolicy(env.observation_space, env.action_space, lambda _: 1e-3)
+@pytest.mark.parametrize("node_mask", [False, True])
+def test_fast_numerics_compute_the_same_features(node_mask):
+    """numerics: fast (split layers, the node network once per distinct node row) computes the
+    set features of the exact path, to float32 rounding, with and without the node mask."""
+    env, obs, _ = _batch(6)
+    pol = SetPolicy(env.observation_space, env.action_space, lambda _: 1e-3,
+                    features_extractor_kwargs=dict(node_mask=node_mask))
     fx = pol.features_extractor
+    if node_mask:                                     # two absent (padded) nodes per observation
+        obs = dict(obs, nodes=obs["nodes"].clone())
+        obs["nodes"][:, -2:] = 0.0
     with th.no_grad():
         ref = fx.encode_sets(obs)
-        fx.split_layers = True
+        fx.fast_numerics = True
         out = fx.encode_sets(obs)
     for a, b in zip(ref, out, strict=True):
         th.testing.assert_close(a, b, rtol=1e-5, atol=1e-5)
@@ -367,7 +373,7 @@ def test_fast_numerics_train_reproducibly():
     for _ in range(2):
         cfg = tiny(numerics="fast", total_timesteps=512)
         model = build_model(cfg, make_vec_env(cfg))
-        assert model.policy.numpy_rollouts and model.policy.features_extractor.split_layers
+        assert model.policy.numpy_rollouts and model.policy.features_extractor.fast_numerics
         model.learn(512)
         assert model.num_timesteps == 512 and model.policy._numpy_actor is not None
         weights.append(model.policy.state_dict())
