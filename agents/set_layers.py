@@ -90,9 +90,10 @@ class SetEncoding:
     node_mask: bool = False
     #: Compute the same functions with fewer operations (the training option ``numerics:
     #: fast``; not saved with the weights): the first candidate layer and the mixing layer as
-    #: :func:`split_affine`, and the node network once per distinct node row of the batch
-    #: (:func:`distinct_rows`; a minibatch of Hadoop-v0 has ~7% distinct rows), its pool a
-    #: weighted sum of those. Other roundings (and a CPU-only shortcut).
+    #: :func:`split_affine`, only the rows that hold a candidate through the candidate network
+    #: (the others' embeddings are 0, masked everywhere anyway), and the node network once per
+    #: distinct node row of the batch (:func:`distinct_rows`; a minibatch of Hadoop-v0 has ~7%
+    #: distinct rows; CPU only), its pool a weighted sum of those. Other roundings.
     fast_numerics: bool = False
 
     def _build_set_layers(self, candidate_features: int, node_features: int,
@@ -115,17 +116,34 @@ class SetEncoding:
         g = self.global_enc(th.cat([symlog(obs["decision"]), obs["forecast"], dec_node,
                                     node_pool], dim=1))                     # [B, h]
         if self.fast_numerics:
-            first, _, second, _ = self.cand_enc
-            e = th.relu(second(th.relu(split_affine(first, symlog(cands), g))))
+            return self._candidate_rows(cands, valid, g)
         else:
             gk = g.unsqueeze(1).expand(-1, K, -1)
             e = self.cand_enc(th.cat([symlog(cands), gk], dim=2))           # [B, K, h]
         w = valid.unsqueeze(2)
         pool = (e * w).sum(dim=1) / w.sum(dim=1).clamp(min=1.0)             # masked mean
-        if self.fast_numerics:
-            h = th.relu(split_affine(self.cand_mix[0], e, pool))
-        else:
-            h = self.cand_mix(th.cat([e, pool.unsqueeze(1).expand(-1, K, -1)], dim=2))
+        h = self.cand_mix(th.cat([e, pool.unsqueeze(1).expand(-1, K, -1)], dim=2))
+        return SetFeatures(h, g, pool, valid)
+
+    def _candidate_rows(self, cands: th.Tensor, valid: th.Tensor, g: th.Tensor) -> SetFeatures:
+        """The candidate half of :meth:`encode_sets` with ``fast_numerics``: only the rows that
+        hold a candidate go through the candidate network (the others' embeddings are 0; the
+        features and the head mask them anyway), the context joins as :func:`split_affine`."""
+        B, K, F = cands.shape
+        rows = valid.reshape(-1).nonzero().squeeze(1)                       # [M] row indices
+        owner = rows // K                                                    # their observation
+        first, _, second, _ = self.cand_enc
+        x = symlog(cands.reshape(B * K, F).index_select(0, rows))
+        ctx = functional.linear(g, first.weight[:, F:], first.bias)
+        e = th.relu(second(th.relu(functional.linear(x, first.weight[:, :F])
+                                   + ctx.index_select(0, owner))))           # [M, h]
+        pool = e.new_zeros(B, e.shape[1]).index_add(0, owner, e) \
+            / valid.sum(dim=1, keepdim=True).clamp(min=1.0)                  # masked mean
+        mix = self.cand_mix[0]
+        h = th.relu(functional.linear(e, mix.weight[:, :e.shape[1]])
+                    + functional.linear(pool, mix.weight[:, e.shape[1]:], mix.bias)
+                    .index_select(0, owner))
+        h = h.new_zeros(B * K, h.shape[1]).index_copy(0, rows, h).reshape(B, K, -1)
         return SetFeatures(h, g, pool, valid)
 
     def _node_pool(self, nodes: th.Tensor) -> th.Tensor:

@@ -112,9 +112,10 @@ class TrainConfig:
         numerics: ``exact`` runs the float operations of the runs that trained the shipped
             agents, so a re-run reproduces their weights bit for bit. ``fast`` (MaskablePPO with
             the set policy only) computes the same functions faster per core: the rollouts'
-            forward pass in numpy (:mod:`~mrsched_gym.agents.numpy_rollout`), and the first
-            candidate layer and the mixing layer with the context multiplied once per
-            observation (:func:`~mrsched_gym.agents.set_layers.split_affine`). Its floats
+            forward pass in numpy (:mod:`~mrsched_gym.agents.numpy_rollout`), and in the
+            updates only the candidate rows encoded, the context multiplied once per observation
+            (:func:`~mrsched_gym.agents.set_layers.split_affine`) and each distinct node row
+            encoded once (``SetEncoding.fast_numerics``). Its floats
             differ in the last bits, so a ``fast`` run differs from an ``exact`` run with the
             same seed; it is as reproducible. Not saved in checkpoints (inference is the same).
     """
