@@ -29,7 +29,8 @@ times 100): stateless, so checkpoints need no running normalisation statistics.
 
 The layers themselves (encoder, :class:`CandidateScorer`) live in plain torch in
 :mod:`mrsched_gym.agents.set_layers`, shared with the RLlib module
-(:mod:`mrsched_gym.agents.rllib_module`); this module adds the SB3 wrappers.
+(:mod:`mrsched_gym.agents.rllib_module`); this module adds the SB3 wrappers, and the training
+envs' vectorisation without deep copies (:class:`InProcessVecEnv`, :class:`RewardNormalize`).
 """
 
 from __future__ import annotations
@@ -41,12 +42,16 @@ import numpy as np
 import torch as th
 from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 from stable_baselines3.common.policies import ActorCriticPolicy
+from stable_baselines3.common.preprocessing import preprocess_obs
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
+from stable_baselines3.common.vec_env import DummyVecEnv, VecNormalize
+from stable_baselines3.common.vec_env.util import dict_to_obs
 
 from mrsched_gym.agents.set_layers import (
     ILLEGAL_LOGIT,
     CandidateScorer,
     SetEncoding,
+    SetFeatures,
     symlog,
 )
 from mrsched_gym.encoding import decision_kind_slot
@@ -100,7 +105,12 @@ class SetExtractor(SetEncoding, BaseFeaturesExtractor):
 
     def forward(self, obs: dict[str, th.Tensor]) -> th.Tensor:
         """The features ``[B, features_dim]`` of a batch of observations (layout above)."""
-        h, g, pool, valid = self.encode_sets(obs)
+        return self.flat_features(obs, self.encode_sets(obs))
+
+    @staticmethod
+    def flat_features(obs: dict[str, th.Tensor], sets: SetFeatures) -> th.Tensor:
+        """The layout above, of the observations' :meth:`encode_sets` result ``sets``."""
+        h, g, pool, valid = sets
         return th.cat([(h * valid.unsqueeze(2)).flatten(1), g, pool, valid,
                        obs["decision"][:, _SCHEDULE:_SCHEDULE + 1]], dim=1)
 
@@ -125,8 +135,10 @@ class _SetHeadMixin:
         self.action_net = CandidateScorer(fx.K, fx.hidden, self.work_conserving)
         if self.ortho_init:
             self.action_net.apply(partial(self.init_weights, gain=0.01))
-        self.optimizer = self.optimizer_class(self.parameters(), lr=lr_schedule(1),
-                                              **self.optimizer_kwargs)
+        kwargs = dict(self.optimizer_kwargs)
+        if self.optimizer_class is th.optim.Adam:        # the same floats, in fewer calls
+            kwargs.setdefault("foreach", True)
+        self.optimizer = self.optimizer_class(self.parameters(), lr=lr_schedule(1), **kwargs)
 
 
     def _get_constructor_parameters(self) -> dict:
@@ -135,13 +147,146 @@ class _SetHeadMixin:
         return data
 
 
+def masked_log_probs(logits: th.Tensor, masks: th.Tensor | np.ndarray | None) -> th.Tensor:
+    """The normalised log-probabilities ``[B, A]`` of sb3-contrib's ``MaskableCategorical``.
+
+    The same tensor operations in the same order (normalise the logits, set the masked ones to
+    -1e8, normalise again), so the same floats, without building three ``Categorical``
+    objects (and validating their arguments) per call: that costs more than the network.
+
+    Args:
+        logits: The action logits ``[B, A]``.
+        masks: Legal actions (bool ``[B, A]``, or anything of that size), or None.
+    """
+    logits = logits - logits.logsumexp(dim=-1, keepdim=True)
+    if masks is not None:
+        masks = th.as_tensor(masks, dtype=th.bool, device=logits.device).reshape(logits.shape)
+        logits = th.where(masks, logits, th.tensor(-1e8, dtype=logits.dtype,
+                                                    device=logits.device))
+    return logits - logits.logsumexp(dim=-1, keepdim=True)
+
+
 class SetPolicy(_SetHeadMixin, MaskableActorCriticPolicy):
-    """MaskablePPO policy: :class:`SetExtractor` + :class:`CandidateScorer`."""
+    """MaskablePPO policy: :class:`SetExtractor` + :class:`CandidateScorer`.
+
+    :meth:`forward` (rollouts) and :meth:`evaluate_actions` (PPO updates) compute what
+    sb3-contrib's do, with the same tensor operations, the same random draw and so the same
+    floats (tested), but without the distribution objects (:func:`masked_log_probs`).
+    With ``numpy_rollouts`` set, :meth:`forward` without gradient (a rollout) runs in numpy
+    instead (:class:`~mrsched_gym.agents.numpy_rollout.NumpyActorCritic`): faster, the same
+    up to the last bits of the floats.
+    """
+
+    numpy_rollouts: bool = False
+    _numpy_actor = None
+
+    def forward(self, obs: dict[str, th.Tensor], deterministic: bool = False,
+                action_masks: np.ndarray | None = None
+                ) -> tuple[th.Tensor, th.Tensor, th.Tensor]:
+        """Sampled actions, values and the actions' log-probabilities (as sb3-contrib's)."""
+        if deterministic or not self.share_features_extractor:
+            return super().forward(obs, deterministic, action_masks)
+        if self.numpy_rollouts and not th.is_grad_enabled():
+            return self._numpy_forward(obs, action_masks)
+        latent_pi, latent_vf = self.mlp_extractor(self.extract_features(obs))
+        values = self.value_net(latent_vf)
+        log_p = masked_log_probs(self.action_net(latent_pi).view(-1, self.action_dist.action_dim),
+                                 action_masks)
+        probs = th.nn.functional.softmax(log_p, dim=-1)   # Categorical.sample's draw
+        actions = th.multinomial(probs, 1, True).T.reshape(log_p.shape[:-1])
+        log_prob = log_p.gather(-1, actions.long().unsqueeze(-1)).squeeze(-1)
+        return actions.reshape((-1, *self.action_space.shape)), values, log_prob
+
+    def _numpy_forward(self, obs: dict[str, th.Tensor], action_masks: np.ndarray | None
+                       ) -> tuple[th.Tensor, th.Tensor, th.Tensor]:
+        from mrsched_gym.agents.numpy_rollout import NumpyActorCritic
+        if self._numpy_actor is None:
+            self._numpy_actor = NumpyActorCritic(self)
+        self._numpy_actor.sync()                          # the weights of the last update
+        log_p, values = self._numpy_actor({k: v.cpu().numpy() for k, v in obs.items()},
+                                          action_masks)
+        actions = self._numpy_actor.sample(log_p)
+        log_prob = th.from_numpy(log_p[np.arange(len(log_p)), actions])
+        return (th.from_numpy(actions).reshape((-1, *self.action_space.shape)),
+                th.from_numpy(values).unsqueeze(1), log_prob)
+
+    def evaluate_actions(self, obs: dict[str, th.Tensor], actions: th.Tensor,
+                         action_masks: th.Tensor | None = None
+                         ) -> tuple[th.Tensor, th.Tensor, th.Tensor]:
+        """Values, log-probabilities of ``actions`` and entropies (as sb3-contrib's)."""
+        if action_masks is None or not self.share_features_extractor:
+            return super().evaluate_actions(obs, actions, action_masks)
+        fx = self.features_extractor
+        if fx.fast_numerics:        # the head reads the set features, not slices of the flat
+            obs = preprocess_obs(obs, self.observation_space,
+                                 normalize_images=self.normalize_images)
+            sets = fx.encode_sets(obs)
+            h, g, pool, valid = sets
+            logits = self.action_net.logits(
+                h, th.cat([g, pool], dim=1), valid > 0.5,
+                obs["decision"][:, _SCHEDULE:_SCHEDULE + 1] > 0.5)
+            latent_vf = self.mlp_extractor.forward_critic(fx.flat_features(obs, sets))
+        else:
+            latent_pi, latent_vf = self.mlp_extractor(self.extract_features(obs))
+            logits = self.action_net(latent_pi)
+        log_p = masked_log_probs(logits.view(-1, self.action_dist.action_dim), action_masks)
+        log_prob = log_p.gather(-1, actions.long().unsqueeze(-1)).squeeze(-1)
+        values = self.value_net(latent_vf)
+        masks = th.as_tensor(action_masks, dtype=th.bool, device=log_p.device).reshape(
+            log_p.shape)
+        p_log_p = log_p * th.nn.functional.softmax(log_p, dim=-1)   # masked actions count 0
+        entropy = -th.where(masks, p_log_p, th.tensor(0.0, device=log_p.device)).sum(-1)
+        return values, log_prob, entropy
 
 
 class SetPolicyPPO(_SetHeadMixin, ActorCriticPolicy):
     """Plain-PPO policy: the same network; illegal actions are masked inside the head."""
 
 
+# ---------------------------------------------------------------------- the training envs
+# SB3's DummyVecEnv deep-copies its observation buffer and every step's info dicts, and
+# VecNormalize deep-copies the observation again even when it does not normalise observations.
+# The env returns a fresh info dict every step, so the copies only cost time (at an episode's end
+# the info carries the whole episode log, whose deep copy costs more than a step). These
+# subclasses return the same values: the observation arrays copied once, the info dicts as the
+# env made them, a terminal observation copied (the env may reuse its arrays after the reset);
+# training is unchanged to the last bit (tested).
+
+
+class InProcessVecEnv(DummyVecEnv):
+    """:class:`~stable_baselines3.common.vec_env.DummyVecEnv` that copies each observation
+    array once and no info dict (see the comment above)."""
+
+    def step_wait(self):
+        """Step every env with its action; reset the envs whose episode ended."""
+        for i, env in enumerate(self.envs):
+            obs, self.buf_rews[i], terminated, truncated, info = env.step(self.actions[i])
+            self.buf_dones[i] = terminated or truncated
+            info["TimeLimit.truncated"] = truncated and not terminated
+            if self.buf_dones[i]:
+                info["terminal_observation"] = _copy_obs(obs)
+                obs, self.reset_infos[i] = env.reset()
+            self.buf_infos[i] = info
+            self._save_obs(i, obs)
+        return (self._obs_from_buf(), np.copy(self.buf_rews), np.copy(self.buf_dones),
+                list(self.buf_infos))
+
+    def _obs_from_buf(self):
+        return dict_to_obs(self.observation_space, {k: v.copy() for k, v in self.buf_obs.items()})
+
+
+class RewardNormalize(VecNormalize):
+    """:class:`~stable_baselines3.common.vec_env.VecNormalize` that returns the observation
+    itself, not a deep copy, when it does not normalise observations."""
+
+    def normalize_obs(self, obs):
+        """``obs`` unchanged without ``norm_obs``; else VecNormalize's normalisation."""
+        return obs if not self.norm_obs else super().normalize_obs(obs)
+
+
+def _copy_obs(obs):
+    return {k: np.array(v) for k, v in obs.items()} if isinstance(obs, dict) else np.array(obs)
+
+
 __all__ = ["FlatExtractor", "SetExtractor", "CandidateScorer", "SetPolicy", "SetPolicyPPO",
-           "ILLEGAL_LOGIT", "symlog"]
+           "ILLEGAL_LOGIT", "InProcessVecEnv", "RewardNormalize", "masked_log_probs", "symlog"]

@@ -109,6 +109,15 @@ class TrainConfig:
             agent's mean headline / the best evaluation baseline's (1 = on par).
         init_from: Start from the weights of this checkpoint (a path or ``agent:NAME`` of a
             shipped agent; same network shapes) instead of a fresh network; "" = fresh.
+        numerics: ``exact`` runs the float operations of the runs that trained the shipped
+            agents, so a re-run reproduces their weights bit for bit. ``fast`` (MaskablePPO with
+            the set policy only) computes the same functions faster per core: the rollouts'
+            forward pass in numpy (:mod:`~mrsched_gym.agents.numpy_rollout`), and in the
+            updates only the candidate rows encoded, the context multiplied once per observation
+            (:func:`~mrsched_gym.agents.set_layers.split_affine`) and each distinct node row
+            encoded once (``SetEncoding.fast_numerics``). Its floats
+            differ in the last bits, so a ``fast`` run differs from an ``exact`` run with the
+            same seed; it is as reproducible. Not saved in checkpoints (inference is the same).
     """
 
     name: str = "agent"
@@ -132,6 +141,7 @@ class TrainConfig:
     eval: EvalConfig = field(default_factory=EvalConfig)
     worlds: WorldsConfig | None = None
     init_from: str = ""
+    numerics: Literal["exact", "fast"] = "exact"
 
     def validate(self, where: str = "config") -> TrainConfig:
         """Check every field (and that the env and the evaluation baselines exist).
@@ -155,6 +165,10 @@ class TrainConfig:
             bad("lr_schedule", f"must be constant or linear; got {self.lr_schedule!r}")
         if self.vec_env not in ("dummy", "subproc"):
             bad("vec_env", f"must be dummy or subproc; got {self.vec_env!r}")
+        if self.numerics not in ("exact", "fast"):
+            bad("numerics", f"must be exact or fast; got {self.numerics!r}")
+        if self.numerics == "fast" and (self.algo, self.policy) != ("maskable_ppo", "set"):
+            bad("numerics", "fast numerics need algo maskable_ppo and policy set")
         for f in ("total_timesteps", "n_envs", "torch_threads", "hidden"):
             v = getattr(self, f)
             if not isinstance(v, int) or isinstance(v, bool) or v < 1:
@@ -220,8 +234,9 @@ def make_vec_env(cfg: TrainConfig, n_envs: int | None = None, seed_offset: int =
     """The training envs: ``n_envs`` copies, env ``i`` seeded
     ``TRAIN_SEED_BASE + 1000*seed + i``."""
     from stable_baselines3.common.env_util import make_vec_env as sb3_make_vec_env
-    from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
+    from stable_baselines3.common.vec_env import SubprocVecEnv
 
+    from mrsched_gym.agents.networks import InProcessVecEnv, RewardNormalize
     from mrsched_gym.agents.policy import WorkConserving
     from mrsched_gym.evaluate import make_env
     env, kw = cfg.env, dict(cfg.env_kwargs)
@@ -238,11 +253,11 @@ def make_vec_env(cfg: TrainConfig, n_envs: int | None = None, seed_offset: int =
     venv = sb3_make_vec_env(factory, n_envs=n_envs or cfg.n_envs,
                             wrapper_class=wrap,
                             seed=TRAIN_SEED_BASE + 1000 * cfg.seed + seed_offset,
-                            vec_env_cls=SubprocVecEnv if cfg.vec_env == "subproc" else DummyVecEnv)
+                            vec_env_cls=SubprocVecEnv if cfg.vec_env == "subproc"
+                            else InProcessVecEnv)
     if cfg.normalize_reward:
-        from stable_baselines3.common.vec_env import VecNormalize
-        venv = VecNormalize(venv, norm_obs=False, norm_reward=True,
-                            gamma=float(cfg.ppo.get("gamma", 0.99)))
+        venv = RewardNormalize(venv, norm_obs=False, norm_reward=True,
+                               gamma=float(cfg.ppo.get("gamma", 0.99)))
     return venv
 
 
@@ -287,7 +302,15 @@ def build_model(cfg: TrainConfig, venv, tb_dir: str | None = None):
     model.mrsched_work_conserving = cfg.work_conserving     # saved with the checkpoint
     if cfg.init_from:
         init_weights(model, cfg.init_from)
+    set_numerics(model, cfg)
     return model
+
+
+def set_numerics(model, cfg: TrainConfig) -> None:
+    """Make ``model`` train with ``cfg.numerics`` (see :class:`TrainConfig`)."""
+    fast = cfg.numerics == "fast"
+    model.policy.numpy_rollouts = fast
+    model.policy.features_extractor.fast_numerics = fast
 
 
 def init_weights(model, source: str) -> None:
@@ -512,6 +535,7 @@ def train(cfg: TrainConfig, out_dir: str | Path = "runs", resume: str | Path | N
         from mrsched_gym.agents.policy import load_sb3
         model = load_sb3(resume, venv)
         model.tensorboard_log = tb
+        set_numerics(model, cfg)
         prev = out / "state.json"
         if prev.is_file():
             old = json.loads(prev.read_text())

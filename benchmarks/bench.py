@@ -7,8 +7,10 @@ Usage::
     python benchmarks/bench.py --profile       # cProfile of the default scenario's hot loop
     python benchmarks/bench.py --profile thesis  # the same for the thesis-scale week
     python benchmarks/bench.py --agents        # + the shipped agent's inference and training
+    python benchmarks/bench.py --agents --quick  # the same, shorter
     python benchmarks/bench.py --baselines     # seconds per episode of the slow baselines vs EDF
     python benchmarks/bench.py --compare REF   # this working tree vs git REF, side by side
+    python benchmarks/bench.py --compare REF --train   # the same for training (env steps/s)
 
 Each scenario runs in its own process so peak memory (max RSS) is per scenario.
 Policies: ``random`` = uniform over legal actions through ``env.step`` (observation, mask and
@@ -17,7 +19,14 @@ baseline costs without observation encoding); ``fifo-env`` = first candidate thr
 ``agent`` = the shipped agent (``agent:hadoop-v0``, one torch thread) through ``env.step``;
 ``agent-numpy`` = the same agent's numpy forward pass (what the leaderboard runs, no torch);
 ``train`` = MaskablePPO with the shipped config (4 in-process envs, one thread) learning for
-the given number of steps (rollouts and gradient updates; no evaluations).
+the given number of steps (rollouts and gradient updates; no evaluations), ``train-fast`` the
+same with ``numerics: fast`` (numpy rollouts, split layers; see ``agents/train.py``).
+
+``--agents`` also times the forward pass alone (``inference``): the shipped agent's decisions
+on recorded observations of Hadoop-v0 (two episodes), torch and numpy alternating round by
+round in one process, each policy's best round; and it reports every row's decisions per
+CPU-second beside the wall-clock rate (on a shared machine the CPU rate is the steadier one;
+for training it is the env steps per second per core).
 """
 
 from __future__ import annotations
@@ -36,8 +45,8 @@ def _bench(env_id: str, policy: str, episodes: int, seed: int, kwargs: dict) -> 
 
     import mrsched_gym  # noqa: F401
 
-    if policy == "train":
-        return _bench_train(env_id, episodes)
+    if policy in ("train", "train-fast"):
+        return _bench_train(env_id, episodes, "fast" if policy == "train-fast" else "exact")
     env = gym.make(env_id, **kwargs)
     rng = np.random.default_rng(seed)
     if policy == "agent":
@@ -49,12 +58,12 @@ def _bench(env_id: str, policy: str, episodes: int, seed: int, kwargs: dict) -> 
         from mrsched_gym.agents.pretrained import pretrained_numpy_path
         agent = NumpySetPolicy.load(pretrained_numpy_path("hadoop-v0"))
     steps = tasks = 0
-    t_reset = t_run = 0.0
+    t_reset = t_run = cpu_run = 0.0
     sim_time = 0.0
     for ep in range(episodes):
         t0 = time.perf_counter()
         obs, _ = env.reset(seed=seed + ep)
-        t1 = time.perf_counter()
+        t1, c1 = time.perf_counter(), time.process_time()
         t_reset += t1 - t0
         u = env.unwrapped
         sim = u.sim
@@ -77,30 +86,80 @@ def _bench(env_id: str, policy: str, episodes: int, seed: int, kwargs: dict) -> 
                 if term or trunc:
                     break
         t_run += time.perf_counter() - t1
+        cpu_run += time.process_time() - c1
         tasks += sum(1 for rec in sim.task_log if rec[5] == "done")
         sim_time += sim.now
     return {"env": env_id, "policy": policy, "episodes": episodes, "decisions": steps,
-            "decisions_per_s": steps / t_run, "tasks_per_s": tasks / t_run,
+            "decisions_per_s": steps / t_run, "decisions_per_cpu_s": steps / cpu_run,
+            "tasks_per_s": tasks / t_run,
             "sim_days_per_s": sim_time / 86400 / t_run, "run_s_per_episode": t_run / episodes,
             "reset_s": t_reset / episodes,
             "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
 
 
-def _bench_train(env_id: str, steps: int) -> dict:
+def _bench_train(env_id: str, steps: int, numerics: str = "exact") -> dict:
     import torch
 
     from mrsched_gym.agents.train import build_model, load_config, make_vec_env
     torch.set_num_threads(1)
-    cfg = load_config("hadoop_set", env=env_id, total_timesteps=steps, tensorboard=False)
+    cfg = load_config("hadoop_set", env=env_id, total_timesteps=steps, tensorboard=False,
+                      numerics=numerics)
     model = build_model(cfg, make_vec_env(cfg))
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     model.learn(steps)
-    dt = time.perf_counter() - t0
+    dt, dc = time.perf_counter() - t0, time.process_time() - c0
     n = model.num_timesteps
-    return {"env": env_id, "policy": "train", "episodes": 0, "decisions": n,
-            "decisions_per_s": n / dt, "tasks_per_s": float("nan"), "sim_days_per_s": 0.0,
+    return {"env": env_id, "policy": "train" if numerics == "exact" else "train-fast",
+            "episodes": 0, "decisions": n, "decisions_per_s": n / dt, "decisions_per_cpu_s": n / dc,
+            "tasks_per_s": float("nan"), "sim_days_per_s": 0.0,
             "run_s_per_episode": float("nan"), "reset_s": float("nan"),
             "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+
+
+def bench_inference(rounds: int = 5, seeds: tuple[int, ...] = (0, 1)) -> list[dict]:
+    """The shipped agent's forward pass alone, torch against numpy, on the observations of
+    ``seeds``' episodes of Hadoop-v0 (recorded once, the numpy agent acting): each round times
+    both policies over every decision (alternating, so machine noise hits both alike); a
+    policy's figure is its best round (wall clock and CPU). Also counts the decisions where
+    the two disagree (0 expected)."""
+    import gymnasium as gym
+    import torch
+
+    import mrsched_gym  # noqa: F401
+    from mrsched_gym.agents.numpy_policy import NumpySetPolicy
+    from mrsched_gym.agents.policy import load_agent
+    from mrsched_gym.agents.pretrained import pretrained_numpy_path, pretrained_path
+    torch.set_num_threads(1)
+    agents = {"torch": load_agent(pretrained_path("hadoop-v0")),
+              "numpy": NumpySetPolicy.load(pretrained_numpy_path("hadoop-v0"))}
+    env = gym.make("mrsched/Hadoop-v0")
+    record = []
+    for seed in seeds:
+        obs, _ = env.reset(seed=seed)
+        while True:
+            mask = env.unwrapped.action_masks()
+            record.append(({k: v.copy() for k, v in obs.items()}, mask))
+            obs, _, term, trunc, _ = env.step(agents["numpy"].act(obs, mask))
+            if term or trunc:
+                break
+    differ = sum(agents["torch"].act(o, m) != agents["numpy"].act(o, m) for o, m in record)
+    wall = {k: [] for k in agents}
+    cpu = {k: [] for k in agents}
+    for _ in range(rounds):
+        for name, pol in agents.items():
+            t0, c0 = time.perf_counter(), time.process_time()
+            for o, m in record:
+                pol.act(o, m)
+            wall[name].append(time.perf_counter() - t0)
+            cpu[name].append(time.process_time() - c0)
+    n = len(record)
+    rows = [{"policy": f"agent ({name})", "decisions": n, "rounds": rounds,
+             "us_per_decision": min(wall[name]) / n * 1e6,
+             "decisions_per_s": n / min(wall[name]), "decisions_per_cpu_s": n / min(cpu[name]),
+             "disagreements": differ} for name in agents]
+    for r in rows:
+        r["vs_torch"] = r["decisions_per_cpu_s"] / rows[0]["decisions_per_cpu_s"]
+    return rows
 
 
 #: (scenario, policies) of the ``--baselines`` rows: the optimising baselines against EDF.
@@ -168,6 +227,27 @@ print(json.dumps({"decisions": steps, "decisions_per_s": steps / run,
                   "decisions_per_cpu_s": steps / cpu}))
 """
 
+#: ``--compare REF --train``: (label, numerics in REF, numerics in this checkout, env steps).
+#: ``train-fast`` sets this checkout's ``numerics: fast`` against REF's default training.
+COMPARE_TRAIN_ROWS = (("train", "exact", "exact", 4096 * 4),
+                      ("train-fast", "exact", "fast", 4096 * 4))
+
+_COMPARE_TRAIN_SCRIPT = """
+import json, sys, time
+import torch
+torch.set_num_threads(1)
+from mrsched_gym.agents.train import build_model, load_config, make_vec_env
+steps, numerics = int(sys.argv[1]), sys.argv[2]
+kw = {} if numerics == "exact" else {"numerics": numerics}
+cfg = load_config("hadoop_set", total_timesteps=steps, tensorboard=False, **kw)
+model = build_model(cfg, make_vec_env(cfg))
+t0, c0 = time.perf_counter(), time.process_time()
+model.learn(steps)
+n = model.num_timesteps
+print(json.dumps({"decisions": n, "decisions_per_s": n / (time.perf_counter() - t0),
+                  "decisions_per_cpu_s": n / (time.process_time() - c0)}))
+"""
+
 _OVERLAY = """
 import sys
 from importlib.util import spec_from_file_location
@@ -184,24 +264,25 @@ sys.meta_path.insert(0, Finder)
 """
 
 
-def _time_checkout(root: str, overlay: str, row: tuple) -> dict:
+def _time_checkout(root: str, overlay: str, row: tuple, script: str = _COMPARE_SCRIPT) -> dict:
     """One measurement of ``row`` in a fresh interpreter running the checkout at ``root`` (its
     top-level package folders mapped the way the install maps them)."""
     import os
     import subprocess
     import sys
     env = {**os.environ, "PYTHONPATH": f"{overlay}:{root}", "OMP_NUM_THREADS": "1"}
-    out = subprocess.run([sys.executable, "-c", _COMPARE_SCRIPT, *map(str, row)], env=env,
+    out = subprocess.run([sys.executable, "-c", script, *map(str, row)], env=env,
                          capture_output=True, text=True, check=True, cwd=root)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def compare_checkouts(ref: str, rounds: int) -> list[dict]:
+def compare_checkouts(ref: str, rounds: int, train: bool = False) -> list[dict]:
     """Decisions/s of this checkout and of git ``ref``, timed alternately (ref, this, ref, ...)
     so machine noise hits both alike; the ratio is this / ref of the medians. Both wall-clock
     decisions/s and decisions per CPU-second (``time.process_time``) are reported: on a loaded
     machine the CPU-time ratio is the steadier one (it does not count time spent waiting for
-    a core)."""
+    a core). With ``train``, the rows are :data:`COMPARE_TRAIN_ROWS` instead: env steps per
+    second of the shipped training config (one thread, the public training API)."""
     import subprocess
     import tempfile
     from pathlib import Path
@@ -209,37 +290,40 @@ def compare_checkouts(ref: str, rounds: int) -> list[dict]:
                           text=True, check=True).stdout.strip()
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        other = str(Path(tmp) / "ref")
-        subprocess.run(["git", "-C", here, "worktree", "add", "--detach", other, ref],
-                       check=True, capture_output=True)
-        try:
-            overlays = {}
-            for name, root in (("ref", other), ("this", here)):
-                d = Path(tmp) / f"overlay-{name}"
-                d.mkdir()
-                (d / "sitecustomize.py").write_text(_OVERLAY.format(root=root))
-                overlays[name] = (root, str(d))
-            for row in COMPARE_ROWS:
-                wall: dict[str, list[float]] = {"ref": [], "this": []}
-                cpu: dict[str, list[float]] = {"ref": [], "this": []}
-                for _ in range(rounds):
-                    for name in ("ref", "this"):
-                        root, ov = overlays[name]
-                        out = _time_checkout(root, ov, row)
-                        wall[name].append(out["decisions_per_s"])
-                        cpu[name].append(out["decisions_per_cpu_s"])
-                med = {k: float(np.median(v)) for k, v in wall.items()}
-                mcpu = {k: float(np.median(v)) for k, v in cpu.items()}
-                rows.append({"env": row[0], "policy": row[1], "rounds": rounds,
-                             "ref_decisions_per_s": med["ref"],
-                             "this_decisions_per_s": med["this"],
-                             "speedup": med["this"] / med["ref"],
-                             "ref_decisions_per_cpu_s": mcpu["ref"],
-                             "this_decisions_per_cpu_s": mcpu["this"],
-                             "cpu_speedup": mcpu["this"] / mcpu["ref"]})
-        finally:
-            subprocess.run(["git", "-C", here, "worktree", "remove", "--force", other],
-                           capture_output=True)
+        other = str(Path(tmp) / "ref")               # REF's files (read-only for the repo)
+        Path(other).mkdir()
+        tree = subprocess.run(["git", "-C", here, "archive", ref], check=True,
+                              capture_output=True).stdout
+        subprocess.run(["tar", "-x", "-C", other], input=tree, check=True)
+        overlays = {}
+        for name, root in (("ref", other), ("this", here)):
+            d = Path(tmp) / f"overlay-{name}"
+            d.mkdir()
+            (d / "sitecustomize.py").write_text(_OVERLAY.format(root=root))
+            overlays[name] = (root, str(d))
+        plan = ([(("mrsched/Hadoop-v0", label), _COMPARE_TRAIN_SCRIPT,
+                  {"ref": (steps, ref_num), "this": (steps, this_num)})
+                 for label, ref_num, this_num, steps in COMPARE_TRAIN_ROWS] if train else
+                [(row[:2], _COMPARE_SCRIPT, {"ref": row, "this": row})
+                 for row in COMPARE_ROWS])
+        for (env_id, label), script, args in plan:
+            wall: dict[str, list[float]] = {"ref": [], "this": []}
+            cpu: dict[str, list[float]] = {"ref": [], "this": []}
+            for _ in range(rounds):
+                for name in ("ref", "this"):
+                    root, ov = overlays[name]
+                    out = _time_checkout(root, ov, args[name], script)
+                    wall[name].append(out["decisions_per_s"])
+                    cpu[name].append(out["decisions_per_cpu_s"])
+            med = {k: float(np.median(v)) for k, v in wall.items()}
+            mcpu = {k: float(np.median(v)) for k, v in cpu.items()}
+            rows.append({"env": env_id, "policy": label, "rounds": rounds,
+                         "ref_decisions_per_s": med["ref"],
+                         "this_decisions_per_s": med["this"],
+                         "speedup": med["this"] / med["ref"],
+                         "ref_decisions_per_cpu_s": mcpu["ref"],
+                         "this_decisions_per_cpu_s": mcpu["this"],
+                         "cpu_speedup": mcpu["this"] / mcpu["ref"]})
     return rows
 
 
@@ -247,14 +331,28 @@ def _worker(args, q):
     q.put(_bench(*args))
 
 
-def run_isolated(*args) -> dict:
+def _inference_worker(rounds, q):
+    q.put(bench_inference(rounds))
+
+
+def _in_process(target, payload):
     ctx = mp.get_context("spawn")
     q = ctx.Queue()
-    p = ctx.Process(target=_worker, args=(args, q))
+    p = ctx.Process(target=target, args=(payload, q))
     p.start()
     out = q.get()
     p.join()
     return out
+
+
+def run_isolated(*args) -> dict:
+    """One row of the table, in a fresh process (its own peak memory)."""
+    return _in_process(_worker, args)
+
+
+def run_inference(rounds: int) -> list[dict]:
+    """:func:`bench_inference` in a fresh process."""
+    return _in_process(_inference_worker, rounds)
 
 
 def main() -> None:
@@ -270,17 +368,19 @@ def main() -> None:
     ap.add_argument("--compare", metavar="REF",
                     help="time this checkout against git REF (e.g. HEAD~1), alternately")
     ap.add_argument("--rounds", type=int, default=3, help="--compare: alternations per row")
+    ap.add_argument("--train", action="store_true",
+                    help="--compare: time training (env steps/s, the shipped config) instead")
     a = ap.parse_args()
     if a.compare:
-        rows = compare_checkouts(a.compare, a.rounds)
+        rows = compare_checkouts(a.compare, a.rounds, a.train)
         if a.json:
             print(json.dumps(rows, indent=2))
             return
         ref = a.compare[:10]
-        print(f"{'scenario':24s} {'policy':7s} {ref + ' dec/s':>16s} {'this dec/s':>11s} "
+        print(f"{'scenario':24s} {'policy':10s} {ref + ' dec/s':>16s} {'this dec/s':>11s} "
               f"{'wall x':>7s} {ref + ' dec/cpu-s':>20s} {'this dec/cpu-s':>15s} {'CPU x':>6s}")
         for r in rows:
-            print(f"{r['env']:24s} {r['policy']:7s} {r['ref_decisions_per_s']:16.0f} "
+            print(f"{r['env']:24s} {r['policy']:10s} {r['ref_decisions_per_s']:16.0f} "
                   f"{r['this_decisions_per_s']:11.0f} {r['speedup']:6.2f}x "
                   f"{r['ref_decisions_per_cpu_s']:20.0f} {r['this_decisions_per_cpu_s']:15.0f} "
                   f"{r['cpu_speedup']:5.2f}x")
@@ -310,20 +410,36 @@ def main() -> None:
         ("mrsched/ThesisScale-v0", "fifo-sim", 1, 0, {}),
         ("mrsched/ThesisScale-v0", "fifo-env", 1, 0, {}),
     ]
+    train_steps = 4096 * (4 if a.quick else 12)
     if a.agents:
         runs += [("mrsched/Hadoop-v0", "agent", max(n // 4, 2), 0, {}),
                  ("mrsched/Hadoop-v0", "agent-numpy", max(n // 4, 2), 0, {}),
-                 ("mrsched/Hadoop-v0", "train", 4096 * (4 if a.quick else 12), 0, {})]
+                 ("mrsched/Hadoop-v0", "train", train_steps, 0, {}),
+                 ("mrsched/Hadoop-v0", "train-fast", train_steps, 0, {})]
     results = [run_isolated(*r) for r in runs]
+    inference = run_inference(3 if a.quick else 5) if a.agents else []
     if a.json:
-        print(json.dumps(results, indent=2))
+        print(json.dumps({"rows": results, "inference": inference} if a.agents else results,
+                         indent=2))
         return
-    print(f"{'scenario':24s} {'policy':9s} {'decisions':>9s} {'dec/s':>8s} {'tasks/s':>8s} "
-          f"{'run s/ep':>8s} {'reset s':>8s} {'peak MB':>8s}")
+    print(f"{'scenario':24s} {'policy':11s} {'decisions':>9s} {'dec/s':>8s} {'dec/cpu-s':>9s} "
+          f"{'tasks/s':>8s} {'run s/ep':>8s} {'reset s':>8s} {'peak MB':>8s}")
     for r in results:
-        print(f"{r['env']:24s} {r['policy']:9s} {r['decisions']:9d} {r['decisions_per_s']:8.0f} "
-              f"{r['tasks_per_s']:8.0f} {r['run_s_per_episode']:8.2f} {r['reset_s']:8.3f} "
-              f"{r['peak_rss_mb']:8.0f}")
+        print(f"{r['env']:24s} {r['policy']:11s} {r['decisions']:9d} {r['decisions_per_s']:8.0f} "
+              f"{r['decisions_per_cpu_s']:9.0f} {r['tasks_per_s']:8.0f} "
+              f"{r['run_s_per_episode']:8.2f} {r['reset_s']:8.3f} {r['peak_rss_mb']:8.0f}")
+    if a.agents:
+        print("\ntrain / train-fast: decisions = env steps; dec/cpu-s = env steps per second per "
+              "core (one thread, one process)")
+        print(f"\ninference alone (mrsched/Hadoop-v0, recorded decisions, torch and numpy "
+              f"alternating, best of {inference[0]['rounds']} rounds; "
+              f"{inference[0]['disagreements']} disagreements)")
+        print(f"{'policy':14s} {'decisions':>9s} {'us/decision':>11s} {'dec/s':>8s} "
+              f"{'dec/cpu-s':>9s} {'x torch':>7s}")
+        for r in inference:
+            print(f"{r['policy']:14s} {r['decisions']:9d} {r['us_per_decision']:11.1f} "
+                  f"{r['decisions_per_s']:8.0f} {r['decisions_per_cpu_s']:9.0f} "
+                  f"{r['vs_torch']:7.2f}")
 
 
 if __name__ == "__main__":

@@ -234,6 +234,172 @@ def test_fixed_seed_reproduces_training(trained, tmp_path):
     assert not all(th.equal(a[k], c[k]) for k in a)
 
 
+def _batch(n=6, seed=0):
+    """``n`` observations of Hadoop-v0 (stacked, as a vec env returns them) and their masks."""
+    env = gym.make("mrsched/Hadoop-v0")
+    obs, _ = env.reset(seed=seed)
+    rows, masks = [], []
+    while len(rows) < n:
+        m = env.unwrapped.action_masks()
+        if m[:-1].sum() >= 2:
+            rows.append(obs)
+            masks.append(m)
+        obs, *_ = env.step(int(np.flatnonzero(m)[-2 if m[:-1].any() else -1]))
+    return env, {k: th.as_tensor(np.stack([o[k] for o in rows])) for k in rows[0]}, \
+        np.stack(masks)
+
+
+def test_lean_rollout_forward_and_update_equal_sb3_contrib():
+    """SetPolicy.forward and evaluate_actions (no distribution objects) give sb3-contrib's floats
+    to the last bit: the same sampled actions for the same seed, values, log-probabilities,
+    entropies and gradients."""
+    from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
+    env, obs, masks = _batch()
+    pol = SetPolicy(env.observation_space, env.action_space, lambda _: 1e-3,
+                    work_conserving=True)
+    with th.no_grad():
+        out = []
+        for forward in (SetPolicy.forward, MaskableActorCriticPolicy.forward):
+            th.manual_seed(3)
+            out.append(forward(pol, obs, action_masks=masks))
+    for a, b in zip(*out, strict=True):
+        assert th.equal(a, b)
+    legal = masks[np.arange(len(masks)), out[0][0].numpy()]
+    assert legal.all()                                           # only legal actions drawn
+    actions = th.as_tensor(np.array([np.flatnonzero(m)[0] for m in masks]))
+    res, grads = [], []
+    for evaluate_actions in (SetPolicy.evaluate_actions,
+                             MaskableActorCriticPolicy.evaluate_actions):
+        pol.zero_grad()
+        values, log_prob, entropy = evaluate_actions(pol, obs, actions, th.as_tensor(masks))
+        (values.sum() + log_prob.sum() + entropy.sum()).backward()
+        res.append((values, log_prob, entropy))
+        grads.append([p.grad.clone() for p in pol.parameters()])
+    for a, b in zip(*res, strict=True):
+        assert th.equal(a, b)
+    assert all(th.equal(a, b) for a, b in zip(*grads, strict=True))
+    assert (res[0][2] > 0).all()                    # >= 2 legal actions: a positive entropy
+
+
+def test_in_process_vec_env_returns_what_dummy_vec_env_returns():
+    """The training envs without deep copies: the same observations, rewards, dones and info
+    (terminal observations included) as SB3's DummyVecEnv + VecNormalize, step for step through
+    episode ends; the returned arrays are copies."""
+    from stable_baselines3.common.env_util import make_vec_env as sb3_make_vec_env
+    from stable_baselines3.common.vec_env import DummyVecEnv, VecNormalize
+
+    from mrsched_gym.agents.policy import WorkConserving
+    from mrsched_gym.evaluate import make_env
+    cfg = tiny(env_kwargs={"workload.duration_s": 300})
+    ours = make_vec_env(cfg)
+    ref = VecNormalize(sb3_make_vec_env(lambda: make_env(cfg.env, cfg.env_kwargs), n_envs=2,
+                                        wrapper_class=WorkConserving, seed=TRAIN_SEED_BASE,
+                                        vec_env_cls=DummyVecEnv),
+                       norm_obs=False, gamma=cfg.ppo["gamma"])
+    a, b = ours.reset(), ref.reset()
+    ends = 0
+    for step in range(3000):
+        assert a.keys() == b.keys() and all(np.array_equal(a[k], b[k]) for k in a), step
+        ma, mb = ours.env_method("action_masks"), ref.env_method("action_masks")
+        assert all(np.array_equal(x, y) for x, y in zip(ma, mb, strict=True))
+        act = np.array([np.flatnonzero(m)[step % m.sum()] for m in ma])
+        a["candidates"][:] = -1.0                      # the caller may scribble on its copy
+        a, ra, da, ia = ours.step(act)
+        b, rb, db, ib = ref.step(act)
+        assert np.array_equal(ra, rb) and np.array_equal(da, db)
+        for x, y in zip(ia, ib, strict=True):
+            assert x.keys() == y.keys()
+            if "terminal_observation" in x:
+                ends += 1
+                assert all(np.array_equal(x["terminal_observation"][k],
+                                          y["terminal_observation"][k]) for k in a)
+                assert (x["episode"]["r"], x["episode"]["l"]) == (y["episode"]["r"],
+                                                                  y["episode"]["l"])
+        if ends >= 3:
+            break
+    assert ends >= 3
+
+
+@pytest.mark.parametrize("node_mask, work_conserving", [(False, True), (True, False)])
+def test_numpy_rollouts_match_the_torch_policy(node_mask, work_conserving):
+    """numerics: fast: the numpy rollout pass gives torch's log-probabilities of the legal
+    actions and values (to float32 rounding), follows the weights after an optimiser step, and
+    draws only legal actions, as often as their probabilities say."""
+    from mrsched_gym.agents.networks import masked_log_probs
+    from mrsched_gym.agents.numpy_rollout import NumpyActorCritic
+    env, obs, masks = _batch(8, seed=1)
+    pol = SetPolicy(env.observation_space, env.action_space, lambda _: 1e-2,
+                    work_conserving=work_conserving,
+                    features_extractor_kwargs=dict(node_mask=node_mask))
+    fast = NumpyActorCritic(pol)
+    obs_np = {k: v.numpy() for k, v in obs.items()}
+
+    def check():
+        with th.no_grad():
+            latent_pi, latent_vf = pol.mlp_extractor(pol.extract_features(obs))
+            ref_lp = masked_log_probs(pol.action_net(latent_pi), masks).numpy()
+            ref_v = pol.value_net(latent_vf)[:, 0].numpy()
+        fast.sync()
+        log_p, values = fast(obs_np, masks)
+        np.testing.assert_allclose(log_p[masks], ref_lp[masks], rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(values, ref_v, rtol=1e-5, atol=1e-5)
+        return log_p, values
+
+    before = check()
+    values, log_prob, entropy = pol.evaluate_actions(
+        obs, th.as_tensor([np.flatnonzero(m)[0] for m in masks]), th.as_tensor(masks))
+    pol.optimizer.zero_grad()
+    (values.sum() - log_prob.sum() - entropy.sum()).backward()
+    pol.optimizer.step()
+    after = check()                                   # the new weights, not the copied ones
+    assert not np.allclose(before[1], after[1])
+    log_p = after[0]
+    draws = np.stack([fast.sample(log_p) for _ in range(4000)])
+    assert masks[np.arange(len(masks)), draws].all()
+    freq = np.stack([np.bincount(draws[:, b], minlength=masks.shape[1]) / len(draws)
+                     for b in range(len(masks))])
+    np.testing.assert_allclose(freq, np.exp(log_p), atol=0.04)
+
+
+@pytest.mark.parametrize("node_mask", [False, True])
+def test_fast_numerics_compute_the_same_features(node_mask):
+    """numerics: fast (split layers, the node network once per distinct node row, only the
+    candidate rows encoded) computes the set features of the exact path, to float32 rounding,
+    with and without the node mask (rows without a candidate: 0, masked everywhere anyway)."""
+    env, obs, _ = _batch(6)
+    pol = SetPolicy(env.observation_space, env.action_space, lambda _: 1e-3,
+                    features_extractor_kwargs=dict(node_mask=node_mask))
+    fx = pol.features_extractor
+    if node_mask:                                     # two absent (padded) nodes per observation
+        obs = dict(obs, nodes=obs["nodes"].clone())
+        obs["nodes"][:, -2:] = 0.0
+    with th.no_grad():
+        ref = fx.encode_sets(obs)
+        fx.fast_numerics = True
+        out = fx.encode_sets(obs)
+    valid = ref.valid.unsqueeze(2)
+    assert (out.candidates[valid.expand_as(out.candidates) == 0] == 0).all()
+    assert 0 < ref.valid.sum() < ref.valid.numel()
+    ref = ref._replace(candidates=ref.candidates * valid)
+    for a, b in zip(ref, out, strict=True):
+        th.testing.assert_close(a, b, rtol=1e-5, atol=1e-5)
+
+
+def test_fast_numerics_train_reproducibly():
+    """numerics: fast trains (numpy rollouts, split layers) and a fixed seed repeats the run."""
+    weights = []
+    for _ in range(2):
+        cfg = tiny(numerics="fast", total_timesteps=512)
+        model = build_model(cfg, make_vec_env(cfg))
+        assert model.policy.numpy_rollouts and model.policy.features_extractor.fast_numerics
+        model.learn(512)
+        assert model.num_timesteps == 512 and model.policy._numpy_actor is not None
+        weights.append(model.policy.state_dict())
+    assert all(th.equal(weights[0][k], weights[1][k]) for k in weights[0])
+    with pytest.raises(ValueError, match="numerics"):
+        tiny(numerics="fast", algo="ppo")
+
+
 def test_set_agent_runs_on_other_cluster_sizes_flat_agent_refuses(trained, tmp_path):
     pol = load_agent(trained["final_model"])
     for env_id in ("mrsched/Dedicated-v0", "mrsched/Dynamic-v0"):    # N = 20, W = 12
