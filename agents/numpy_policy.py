@@ -314,6 +314,12 @@ class NumpySetPolicy:
         choices are scored: the best candidate (the first of equal scores, as ``argmax``), or
         skip if legal and strictly better. A MaskablePPO agent with one legal action takes it.
         """
+        if len(obs["decision"]) != self.D:          # a world with more decision kinds
+            from mrsched_gym.agents.policy import fit_decision
+            fitted = fit_decision(obs, self.D)
+            if fitted is None:
+                return len(mask) - 1                # a kind it was not trained on: skip
+            obs = fitted
         cands = obs["candidates"]
         K = len(cands)
         schedule = bool(obs["decision"][_SCHEDULE] > 0.5)

@@ -7,10 +7,28 @@ from pathlib import Path
 import gymnasium as gym
 import numpy as np
 
-from mrsched_gym.encoding import decision_kind_slot
+from mrsched_gym.encoding import DECISION_TAIL, decision_kind_slot, kind_slice
 from mrsched_gym.sim.decision import SCHEDULE
 
 _SCHEDULE = decision_kind_slot(SCHEDULE)       # the schedule entry of obs["decision"]
+
+
+def fit_decision(obs: dict, length: int) -> dict | None:
+    """``obs`` as an agent trained on ``length``-entry decision arrays reads it.
+
+    A world that poses more decision kinds (speculation) has a longer kind one-hot. On a
+    decision of a kind the agent never saw this returns ``None``: the caller skips it, as every
+    scheduler without that mechanism does (``baselines.base.default_action``). On the other
+    decisions the extra kinds' (zero) entries are dropped, which gives the trained layout.
+    """
+    dec = obs["decision"]
+    if len(dec) <= length:
+        return obs
+    kinds = kind_slice(dec)
+    known = length - DECISION_TAIL
+    if dec[kinds][known:].any():
+        return None
+    return dict(obs, decision=np.concatenate([dec[:known], dec[kinds.stop:]]))
 
 
 def work_conserving_mask(mask: np.ndarray, is_schedule: bool) -> np.ndarray:
@@ -68,7 +86,12 @@ class AgentPolicy:
         """Nothing to reset: the policy is stateless."""
 
     def act(self, obs: dict, mask: np.ndarray) -> int:
-        """The model's most likely action for ``obs``, within ``mask`` for MaskablePPO."""
+        """The model's most likely action for ``obs``, within ``mask`` for MaskablePPO (skip on a
+        decision kind it was not trained on, :func:`fit_decision`)."""
+        fitted = fit_decision(obs, self._shapes["decision"][0])
+        if fitted is None:
+            return len(mask) - 1
+        obs = fitted
         if any(obs[k].shape != s for k, s in self._shapes.items()):
             obs = self._adapt(obs)
         logits = policy_logits(self.policy, obs)     # the mode = argmax of the masked logits

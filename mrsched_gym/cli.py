@@ -403,7 +403,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                        "normalised scores (0 = random, 1 = best baseline), IQM and probability "
                        "of improvement with bootstrap CIs")
     b.add_argument("--ids", nargs="+", help="env ids (default: the suite, every id but "
-                   "ThesisScale-v0)")
+                   "ThesisScale-v0 and Stragglers-v0)")
     b.add_argument("--agents", nargs="*", help="agents to score (agent:NAME or agent:PATH.zip; "
                    "default: the shipped agents)")
     b.add_argument("--seeds", type=at_least(1), default=10,

@@ -474,6 +474,33 @@ def test_numpy_forward_pass_takes_the_torch_agents_actions(agent, env_id):
     assert n > 1000
 
 
+@pytest.mark.parametrize("agent", ["hadoop-v0", "general"])
+def test_shipped_agents_play_a_world_with_speculation_and_skip_it(agent):
+    """On Stragglers-v0 (a fourth decision kind, a longer decision array) a shipped agent skips
+    every speculation decision, as every scheduler without speculation does, and reads the other
+    decisions in its trained layout; torch and numpy agree."""
+    from mrsched_gym.agents.numpy_policy import NumpySetPolicy
+    from mrsched_gym.sim.decision import SPECULATE
+    info = pretrained_agents()[agent]
+    torch_pol, numpy_pol = load_agent(info["path"]), NumpySetPolicy.load(info["numpy_path"])
+    env = gym.make("mrsched/Stragglers-v0", workload__duration_s=900)
+    obs, _ = env.reset(seed=0)
+    sim = env.unwrapped.sim
+    kinds = set()
+    while True:
+        mask = env.unwrapped.action_masks()
+        a = numpy_pol.act(obs, mask)
+        assert torch_pol.act(obs, mask) == a
+        kinds.add(sim.decision.kind)
+        if sim.decision.kind == SPECULATE:
+            assert a == sim.K
+        obs, _, term, trunc, info = env.step(a)
+        if term or trunc:
+            break
+    assert SPECULATE in kinds and info["metrics"]["speculative_copies"] == 0
+    assert info["metrics"]["invalid_actions"] == 0
+
+
 def test_numpy_export_round_trip(trained, tmp_path):
     """export_numpy writes what NumpySetPolicy reads: same logits as the torch actor."""
     from mrsched_gym.agents.numpy_policy import NumpySetPolicy, export_numpy
