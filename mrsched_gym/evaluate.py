@@ -199,17 +199,13 @@ def policy_fingerprint(spec: PolicySpec) -> str:
             st = p.stat()
             digests.append(f"{p.relative_to(spec.target)}="
                            f"{file_digest(str(p), st.st_mtime_ns, st.st_size)}")
-        return f"{spec.target}:{file_digest_of_text(';'.join(digests))}"
+        import hashlib
+        return f"{spec.target}:{hashlib.sha256(';'.join(digests).encode()).hexdigest()[:16]}"
     if spec.kind != "agent":
         return spec.label
     st = Path(spec.target).stat()
     return f"{spec.target}:{file_digest(spec.target, st.st_mtime_ns, st.st_size)}"
 
-
-def file_digest_of_text(text: str) -> str:
-    """The first 16 hex digits of a text's SHA-256."""
-    import hashlib
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 @functools.lru_cache(maxsize=64)
