@@ -81,6 +81,9 @@ class SetExtractor(SetEncoding, BaseFeaturesExtractor):
     """Permutation-aware encoder of candidates and nodes (see the module docstring; the layers
     are :class:`~mrsched_gym.agents.set_layers.SetEncoding`'s, shared with the RLlib module).
 
+    The context reads ``objective`` too when the space has it (an env made with
+    ``observe_objective=True``).
+
     Output layout (``features_dim = K*hidden + 2*hidden + K + 1``): the K candidate embeddings,
     flattened; the context (global embedding, candidate pool); the K legality flags; 1 if this
     is a schedule decision.
@@ -99,9 +102,11 @@ class SetExtractor(SetEncoding, BaseFeaturesExtractor):
         N, G = observation_space["nodes"].shape
         D = observation_space["decision"].shape[0]
         W = observation_space["forecast"].shape[0]
+        n_obj = observation_space["objective"].shape[0] \
+            if "objective" in observation_space.spaces else 0
         super().__init__(observation_space, features_dim=K * hidden + 2 * hidden + K + 1)
         self.K, self.hidden, self.node_mask = K, hidden, node_mask
-        self._build_set_layers(F, G, D, W, hidden)
+        self._build_set_layers(F, G, D, W, hidden, n_obj)
 
     def forward(self, obs: dict[str, th.Tensor]) -> th.Tensor:
         """The features ``[B, features_dim]`` of a batch of observations (layout above)."""

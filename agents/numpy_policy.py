@@ -3,8 +3,10 @@
 A trained :class:`~mrsched_gym.agents.networks.SetPolicy` is exported once (:func:`export_numpy`,
 needs torch) to ``NAME.npz`` — the actor's weights (the policy's feature extractor and its
 :class:`~mrsched_gym.agents.networks.CandidateScorer`) and, as JSON text, ``hidden``,
-``work_conserving``, ``masked``, the trained forecast length and ``node_mask`` (pool only the
-present nodes, for agents trained on padded observations). :class:`NumpySetPolicy` replays
+``work_conserving``, ``masked``, the trained forecast length, ``node_mask`` (pool only the
+present nodes, for agents trained on padded observations) and ``objective`` (the length of the
+``objective`` key the agent reads, 0 if none; without it in the observation the agent reads the
+world's reward weights at ``reset``). :class:`NumpySetPolicy` replays
 the same computation
 for one observation: symlog inputs, the per-node and per-candidate networks, masked mean pooling,
 the shared candidate score and the skip score, then the argmax of the masked logits (the
@@ -63,7 +65,8 @@ def export_numpy(model, path: str | Path) -> Path:
     meta = {"hidden": fx.hidden, "work_conserving": bool(policy.action_net.work_conserving),
             "masked": type(model).__name__ == "MaskablePPO",
             "forecast": int(policy.observation_space["forecast"].shape[0]),
-            "node_mask": bool(getattr(fx, "node_mask", False))}
+            "node_mask": bool(getattr(fx, "node_mask", False)),
+            "objective": int(getattr(fx, "objective_features", 0))}
     np.savez_compressed(path, **arrays, **{META_KEY: np.array(json.dumps(meta))})
     return path
 
@@ -79,7 +82,7 @@ class _Workspace:
     """
 
     def __init__(self, pol: NumpySetPolicy, N: int, K: int) -> None:
-        h, F, G, D, W = pol.hidden, pol.F, pol.G, pol.D, pol.W
+        h, F, G, D, W, n_obj = pol.hidden, pol.F, pol.G, pol.D, pol.W, pol.n_objective
         f32 = np.float32
         self.N, self.K = N, K
         # nodes: [nodes | 1] -> [relu(L1) | 1] -> L2 (ReLU in place) -> pooled into gin
@@ -91,12 +94,13 @@ class _Workspace:
         self.n2 = np.empty((N, h), f32)
         self.zeros_n = np.zeros((N, h), f32)
         self.node_w = np.full(N, 1.0 / N, f32)          # the mean (or the present nodes' mean)
-        # the global input [symlog(decision), forecast, decision node, node pool, 1]
-        self.gin = np.ones(D + W + G + h + 1, f32)
+        # the global input [symlog(decision), forecast, decision node, node pool, objective, 1]
+        self.gin = np.ones(D + W + G + h + n_obj + 1, f32)
         self.g_dec = self.gin[:D]
         self.g_fc = self.gin[D:D + W]
         self.g_dnode = self.gin[D + W:D + W + G]
         self.g_pool = self.gin[D + W + G:D + W + G + h]
+        self.g_obj = self.gin[D + W + G + h:D + W + G + h + n_obj]
         self.dec_abs = np.empty(D, f32)
         self.g_pre = np.empty(h, f32)
         self.zeros_h = np.zeros(h, f32)
@@ -172,6 +176,8 @@ class NumpySetPolicy:
         self.work_conserving = bool(meta["work_conserving"])
         self.W = int(meta["forecast"])
         self.node_mask = bool(meta.get("node_mask", False))
+        self.n_objective = int(meta.get("objective", 0))
+        self._objective: np.ndarray | None = None
 
         def affine(key: str) -> np.ndarray:          # [weight.T; bias]: x_aug @ it = x W^T + b
             return np.concatenate([weights[f"{key}.weight"].T,
@@ -183,7 +189,7 @@ class NumpySetPolicy:
         h = self.hidden = node1.shape[1]
         self.G = node1.shape[0] - 1
         self.F = cand1.shape[0] - 1 - h
-        self.D = glob.shape[0] - 1 - self.W - self.G - h
+        self.D = glob.shape[0] - 1 - self.W - self.G - h - self.n_objective
         self.node1, self.node2, self.glob, self.cand2 = node1, node2, glob, cand2
         # the first candidate layer split by input block: the candidate's own features, and
         # [g; bias] whose product is the same for every row (written into the workspace's copy)
@@ -247,6 +253,8 @@ class NumpySetPolicy:
         else:                                               # padded with its last value
             ws.g_fc[:len(fc)] = fc
             ws.g_fc[len(fc):] = fc[-1] if len(fc) else 1.0
+        if self.n_objective:
+            ws.g_obj[:] = self._objective_of(obs)
         dot(ws.gin, self.glob, ws.g_pre)
         relu(ws.g_pre, ws.zeros_h, out=ws.ctx_g)
         dot(ws.ctx_g1, self.cand_g, ws.cand_ctx_row)        # g Wg + b, added to every row
@@ -305,7 +313,21 @@ class NumpySetPolicy:
         return out
 
     def reset(self, sim, seed: int | None = None) -> None:
-        """Nothing to reset: the policy is stateless."""
+        """An agent that observes the objective reads it from the world (what the env's
+        ``observe_objective=True`` puts in the observation); otherwise stateless."""
+        if self.n_objective:
+            from mrsched_gym.encoding import objective_vector
+            self._objective = objective_vector(sim.scenario.reward.weights)
+
+    def _objective_of(self, obs: dict) -> np.ndarray:
+        """``obs["objective"]``, or the world's from :meth:`reset` when the env does not
+        observe it."""
+        if "objective" in obs:
+            return obs["objective"]
+        if self._objective is None:
+            raise ValueError(f"{self.name} observes the objective: make the env with "
+                             f"observe_objective=True, or call reset(sim) first")
+        return self._objective
 
     def act(self, obs: dict, mask: np.ndarray) -> int:
         """The argmax of the logits, masked as the torch policy masks them.

@@ -60,6 +60,7 @@ class NumpyActorCritic:
     def __init__(self, policy) -> None:
         fx = policy.features_extractor
         self.node_mask = bool(fx.node_mask)
+        self.objective = int(fx.objective_features)
         self.work_conserving = bool(policy.action_net.work_conserving)
         self.hidden = fx.hidden
         self.activations = []
@@ -134,8 +135,10 @@ class NumpyActorCritic:
         else:
             node_pool = x.sum(axis=1) * np.float32(1.0 / N)
         dec_node = np.matmul(nodes[:, None, :, DECISION_NODE_FEATURE], nodes)[:, 0]
-        g = _relu(np.concatenate([_symlog(decision), obs["forecast"], dec_node, node_pool],
-                                 axis=1) @ self.glob[0] + self.glob[1])
+        parts = [_symlog(decision), obs["forecast"], dec_node, node_pool]
+        if self.objective:
+            parts.append(obs["objective"])
+        g = _relu(np.concatenate(parts, axis=1) @ self.glob[0] + self.glob[1])
         # candidates: the shared per-candidate network given g, masked mean pooling, mixing
         valid = cands[:, :, VALID_FEATURE] > 0.5
         e = (_symlog(cands).reshape(B * K, F) @ self.cand_x).reshape(B, K, h)

@@ -81,13 +81,23 @@ class AgentPolicy:
         self.policy = model.policy
         self.policy.set_training_mode(False)
         self._shapes = {k: sp.shape for k, sp in self.policy.observation_space.spaces.items()}
+        self._objective: np.ndarray | None = None
 
     def reset(self, sim, seed: int | None = None) -> None:
-        """Nothing to reset: the policy is stateless."""
+        """An agent that observes the objective reads it from the world (what the env's
+        ``observe_objective=True`` puts in the observation); otherwise stateless."""
+        if "objective" in self._shapes:
+            from mrsched_gym.encoding import objective_vector
+            self._objective = objective_vector(sim.scenario.reward.weights)
 
     def act(self, obs: dict, mask: np.ndarray) -> int:
         """The model's most likely action for ``obs``, within ``mask`` for MaskablePPO (skip on a
         decision kind it was not trained on, :func:`fit_decision`)."""
+        if "objective" in self._shapes and "objective" not in obs:
+            if self._objective is None:
+                raise ValueError(f"{self.name} observes the objective: make the env with "
+                                 f"observe_objective=True, or call reset(sim) first")
+            obs = dict(obs, objective=self._objective)
         fitted = fit_decision(obs, self._shapes["decision"][0])
         if fitted is None:
             return len(mask) - 1

@@ -83,7 +83,9 @@ class SetRLModule(TorchRLModule, ValueFunctionAPI):
         hidden = int(cfg["hidden"])
         K = inner["candidates"].shape[0]
         self.encoder = SetEncoder(inner["candidates"].shape[1], inner["nodes"].shape[1],
-                                  inner["decision"].shape[0], inner["forecast"].shape[0], hidden)
+                                  inner["decision"].shape[0], inner["forecast"].shape[0], hidden,
+                                  inner["objective"].shape[0] if "objective" in inner.spaces
+                                  else 0)
         self.pi = CandidateScorer(K, hidden, bool(cfg["work_conserving"]))
         vf = [3 * hidden, *map(int, cfg["vf_hiddens"])]
         self.vf = nn.Sequential(mlp(vf), nn.Linear(vf[-1], 1))

@@ -74,7 +74,8 @@ class SetFeatures(NamedTuple):
     candidates (``hidden`` = h)."""
 
     candidates: th.Tensor   # [B, K, h] per-candidate embeddings (rows past the candidates too)
-    context: th.Tensor      # [B, h] global embedding (decision, forecast, decision node, nodes)
+    context: th.Tensor      # [B, h] global embedding (decision, forecast, decision node, nodes,
+    #                         and the objective if observed)
     pool: th.Tensor         # [B, h] masked mean of the first-round candidate embeddings
     valid: th.Tensor        # [B, K] float 1/0: the row holds a candidate
 
@@ -96,12 +97,18 @@ class SetEncoding:
     #: distinct rows; CPU only), its pool a weighted sum of those. Other roundings.
     fast_numerics: bool = False
 
+    #: Length of ``obs["objective"]`` the context reads (0: the agent does not observe the
+    #: objective; the env's ``observe_objective``).
+    objective_features: int = 0
+
     def _build_set_layers(self, candidate_features: int, node_features: int,
-                          decision_features: int, forecast_steps: int, hidden: int) -> None:
+                          decision_features: int, forecast_steps: int, hidden: int,
+                          objective_features: int = 0) -> None:
         F, G, D, W = candidate_features, node_features, decision_features, forecast_steps
         self.hidden = hidden
+        self.objective_features = objective_features
         self.node_enc = mlp([G, hidden, hidden])
-        self.global_enc = mlp([D + W + G + hidden, hidden])
+        self.global_enc = mlp([D + W + G + hidden + objective_features, hidden])
         self.cand_enc = mlp([F + hidden, hidden, hidden])
         self.cand_mix = mlp([2 * hidden, hidden])
 
@@ -113,8 +120,10 @@ class SetEncoding:
         node_pool = self._node_pool(nodes)                                  # [B, h]
         dec = DECISION_NODE_FEATURE
         dec_node = (nodes * nodes[..., dec:dec + 1]).sum(dim=1)             # the decision node
-        g = self.global_enc(th.cat([symlog(obs["decision"]), obs["forecast"], dec_node,
-                                    node_pool], dim=1))                     # [B, h]
+        parts = [symlog(obs["decision"]), obs["forecast"], dec_node, node_pool]
+        if self.objective_features:
+            parts.append(obs["objective"])
+        g = self.global_enc(th.cat(parts, dim=1))                           # [B, h]
         if self.fast_numerics:
             return self._candidate_rows(cands, valid, g)
         else:
@@ -181,13 +190,14 @@ class SetEncoder(SetEncoding, nn.Module):
         decision_features: Length of ``decision`` (D).
         forecast_steps: Length of ``forecast`` (W).
         hidden: Width of the embeddings.
+        objective_features: Length of ``objective`` (0: not observed).
     """
 
     def __init__(self, candidate_features: int, node_features: int, decision_features: int,
-                 forecast_steps: int, hidden: int = 64) -> None:
+                 forecast_steps: int, hidden: int = 64, objective_features: int = 0) -> None:
         super().__init__()
         self._build_set_layers(candidate_features, node_features, decision_features,
-                               forecast_steps, hidden)
+                               forecast_steps, hidden, objective_features)
 
     def forward(self, obs: dict[str, th.Tensor]) -> SetFeatures:
         """:meth:`SetEncoding.encode_sets` of a batch of observations."""

@@ -315,26 +315,39 @@ def set_numerics(model, cfg: TrainConfig) -> None:
 
 def init_weights(model, source: str) -> None:
     """Copy the policy weights of checkpoint ``source`` (a path or ``agent:NAME``) into
-    ``model`` (same shapes required)."""
+    ``model`` (same shapes required, except the context's inputs: a longer forecast or an
+    ``objective`` key the source did not observe start at zero weight)."""
     from mrsched_gym.agents.policy import load_sb3
     from mrsched_gym.agents.pretrained import pretrained_path
     path = source[len("agent:"):] if source.startswith("agent:") else source
     path = pretrained_path(path) or path
-    src = load_sb3(path).policy.state_dict()
+    src_policy = load_sb3(path).policy
+    src = src_policy.state_dict()
     own = model.policy.state_dict()
-    from mrsched_gym.encoding import DECISION_FEATURES as D
-    W = model.policy.observation_space["forecast"].shape[0]
-    for k, v in list(src.items()):             # a longer forecast: zero weights for new steps
+    h = model.policy.features_extractor.hidden
+    blocks_src = _context_blocks(src_policy.observation_space, h)
+    blocks_own = _context_blocks(model.policy.observation_space, h)
+    for k, v in list(src.items()):
         if k.endswith("global_enc.0.weight") and k in own and v.shape != own[k].shape:
-            Ws = W - (own[k].shape[1] - v.shape[1])
-            if 0 <= Ws < W:
-                new = own[k].new_zeros(own[k].shape)
-                new[:, :D + Ws], new[:, D + W:] = v[:, :D + Ws], v[:, D + Ws:]
-                src[k] = new
+            new = own[k].new_zeros(own[k].shape)
+            a = b = 0
+            for n_src, n_own in zip(blocks_src, blocks_own, strict=True):
+                n = min(n_src, n_own)
+                new[:, b:b + n] = v[:, a:a + n]
+                a, b = a + n_src, b + n_own
+            src[k] = new
     wrong = [k for k in own if k not in src or src[k].shape != own[k].shape]
     if wrong:
         raise ConfigError(f"init_from {source!r}: the network differs ({', '.join(wrong[:3])})")
     model.policy.load_state_dict(src)
+
+
+def _context_blocks(space, hidden: int) -> tuple[int, ...]:
+    """The input blocks of the set network's context layer for an observation ``space``:
+    decision, forecast, the decision node's row, the node pool (``hidden``) and the
+    objective."""
+    return (space["decision"].shape[0], space["forecast"].shape[0], space["nodes"].shape[1],
+            hidden, space["objective"].shape[0] if "objective" in space.spaces else 0)
 
 
 def evaluate_model(model, cfg: TrainConfig, seeds, baselines: dict | None = None

@@ -12,7 +12,8 @@ steps), so the pool pads them to fixed maxima:
   real node has); the set network pools nodes with a mask (``SetExtractor(node_mask=True)``), so
   absent rows change nothing and the trained agent runs on any cluster size *without* padding;
 * forecast: padded with its last value up to ``W_max`` (what the agent adapters do at evaluation
-  time when an env's forecast is shorter than the trained one).
+  time when an env's forecast is shorter than the trained one);
+* objective (``observe_objective``): the world's own, unpadded.
 
 Randomisation (:class:`WorldsConfig`): each key of ``vary`` is a scenario field scaled by a factor
 drawn uniformly from ``[lo, hi]`` (both ends of a range field such as ``deadline_factor``),
@@ -53,6 +54,9 @@ class WorldsConfig:
         vary: Scenario field -> ``[lo, hi]``: the field is multiplied by a factor drawn uniformly
             from that range at every reset (keys: :data:`VARY_BOUNDS`).
         max_nodes: ``N_max``, the padded node count (at least every drawn world's node count).
+        observe_objective: Observations carry the ``objective`` key (the drawn world's reward
+            weights, :func:`~mrsched_gym.encoding.objective_vector`): worlds scored on mean time
+            in system and worlds scored on deadlines can then call for different orders.
     """
 
     ids: list[str] = field(default_factory=list)
@@ -60,6 +64,7 @@ class WorldsConfig:
     reward_scale: dict[str, float] = field(default_factory=dict)
     vary: dict[str, list[float]] = field(default_factory=dict)
     max_nodes: int = 32
+    observe_objective: bool = False
 
     def validate(self) -> WorldsConfig:
         """Check ids, weights, scales and ranges.
@@ -146,7 +151,7 @@ def pad_observation(obs: dict, K: int, N: int, W: int) -> dict[str, np.ndarray]:
                                          np.float32)])
     elif fc.shape[0] > W:
         fc = fc[:W]
-    return {"decision": obs["decision"], "candidates": c, "nodes": n, "forecast": fc}
+    return dict(obs, candidates=c, nodes=n, forecast=fc)
 
 
 def pad_mask(mask: np.ndarray, K: int) -> np.ndarray:
@@ -187,7 +192,8 @@ class WorldPool(gym.Env):
                              f"without them")
         from mrsched_gym.env import observation_space
         self.action_space = spaces.Discrete(self.K + 1)
-        self.observation_space = observation_space(self.K, self.N, self.W)
+        self.observation_space = observation_space(self.K, self.N, self.W,
+                                                   objective=bool(worlds.observe_objective))
         self.env = None
         self.world: tuple[str, dict] | None = None
         self._rng = np.random.default_rng()
@@ -220,7 +226,8 @@ class WorldPool(gym.Env):
         i, ov, s = self.draw_world()
         self.world = (i, ov)
         self.scale = float(self.worlds.reward_scale.get(i, 1.0))
-        self.env = MRSchedEnv(with_overrides(self.bases[i], ov))
+        self.env = MRSchedEnv(with_overrides(self.bases[i], ov),
+                              observe_objective=bool(self.worlds.observe_objective))
         obs, info = self.env.reset(seed=s)
         info = dict(info, world=i, overrides=ov, action_mask=self.action_masks())
         return self._pad(obs), info

@@ -38,6 +38,13 @@ decision kind fills them its own way, :attr:`ObservationEncoder.CANDIDATE_ROWS`)
 ``forecast`` [W]
     forecast of f(t) for the next W availability steps.
 
+``objective`` [6] (only in an env made with ``observe_objective=True``)
+    0 weight of jct | 1 weight of deadline | 2 weight of slo | 3 weight of wasted | 4 weight of
+    idle | 5 weight of rejection: the scenario's reward weights
+    (:data:`~mrsched_gym.config.REWARD_COMPONENTS`) divided by the largest absolute weight,
+    what the episode is scored on (:func:`objective_vector`); constant over an episode. A new
+    key rather than more ``decision`` entries, and off by default, for the reason below.
+
 The decision kind is read from the observation by name, never by a bare index:
 ``obs["decision"][kind_slice(obs["decision"])]`` is the one-hot (:data:`DECISION_KIND_SLICE`
 in worlds without speculation), ``decision_kind_slot(SCHEDULE)`` the schedule entry
@@ -53,7 +60,7 @@ import math
 
 import numpy as np
 
-from mrsched_gym.config import Scenario
+from mrsched_gym.config import REWARD_COMPONENTS, Scenario
 from mrsched_gym.features import (
     CANDIDATE_COLUMNS,
     DEADLINE_HOURS,
@@ -100,6 +107,16 @@ def decision_features(scenario: Scenario) -> int:
     """Length of ``obs["decision"]`` in ``scenario``'s worlds: one one-hot entry per kind it
     can pose (:func:`~mrsched_gym.sim.decision.posed_kinds`), then :data:`DECISION_TAIL`."""
     return len(posed_kinds(scenario)) + DECISION_TAIL
+
+
+def objective_vector(weights) -> np.ndarray:
+    """``obs["objective"]``: the reward weights (a mapping component -> weight, missing = 0) in
+    :data:`~mrsched_gym.config.REWARD_COMPONENTS` order, divided by the largest absolute weight
+    (so in [-1, 1]; all zero when every weight is 0). Tells a policy what is scored: mean time
+    in system (``jct``) and the deadline penalty call for different orders of the same queue."""
+    w = np.array([float(weights.get(c, 0.0)) for c in REWARD_COMPONENTS], np.float32)
+    top = float(np.abs(w).max())
+    return w / np.float32(top) if top > 0 else w
 
 
 def kind_slice(decision: np.ndarray) -> slice:

@@ -18,6 +18,7 @@ from mrsched_gym.encoding import (
     NODE_FEATURES,
     ObservationEncoder,
     decision_features,
+    objective_vector,
 )
 from mrsched_gym.errors import EpisodeStateError, InputError, InputTypeError
 from mrsched_gym.features import (
@@ -26,6 +27,7 @@ from mrsched_gym.features import (
     FORECAST_FEATURE,
     KIND_FEATURE,
     NODE_COLUMNS,
+    OBJECTIVE_FEATURES,
     box_bounds,
 )
 from mrsched_gym.metrics import episode_metrics
@@ -37,19 +39,24 @@ from mrsched_gym.sim.log import build_log
 from mrsched_gym.workloads.trace import check_trace_size
 
 
-def observation_space(K: int, N: int, W: int, decision_len: int = DECISION_FEATURES
-                      ) -> spaces.Dict:
+def observation_space(K: int, N: int, W: int, decision_len: int = DECISION_FEATURES,
+                      objective: bool = False) -> spaces.Dict:
     """The observation space for K candidates, N nodes, W forecast steps and a ``decision``
-    array of ``decision_len`` (:func:`~mrsched_gym.encoding.decision_features`); each Box spans
-    its features' bounds in the feature table (:mod:`mrsched_gym.features`)."""
-    return spaces.Dict({
+    array of ``decision_len`` (:func:`~mrsched_gym.encoding.decision_features`), with the
+    ``objective`` key if asked; each Box spans its features' bounds in the feature table
+    (:mod:`mrsched_gym.features`)."""
+    keys = {
         "decision": spaces.Box(*box_bounds((KIND_FEATURE, *DECISION_TAIL_FEATURES)),
                                (decision_len,), np.float32),
         "candidates": spaces.Box(*box_bounds(CANDIDATE_COLUMNS), (K, CANDIDATE_FEATURES),
                                  np.float32),
         "nodes": spaces.Box(*box_bounds(NODE_COLUMNS), (N, NODE_FEATURES), np.float32),
         "forecast": spaces.Box(*box_bounds((FORECAST_FEATURE,)), (W,), np.float32),
-    })
+    }
+    if objective:
+        keys["objective"] = spaces.Box(*box_bounds(OBJECTIVE_FEATURES),
+                                       (len(OBJECTIVE_FEATURES),), np.float32)
+    return spaces.Dict(keys)
 
 
 # Episode phases of the env (``step`` and ``action_masks`` need a reset first).
@@ -103,6 +110,8 @@ class MRSchedEnv(gym.Env):
     | `nodes`      | (N, 10)  | per node: up, capacity, speed, shared, accelerator, free       |
     |              |          | slots, residual CPU, suspended tasks, is the decision node     |
     | `forecast`   | (W,)     | forecast of the availability f(t) over the next W steps        |
+    | `objective`  | (6,)     | only with ``observe_objective=True``: the reward weights, what |
+    |              |          | the episode is scored on (constant over an episode)            |
 
     The decision kind is part of the contract: ``obs["decision"][DECISION_KIND_SLICE]``
     (:data:`mrsched_gym.encoding.DECISION_KIND_SLICE`, entries 0-2) is its one-hot over
@@ -151,15 +160,18 @@ class MRSchedEnv(gym.Env):
     ## Arguments
 
     ``gymnasium.make("mrsched/Hadoop-v0", scenario=None, render_mode=None,
-    strict_actions=False, **overrides)``: ``scenario`` is a path, a bundled name or a
-    :class:`~mrsched_gym.config.Scenario`; ``overrides`` change fields by path, e.g.
-    ``workload__load=0.9`` (numpy scalars work too) or ``**{"cluster.racks": 2}``.
-    ``render_mode`` is ``"ansi"`` (text) or ``"rgb_array"`` (running tasks per job over time,
-    thesis Fig. 3.4 style). ``strict_actions`` must be a bool. A bad scenario (file, field,
-    trace, or an episode too large to simulate, :data:`~mrsched_gym.config.MAX_TASKS` and its
-    siblings) raises :class:`~mrsched_gym.config.ConfigError` or
-    :class:`~mrsched_gym.models.traces.TraceError` naming the field, file and line; a bad
-    argument :class:`~mrsched_gym.errors.InputError` or
+    strict_actions=False, observe_objective=False, **overrides)``: ``scenario`` is a path, a
+    bundled name or a :class:`~mrsched_gym.config.Scenario`; ``observe_objective=True`` adds
+    the ``objective`` key (:func:`mrsched_gym.encoding.objective_vector`: which reward
+    components are scored, for one agent across worlds that score different things; off by
+    default, so agents trained without it keep their observation space); ``overrides``
+    change fields by path, e.g. ``workload__load=0.9`` (numpy scalars work too) or
+    ``**{"cluster.racks": 2}``. ``render_mode`` is ``"ansi"`` (text) or ``"rgb_array"``
+    (running tasks per job over time, thesis Fig. 3.4 style). ``strict_actions`` and
+    ``observe_objective`` must be bools. A bad scenario (file, field, trace, or an episode too
+    large to simulate, :data:`~mrsched_gym.config.MAX_TASKS` and its siblings) raises
+    :class:`~mrsched_gym.config.ConfigError` or :class:`~mrsched_gym.models.traces.TraceError`
+    naming the field, file and line; a bad argument :class:`~mrsched_gym.errors.InputError` or
     :class:`~mrsched_gym.errors.InputTypeError`.
 
     ## Version History
@@ -171,13 +183,16 @@ class MRSchedEnv(gym.Env):
 
     def __init__(self, scenario: str | Path | Scenario | None = None,
                  render_mode: str | None = None, strict_actions: bool = False,
-                 **overrides: Any) -> None:
+                 observe_objective: bool = False, **overrides: Any) -> None:
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise InputError(f"render_mode must be None or one of "
                              f"{self.metadata['render_modes']}, got {render_mode!r}")
         if not isinstance(strict_actions, (bool, np.bool_)):
             raise InputTypeError(f"strict_actions must be True or False, got "
                                  f"{_describe(strict_actions)}")
+        if not isinstance(observe_objective, (bool, np.bool_)):
+            raise InputTypeError(f"observe_objective must be True or False, got "
+                                 f"{_describe(observe_objective)}")
         if scenario is None:
             scenario = "hadoop"
         if not isinstance(scenario, (str, os.PathLike, Scenario)):
@@ -196,7 +211,10 @@ class MRSchedEnv(gym.Env):
         W = self.scenario.availability.forecast_steps
         self.K = K
         self.action_space = spaces.Discrete(K + 1)
-        self.observation_space = observation_space(K, N, W, decision_features(self.scenario))
+        self.observation_space = observation_space(K, N, W, decision_features(self.scenario),
+                                                   bool(observe_objective))
+        self._objective = (objective_vector(self.scenario.reward.weights)
+                           if observe_objective else None)
         self._steps = 0
         self._phase = _NEW
         # masks[k]: the mask when there are k candidates (the first k actions and skip)
@@ -223,8 +241,7 @@ class MRSchedEnv(gym.Env):
         self.rewards.reset(self.sim)
         self._steps = 0
         self._phase = _RUNNING
-        obs = self.encoder.observe()
-        return obs, self._info(invalid=False)
+        return self._observe(), self._info(invalid=False)
 
     def step(self, action: Any) -> tuple[dict[str, np.ndarray], float, bool, bool, dict]:
         """Apply ``action`` to the current decision and run the world to the next one.
@@ -251,7 +268,7 @@ class MRSchedEnv(gym.Env):
             valid = self.sim.act(a)
         self._steps += 1
         reward, inc = self.rewards.step(self.sim)
-        obs = self.encoder.observe()
+        obs = self._observe()
         terminated = self.sim.done and not self.sim.truncated
         truncated = self.sim.truncated
         info = self._info(invalid=not valid)
@@ -294,6 +311,12 @@ class MRSchedEnv(gym.Env):
             return int(action)
         raise InputTypeError(f"action must be an integer in [0, {self.K}], got "
                              f"{_describe(action)}")
+
+    def _observe(self) -> dict[str, np.ndarray]:
+        obs = self.encoder.observe()
+        if self._objective is not None:
+            obs["objective"] = self._objective.copy()
+        return obs
 
     def _info(self, invalid: bool) -> dict[str, Any]:
         s = self.sim

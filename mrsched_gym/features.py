@@ -81,5 +81,11 @@ def box_bounds(features: tuple[Feature, ...]) -> tuple[float, float]:
     return min(f.low for f in features), max(f.high for f in features)
 
 
+#: ``obs["objective"]`` (only with ``observe_objective=True``): the reward weight of each
+#: component (:data:`mrsched_gym.config.REWARD_COMPONENTS` order) / the largest absolute weight.
+OBJECTIVE_FEATURES: tuple[Feature, ...] = tuple(
+    Feature(f"weight of {c}", -1.0, 1.0)
+    for c in ("jct", "deadline", "slo", "wasted", "idle", "rejection"))
+
 #: The kind one-hot's entries (any number of them).
 KIND_FEATURE = Feature("decision kind one-hot", 0.0, 1.0)

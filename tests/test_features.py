@@ -14,6 +14,7 @@ from mrsched_gym.features import (
     CANDIDATE_COLUMNS,
     DECISION_TAIL_FEATURES,
     NODE_COLUMNS,
+    OBJECTIVE_FEATURES,
     Feature,
 )
 from mrsched_gym.sim.decision import BASE_KINDS
@@ -24,7 +25,8 @@ DOC = " ".join(encoding.__doc__.split())          # whitespace collapsed: names 
 def _section(key: str) -> str:
     """The docstring's paragraph about ``obs[key]``."""
     start = DOC.index(f"``{key}``")
-    ends = [DOC.find(f"``{k}``", start + 1) for k in ("candidates", "nodes", "forecast")]
+    ends = [DOC.find(f"``{k}``", start + 1)
+            for k in ("candidates", "nodes", "forecast", "objective")]
     return DOC[start:min([e for e in ends if e > start], default=len(DOC))]
 
 
@@ -32,6 +34,7 @@ def _section(key: str) -> str:
     ("decision", DECISION_TAIL_FEATURES, len(BASE_KINDS)),
     ("candidates", CANDIDATE_COLUMNS, 0),
     ("nodes", NODE_COLUMNS, 0),
+    ("objective", OBJECTIVE_FEATURES, 0),
 ])
 def test_the_docstring_names_every_feature_at_its_index(key, features, offset):
     text = _section(key)
