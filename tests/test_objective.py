@@ -82,8 +82,8 @@ def _objective_agent(seed: int = 0):
     th = pytest.importorskip("torch")
     pytest.importorskip("sb3_contrib")
     from mrsched_gym.agents.train import build_model, load_config, make_vec_env
-    cfg = load_config("general", n_envs=1, init_from="", **{"ppo.n_steps": 64,
-                                                            "ppo.batch_size": 64})
+    cfg = load_config("general_objective", n_envs=1, init_from="",
+                      **{"ppo.n_steps": 64, "ppo.batch_size": 64})
     venv = make_vec_env(cfg)
     model = build_model(cfg, venv)
     venv.close()
@@ -94,10 +94,11 @@ def _objective_agent(seed: int = 0):
     return model
 
 
-def test_the_shipped_config_observes_the_objective():
+def test_the_objective_experiment_s_config_observes_the_objective():
     from mrsched_gym.agents.train import load_config
-    cfg = load_config("general")
+    cfg = load_config("general_objective")
     assert cfg.worlds is not None and cfg.worlds.observe_objective
+    assert not load_config("general").worlds.observe_objective   # the shipped generalist's
 
 
 def test_torch_and_numpy_agents_read_the_objective_from_the_world_or_the_observation(tmp_path):
@@ -155,7 +156,8 @@ def test_a_warm_start_without_the_objective_acts_as_its_source():
     from mrsched_gym.agents.policy import AgentPolicy, load_agent
     from mrsched_gym.agents.pretrained import pretrained_path
     from mrsched_gym.agents.train import build_model, load_config, make_vec_env
-    cfg = load_config("general", n_envs=1, **{"ppo.n_steps": 64, "ppo.batch_size": 64})
+    cfg = load_config("general_objective", n_envs=1,
+                      **{"ppo.n_steps": 64, "ppo.batch_size": 64})
     assert cfg.init_from == "agent:hadoop-v0"
     venv = make_vec_env(cfg)
     model = build_model(cfg, venv)
