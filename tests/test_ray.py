@@ -301,3 +301,17 @@ def test_rllib_ppo_trains_the_set_module_end_to_end(local_ray, tmp_path):
 def test_unknown_module_is_refused():
     with pytest.raises(ValueError, match="module must be"):
         rllib_ppo_config(module="transformer")
+
+
+def test_set_module_reads_the_objective_when_the_env_observes_it():
+    env = make_rllib_env({"observation": "masked", "observe_objective": True, **SHORT})
+    space = env.observation_space
+    assert "objective" in space["observations"].spaces
+    module = _module(space, scale=0.3)
+    batch = _batch(space, B=32, seed=4)
+    a = module.forward_inference(_tensors(batch))["action_dist_inputs"]
+    batch["observations"]["objective"][:] = np.array([1, 0, 0, 0, 0, 0], np.float32)
+    b = module.forward_inference(_tensors(batch))["action_dist_inputs"]
+    assert not torch.allclose(a, b)          # the objective is an input of the context
+    obs, _ = env.reset(seed=0)
+    assert obs["observations"]["objective"].tolist() == [0, 1, 0, 0, 0, 0]
