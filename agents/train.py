@@ -315,8 +315,9 @@ def set_numerics(model, cfg: TrainConfig) -> None:
 
 def init_weights(model, source: str) -> None:
     """Copy the policy weights of checkpoint ``source`` (a path or ``agent:NAME``) into
-    ``model`` (same shapes required, except the context's inputs: a longer forecast or an
-    ``objective`` key the source did not observe start at zero weight)."""
+    ``model`` (same shapes required, except the context's inputs: forecast steps or an
+    ``objective`` key the source did not read start at zero weight, so the new network acts as
+    the source did; a longer source forecast is cut, as the agent adapters cut it)."""
     from mrsched_gym.agents.policy import load_sb3
     from mrsched_gym.agents.pretrained import pretrained_path
     path = source[len("agent:"):] if source.startswith("agent:") else source
