@@ -46,6 +46,7 @@ from stable_baselines3.common.preprocessing import preprocess_obs
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 from stable_baselines3.common.vec_env import DummyVecEnv, VecNormalize
 from stable_baselines3.common.vec_env.util import dict_to_obs
+from torch.nn import functional
 
 from mrsched_gym.agents.set_layers import (
     ILLEGAL_LOGIT,
@@ -115,9 +116,13 @@ class SetExtractor(SetEncoding, BaseFeaturesExtractor):
     @staticmethod
     def flat_features(obs: dict[str, th.Tensor], sets: SetFeatures) -> th.Tensor:
         """The layout above, of the observations' :meth:`encode_sets` result ``sets``."""
+        return SetExtractor.flat_features_of(sets, obs["decision"][:, _SCHEDULE:_SCHEDULE + 1])
+
+    @staticmethod
+    def flat_features_of(sets: SetFeatures, schedule: th.Tensor) -> th.Tensor:
+        """The layout above, of set features and the schedule flags ``[B, 1]``."""
         h, g, pool, valid = sets
-        return th.cat([(h * valid.unsqueeze(2)).flatten(1), g, pool, valid,
-                       obs["decision"][:, _SCHEDULE:_SCHEDULE + 1]], dim=1)
+        return th.cat([(h * valid.unsqueeze(2)).flatten(1), g, pool, valid, schedule], dim=1)
 
 
 class _SetHeadMixin:
@@ -230,7 +235,8 @@ class SetPolicy(_SetHeadMixin, MaskableActorCriticPolicy):
             logits = self.action_net.logits(
                 h, th.cat([g, pool], dim=1), valid > 0.5,
                 obs["decision"][:, _SCHEDULE:_SCHEDULE + 1] > 0.5)
-            latent_vf = self.mlp_extractor.forward_critic(fx.flat_features(obs, sets))
+            latent_vf = critic_latent(self.mlp_extractor.value_net, sets,
+                                      obs["decision"][:, _SCHEDULE:_SCHEDULE + 1])
         else:
             latent_pi, latent_vf = self.mlp_extractor(self.extract_features(obs))
             logits = self.action_net(latent_pi)
@@ -242,6 +248,28 @@ class SetPolicy(_SetHeadMixin, MaskableActorCriticPolicy):
         p_log_p = log_p * th.nn.functional.softmax(log_p, dim=-1)   # masked actions count 0
         entropy = -th.where(masks, p_log_p, th.tensor(0.0, device=log_p.device)).sum(-1)
         return values, log_prob, entropy
+
+
+def critic_latent(value_net: th.nn.Sequential, sets: SetFeatures, schedule: th.Tensor
+                  ) -> th.Tensor:
+    """The value MLP (SB3's ``mlp_extractor.value_net``) over the extractor's flat features,
+    from the set features of ``fast_numerics`` (whose rows without a candidate are already 0).
+
+    The first layer is split by input block: the K candidate embeddings ``[B, K*h]`` times
+    their columns of the weight, plus the rest (context, pool, flags, ``schedule``) times
+    theirs, so the ``[B, features_dim]`` input is never concatenated nor masked again. The
+    same function as ``value_net(SetExtractor.flat_features(...))``, with other roundings.
+    """
+    layers = list(value_net)
+    if not layers or not isinstance(layers[0], th.nn.Linear):
+        return value_net(SetExtractor.flat_features_of(sets, schedule))
+    h, g, pool, valid = sets
+    first, n = layers[0], h.shape[1] * h.shape[2]
+    x = functional.linear(h.flatten(1), first.weight[:, :n]) + functional.linear(
+        th.cat([g, pool, valid, schedule], dim=1), first.weight[:, n:], first.bias)
+    for layer in layers[1:]:
+        x = layer(x)
+    return x
 
 
 class SetPolicyPPO(_SetHeadMixin, ActorCriticPolicy):
@@ -294,4 +322,5 @@ def _copy_obs(obs):
 
 
 __all__ = ["FlatExtractor", "SetExtractor", "CandidateScorer", "SetPolicy", "SetPolicyPPO",
-           "ILLEGAL_LOGIT", "InProcessVecEnv", "RewardNormalize", "masked_log_probs", "symlog"]
+           "ILLEGAL_LOGIT", "InProcessVecEnv", "RewardNormalize", "critic_latent",
+           "masked_log_probs", "symlog"]

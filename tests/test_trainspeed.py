@@ -1,0 +1,92 @@
+"""The training speed-ups of ``numerics: fast`` and of the training envs compute what they
+replace: the value MLP with its first layer split, the distinct node rows by 64-bit keys, and
+the work-conserving mask read from the decision."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+th = pytest.importorskip("torch")
+pytest.importorskip("sb3_contrib")
+
+import mrsched_gym  # noqa: E402,F401
+from mrsched_gym.agents import set_layers  # noqa: E402
+from mrsched_gym.agents.networks import SetExtractor, SetPolicy, critic_latent  # noqa: E402
+from mrsched_gym.agents.policy import WorkConserving, work_conserving_mask  # noqa: E402
+from mrsched_gym.encoding import decision_kind_slot  # noqa: E402
+from mrsched_gym.sim.decision import SCHEDULE  # noqa: E402
+
+
+def _batch(n: int, seed: int = 0):
+    """``n`` observations of Hadoop-v0 (first legal actions), as tensors, and their masks."""
+    env = gym.make("mrsched/Hadoop-v0")
+    obs, _ = env.reset(seed=seed)
+    rows, masks = [], []
+    for i in range(n * 7):
+        mask = env.unwrapped.action_masks()
+        if i % 7 == 0:
+            rows.append(obs)
+            masks.append(mask)
+        obs, *_ = env.step(int(np.flatnonzero(mask)[i % mask.sum()]))
+    batch = {k: th.as_tensor(np.stack([o[k] for o in rows])) for k in rows[0]}
+    return env, batch, np.stack(masks)
+
+
+def test_distinct_rows_by_keys_and_after_a_key_collision(monkeypatch):
+    rng = np.random.default_rng(0)
+    x = th.as_tensor(rng.integers(0, 3, (200, 10)).astype(np.float32))
+    x[5] = -0.0                                           # -0.0 and 0.0 differ in their bytes
+    for collide in (False, True):
+        if collide:                                       # every row the same key: fall back
+            monkeypatch.setattr(set_layers, "row_keys", lambda a: np.zeros(len(a), np.uint64))
+        first, index = set_layers.distinct_rows(x)
+        assert th.equal(x[first][index], x)
+        distinct = {r.tobytes() for r in x.numpy()}
+        assert len(first) == len(distinct)
+
+
+def test_split_critic_is_the_flat_value_mlp():
+    env, obs, _ = _batch(6)
+    pol = SetPolicy(env.observation_space, env.action_space, lambda _: 1e-3)
+    fx = pol.features_extractor
+    fx.fast_numerics = True
+    sched = decision_kind_slot(SCHEDULE)
+    with th.no_grad():
+        sets = fx.encode_sets(obs)
+        ref = pol.mlp_extractor.forward_critic(SetExtractor.flat_features(obs, sets))
+        out = critic_latent(pol.mlp_extractor.value_net, sets,
+                            obs["decision"][:, sched:sched + 1])
+    th.testing.assert_close(out, ref, rtol=1e-5, atol=1e-5)
+
+
+def test_fast_evaluate_actions_match_the_exact_path():
+    env, obs, masks = _batch(8, seed=2)
+    pol = SetPolicy(env.observation_space, env.action_space, lambda _: 1e-3,
+                    work_conserving=True)
+    actions = th.as_tensor([np.flatnonzero(m)[-1] for m in masks])
+    with th.no_grad():
+        ref = pol.evaluate_actions(obs, actions, th.as_tensor(masks))
+        pol.features_extractor.fast_numerics = True
+        out = pol.evaluate_actions(obs, actions, th.as_tensor(masks))
+    for a, b in zip(ref, out, strict=True):
+        th.testing.assert_close(a, b, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("env_id", ["mrsched/Admission-v0", "mrsched/Preemption-v0",
+                                    "mrsched/Stragglers-v0"])
+def test_work_conserving_wrapper_masks_as_the_function(env_id):
+    env = WorkConserving(gym.make(env_id))
+    base = env.unwrapped
+    env.reset(seed=3)
+    kinds = set()
+    for step in range(1500):
+        want = work_conserving_mask(base.action_masks(), base.sim.decision.kind == SCHEDULE)
+        got = env.action_masks()
+        assert np.array_equal(got, want), step
+        kinds.add((base.sim.decision.kind, bool(got[:-1].any())))
+        _, _, term, trunc, _ = env.step(int(np.flatnonzero(got)[step % got.sum()]))
+        if term or trunc:
+            env.reset(seed=step)
+    assert len(kinds) >= 2
