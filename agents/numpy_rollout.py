@@ -178,4 +178,81 @@ class NumpyActorCritic:
         return (cum <= u[:, None]).sum(axis=1)
 
 
-__all__ = ["ACTIVATIONS", "NumpyActorCritic"]
+def collect_rollouts(algo, env, callback, rollout_buffer, n_rollout_steps: int) -> bool:
+    """sb3-contrib's ``MaskablePPO.collect_rollouts`` with the policy's
+    :class:`NumpyActorCritic`, in numpy from the observation to the rollout buffer.
+
+    The same steps in the same order, and so the same buffer contents, as sb3-contrib's loop
+    running the set policy's numpy forward pass (``SetPolicy.numpy_rollouts``), without its
+    torch round trips per step (the observations made tensors and back, the actions, values
+    and log-probabilities made tensors and copied back into the buffer) and the buffer's
+    extra copies. Timeouts are bootstrapped with the torch value, as sb3-contrib does.
+
+    Args:
+        algo: The MaskablePPO model (its policy a ``SetPolicy``).
+        env: The training ``VecEnv`` (it gives ``action_masks``).
+        callback: The learn() callback (called at each step, as sb3-contrib does).
+        rollout_buffer: A ``MaskableDictRolloutBuffer``, filled from its start.
+        n_rollout_steps: Steps per env.
+
+    Returns:
+        False if a callback stopped training, else True.
+    """
+    import torch as th
+    from sb3_contrib.common.maskable.utils import get_action_masks
+    from stable_baselines3.common.utils import obs_as_tensor
+
+    policy = algo.policy
+    policy.set_training_mode(False)
+    actor = policy.numpy_actor()                      # synced with the current weights
+    rollout_buffer.reset()
+    callback.on_rollout_start()
+    rows = np.arange(env.num_envs)
+    for _ in range(n_rollout_steps):
+        obs = algo._last_obs
+        masks = get_action_masks(env)
+        log_p, values = actor(obs, masks)
+        actions = actor.sample(log_p)
+        new_obs, rewards, dones, infos = env.step(actions)
+        algo.num_timesteps += env.num_envs
+        callback.update_locals(locals())
+        if not callback.on_step():
+            return False
+        algo._update_info_buffer(infos, dones)
+        for i, done in enumerate(dones):           # a timeout: bootstrap with the value
+            if done and infos[i].get("terminal_observation") is not None \
+                    and infos[i].get("TimeLimit.truncated", False):
+                terminal = policy.obs_to_tensor(infos[i]["terminal_observation"])[0]
+                with th.no_grad():
+                    rewards[i] += algo.gamma * policy.predict_values(terminal)[0]
+        _add_step(rollout_buffer, obs, actions, rewards, algo._last_episode_starts, values,
+                  log_p[rows, actions], masks)
+        algo._last_obs = new_obs
+        algo._last_episode_starts = dones
+    with th.no_grad():
+        values = policy.predict_values(obs_as_tensor(new_obs, algo.device))
+    rollout_buffer.compute_returns_and_advantage(last_values=values, dones=dones)
+    callback.on_rollout_end()
+    return True
+
+
+def _add_step(buffer, obs: dict, actions: np.ndarray, rewards: np.ndarray,
+              episode_starts: np.ndarray, values: np.ndarray, log_probs: np.ndarray,
+              masks: np.ndarray) -> None:
+    """What ``MaskableDictRolloutBuffer.add`` stores for one step of every env (the same
+    values, written once into the buffer's arrays)."""
+    pos = buffer.pos
+    for key, array in buffer.observations.items():
+        array[pos] = obs[key]
+    buffer.actions[pos] = actions.reshape(buffer.actions.shape[1:])
+    buffer.rewards[pos] = rewards
+    buffer.episode_starts[pos] = episode_starts
+    buffer.values[pos] = values
+    buffer.log_probs[pos] = log_probs
+    buffer.action_masks[pos] = masks.reshape(buffer.action_masks.shape[1:])
+    buffer.pos += 1
+    if buffer.pos == buffer.buffer_size:
+        buffer.full = True
+
+
+__all__ = ["ACTIVATIONS", "NumpyActorCritic", "collect_rollouts"]

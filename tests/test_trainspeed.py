@@ -1,6 +1,6 @@
 """The training speed-ups of ``numerics: fast`` and of the training envs compute what they
-replace: the value MLP with its first layer split, the distinct node rows by 64-bit keys, and
-the work-conserving mask read from the decision."""
+replace: the value MLP with its first layer split, the distinct node rows by 64-bit keys, the
+work-conserving mask read from the decision, and the env's ``lean_info`` option."""
 
 from __future__ import annotations
 
@@ -90,3 +90,72 @@ def test_work_conserving_wrapper_masks_as_the_function(env_id):
         if term or trunc:
             env.reset(seed=step)
     assert len(kinds) >= 2
+
+
+@pytest.mark.parametrize("env_id", ["mrsched/Hadoop-v0", "mrsched/Admission-v0"])
+def test_lean_info_changes_only_the_info(env_id):
+    """``lean_info=True``: the same observations, rewards and episode ends, step for step
+    through an episode's end and the next reset; the step's info holds only
+    ``invalid_action`` and ``episode_over``."""
+    kw = {"workload.duration_s": 900}
+    full, lean = gym.make(env_id, **kw), gym.make(env_id, lean_info=True, **kw)
+    a, _ = full.reset(seed=5)
+    b, info = lean.reset(seed=5)
+    assert "action_mask" in info                          # reset's info is the usual one
+    ends = 0
+    for step in range(5000):
+        assert all(np.array_equal(a[k], b[k]) for k in a), step
+        mask = full.unwrapped.action_masks()
+        act = int(np.flatnonzero(mask)[step % mask.sum()]) if step % 11 else full.unwrapped.K
+        a, ra, ta, ua, ia = full.step(act)
+        b, rb, tb, ub, ib = lean.step(act)
+        assert (ra, ta, ua) == (rb, tb, ub)
+        assert ib == {k: ia[k] for k in ("invalid_action", "episode_over")}
+        if ta or ua:
+            ends += 1
+            assert "metrics" in ia and "metrics" not in ib
+            if ends == 2:
+                break
+            a, _ = full.reset(seed=step)
+            b, _ = lean.reset(seed=step)
+    assert ends == 2
+
+
+def test_lean_info_must_be_a_bool():
+    from mrsched_gym.errors import InputTypeError
+    with pytest.raises(InputTypeError, match="lean_info must be True or False, got str 'yes'"):
+        gym.make("mrsched/Hadoop-v0", lean_info="yes")
+    assert gym.make("mrsched/Hadoop-v0", lean_info=np.bool_(True)).unwrapped.lean_info is True
+    assert gym.make("mrsched/Hadoop-v0").unwrapped.lean_info is False
+
+
+def test_numpy_rollouts_fill_the_buffer_as_sb3_contribs_loop(monkeypatch):
+    """``NumpyRolloutPPO`` (numerics: fast) collects what sb3-contrib's rollout loop collects
+    with the same policy: the same buffers, so the same weights after training, bit for bit
+    (through episode ends: short episodes)."""
+    from sb3_contrib import MaskablePPO
+
+    from mrsched_gym.agents import networks
+    from mrsched_gym.agents.train import build_model, load_config, make_vec_env
+    cfg = load_config("hadoop_set", total_timesteps=1024, n_envs=2, tensorboard=False,
+                      numerics="fast", env_kwargs={"workload.duration_s": 300},
+                      **{"ppo.n_steps": 256, "ppo.batch_size": 128, "ppo.n_epochs": 1})
+    runs = []
+    for reference in (False, True):
+        if reference:
+            monkeypatch.setattr(networks.NumpyRolloutPPO, "collect_rollouts",
+                                MaskablePPO.collect_rollouts)
+        model = build_model(cfg, make_vec_env(cfg))
+        assert isinstance(model, networks.NumpyRolloutPPO)
+        model.learn(1024)
+        buf = model.rollout_buffer
+        runs.append((model.policy.state_dict(), {k: v.copy() for k, v in buf.observations.items()},
+                     [getattr(buf, k).copy() for k in ("actions", "rewards", "episode_starts",
+                                                       "values", "log_probs", "action_masks",
+                                                       "advantages", "returns")],
+                     len(model.ep_info_buffer)))
+    (w0, obs0, arrays0, eps0), (w1, obs1, arrays1, eps1) = runs
+    assert eps0 == eps1 > 0
+    assert all(np.array_equal(obs0[k], obs1[k]) for k in obs0)
+    assert all(np.array_equal(a, b) for a, b in zip(arrays0, arrays1, strict=True))
+    assert all(th.equal(w0[k], w1[k]) for k in w0)
