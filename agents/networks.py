@@ -240,7 +240,7 @@ class SetPolicy(_SetHeadMixin, MaskableActorCriticPolicy):
             h, g, pool, valid = sets
             logits = self.action_net.logits(
                 h, th.cat([g, pool], dim=1), valid > 0.5,
-                obs["decision"][:, _SCHEDULE:_SCHEDULE + 1] > 0.5, matvec=True)
+                obs["decision"][:, _SCHEDULE:_SCHEDULE + 1] > 0.5)
             latent_vf = critic_latent(self.mlp_extractor.value_net, sets,
                                       obs["decision"][:, _SCHEDULE:_SCHEDULE + 1])
         else:

@@ -250,7 +250,7 @@ class CandidateScorer(nn.Module):
         return self.logits(emb, ctx, valid, latent[:, -1:] > 0.5)
 
     def logits(self, emb: th.Tensor, ctx: th.Tensor, valid: th.Tensor,
-               schedule: th.Tensor, matvec: bool = False) -> th.Tensor:
+               schedule: th.Tensor) -> th.Tensor:
         """The action logits ``[B, K + 1]`` for any K.
 
         Args:
@@ -258,18 +258,11 @@ class CandidateScorer(nn.Module):
             ctx: Context ``[B, 2 * hidden]`` (global embedding, candidate pool).
             valid: Legal candidates, bool ``[B, K]``; the others get ``ILLEGAL_LOGIT``.
             schedule: Bool ``[B, 1]``: this is a schedule decision (for ``work_conserving``).
-            matvec: Score the candidates with a matrix-vector product instead of the linear
-                layer (``numerics: fast``): the same function, other roundings, and a backward
-                pass that is an outer product, not a matrix product with an inner size of 1
-                (several times faster on CPU).
 
         Returns:
             ``[B, K + 1]`` logits, skip last.
         """
-        if matvec:
-            logits = th.matmul(emb, self.score.weight[0]) + self.score.bias
-        else:
-            logits = self.score(emb).squeeze(2)
+        logits = self.score(emb).squeeze(2)
         logits = th.where(valid, logits, th.full_like(logits, ILLEGAL_LOGIT))
         skip = self.skip(ctx)
         if self.work_conserving:
