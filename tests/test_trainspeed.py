@@ -159,3 +159,13 @@ def test_numpy_rollouts_fill_the_buffer_as_sb3_contribs_loop(monkeypatch):
     assert all(np.array_equal(obs0[k], obs1[k]) for k in obs0)
     assert all(np.array_equal(a, b) for a, b in zip(arrays0, arrays1, strict=True))
     assert all(th.equal(w0[k], w1[k]) for k in w0)
+
+
+def test_fast_numerics_step_adam_fused_exact_foreach():
+    from mrsched_gym.agents.train import build_model, load_config, make_vec_env, set_numerics
+    cfg = load_config("hadoop_set", n_envs=1, tensorboard=False, numerics="fast")
+    model = build_model(cfg, make_vec_env(cfg))
+    group = model.policy.optimizer.param_groups[0]
+    assert (group["fused"], group["foreach"]) == (True, False)
+    set_numerics(model, load_config("hadoop_set", n_envs=1, tensorboard=False))
+    assert (group["fused"], group["foreach"]) == (None, True)       # as the policy builds it
