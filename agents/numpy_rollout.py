@@ -9,6 +9,9 @@ network's actor (as :mod:`mrsched_gym.agents.numpy_policy`), the value MLP, and 
 log-probabilities of sb3-contrib's ``MaskableCategorical`` (:meth:`NumpyActorCritic.sample`
 draws the actions from its own generator, seeded from torch's when it is made).
 
+:func:`collect_rollouts` runs sb3-contrib's rollout loop around it in numpy, from the
+observation to the rollout buffer (``NumpyRolloutPPO``, the model of ``numerics: fast``).
+
 The floats differ from torch's in the last bits (another BLAS, another order of the sums), so a
 run with ``rollouts: numpy`` is deterministic but not bit-identical to a run with torch's
 rollouts; the PPO updates are torch's either way.
