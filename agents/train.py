@@ -322,17 +322,6 @@ def set_numerics(model, cfg: TrainConfig) -> None:
     fast = cfg.numerics == "fast"
     model.policy.numpy_rollouts = fast
     model.policy.features_extractor.fast_numerics = fast
-    use_fused_adam(model.policy.optimizer, fast)
-
-
-def use_fused_adam(optimizer, fused: bool) -> None:
-    """Make an Adam optimiser step with its fused kernel (one pass over each parameter; the
-    same update, other roundings: ``numerics: fast``) or with its ``foreach`` implementation
-    (the floats of the exact path). Other optimisers are left as they are."""
-    import torch as th
-    if isinstance(optimizer, th.optim.Adam):
-        for group in optimizer.param_groups:           # the options Adam.step reads
-            group["fused"], group["foreach"] = (True, False) if fused else (None, True)
 
 
 def init_weights(model, source: str) -> None:

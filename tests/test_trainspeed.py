@@ -161,11 +161,27 @@ def test_numpy_rollouts_fill_the_buffer_as_sb3_contribs_loop(monkeypatch):
     assert all(th.equal(w0[k], w1[k]) for k in w0)
 
 
-def test_fast_numerics_step_adam_fused_exact_foreach():
-    from mrsched_gym.agents.train import build_model, load_config, make_vec_env, set_numerics
-    cfg = load_config("hadoop_set", n_envs=1, tensorboard=False, numerics="fast")
-    model = build_model(cfg, make_vec_env(cfg))
-    group = model.policy.optimizer.param_groups[0]
-    assert (group["fused"], group["foreach"]) == (True, False)
-    set_numerics(model, load_config("hadoop_set", n_envs=1, tensorboard=False))
-    assert (group["fused"], group["foreach"]) == (None, True)       # as the policy builds it
+def test_the_numpy_rollouts_follow_the_updates():
+    """After PPO updates (``numerics: fast``) the numpy rollout pass has the policy's new
+    weights: its log-probabilities and values are torch's to float32 rounding (the weights are
+    read again when an optimiser step changed a parameter's version counter; an optimiser that
+    does not count, such as Adam's fused kernel, would leave the rollouts on stale weights)."""
+    from sb3_contrib.common.maskable.utils import get_action_masks
+
+    from mrsched_gym.agents.networks import masked_log_probs
+    from mrsched_gym.agents.train import build_model, load_config, make_vec_env
+    cfg = load_config("hadoop_set", n_envs=2, tensorboard=False, numerics="fast",
+                      **{"ppo.n_steps": 128, "ppo.batch_size": 64, "ppo.learning_rate": 1e-2})
+    venv = make_vec_env(cfg)
+    model = build_model(cfg, venv)
+    model.learn(512)
+    pol = model.policy
+    obs, masks = model._last_obs, get_action_masks(venv)
+    log_p, values = pol.numpy_actor()(obs, masks)
+    with th.no_grad():
+        latent_pi, latent_vf = pol.mlp_extractor(pol.extract_features(
+            {k: th.as_tensor(v) for k, v in obs.items()}))
+        ref_lp = masked_log_probs(pol.action_net(latent_pi), masks).numpy()
+        ref_v = pol.value_net(latent_vf)[:, 0].numpy()
+    np.testing.assert_allclose(log_p[masks], ref_lp[masks], rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(values, ref_v, rtol=1e-5, atol=1e-5)
