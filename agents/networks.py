@@ -40,12 +40,14 @@ from functools import partial
 import gymnasium as gym
 import numpy as np
 import torch as th
+from sb3_contrib import MaskablePPO
 from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 from stable_baselines3.common.policies import ActorCriticPolicy
 from stable_baselines3.common.preprocessing import preprocess_obs
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
 from stable_baselines3.common.vec_env import DummyVecEnv, VecNormalize
 from stable_baselines3.common.vec_env.util import dict_to_obs
+from torch.nn import functional
 
 from mrsched_gym.agents.set_layers import (
     ILLEGAL_LOGIT,
@@ -115,9 +117,13 @@ class SetExtractor(SetEncoding, BaseFeaturesExtractor):
     @staticmethod
     def flat_features(obs: dict[str, th.Tensor], sets: SetFeatures) -> th.Tensor:
         """The layout above, of the observations' :meth:`encode_sets` result ``sets``."""
+        return SetExtractor.flat_features_of(sets, obs["decision"][:, _SCHEDULE:_SCHEDULE + 1])
+
+    @staticmethod
+    def flat_features_of(sets: SetFeatures, schedule: th.Tensor) -> th.Tensor:
+        """The layout above, of set features and the schedule flags ``[B, 1]``."""
         h, g, pool, valid = sets
-        return th.cat([(h * valid.unsqueeze(2)).flatten(1), g, pool, valid,
-                       obs["decision"][:, _SCHEDULE:_SCHEDULE + 1]], dim=1)
+        return th.cat([(h * valid.unsqueeze(2)).flatten(1), g, pool, valid, schedule], dim=1)
 
 
 class _SetHeadMixin:
@@ -202,15 +208,20 @@ class SetPolicy(_SetHeadMixin, MaskableActorCriticPolicy):
         log_prob = log_p.gather(-1, actions.long().unsqueeze(-1)).squeeze(-1)
         return actions.reshape((-1, *self.action_space.shape)), values, log_prob
 
-    def _numpy_forward(self, obs: dict[str, th.Tensor], action_masks: np.ndarray | None
-                       ) -> tuple[th.Tensor, th.Tensor, th.Tensor]:
+    def numpy_actor(self):
+        """The rollouts' :class:`~mrsched_gym.agents.numpy_rollout.NumpyActorCritic` (made
+        on first use), with the weights of the last update."""
         from mrsched_gym.agents.numpy_rollout import NumpyActorCritic
         if self._numpy_actor is None:
             self._numpy_actor = NumpyActorCritic(self)
-        self._numpy_actor.sync()                          # the weights of the last update
-        log_p, values = self._numpy_actor({k: v.cpu().numpy() for k, v in obs.items()},
-                                          action_masks)
-        actions = self._numpy_actor.sample(log_p)
+        self._numpy_actor.sync()
+        return self._numpy_actor
+
+    def _numpy_forward(self, obs: dict[str, th.Tensor], action_masks: np.ndarray | None
+                       ) -> tuple[th.Tensor, th.Tensor, th.Tensor]:
+        actor = self.numpy_actor()
+        log_p, values = actor({k: v.cpu().numpy() for k, v in obs.items()}, action_masks)
+        actions = actor.sample(log_p)
         log_prob = th.from_numpy(log_p[np.arange(len(log_p)), actions])
         return (th.from_numpy(actions).reshape((-1, *self.action_space.shape)),
                 th.from_numpy(values).unsqueeze(1), log_prob)
@@ -230,7 +241,8 @@ class SetPolicy(_SetHeadMixin, MaskableActorCriticPolicy):
             logits = self.action_net.logits(
                 h, th.cat([g, pool], dim=1), valid > 0.5,
                 obs["decision"][:, _SCHEDULE:_SCHEDULE + 1] > 0.5)
-            latent_vf = self.mlp_extractor.forward_critic(fx.flat_features(obs, sets))
+            latent_vf = critic_latent(self.mlp_extractor.value_net, sets,
+                                      obs["decision"][:, _SCHEDULE:_SCHEDULE + 1])
         else:
             latent_pi, latent_vf = self.mlp_extractor(self.extract_features(obs))
             logits = self.action_net(latent_pi)
@@ -244,8 +256,47 @@ class SetPolicy(_SetHeadMixin, MaskableActorCriticPolicy):
         return values, log_prob, entropy
 
 
+def critic_latent(value_net: th.nn.Sequential, sets: SetFeatures, schedule: th.Tensor
+                  ) -> th.Tensor:
+    """The value MLP (SB3's ``mlp_extractor.value_net``) over the extractor's flat features,
+    from the set features of ``fast_numerics`` (whose rows without a candidate are already 0).
+
+    The first layer is split by input block: the K candidate embeddings ``[B, K*h]`` times
+    their columns of the weight, plus the rest (context, pool, flags, ``schedule``) times
+    theirs, so the ``[B, features_dim]`` input is never concatenated nor masked again. The
+    same function as ``value_net(SetExtractor.flat_features(...))``, with other roundings.
+    """
+    layers = list(value_net)
+    if not layers or not isinstance(layers[0], th.nn.Linear):
+        return value_net(SetExtractor.flat_features_of(sets, schedule))
+    h, g, pool, valid = sets
+    first, n = layers[0], h.shape[1] * h.shape[2]
+    x = functional.linear(h.flatten(1), first.weight[:, :n]) + functional.linear(
+        th.cat([g, pool, valid, schedule], dim=1), first.weight[:, n:], first.bias)
+    for layer in layers[1:]:
+        x = layer(x)
+    return x
+
+
 class SetPolicyPPO(_SetHeadMixin, ActorCriticPolicy):
     """Plain-PPO policy: the same network; illegal actions are masked inside the head."""
+
+
+class NumpyRolloutPPO(MaskablePPO):
+    """MaskablePPO whose rollouts, when its policy is a :class:`SetPolicy` with
+    ``numpy_rollouts`` (``numerics: fast``), run in numpy from the observation to the rollout
+    buffer (:func:`~mrsched_gym.agents.numpy_rollout.collect_rollouts`: the same buffer
+    contents as sb3-contrib's loop with that policy, fewer conversions). Otherwise, and for
+    everything else, it is MaskablePPO; its checkpoints load with ``MaskablePPO.load``."""
+
+    def collect_rollouts(self, env, callback, rollout_buffer, n_rollout_steps: int,
+                         use_masking: bool = True) -> bool:
+        """Fill ``rollout_buffer`` with ``n_rollout_steps`` steps of every env."""
+        if not (use_masking and getattr(self.policy, "numpy_rollouts", False)):
+            return super().collect_rollouts(env, callback, rollout_buffer, n_rollout_steps,
+                                            use_masking)
+        from mrsched_gym.agents.numpy_rollout import collect_rollouts
+        return collect_rollouts(self, env, callback, rollout_buffer, n_rollout_steps)
 
 
 # ---------------------------------------------------------------------- the training envs
@@ -294,4 +345,5 @@ def _copy_obs(obs):
 
 
 __all__ = ["FlatExtractor", "SetExtractor", "CandidateScorer", "SetPolicy", "SetPolicyPPO",
-           "ILLEGAL_LOGIT", "InProcessVecEnv", "RewardNormalize", "masked_log_probs", "symlog"]
+           "ILLEGAL_LOGIT", "InProcessVecEnv", "NumpyRolloutPPO", "RewardNormalize",
+           "critic_latent", "masked_log_probs", "symlog"]

@@ -56,9 +56,15 @@ class WorkConserving(gym.Wrapper):
     decisions only; admission and preemption keep skip = reject / wait). For MaskablePPO."""
 
     def action_masks(self) -> np.ndarray:
-        """The env's action mask, without skip at a schedule decision with a legal candidate."""
+        """The env's action mask, without skip at a schedule decision with a legal candidate
+        (:func:`work_conserving_mask`; read from the decision, whose candidates are the legal
+        actions before skip, rather than by scanning the mask)."""
         base = self.env.unwrapped
-        return work_conserving_mask(base.action_masks(), base.sim.decision.kind == SCHEDULE)
+        mask = base.action_masks()                   # a fresh array: ours to change
+        decision = base.sim.decision
+        if decision.kind == SCHEDULE and decision.candidates:
+            mask[-1] = False
+        return mask
 
 
 class AgentPolicy:

@@ -50,12 +50,31 @@ def split_affine(layer: nn.Linear, x: th.Tensor, ctx: th.Tensor) -> th.Tensor:
         + functional.linear(ctx, layer.weight[:, n:], layer.bias).unsqueeze(1)
 
 
+#: Odd 64-bit multipliers of :func:`row_keys` (fixed, so a run is reproducible).
+_ROW_KEY_MULTIPLIERS = np.random.default_rng(20261122).integers(
+    1, 2 ** 63, 64, dtype=np.uint64) | np.uint64(1)
+
+
+def row_keys(a: np.ndarray) -> np.ndarray:
+    """A 64-bit key of each row of a contiguous 2-D float32 array (at most 64 columns): the
+    rows' 32-bit words times fixed odd multipliers, summed modulo 2**64. Rows with equal bytes
+    have equal keys; unequal rows almost never do (:func:`distinct_rows` checks)."""
+    words = a.view(np.uint32).astype(np.uint64)
+    return (words * _ROW_KEY_MULTIPLIERS[:a.shape[1]]).sum(axis=1)
+
+
 def distinct_rows(x: th.Tensor) -> tuple[th.Tensor, th.Tensor]:
-    """The distinct rows of a 2-D CPU tensor (equal bytes): ``first`` (the index of one row of
-    each) and ``index`` (for every row, its distinct row's position), so that
-    ``x[first][index]`` equals ``x``. Sorting the rows' bytes in numpy is ~10x faster than
-    ``torch.unique(dim=0)``."""
+    """The distinct rows of a 2-D float32 CPU tensor (equal bytes): ``first`` (the index of one
+    row of each) and ``index`` (for every row, its distinct row's position), so that
+    ``x[first][index]`` equals ``x``. The rows are told apart by a 64-bit key
+    (:func:`row_keys`; sorting integers is ~10x faster than ``torch.unique(dim=0)``), and the
+    result is checked: should two unequal rows share a key, the rows' bytes are sorted instead.
+    """
     a = np.ascontiguousarray(x.detach().numpy())
+    if a.dtype == np.float32 and a.shape[1] <= len(_ROW_KEY_MULTIPLIERS):
+        _, first, index = np.unique(row_keys(a), return_index=True, return_inverse=True)
+        if np.array_equal(a[first][index], a):
+            return th.from_numpy(first), th.from_numpy(index.reshape(-1))
     keys = a.view(np.dtype((np.void, a.dtype.itemsize * a.shape[1]))).ravel()
     _, first, index = np.unique(keys, return_index=True, return_inverse=True)
     return th.from_numpy(first), th.from_numpy(index.reshape(-1))
@@ -253,4 +272,4 @@ class CandidateScorer(nn.Module):
 
 
 __all__ = ["CandidateScorer", "ILLEGAL_LOGIT", "SetEncoder", "SetEncoding", "SetFeatures",
-           "distinct_rows", "mlp", "split_affine", "symlog"]
+           "distinct_rows", "mlp", "row_keys", "split_affine", "symlog"]

@@ -111,8 +111,9 @@ class TrainConfig:
             shipped agent; same network shapes) instead of a fresh network; "" = fresh.
         numerics: ``exact`` runs the float operations of the runs that trained the shipped
             agents, so a re-run reproduces their weights bit for bit. ``fast`` (MaskablePPO with
-            the set policy only) computes the same functions faster per core: the rollouts'
-            forward pass in numpy (:mod:`~mrsched_gym.agents.numpy_rollout`), and in the
+            the set policy only) computes the same functions faster per core: the rollouts
+            in numpy, from the observation to the rollout buffer
+            (:mod:`~mrsched_gym.agents.numpy_rollout`), and in the
             updates only the candidate rows encoded, the context multiplied once per observation
             (:func:`~mrsched_gym.agents.set_layers.split_affine`) and each distinct node row
             encoded once (``SetEncoding.fast_numerics``). Its floats
@@ -232,14 +233,15 @@ def config_dict(cfg: TrainConfig) -> dict:
 # ---------------------------------------------------------------------- building blocks
 def make_vec_env(cfg: TrainConfig, n_envs: int | None = None, seed_offset: int = 0):
     """The training envs: ``n_envs`` copies, env ``i`` seeded
-    ``TRAIN_SEED_BASE + 1000*seed + i``."""
+    ``TRAIN_SEED_BASE + 1000*seed + i``. A single env is made with ``lean_info=True`` (nothing
+    in training reads the rest of the step's info; the episodes are the same)."""
     from stable_baselines3.common.env_util import make_vec_env as sb3_make_vec_env
     from stable_baselines3.common.vec_env import SubprocVecEnv
 
     from mrsched_gym.agents.networks import InProcessVecEnv, RewardNormalize
     from mrsched_gym.agents.policy import WorkConserving
     from mrsched_gym.evaluate import make_env
-    env, kw = cfg.env, dict(cfg.env_kwargs)
+    env, kw = cfg.env, {**cfg.env_kwargs, "lean_info": True}
     wrap = WorkConserving if cfg.work_conserving and cfg.algo == "maskable_ppo" else None
     if cfg.worlds is not None:
         from mrsched_gym.agents.worlds import WorldPool
@@ -280,7 +282,12 @@ def build_model(cfg: TrainConfig, venv, tb_dir: str | None = None):
     from sb3_contrib import MaskablePPO
     from stable_baselines3 import PPO
 
-    from mrsched_gym.agents.networks import FlatExtractor, SetPolicy, SetPolicyPPO
+    from mrsched_gym.agents.networks import (
+        FlatExtractor,
+        NumpyRolloutPPO,
+        SetPolicy,
+        SetPolicyPPO,
+    )
     if cfg.policy == "set":
         policy = SetPolicy if cfg.algo == "maskable_ppo" else SetPolicyPPO
         fkw: dict[str, Any] = dict(hidden=cfg.hidden)
@@ -293,7 +300,8 @@ def build_model(cfg: TrainConfig, venv, tb_dir: str | None = None):
         policy = "MultiInputPolicy"
         pkw = dict(features_extractor_class=FlatExtractor,
                    net_arch=dict(pi=list(cfg.net_arch), vf=list(cfg.net_arch)))
-    algo = MaskablePPO if cfg.algo == "maskable_ppo" else PPO
+    algo = PPO if cfg.algo == "ppo" else NumpyRolloutPPO if cfg.numerics == "fast" \
+        else MaskablePPO
     ppo = dict(cfg.ppo)
     if cfg.lr_schedule == "linear":
         ppo["learning_rate"] = LinearSchedule(float(ppo.get("learning_rate", 3e-4)))
@@ -307,7 +315,10 @@ def build_model(cfg: TrainConfig, venv, tb_dir: str | None = None):
 
 
 def set_numerics(model, cfg: TrainConfig) -> None:
-    """Make ``model`` train with ``cfg.numerics`` (see :class:`TrainConfig`)."""
+    """Make ``model`` train with ``cfg.numerics`` (see :class:`TrainConfig`; with ``fast``
+    the rollouts are numpy's only end to end when ``model`` is a
+    :class:`~mrsched_gym.agents.networks.NumpyRolloutPPO`, as :func:`build_model` makes it
+    and :func:`train` loads it to resume)."""
     fast = cfg.numerics == "fast"
     model.policy.numpy_rollouts = fast
     model.policy.features_extractor.fast_numerics = fast
@@ -547,7 +558,11 @@ def train(cfg: TrainConfig, out_dir: str | Path = "runs", resume: str | Path | N
     state = {"history": [], "best": math.inf, "best_step": None, "wall0": 0.0}
     if resume is not None:
         from mrsched_gym.agents.policy import load_sb3
-        model = load_sb3(resume, venv)
+        if cfg.numerics == "fast":
+            from mrsched_gym.agents.networks import NumpyRolloutPPO
+            model = NumpyRolloutPPO.load(str(resume), env=venv, device="cpu")
+        else:
+            model = load_sb3(resume, venv)
         model.tensorboard_log = tb
         set_numerics(model, cfg)
         prev = out / "state.json"

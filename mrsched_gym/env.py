@@ -160,15 +160,21 @@ class MRSchedEnv(gym.Env):
     ## Arguments
 
     ``gymnasium.make("mrsched/Hadoop-v0", scenario=None, render_mode=None,
-    strict_actions=False, observe_objective=False, **overrides)``: ``scenario`` is a path, a
+    strict_actions=False, observe_objective=False, lean_info=False, **overrides)``:
+    ``scenario`` is a path, a
     bundled name or a :class:`~mrsched_gym.config.Scenario`; ``observe_objective=True`` adds
     the ``objective`` key (:func:`mrsched_gym.encoding.objective_vector`: which reward
     components are scored, for one agent across worlds that score different things; off by
     default, so agents trained without it keep their observation space); ``overrides``
     change fields by path, e.g. ``workload__load=0.9`` (numpy scalars work too) or
     ``**{"cluster.racks": 2}``. ``render_mode`` is ``"ansi"`` (text) or ``"rgb_array"``
-    (running tasks per job over time, thesis Fig. 3.4 style). ``strict_actions`` and
-    ``observe_objective`` must be bools. A bad scenario (file, field, trace, or an episode too
+    (running tasks per job over time, thesis Fig. 3.4 style). ``lean_info=True`` makes
+    ``step()``'s info hold only ``invalid_action`` and ``episode_over`` (no mask, decision,
+    node, time, reward components, and at the end no ``metrics`` nor ``episode_log``): for
+    training loops that read none of them (the MaskablePPO training envs of
+    :mod:`mrsched_gym.agents.train`); observations, rewards and episodes are the same, and
+    ``reset()``'s info is the usual one. ``strict_actions``, ``observe_objective`` and
+    ``lean_info`` must be bools. A bad scenario (file, field, trace, or an episode too
     large to simulate, :data:`~mrsched_gym.config.MAX_TASKS` and its siblings) raises
     :class:`~mrsched_gym.config.ConfigError` or :class:`~mrsched_gym.models.traces.TraceError`
     naming the field, file and line; a bad argument :class:`~mrsched_gym.errors.InputError` or
@@ -183,7 +189,8 @@ class MRSchedEnv(gym.Env):
 
     def __init__(self, scenario: str | Path | Scenario | None = None,
                  render_mode: str | None = None, strict_actions: bool = False,
-                 observe_objective: bool = False, **overrides: Any) -> None:
+                 observe_objective: bool = False, lean_info: bool = False,
+                 **overrides: Any) -> None:
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise InputError(f"render_mode must be None or one of "
                              f"{self.metadata['render_modes']}, got {render_mode!r}")
@@ -193,6 +200,8 @@ class MRSchedEnv(gym.Env):
         if not isinstance(observe_objective, (bool, np.bool_)):
             raise InputTypeError(f"observe_objective must be True or False, got "
                                  f"{_describe(observe_objective)}")
+        if not isinstance(lean_info, (bool, np.bool_)):
+            raise InputTypeError(f"lean_info must be True or False, got {_describe(lean_info)}")
         if scenario is None:
             scenario = "hadoop"
         if not isinstance(scenario, (str, os.PathLike, Scenario)):
@@ -202,6 +211,7 @@ class MRSchedEnv(gym.Env):
         self.scenario: Scenario = with_overrides(sc, overrides)
         self.render_mode = render_mode
         self.strict_actions = bool(strict_actions)
+        self.lean_info = bool(lean_info)
         _check_trace_inputs(self.scenario)
         self.sim = Simulator(self.scenario)
         self.encoder = ObservationEncoder(self.sim)
@@ -271,6 +281,11 @@ class MRSchedEnv(gym.Env):
         obs = self._observe()
         terminated = self.sim.done and not self.sim.truncated
         truncated = self.sim.truncated
+        if self.lean_info:
+            if self.sim.done:
+                self._phase = _ENDED
+            return obs, float(reward), bool(terminated), bool(truncated), {
+                "invalid_action": not valid, "episode_over": self.sim.done}
         info = self._info(invalid=not valid)
         info["reward_components"] = dict(zip(REWARD_COMPONENTS, inc, strict=False))
         if self.sim.done:

@@ -292,7 +292,8 @@ def test_in_process_vec_env_returns_what_dummy_vec_env_returns():
     from mrsched_gym.evaluate import make_env
     cfg = tiny(env_kwargs={"workload.duration_s": 300})
     ours = make_vec_env(cfg)
-    ref = VecNormalize(sb3_make_vec_env(lambda: make_env(cfg.env, cfg.env_kwargs), n_envs=2,
+    lean = {**cfg.env_kwargs, "lean_info": True}                # as make_vec_env makes them
+    ref = VecNormalize(sb3_make_vec_env(lambda: make_env(cfg.env, lean), n_envs=2,
                                         wrapper_class=WorkConserving, seed=TRAIN_SEED_BASE,
                                         vec_env_cls=DummyVecEnv),
                        norm_obs=False, gamma=cfg.ppo["gamma"])
