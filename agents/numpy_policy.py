@@ -26,6 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
+from mrsched_gym.agents.policy import objective_of, world_objective
 from mrsched_gym.encoding import decision_kind_slot
 from mrsched_gym.sim.decision import SCHEDULE
 
@@ -254,7 +255,7 @@ class NumpySetPolicy:
             ws.g_fc[:len(fc)] = fc
             ws.g_fc[len(fc):] = fc[-1] if len(fc) else 1.0
         if self.n_objective:
-            ws.g_obj[:] = self._objective_of(obs)
+            ws.g_obj[:] = objective_of(obs, self._objective, self.name)
         dot(ws.gin, self.glob, ws.g_pre)
         relu(ws.g_pre, ws.zeros_h, out=ws.ctx_g)
         dot(ws.ctx_g1, self.cand_g, ws.cand_ctx_row)        # g Wg + b, added to every row
@@ -316,18 +317,7 @@ class NumpySetPolicy:
         """An agent that observes the objective reads it from the world (what the env's
         ``observe_objective=True`` puts in the observation); otherwise stateless."""
         if self.n_objective:
-            from mrsched_gym.encoding import objective_vector
-            self._objective = objective_vector(sim.scenario.reward.weights)
-
-    def _objective_of(self, obs: dict) -> np.ndarray:
-        """``obs["objective"]``, or the world's from :meth:`reset` when the env does not
-        observe it."""
-        if "objective" in obs:
-            return obs["objective"]
-        if self._objective is None:
-            raise ValueError(f"{self.name} observes the objective: make the env with "
-                             f"observe_objective=True, or call reset(sim) first")
-        return self._objective
+            self._objective = world_objective(sim)
 
     def act(self, obs: dict, mask: np.ndarray) -> int:
         """The argmax of the logits, masked as the torch policy masks them.

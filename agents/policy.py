@@ -39,6 +39,27 @@ def work_conserving_mask(mask: np.ndarray, is_schedule: bool) -> np.ndarray:
     return mask
 
 
+def world_objective(sim) -> np.ndarray:
+    """The objective vector of ``sim``'s world (what ``observe_objective=True`` observes)."""
+    from mrsched_gym.encoding import objective_vector
+    return objective_vector(sim.scenario.reward.weights)
+
+
+def objective_of(obs: dict, from_reset: np.ndarray | None, name: str) -> np.ndarray:
+    """``obs["objective"]``, else the world's read at the agent's ``reset(sim)``
+    (``from_reset``): an agent that observes the objective runs on envs that do not.
+
+    Raises:
+        ValueError: Neither is there (the message names the agent and the env option).
+    """
+    if "objective" in obs:
+        return obs["objective"]
+    if from_reset is None:
+        raise ValueError(f"{name} observes the objective: make the env with "
+                         f"observe_objective=True, or call reset(sim) first")
+    return from_reset
+
+
 def policy_logits(policy, obs: dict) -> np.ndarray:
     """An SB3 actor-critic policy's action logits for one observation (no gradient, no
     distribution object: building SB3's distributions costs a third of a decision, profiled)."""
@@ -93,17 +114,13 @@ class AgentPolicy:
         """An agent that observes the objective reads it from the world (what the env's
         ``observe_objective=True`` puts in the observation); otherwise stateless."""
         if "objective" in self._shapes:
-            from mrsched_gym.encoding import objective_vector
-            self._objective = objective_vector(sim.scenario.reward.weights)
+            self._objective = world_objective(sim)
 
     def act(self, obs: dict, mask: np.ndarray) -> int:
         """The model's most likely action for ``obs``, within ``mask`` for MaskablePPO (skip on a
         decision kind it was not trained on, :func:`fit_decision`)."""
         if "objective" in self._shapes and "objective" not in obs:
-            if self._objective is None:
-                raise ValueError(f"{self.name} observes the objective: make the env with "
-                                 f"observe_objective=True, or call reset(sim) first")
-            obs = dict(obs, objective=self._objective)
+            obs = dict(obs, objective=objective_of(obs, self._objective, self.name))
         fitted = fit_decision(obs, self._shapes["decision"][0])
         if fitted is None:
             return len(mask) - 1

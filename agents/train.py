@@ -38,6 +38,7 @@ from typing import Any, Literal, get_args
 import numpy as np
 import yaml
 
+from mrsched_gym.agents.imitate import ImitateConfig
 from mrsched_gym.agents.worlds import WorldsConfig
 from mrsched_gym.config import ConfigError, bundled_names, config_source, from_dict, parse_yaml
 
@@ -109,6 +110,9 @@ class TrainConfig:
             agent's mean headline / the best evaluation baseline's (1 = on par).
         init_from: Start from the weights of this checkpoint (a path or ``agent:NAME`` of a
             shipped agent; same network shapes) instead of a fresh network; "" = fresh.
+        imitate: Fit the first policy to teachers' actions before PPO (behaviour cloning,
+            DAgger; :class:`~mrsched_gym.agents.imitate.ImitateConfig`; MaskablePPO with the set
+            policy). Validation then starts with the fitted policy at step 0.
         numerics: ``exact`` runs the float operations of the runs that trained the shipped
             agents, so a re-run reproduces their weights bit for bit. ``fast`` (MaskablePPO with
             the set policy only) computes the same functions faster per core: the rollouts
@@ -143,6 +147,7 @@ class TrainConfig:
     worlds: WorldsConfig | None = None
     init_from: str = ""
     numerics: Literal["exact", "fast"] = "exact"
+    imitate: ImitateConfig | None = None
 
     def validate(self, where: str = "config") -> TrainConfig:
         """Check every field (and that the env and the evaluation baselines exist).
@@ -191,6 +196,13 @@ class TrainConfig:
                 bad("worlds", str(ex))
             if self.policy != "set":
                 bad("worlds", "a pool of worlds needs the set policy (sizes differ)")
+        if self.imitate is not None:
+            if (self.algo, self.policy) != ("maskable_ppo", "set"):
+                bad("imitate", "imitation needs algo maskable_ppo and policy set")
+            try:
+                self.imitate.validate(list(self.worlds.ids) if self.worlds else [self.env])
+            except ValueError as ex:
+                raise ConfigError(f"{where}: {ex}") from None
         from mrsched_gym.evaluate import check_policy, scenario_of
         try:
             scenario_of(self.env)
@@ -576,6 +588,11 @@ def train(cfg: TrainConfig, out_dir: str | Path = "runs", resume: str | Path | N
         model = build_model(cfg, venv, tb)
     state["t0"] = time.perf_counter()
     callbacks, run_eval = _callbacks(cfg, out, baselines, state, progress)
+    if resume is None and cfg.imitate is not None:
+        from mrsched_gym.agents.imitate import imitate
+        rows = imitate(model, cfg, TRAIN_SEED_BASE + 1000 * cfg.seed + 500, progress)
+        atomic_write(out / "imitate.json", json.dumps(rows, indent=1))
+        run_eval(model, None)                   # the fitted policy, at step 0
     remaining = cfg.total_timesteps - model.num_timesteps
     if remaining > 0:
         model.learn(remaining, callback=callbacks, tb_log_name=cfg.name,

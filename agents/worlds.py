@@ -196,6 +196,8 @@ class WorldPool(gym.Env):
                                                    objective=bool(worlds.observe_objective))
         self.env = None
         self.world: tuple[str, dict] | None = None
+        #: The current world's own observation (unpadded), as its env returned it.
+        self.world_obs: dict | None = None
         self._rng = np.random.default_rng()
 
     # ------------------------------------------------------------------ the world
@@ -229,6 +231,7 @@ class WorldPool(gym.Env):
         self.env = MRSchedEnv(with_overrides(self.bases[i], ov),
                               observe_objective=bool(self.worlds.observe_objective))
         obs, info = self.env.reset(seed=s)
+        self.world_obs = obs
         info = dict(info, world=i, overrides=ov, action_mask=self.action_masks())
         return self._pad(obs), info
 
@@ -245,6 +248,7 @@ class WorldPool(gym.Env):
         elif a >= K:
             a = K + 1 + a                     # a padded candidate: invalid in the env too
         obs, r, term, trunc, info = self.env.step(a)
+        self.world_obs = obs
         info["world"] = self.world[0]
         info["action_mask"] = self.action_masks()
         return self._pad(obs), r / self.scale, term, trunc, info

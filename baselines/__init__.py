@@ -13,7 +13,12 @@ from mrsched_gym.baselines.fair import CapacityScheduler, DRFScheduler, FairSche
 from mrsched_gym.baselines.mimp import MPAdmissionScheduler, MPScheduler
 from mrsched_gym.baselines.preemption import PriorityPreemptionScheduler
 from mrsched_gym.baselines.rds import RDSScheduler
-from mrsched_gym.baselines.simple import EDFScheduler, FIFOScheduler, RandomScheduler
+from mrsched_gym.baselines.simple import (
+    EDFScheduler,
+    FIFOScheduler,
+    RandomScheduler,
+    SRPTScheduler,
+)
 from mrsched_gym.baselines.speculation import HadoopSpeculationScheduler, LATEScheduler
 from mrsched_gym.frozen import FrozenDict
 
@@ -38,6 +43,7 @@ BASELINES = FrozenDict({
     "reverse-adaptive": ReverseAdaptiveScheduler,
     "late": LATEScheduler,
     "hadoop-speculative": HadoopSpeculationScheduler,
+    "srpt": SRPTScheduler,                      # a reference rule, ranked only when named
 })
 
 

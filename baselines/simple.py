@@ -1,11 +1,19 @@
-"""Policy-free reference points: Random and Hadoop's default FIFO scheduler."""
+"""Policy-free reference points: Random, Hadoop's default FIFO scheduler, EDF, and the textbook
+shortest-remaining-work rule (SRPT)."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from mrsched_gym.baselines.base import Scheduler, default_action
-from mrsched_gym.baselines.common import argmin_candidate, edf_key
+from mrsched_gym.baselines.common import (
+    argmin_candidate,
+    edf_key,
+    remaining_slot_seconds,
+    running_by_job,
+    task_len,
+)
+from mrsched_gym.sim.state import MAP, REDUCE
 
 
 class RandomScheduler(Scheduler):
@@ -62,3 +70,43 @@ class EDFScheduler(Scheduler):
         if a is not None:
             return a
         return argmin_candidate(sim.decision.candidates, edf_key)
+
+
+class SRPTScheduler(Scheduler):
+    """Shortest remaining work first (SRPT at task boundaries), a reference rule, not a paper's.
+
+    None of the seed papers compares against it, but it is the textbook rule for mean time in
+    system (Schrage 1968: optimal on one machine with preemption), so it is the natural check
+    of what an agent learned where that is scored. The free slot goes to the candidate job
+    with the least remaining work: the thesis Eq. 1 numerator
+    (:func:`~mrsched_gym.baselines.common.remaining_slot_seconds`: pending and suspended tasks
+    times the observed mean task length, or the job's profile before a task finished, plus
+    what its running tasks have left), ties to the oldest job, maps first. Admission: accept.
+    Preemption: wait.
+
+    It ranks in no leaderboard by default (:meth:`applies_to` is False: the leaderboards hold
+    the spec's baselines); name it to compare with it (``--policies srpt``). docs/agents.md
+    reports it beside the generalist.
+    """
+
+    name = "srpt"
+
+    @classmethod
+    def applies_to(cls, scenario) -> bool:
+        """Never by default (a reference rule outside the spec's baselines)."""
+        return False
+
+    def decide(self, sim) -> int:
+        """The candidate of the job with the least remaining work."""
+        a = default_action(sim)
+        if a is not None:
+            return a
+        running = running_by_job(sim)
+        now = sim.now
+
+        def key(c) -> tuple:
+            job = c.job
+            work = remaining_slot_seconds(job, running.get(job.jid, ()), now,
+                                          task_len(job, MAP), task_len(job, REDUCE))
+            return (work, job.jid, c.phase)
+        return argmin_candidate(sim.decision.candidates, key)

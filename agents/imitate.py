@@ -1,0 +1,223 @@
+"""Behaviour cloning before PPO: a training run's first policy learned from teachers (DAgger).
+
+A run with an ``imitate`` section (:class:`ImitateConfig`) first fits its policy to the actions
+of *teachers*: one policy per world (a baseline such as ``srpt``, or a shipped agent such as
+``agent:general``), chosen by the id of the world being played (``default`` for the others).
+This is DAgger (Ross, Gordon and Bagnell, "A Reduction of Imitation Learning and Structured
+Prediction to No-Regret Online Learning", AISTATS 2011, Algorithm 3.1): round 0 plays the
+teachers' own actions; every later round plays the policy fitted so far (its most likely legal
+action) and asks the teacher what it would have done in each state reached; the labelled states
+of every round are pooled, and the policy is fitted again on all of them (cross-entropy of the
+teacher's action under the masked policy, Adam). PPO then continues from the fitted policy
+(kickstarting), and validation chooses between them: the run's first evaluation is of the
+fitted policy, at step 0.
+
+Teachers act as the harness runs them: a baseline decides from the world's simulator, an agent
+from the world's own (unpadded) observation and mask, after ``reset(sim, seed)`` at each
+episode. With a pool of worlds (``worlds``), the world's skip is the pool's skip.
+
+Every draw is seeded: env ``i``'s episodes from ``first_seed + i`` (the training run passes
+``TRAIN_SEED_BASE + 1000 * seed + 500``, apart from PPO's envs), the minibatch order from the
+run's ``seed``.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+
+@dataclass
+class ImitateConfig:
+    """The behaviour-cloning phase of a training run (see the module docstring).
+
+    Attributes:
+        teachers: World id (or ``default``) -> the policy whose actions are learned there (any
+            policy spec: ``srpt``, ``edf``, ``agent:general``...). Every world the run plays
+            needs one: its id or ``default``.
+        rounds: DAgger rounds (round 0 plays the teachers' actions, later ones the policy's).
+        steps_per_round: Decisions labelled per round, summed over the envs.
+        n_envs: Envs played side by side (each its own episode sequence).
+        epochs: Passes over all the labelled decisions after each round.
+        batch_size: Minibatch size of the fit.
+        learning_rate: Adam step size of the fit.
+    """
+
+    teachers: dict[str, str] = field(default_factory=dict)
+    rounds: int = 4
+    steps_per_round: int = 50_000
+    n_envs: int = 4
+    epochs: int = 3
+    batch_size: int = 512
+    learning_rate: float = 3e-4
+
+    def validate(self, ids: list[str]) -> ImitateConfig:
+        """Check the fields against the world ids the run plays.
+
+        Raises:
+            ValueError: A bad field; the message names it.
+        """
+        from mrsched_gym.evaluate import check_policy
+        for f in ("rounds", "steps_per_round", "n_envs", "epochs", "batch_size"):
+            v = getattr(self, f)
+            if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+                raise ValueError(f"imitate.{f}: must be a positive integer; got {v!r}")
+        if not self.learning_rate > 0:
+            raise ValueError(f"imitate.learning_rate: must be > 0; got {self.learning_rate!r}")
+        if not self.teachers:
+            raise ValueError("imitate.teachers: at least one teacher (id or default -> policy)")
+        for k, spec in self.teachers.items():
+            if k != "default" and k not in ids:
+                raise ValueError(f"imitate.teachers.{k}: not a world of this run "
+                                 f"({', '.join(ids)}) nor 'default'")
+            try:
+                check_policy(spec)
+            except Exception as e:  # noqa: BLE001 - re-raised with the field's name
+                raise ValueError(f"imitate.teachers.{k}: {e}") from None
+        missing = [i for i in ids if i not in self.teachers and "default" not in self.teachers]
+        if missing:
+            raise ValueError(f"imitate.teachers: no teacher for {', '.join(missing)} "
+                             f"(add them or a 'default')")
+        return self
+
+
+class _Player:
+    """One env of the phase: its world, the teacher of that world, and its episodes."""
+
+    def __init__(self, cfg, seed: int, teachers: dict[str, Any]) -> None:
+        from mrsched_gym.agents.worlds import WorldPool
+        from mrsched_gym.evaluate import make_env
+        self.pool = WorldPool(cfg.worlds) if cfg.worlds is not None else None
+        self.env = self.pool if self.pool is not None \
+            else make_env(cfg.env, cfg.env_kwargs).unwrapped
+        self.home = cfg.env
+        self.teachers = teachers
+        self.work_conserving = cfg.work_conserving
+        self.seed = seed
+        self.obs = self._reset(seed)
+
+    def _world(self):
+        """``(world id, the world's env)``."""
+        if self.pool is not None:
+            return self.pool.world[0], self.pool.env
+        return self.home, self.env
+
+    def _reset(self, seed: int | None):
+        obs, _ = self.env.reset(seed=seed)
+        world_id, world = self._world()
+        self.teacher = self.teachers.get(world_id, self.teachers.get("default"))
+        self.teacher.reset(world.sim, seed=int(self.env.np_random.integers(2 ** 31)))
+        return obs
+
+    def mask(self) -> np.ndarray:
+        """The legal actions (skip removed at a schedule decision with a candidate when the
+        run is work-conserving, as in PPO's envs)."""
+        from mrsched_gym.agents.policy import work_conserving_mask
+        from mrsched_gym.sim.decision import SCHEDULE
+        _, world = self._world()
+        mask = self.env.action_masks()
+        if self.work_conserving:
+            mask = work_conserving_mask(mask, world.sim.decision.kind == SCHEDULE)
+        return mask
+
+    def teacher_action(self) -> int:
+        """The teacher's action in the current state, in this env's action space."""
+        _, world = self._world()
+        if hasattr(self.teacher, "act"):
+            raw = self.pool.world_obs if self.pool is not None else self.obs
+            a = int(self.teacher.act(raw, world.action_masks()))
+        else:
+            a = int(self.teacher.decide(world.sim))
+        return self.env.action_space.n - 1 if a == world.K else a
+
+    def step(self, action: int) -> None:
+        obs, _, term, trunc, _ = self.env.step(action)
+        self.obs = self._reset(None) if term or trunc else obs
+
+
+def imitate(model, cfg, first_seed: int, progress: bool = True) -> list[dict]:
+    """Fit ``model``'s policy to the teachers of ``cfg.imitate`` (in place).
+
+    Args:
+        model: The run's MaskablePPO model (set policy).
+        cfg: The run's :class:`~mrsched_gym.agents.train.TrainConfig`.
+        first_seed: Env ``i`` plays episodes seeded from ``first_seed + i``.
+        progress: Print one line per round.
+
+    Returns:
+        One row per round: labelled decisions so far, the share on which the policy (before the
+        round's fit) agreed with the teacher, the fit's final loss, and wall seconds.
+    """
+    import torch as th
+
+    from mrsched_gym.evaluate import make_policy
+    ic = cfg.imitate
+    policy = model.policy
+    players = []
+    for i in range(ic.n_envs):
+        teachers = {k: make_policy(v) for k, v in ic.teachers.items()}
+        players.append(_Player(cfg, first_seed + i, teachers))
+    optimizer = th.optim.Adam(policy.parameters(), lr=ic.learning_rate)
+    rng = np.random.default_rng(cfg.seed)
+    obs_keys = list(players[0].obs)
+    data: dict[str, list] = {k: [] for k in [*obs_keys, "mask", "action"]}
+    rows = []
+    t0 = time.perf_counter()
+    for rnd in range(ic.rounds):
+        agree = n = 0
+        actor = policy.numpy_actor()
+        while n < ic.steps_per_round:
+            for p in players:
+                mask = p.mask()
+                label = p.teacher_action()
+                if not mask[label]:
+                    raise RuntimeError(f"imitate: the teacher of {p._world()[0]} chose the "
+                                       f"illegal action {label}")
+                log_p, _ = actor({k: v[None] for k, v in p.obs.items()}, mask[None])
+                own = int(np.argmax(log_p[0]))
+                agree += own == label
+                n += 1
+                for k in obs_keys:
+                    data[k].append(p.obs[k])
+                data["mask"].append(mask)
+                data["action"].append(label)
+                p.step(label if rnd == 0 else own)
+        loss = _fit(policy, optimizer, data, obs_keys, ic, rng)
+        rows.append({"round": rnd, "decisions": len(data["action"]),
+                     "agreement": round(float(agree) / n, 4), "loss": round(loss, 4),
+                     "wall_s": round(time.perf_counter() - t0, 1)})
+        if progress:
+            print(f"imitate round {rnd}: {rows[-1]}", flush=True)
+    return rows
+
+
+def _fit(policy, optimizer, data: dict, obs_keys: list[str], ic: ImitateConfig,
+         rng: np.random.Generator) -> float:
+    """``ic.epochs`` passes of minibatch cross-entropy over every labelled decision; the mean
+    loss of the last pass."""
+    import torch as th
+    arrays = {k: np.stack(data[k]) for k in [*obs_keys, "mask", "action"]}
+    n = len(arrays["action"])
+    last = []
+    for _ in range(ic.epochs):
+        order = rng.permutation(n)
+        last = []
+        for s in range(0, n, ic.batch_size):
+            idx = order[s:s + ic.batch_size]
+            obs = {k: th.as_tensor(arrays[k][idx]) for k in obs_keys}
+            _, log_prob, _ = policy.evaluate_actions(
+                obs, th.as_tensor(arrays["action"][idx]),
+                action_masks=th.as_tensor(arrays["mask"][idx]))
+            loss = -log_prob.mean()
+            optimizer.zero_grad()
+            loss.backward()
+            th.nn.utils.clip_grad_norm_(policy.parameters(), 0.5)
+            optimizer.step()
+            last.append(loss.item())
+    return float(np.mean(last))
+
+
+__all__ = ["ImitateConfig", "imitate"]

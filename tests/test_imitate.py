@@ -1,0 +1,185 @@
+"""Imitation before PPO (agents/imitate.py) and its reference teacher, the srpt rule."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import numpy as np
+import pytest
+
+from mrsched_gym.baselines import applicable_baselines, make_baseline
+from mrsched_gym.config import ConfigError
+from mrsched_gym.evaluate import make_policy, run_episode, scenario_of
+from mrsched_gym.sim.decision import SCHEDULE
+
+#: Short episodes keep these tests to seconds.
+SHORT = {"workload.duration_s": 900}
+
+
+# ---------------------------------------------------------------------- srpt
+def _remaining_work(job, sim) -> float:
+    """Seconds of work the job has left, written out from the job's fields: every pending or
+    suspended task at its phase's observed mean length (the profile before one finished), and
+    every running task's mean length minus its elapsed time (at least 0)."""
+    def mean(phase):
+        n = job.len_n[phase]
+        return job.len_sum[phase] / n if n else job.prior_len[phase]
+    left = job.pending_maps * mean(0) + job.pending_reduces * mean(1)
+    left += sum(mean(t.phase) for t in job.susp)
+    for t in sim.running.values():
+        if t.job is job:
+            left += max(mean(t.phase) - (sim.now - t.start_s), 0.0)
+    return left
+
+
+def test_srpt_picks_the_job_with_the_least_remaining_work():
+    """Checked on every schedule decision with two or more jobs of an overloaded episode."""
+    import gymnasium as gym
+    env = gym.make("mrsched/Dedicated-v0", **{"workload.load": 1.5})
+    env.reset(seed=3)
+    sim = env.unwrapped.sim
+    srpt = make_baseline("srpt")
+    checked = 0
+    for _ in range(2000):
+        d = sim.decision
+        a = srpt.decide(sim)
+        if d.kind == SCHEDULE and len({c.job.jid for c in d.candidates}) > 1:
+            work = [_remaining_work(c.job, sim) for c in d.candidates]
+            assert work[a] == pytest.approx(min(work), rel=1e-9)
+            checked += 1
+        _, _, term, trunc, _ = env.step(a)
+        if term or trunc:
+            break
+    assert checked >= 50
+
+
+def test_srpt_is_named_only_and_beats_fifo_on_mean_time_in_system():
+    assert "srpt" not in applicable_baselines(scenario_of("mrsched/Dedicated-v0"))
+    srpt, fifo = [], []
+    for seed in range(3):
+        srpt.append(run_episode("mrsched/Dedicated-v0", make_policy("srpt"), seed,
+                                SHORT)["metrics"]["time_in_system_h"])
+        fifo.append(run_episode("mrsched/Dedicated-v0", make_policy("fifo"), seed,
+                                SHORT)["metrics"]["time_in_system_h"])
+    assert np.mean(srpt) < np.mean(fifo)
+
+
+# ---------------------------------------------------------------------- imitation
+th = pytest.importorskip("torch")
+pytest.importorskip("sb3_contrib")
+
+from mrsched_gym.agents.imitate import imitate  # noqa: E402
+from mrsched_gym.agents.train import build_model, load_config, make_vec_env, train  # noqa: E402
+
+
+def tiny(name="tiny_imitate", imitate_cfg=None, **kw):
+    ic = {"teachers": {"default": "edf"}, "rounds": 2, "steps_per_round": 3000, "n_envs": 2,
+          "epochs": 6, "batch_size": 128, "learning_rate": 3e-3}
+    ic.update(imitate_cfg or {})
+    base = dict(name=name, total_timesteps=512, n_envs=2, env_kwargs=SHORT, tensorboard=False,
+                imitate=ic, **{"ppo.n_steps": 256, "ppo.batch_size": 128, "ppo.n_epochs": 1,
+                               "eval.n_seeds": 1, "eval.every_steps": 0,
+                               "eval.baselines": ["edf"]})
+    base.update(kw)
+    return load_config("hadoop_set", **base)
+
+
+def _fitted(cfg):
+    th.manual_seed(cfg.seed)
+    model = build_model(cfg, make_vec_env(cfg))
+    rows = imitate(model, cfg, 7, progress=False)
+    return model, rows
+
+
+def _agreement(model, teacher: str, env_kwargs: dict, seed: int) -> float:
+    """Share of a fresh episode's decisions (played by the model) where it acts as the
+    teacher would."""
+    from mrsched_gym.agents.policy import AgentPolicy
+    from mrsched_gym.evaluate import make_env
+    env = make_env("mrsched/Hadoop-v0", env_kwargs)
+    obs, _ = env.reset(seed=seed)
+    sim = env.unwrapped.sim
+    pol, ref = AgentPolicy(model, "student"), make_policy(teacher)
+    pol.reset(sim, seed=seed)
+    ref.reset(sim, seed=seed)
+    same = n = 0
+    while True:
+        a = pol.act(obs, env.unwrapped.action_masks())
+        if len(sim.decision.candidates) > 1:
+            same += a == ref.decide(sim)
+            n += 1
+        obs, _, term, trunc, _ = env.step(a)
+        if term or trunc:
+            return same / n
+
+
+def test_imitation_learns_the_teacher():
+    """A fresh network agrees with EDF about as often as chance before the fit; after it, on a
+    fresh episode it plays itself, nearly always."""
+    cfg = tiny()
+    th.manual_seed(0)
+    fresh = build_model(cfg, make_vec_env(cfg))
+    before = _agreement(fresh, "edf", SHORT, seed=42)
+    model, rows = _fitted(cfg)
+    after = _agreement(model, "edf", SHORT, seed=42)
+    assert [r["round"] for r in rows] == [0, 1]
+    assert rows[-1]["decisions"] == 2 * cfg.imitate.steps_per_round
+    assert after > 0.9 and after > before + 0.3, (before, after)
+
+
+def test_imitation_is_reproducible():
+    small = {"steps_per_round": 400, "epochs": 2}
+    a, rows_a = _fitted(tiny(imitate_cfg=small))
+    b, rows_b = _fitted(tiny(imitate_cfg=small))
+    assert [r["loss"] for r in rows_a] == [r["loss"] for r in rows_b]
+    for (k, x), y in zip(a.policy.state_dict().items(), b.policy.state_dict().values(),
+                         strict=True):
+        assert th.equal(x, y), k
+
+
+def test_an_agent_teacher_reads_the_world_observation_in_a_pool():
+    """Warm-started from agent:general with agent:general teaching, on a pool that observes the
+    objective (the teacher does not) and pads the forecast as agent:general's pool did: before
+    any fit the policy is the teacher, so round 0 agrees on every decision (the teacher got the
+    unpadded world observation). (A pool whose longest forecast is shorter than the teacher's
+    would cut the warm-started network's forecast inputs, and the two would differ.)"""
+    worlds = {"ids": ["mrsched/Shared-v0", "mrsched/Dynamic-v0"], "max_nodes": 25,
+              "observe_objective": True}          # forecast 12 steps, as agent:general's
+    cfg = tiny(worlds=worlds, init_from="agent:general", hidden=64,
+               imitate_cfg={"teachers": {"default": "agent:general"}, "rounds": 1,
+                            "steps_per_round": 600})
+    _, rows = _fitted(cfg)
+    assert rows[0]["agreement"] == 1.0
+
+
+def test_train_with_imitation_evaluates_the_fitted_policy_at_step_0(tmp_path):
+    summary = train(tiny(imitate_cfg={"rounds": 1, "steps_per_round": 300}), tmp_path,
+                    progress=False)
+    assert summary["history"][0]["step"] == 0
+    assert summary["history"][-1]["step"] >= 512
+    rows = json.loads((tmp_path / "tiny_imitate" / "imitate.json").read_text())
+    assert rows[0]["decisions"] == 300
+
+
+@pytest.mark.parametrize("change, field", [
+    ({"teachers": {"mrsched/Shared-v0": "edf"}}, "imitate.teachers.mrsched/Shared-v0"),
+    ({"teachers": {"mrsched/Hadoop-v0": "nope"}}, "imitate.teachers.mrsched/Hadoop-v0"),
+    ({"teachers": {}}, "imitate.teachers"),
+    ({"rounds": 0}, "imitate.rounds"),
+    ({"learning_rate": -1.0}, "imitate.learning_rate"),
+])
+def test_bad_imitate_fields_are_named(change, field):
+    with pytest.raises(ConfigError, match=re.escape(field)):
+        tiny(imitate_cfg=change)
+
+
+def test_every_world_needs_a_teacher():
+    worlds = {"ids": ["mrsched/Hadoop-v0", "mrsched/Shared-v0"], "max_nodes": 25}
+    with pytest.raises(ConfigError, match="no teacher for mrsched/Shared-v0"):
+        tiny(worlds=worlds, imitate_cfg={"teachers": {"mrsched/Hadoop-v0": "edf"}})
+
+
+def test_imitation_needs_the_set_policy():
+    with pytest.raises(ConfigError, match="imitate: imitation needs"):
+        tiny(policy="flat")
