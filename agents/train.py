@@ -123,6 +123,8 @@ class TrainConfig:
             encoded once (``SetEncoding.fast_numerics``). Its floats
             differ in the last bits, so a ``fast`` run differs from an ``exact`` run with the
             same seed; it is as reproducible. Not saved in checkpoints (inference is the same).
+            ``auto`` (the default) is ``fast`` where it applies and ``exact`` elsewhere; the
+            configs of the shipped agents say ``exact``, so they still reproduce.
     """
 
     name: str = "agent"
@@ -146,7 +148,7 @@ class TrainConfig:
     eval: EvalConfig = field(default_factory=EvalConfig)
     worlds: WorldsConfig | None = None
     init_from: str = ""
-    numerics: Literal["exact", "fast"] = "exact"
+    numerics: Literal["auto", "exact", "fast"] = "auto"
     imitate: ImitateConfig | None = None
 
     def validate(self, where: str = "config") -> TrainConfig:
@@ -171,8 +173,11 @@ class TrainConfig:
             bad("lr_schedule", f"must be constant or linear; got {self.lr_schedule!r}")
         if self.vec_env not in ("dummy", "subproc"):
             bad("vec_env", f"must be dummy or subproc; got {self.vec_env!r}")
-        if self.numerics not in ("exact", "fast"):
-            bad("numerics", f"must be exact or fast; got {self.numerics!r}")
+        if self.numerics not in ("auto", "exact", "fast"):
+            bad("numerics", f"must be auto, exact or fast; got {self.numerics!r}")
+        if self.numerics == "auto":             # resolved here, so a run's config.yaml says
+            self.numerics = "fast" if (self.algo, self.policy) == ("maskable_ppo", "set") \
+                else "exact"
         if self.numerics == "fast" and (self.algo, self.policy) != ("maskable_ppo", "set"):
             bad("numerics", "fast numerics need algo maskable_ppo and policy set")
         for f in ("total_timesteps", "n_envs", "torch_threads", "hidden"):

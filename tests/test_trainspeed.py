@@ -185,3 +185,13 @@ def test_the_numpy_rollouts_follow_the_updates():
         ref_v = pol.value_net(latent_vf)[:, 0].numpy()
     np.testing.assert_allclose(log_p[masks], ref_lp[masks], rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(values, ref_v, rtol=1e-5, atol=1e-5)
+
+
+def test_numerics_default_is_fast_where_it_applies_and_shipped_configs_stay_exact():
+    from mrsched_gym.agents.train import bundled_configs, load_config
+    assert load_config("hadoop_set", numerics="auto").numerics == "fast"
+    assert load_config("hadoop_set", numerics="auto", algo="ppo").numerics == "exact"
+    assert load_config("hadoop_flat", numerics="auto").numerics == "exact"
+    for shipped in ("hadoop_set", "general"):          # they reproduce the shipped weights
+        assert load_config(shipped).numerics == "exact", shipped
+    assert all(load_config(n).numerics in ("exact", "fast") for n in bundled_configs())

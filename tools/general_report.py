@@ -9,7 +9,8 @@ records in ``--records/<Id>.json`` (an id already there is not run again; ``--ag
 re-runs only the agents, for a new checkpoint). Then prints, per id: the agent's mean, the best
 baseline's (the baseline with the lowest mean on these seeds), the paired difference agent -
 best baseline over the same worlds with its 95% CI (Student's t), the seeds won, the ratio of
-the means, and the specialist ``agent:hadoop-v0`` beside it.
+the means, and the specialist ``agent:hadoop-v0`` beside it (and any ``--reference`` policy,
+e.g. ``srpt``, which is never counted as a baseline).
 """
 
 from __future__ import annotations
@@ -27,7 +28,8 @@ IDS = [i for i in ENV_IDS if i != "mrsched/ThesisScale-v0"]
 SEEDS = list(range(100, 120))
 
 
-def run(records: Path, agents: list[str], workers: int, agents_only: bool) -> None:
+def run(records: Path, agents: list[str], workers: int, agents_only: bool,
+        references: list[str]) -> None:
     records.mkdir(parents=True, exist_ok=True)
     for env_id in IDS:
         f = records / f"{env_id.split('/')[1]}.json"
@@ -35,9 +37,9 @@ def run(records: Path, agents: list[str], workers: int, agents_only: bool) -> No
         have = {r["policy"] for r in old}
         if agents_only:
             old = [r for r in old if r["policy"] not in agents]
-            todo = agents
+            todo = agents + [p for p in references if p not in have]
         else:
-            todo = [p for p in applicable_baselines(scenario_of(env_id)) + agents
+            todo = [p for p in applicable_baselines(scenario_of(env_id)) + agents + references
                     if p not in have]
         if not todo:
             continue
@@ -52,21 +54,25 @@ def fmt(x: float) -> str:
     return f"{x:.3g}" if abs(x) < 1000 else f"{x:.0f}"
 
 
-def table(records: Path, agent: str, specialist: str) -> str:
-    lines = ["| id | headline | agent:general | best baseline | paired diff (95% CI) | "
-             "seeds won | ratio | verdict | agent:hadoop-v0 |",
-             "|---|---|---|---|---|---|---|---|---|"]
+def table(records: Path, agent: str, specialist: str, references: list[str]) -> str:
+    """The markdown table: one row per id; ``references`` (named policies outside the id's
+    baselines, e.g. ``srpt``) get a column each and are never the best baseline."""
+    lines = [f"| id | headline | {agent} | best baseline | paired diff (95% CI) | "
+             f"seeds won | ratio | verdict | {specialist} |"
+             + "".join(f" {r} |" for r in references),
+             "|---|---|---|---|---|---|---|---|---|" + "---|" * len(references)]
     for env_id in IDS:
         f = records / f"{env_id.split('/')[1]}.json"
         if not f.is_file():
-            lines.append(f"| {env_id} | (not run) |" + " |" * 7)
+            lines.append(f"| {env_id} | (not run) |" + " |" * (7 + len(references)))
             continue
         recs = json.loads(f.read_text())
         h = scenario_of(env_id).reward.headline
         per: dict[str, dict[int, float]] = {}
         for r in recs:
             per.setdefault(r["policy"], {})[r["seed"]] = r[h]
-        base = [p for p in per if not p.startswith("agent:")]
+        baselines = set(applicable_baselines(scenario_of(env_id)))
+        base = [p for p in per if p in baselines]
         best = min(base, key=lambda p: sum(per[p].values()) / len(per[p]))
         a = [per[agent][s] for s in SEEDS]
         b = [per[best][s] for s in SEEDS]
@@ -75,11 +81,13 @@ def table(records: Path, agent: str, specialist: str) -> str:
         am, bm = sum(a) / len(a), sum(b) / len(b)
         won = sum(x < y for x, y in zip(a, b, strict=True))
         verdict = ("**wins**" if dm + dc < 0 else "loses" if dm - dc > 0 else "n.s.")
-        sp = per.get(specialist)
-        spm = fmt(sum(sp.values()) / len(sp)) if sp else "-"
+        def mean_of(p: str) -> str:
+            v = per.get(p)
+            return fmt(sum(v.values()) / len(v)) if v else "-"
         ratio = am / bm if bm else math.nan
         lines.append(f"| {env_id} | {h} | {fmt(am)} | {best} {fmt(bm)} | "
-                     f"{fmt(dm)} ± {fmt(dc)} | {won}/20 | {ratio:.2f} | {verdict} | {spm} |")
+                     f"{fmt(dm)} ± {fmt(dc)} | {won}/20 | {ratio:.2f} | {verdict} | "
+                     f"{mean_of(specialist)} |" + "".join(f" {mean_of(r)} |" for r in references))
     return "\n".join(lines)
 
 
@@ -89,13 +97,16 @@ def main() -> None:
     ap.add_argument("--agent", default="agent:general")
     ap.add_argument("--specialist", default="agent:hadoop-v0")
     ap.add_argument("--workers", type=int, default=1)
+    ap.add_argument("--reference", action="append", default=[],
+                    help="a named policy outside the baselines to show beside (e.g. srpt); "
+                         "repeatable")
     ap.add_argument("--agents-only", action="store_true",
                     help="re-run only the agents (a new checkpoint), keep the baselines")
     ap.add_argument("--no-run", action="store_true", help="only print the table")
     a = ap.parse_args()
     if not a.no_run:
-        run(Path(a.records), [a.agent, a.specialist], a.workers, a.agents_only)
-    print(table(Path(a.records), a.agent, a.specialist))
+        run(Path(a.records), [a.agent, a.specialist], a.workers, a.agents_only, a.reference)
+    print(table(Path(a.records), a.agent, a.specialist, a.reference))
 
 
 if __name__ == "__main__":
