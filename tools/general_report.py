@@ -21,7 +21,7 @@ import math
 from pathlib import Path
 
 from mrsched_gym.baselines import applicable_baselines
-from mrsched_gym.evaluate import evaluate, mean_ci95, scenario_of
+from mrsched_gym.evaluate import evaluate, mean_ci95, parse_policy, scenario_of
 from mrsched_gym.registration import ENV_IDS
 
 IDS = [i for i in ENV_IDS if i != "mrsched/ThesisScale-v0"]
@@ -36,11 +36,12 @@ def run(records: Path, agents: list[str], workers: int, agents_only: bool,
         old = json.loads(f.read_text()) if f.is_file() else []
         have = {r["policy"] for r in old}
         if agents_only:
-            old = [r for r in old if r["policy"] not in agents]
+            mine = {parse_policy(p).label for p in agents}
+            old = [r for r in old if r["policy"] not in mine]
             todo = agents + [p for p in references if p not in have]
         else:
             todo = [p for p in applicable_baselines(scenario_of(env_id)) + agents + references
-                    if p not in have]
+                    if parse_policy(p).label not in have]
         if not todo:
             continue
         recs = evaluate(todo, [env_id], SEEDS, workers=workers, progress=False)
@@ -94,7 +95,8 @@ def table(records: Path, agent: str, specialist: str, references: list[str]) -> 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--records", required=True, help="folder of the per-id record files")
-    ap.add_argument("--agent", default="agent:general")
+    ap.add_argument("--agent", default="agent:general",
+                    help="the agent (agent:NAME or a checkpoint path; its label names it)")
     ap.add_argument("--specialist", default="agent:hadoop-v0")
     ap.add_argument("--workers", type=int, default=1)
     ap.add_argument("--reference", action="append", default=[],
@@ -106,7 +108,8 @@ def main() -> None:
     a = ap.parse_args()
     if not a.no_run:
         run(Path(a.records), [a.agent, a.specialist], a.workers, a.agents_only, a.reference)
-    print(table(Path(a.records), a.agent, a.specialist, a.reference))
+    agent, specialist = (parse_policy(p).label for p in (a.agent, a.specialist))
+    print(table(Path(a.records), agent, specialist, a.reference))
 
 
 if __name__ == "__main__":
