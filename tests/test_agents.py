@@ -464,6 +464,8 @@ def test_numpy_forward_pass_takes_the_torch_agents_actions(agent, env_id):
     n = 0
     for seed in (0, 1):
         obs, _ = env.reset(seed=seed)
+        for pol in (torch_pol, numpy_pol):           # as the harness does
+            pol.reset(env.unwrapped.sim, seed=seed)
         while True:
             mask = env.unwrapped.action_masks()
             a = torch_pol.act(obs, mask)
@@ -487,6 +489,8 @@ def test_shipped_agents_play_a_world_with_speculation_and_skip_it(agent):
     env = gym.make("mrsched/Stragglers-v0", workload__duration_s=900)
     obs, _ = env.reset(seed=0)
     sim = env.unwrapped.sim
+    for pol in (torch_pol, numpy_pol):               # as the harness does
+        pol.reset(sim, seed=0)
     kinds = set()
     while True:
         mask = env.unwrapped.action_masks()

@@ -139,15 +139,14 @@ def test_imitation_is_reproducible():
 
 
 def test_an_agent_teacher_reads_the_world_observation_in_a_pool():
-    """Warm-started from agent:general with agent:general teaching, on a pool that observes the
-    objective (the teacher does not) and pads the forecast as agent:general's pool did: before
-    any fit the policy is the teacher, so round 0 agrees on every decision (the teacher got the
-    unpadded world observation). (A pool whose longest forecast is shorter than the teacher's
-    would cut the warm-started network's forecast inputs, and the two would differ.)"""
-    worlds = {"ids": ["mrsched/Shared-v0", "mrsched/Dynamic-v0"], "max_nodes": 25,
-              "observe_objective": True}          # forecast 12 steps, as agent:general's
-    cfg = tiny(worlds=worlds, init_from="agent:general", hidden=64,
-               imitate_cfg={"teachers": {"default": "agent:general"}, "rounds": 1,
+    """Warm-started from agent:hadoop-v0 with agent:hadoop-v0 teaching, on a pool that pads
+    nodes and observes the objective (the teacher does neither): before any fit the policy is
+    the teacher, so round 0 agrees on every decision (the teacher got the unpadded world
+    observation)."""
+    worlds = {"ids": ["mrsched/Hadoop-v0", "mrsched/Shared-v0"], "max_nodes": 25,
+              "observe_objective": True}
+    cfg = tiny(worlds=worlds, init_from="agent:hadoop-v0", hidden=64,
+               imitate_cfg={"teachers": {"default": "agent:hadoop-v0"}, "rounds": 1,
                             "steps_per_round": 600})
     _, rows = _fitted(cfg)
     assert rows[0]["agreement"] == 1.0

@@ -26,6 +26,7 @@ def _decisions(env_id: str, pol, seed: int = 0, kwargs: dict | None = None):
     """Every decision of one episode (``pol`` acting): ``(observation, env mask)``."""
     env = gym.make(env_id, **(kwargs if kwargs is not None else SHORT))
     obs, _ = env.reset(seed=seed)
+    pol.reset(env.unwrapped.sim, seed=seed)          # as the harness does (an objective agent)
     while True:
         mask = env.unwrapped.action_masks()
         yield obs, mask
