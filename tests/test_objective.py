@@ -98,7 +98,8 @@ def test_the_objective_experiment_s_config_observes_the_objective():
     from mrsched_gym.agents.train import load_config
     cfg = load_config("general_objective")
     assert cfg.worlds is not None and cfg.worlds.observe_objective
-    assert not load_config("general").worlds.observe_objective   # the shipped generalist's
+    assert load_config("general").worlds.observe_objective       # the shipped generalist's
+    assert not load_config("general_ppo").worlds.observe_objective   # the first generalist's
 
 
 def test_torch_and_numpy_agents_read_the_objective_from_the_world_or_the_observation(tmp_path):
