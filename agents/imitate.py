@@ -96,10 +96,10 @@ class _Player:
         self.home = cfg.env
         self.teachers = teachers
         self.work_conserving = cfg.work_conserving
-        self.seed = seed
+        self.rng = np.random.default_rng(seed)         # the teachers' episode seeds
         self.obs = self._reset(seed)
 
-    def _world(self):
+    def world(self):
         """``(world id, the world's env)``."""
         if self.pool is not None:
             return self.pool.world[0], self.pool.env
@@ -107,9 +107,9 @@ class _Player:
 
     def _reset(self, seed: int | None):
         obs, _ = self.env.reset(seed=seed)
-        world_id, world = self._world()
+        world_id, world = self.world()
         self.teacher = self.teachers.get(world_id, self.teachers.get("default"))
-        self.teacher.reset(world.sim, seed=int(self.env.np_random.integers(2 ** 31)))
+        self.teacher.reset(world.sim, seed=int(self.rng.integers(2 ** 31)))
         return obs
 
     def mask(self) -> np.ndarray:
@@ -117,7 +117,7 @@ class _Player:
         run is work-conserving, as in PPO's envs)."""
         from mrsched_gym.agents.policy import work_conserving_mask
         from mrsched_gym.sim.decision import SCHEDULE
-        _, world = self._world()
+        _, world = self.world()
         mask = self.env.action_masks()
         if self.work_conserving:
             mask = work_conserving_mask(mask, world.sim.decision.kind == SCHEDULE)
@@ -125,7 +125,7 @@ class _Player:
 
     def teacher_action(self) -> int:
         """The teacher's action in the current state, in this env's action space."""
-        _, world = self._world()
+        _, world = self.world()
         if hasattr(self.teacher, "act"):
             raw = self.pool.world_obs if self.pool is not None else self.obs
             a = int(self.teacher.act(raw, world.action_masks()))
@@ -174,7 +174,7 @@ def imitate(model, cfg, first_seed: int, progress: bool = True) -> list[dict]:
                 mask = p.mask()
                 label = p.teacher_action()
                 if not mask[label]:
-                    raise RuntimeError(f"imitate: the teacher of {p._world()[0]} chose the "
+                    raise RuntimeError(f"imitate: the teacher of {p.world()[0]} chose the "
                                        f"illegal action {label}")
                 log_p, _ = actor({k: v[None] for k, v in p.obs.items()}, mask[None])
                 own = int(np.argmax(log_p[0]))

@@ -55,6 +55,12 @@ def fmt(x: float) -> str:
     return f"{x:.3g}" if abs(x) < 1000 else f"{x:.0f}"
 
 
+def mean_of(per: dict[str, dict[int, float]], policy: str) -> str:
+    """``policy``'s mean over its seeds in ``per`` (policy -> seed -> value), or "-"."""
+    v = per.get(policy)
+    return fmt(sum(v.values()) / len(v)) if v else "-"
+
+
 def table(records: Path, agent: str, specialist: str, references: list[str]) -> str:
     """The markdown table: one row per id; ``references`` (named policies outside the id's
     baselines, e.g. ``srpt``) get a column each and are never the best baseline."""
@@ -82,13 +88,11 @@ def table(records: Path, agent: str, specialist: str, references: list[str]) -> 
         am, bm = sum(a) / len(a), sum(b) / len(b)
         won = sum(x < y for x, y in zip(a, b, strict=True))
         verdict = ("**wins**" if dm + dc < 0 else "loses" if dm - dc > 0 else "n.s.")
-        def mean_of(p: str) -> str:
-            v = per.get(p)
-            return fmt(sum(v.values()) / len(v)) if v else "-"
         ratio = am / bm if bm else math.nan
         lines.append(f"| {env_id} | {h} | {fmt(am)} | {best} {fmt(bm)} | "
                      f"{fmt(dm)} ± {fmt(dc)} | {won}/20 | {ratio:.2f} | {verdict} | "
-                     f"{mean_of(specialist)} |" + "".join(f" {mean_of(r)} |" for r in references))
+                     f"{mean_of(per, specialist)} |"
+                     + "".join(f" {mean_of(per, r)} |" for r in references))
     return "\n".join(lines)
 
 
