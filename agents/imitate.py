@@ -23,11 +23,15 @@ run's ``seed``.
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+
+#: At most this many envs per phase (imitation or PPO): their seeds, 500 apart, must not meet.
+MAX_ENVS = 500
 
 
 @dataclass
@@ -37,9 +41,13 @@ class ImitateConfig:
     Attributes:
         teachers: World id (or ``default``) -> the policy whose actions are learned there (any
             policy spec: ``srpt``, ``edf``, ``agent:general``...). Every world the run plays
-            needs one: its id or ``default``.
+            needs one: its id or ``default``. In a work-conserving run (``work_conserving``)
+            a state where the teacher leaves a slot idle with a candidate waiting (``fair``'s
+            delay scheduling, say) is played but not learned: the policy cannot take that
+            action; each round counts these ``dropped`` decisions.
         rounds: DAgger rounds (round 0 plays the teachers' actions, later ones the policy's).
-        steps_per_round: Decisions labelled per round, summed over the envs.
+        steps_per_round: Decisions played per round, summed over the envs (labelled unless
+            dropped, see ``teachers``).
         n_envs: Envs played side by side (each its own episode sequence).
         epochs: Passes over all the labelled decisions after each round.
         batch_size: Minibatch size of the fit.
@@ -65,8 +73,12 @@ class ImitateConfig:
             v = getattr(self, f)
             if not isinstance(v, int) or isinstance(v, bool) or v < 1:
                 raise ValueError(f"imitate.{f}: must be a positive integer; got {v!r}")
-        if not self.learning_rate > 0:
-            raise ValueError(f"imitate.learning_rate: must be > 0; got {self.learning_rate!r}")
+        lr = self.learning_rate
+        if isinstance(lr, bool) or not isinstance(lr, (int, float)) or not 0 < lr < math.inf:
+            raise ValueError(f"imitate.learning_rate: must be a finite number > 0; got {lr!r}")
+        if self.n_envs > MAX_ENVS:
+            raise ValueError(f"imitate.n_envs: at most {MAX_ENVS} (its envs' seeds must stay "
+                             f"apart from the next training seed's); got {self.n_envs}")
         if not self.teachers:
             raise ValueError("imitate.teachers: at least one teacher (id or default -> policy)")
         for k, spec in self.teachers.items():
@@ -148,8 +160,9 @@ def imitate(model, cfg, first_seed: int, progress: bool = True) -> list[dict]:
         progress: Print one line per round.
 
     Returns:
-        One row per round: labelled decisions so far, the share on which the policy (before the
-        round's fit) agreed with the teacher, the fit's final loss, and wall seconds.
+        One row per round: labelled decisions so far, the round's dropped decisions, the share
+        of its labelled ones on which the policy (before the round's fit) agreed with the
+        teacher, the fit's final loss, and wall seconds.
     """
     import torch as th
 
@@ -167,27 +180,30 @@ def imitate(model, cfg, first_seed: int, progress: bool = True) -> list[dict]:
     rows = []
     t0 = time.perf_counter()
     for rnd in range(ic.rounds):
-        agree = n = 0
+        agree = n = dropped = 0
         actor = policy.numpy_actor()
         while n < ic.steps_per_round:
             for p in players:
+                if n >= ic.steps_per_round:
+                    break
                 mask = p.mask()
                 label = p.teacher_action()
-                if not mask[label]:
-                    raise RuntimeError(f"imitate: the teacher of {p.world()[0]} chose the "
-                                       f"illegal action {label}")
                 log_p, _ = actor({k: v[None] for k, v in p.obs.items()}, mask[None])
                 own = int(np.argmax(log_p[0]))
-                agree += own == label
                 n += 1
-                for k in obs_keys:
-                    data[k].append(p.obs[k])
-                data["mask"].append(mask)
-                data["action"].append(label)
+                if mask[label]:
+                    agree += own == label
+                    for k in obs_keys:
+                        data[k].append(p.obs[k])
+                    data["mask"].append(mask)
+                    data["action"].append(label)
+                else:                           # the teacher idles a slot: played, not learned
+                    dropped += 1
                 p.step(label if rnd == 0 else own)
-        loss = _fit(policy, optimizer, data, obs_keys, ic, rng)
-        rows.append({"round": rnd, "decisions": len(data["action"]),
-                     "agreement": round(float(agree) / n, 4), "loss": round(loss, 4),
+        loss = _fit(policy, optimizer, data, obs_keys, ic, rng) if data["action"] else math.nan
+        rows.append({"round": rnd, "decisions": len(data["action"]), "dropped": dropped,
+                     "agreement": round(float(agree) / max(n - dropped, 1), 4),
+                     "loss": round(loss, 4),
                      "wall_s": round(time.perf_counter() - t0, 1)})
         if progress:
             print(f"imitate round {rnd}: {rows[-1]}", flush=True)
@@ -196,8 +212,9 @@ def imitate(model, cfg, first_seed: int, progress: bool = True) -> list[dict]:
 
 def _fit(policy, optimizer, data: dict, obs_keys: list[str], ic: ImitateConfig,
          rng: np.random.Generator) -> float:
-    """``ic.epochs`` passes of minibatch cross-entropy over every labelled decision; the mean
-    loss of the last pass."""
+    """``ic.epochs`` passes of minibatch cross-entropy over every labelled decision (gradients
+    clipped to norm 0.5, as PPO's); the mean loss of the last pass. The value head is not
+    fitted: PPO's first updates fit it."""
     import torch as th
     arrays = {k: np.stack(data[k]) for k in [*obs_keys, "mask", "action"]}
     n = len(arrays["action"])
@@ -220,4 +237,4 @@ def _fit(policy, optimizer, data: dict, obs_keys: list[str], ic: ImitateConfig,
     return float(np.mean(last))
 
 
-__all__ = ["ImitateConfig", "imitate"]
+__all__ = ["ImitateConfig", "MAX_ENVS", "imitate"]

@@ -73,7 +73,7 @@ def distinct_rows(x: th.Tensor) -> tuple[th.Tensor, th.Tensor]:
     a = np.ascontiguousarray(x.detach().numpy())
     if a.dtype == np.float32 and a.shape[1] <= len(_ROW_KEY_MULTIPLIERS):
         _, first, index = np.unique(row_keys(a), return_index=True, return_inverse=True)
-        if np.array_equal(a[first][index], a):
+        if np.array_equal(a[first][index].view(np.uint32), a.view(np.uint32)):   # bytes
             return th.from_numpy(first), th.from_numpy(index.reshape(-1))
     keys = a.view(np.dtype((np.void, a.dtype.itemsize * a.shape[1]))).ravel()
     _, first, index = np.unique(keys, return_index=True, return_inverse=True)

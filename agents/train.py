@@ -17,11 +17,13 @@ in the bundled files. An output folder holds::
     best_model.zip       the checkpoint with the lowest validation mean so far
     last_model.zip       the newest checkpoint (written at each evaluation), to resume from
     final_model.zip      the model after the last step
+    imitate.json         with an ``imitate`` section: one row per DAgger round
     tb/                  TensorBoard logs (``tensorboard --logdir OUT/tb``)
 
 Seeds: the training envs reset with seeds ``TRAIN_SEED_BASE + 1000 * seed + i`` (env ``i``) and
 continue their own streams after that, so they never replay the validation seeds
-(``eval.seed_start``...) nor the held-out test seeds of the leaderboard (0-999). A fixed seed
+(``eval.seed_start``...) nor the held-out test seeds of the leaderboard (0-999); the imitation
+envs of an ``imitate`` section from ``TRAIN_SEED_BASE + 1000 * seed + 500 + i``. A fixed seed
 with ``torch_threads: 1`` and ``vec_env: dummy`` reproduces a run exactly (tested).
 """
 
@@ -38,7 +40,7 @@ from typing import Any, Literal, get_args
 import numpy as np
 import yaml
 
-from mrsched_gym.agents.imitate import ImitateConfig
+from mrsched_gym.agents.imitate import MAX_ENVS, ImitateConfig
 from mrsched_gym.agents.worlds import WorldsConfig
 from mrsched_gym.config import ConfigError, bundled_names, config_source, from_dict, parse_yaml
 
@@ -123,8 +125,10 @@ class TrainConfig:
             encoded once (``SetEncoding.fast_numerics``). Its floats
             differ in the last bits, so a ``fast`` run differs from an ``exact`` run with the
             same seed; it is as reproducible. Not saved in checkpoints (inference is the same).
-            ``auto`` (the default) is ``fast`` where it applies and ``exact`` elsewhere; the
-            configs of the shipped agents say ``exact``, so they still reproduce.
+            ``auto`` (the default) is ``fast`` where it applies and ``exact`` elsewhere
+            (:meth:`validate` resolves it); the configs of the shipped agents name theirs, so a
+            change of the default cannot change a re-run, and ``--resume`` refuses a run whose
+            saved config used other numerics.
     """
 
     name: str = "agent"
@@ -158,7 +162,7 @@ class TrainConfig:
             where: Where the config comes from, for error messages.
 
         Returns:
-            ``self``.
+            ``self``, with ``numerics: auto`` resolved to ``fast`` or ``exact``.
 
         Raises:
             ConfigError: A field is invalid; the message names it.
@@ -175,15 +179,16 @@ class TrainConfig:
             bad("vec_env", f"must be dummy or subproc; got {self.vec_env!r}")
         if self.numerics not in ("auto", "exact", "fast"):
             bad("numerics", f"must be auto, exact or fast; got {self.numerics!r}")
-        if self.numerics == "auto":             # resolved here, so a run's config.yaml says
-            self.numerics = "fast" if (self.algo, self.policy) == ("maskable_ppo", "set") \
-                else "exact"
+        self.numerics = resolved_numerics(self)  # so a run's config.yaml says which
         if self.numerics == "fast" and (self.algo, self.policy) != ("maskable_ppo", "set"):
             bad("numerics", "fast numerics need algo maskable_ppo and policy set")
         for f in ("total_timesteps", "n_envs", "torch_threads", "hidden"):
             v = getattr(self, f)
             if not isinstance(v, int) or isinstance(v, bool) or v < 1:
                 bad(f, f"must be a positive integer; got {v!r}")
+        if self.n_envs > MAX_ENVS:
+            bad("n_envs", f"at most {MAX_ENVS} (the training envs' seeds must stay apart from "
+                          f"the imitation envs'); got {self.n_envs}")
         if self.work_conserving and self.algo == "ppo" and self.policy == "flat":
             bad("work_conserving", "plain PPO has no masks: use maskable_ppo or the set policy")
         for k in self.ppo:
@@ -221,6 +226,14 @@ class TrainConfig:
         return self
 
 
+def resolved_numerics(cfg: TrainConfig) -> str:
+    """``cfg.numerics`` with ``auto`` resolved: ``fast`` for MaskablePPO with the set policy,
+    ``exact`` otherwise."""
+    if cfg.numerics != "auto":
+        return cfg.numerics
+    return "fast" if (cfg.algo, cfg.policy) == ("maskable_ppo", "set") else "exact"
+
+
 def bundled_configs() -> list[str]:
     """Names of the bundled training configs (``configs/agents/*.yaml``)."""
     return bundled_names("agents")
@@ -250,8 +263,9 @@ def config_dict(cfg: TrainConfig) -> dict:
 # ---------------------------------------------------------------------- building blocks
 def make_vec_env(cfg: TrainConfig, n_envs: int | None = None, seed_offset: int = 0):
     """The training envs: ``n_envs`` copies, env ``i`` seeded
-    ``TRAIN_SEED_BASE + 1000*seed + i``. A single env is made with ``lean_info=True`` (nothing
-    in training reads the rest of the step's info; the episodes are the same)."""
+    ``TRAIN_SEED_BASE + 1000*seed + i``. Envs of one id are made with ``lean_info=True``
+    (nothing in training reads the rest of the step's info; the episodes are the same); a pool
+    of worlds builds its own."""
     from stable_baselines3.common.env_util import make_vec_env as sb3_make_vec_env
     from stable_baselines3.common.vec_env import SubprocVecEnv
 
@@ -317,8 +331,8 @@ def build_model(cfg: TrainConfig, venv, tb_dir: str | None = None):
         policy = "MultiInputPolicy"
         pkw = dict(features_extractor_class=FlatExtractor,
                    net_arch=dict(pi=list(cfg.net_arch), vf=list(cfg.net_arch)))
-    algo = PPO if cfg.algo == "ppo" else NumpyRolloutPPO if cfg.numerics == "fast" \
-        else MaskablePPO
+    algo = PPO if cfg.algo == "ppo" else NumpyRolloutPPO \
+        if resolved_numerics(cfg) == "fast" else MaskablePPO
     ppo = dict(cfg.ppo)
     if cfg.lr_schedule == "linear":
         ppo["learning_rate"] = LinearSchedule(float(ppo.get("learning_rate", 3e-4)))
@@ -336,7 +350,7 @@ def set_numerics(model, cfg: TrainConfig) -> None:
     the rollouts are numpy's only end to end when ``model`` is a
     :class:`~mrsched_gym.agents.networks.NumpyRolloutPPO`, as :func:`build_model` makes it
     and :func:`train` loads it to resume)."""
-    fast = cfg.numerics == "fast"
+    fast = resolved_numerics(cfg) == "fast"
     model.policy.numpy_rollouts = fast
     model.policy.features_extractor.fast_numerics = fast
 
@@ -568,14 +582,21 @@ def train(cfg: TrainConfig, out_dir: str | Path = "runs", resume: str | Path | N
     set_random_seed(cfg.seed)
     out = Path(out_dir) / cfg.name
     out.mkdir(parents=True, exist_ok=True)
-    atomic_write(out / "config.yaml", yaml.safe_dump(config_dict(cfg), sort_keys=False))
+    numerics = resolved_numerics(cfg)
+    saved = out / "config.yaml"
+    if resume is not None and saved.is_file():
+        before = (yaml.safe_load(saved.read_text()) or {}).get("numerics")
+        if before in ("exact", "fast") and before != numerics:
+            raise ConfigError(f"numerics: the run in {out} trained with {before}, this config "
+                              f"says {numerics}: set numerics: {before} to resume it")
+    atomic_write(saved, yaml.safe_dump(config_dict(cfg), sort_keys=False))
     baselines = _baselines(cfg, out)
     venv = make_vec_env(cfg)
     tb = str(out / "tb") if cfg.tensorboard else None
     state = {"history": [], "best": math.inf, "best_step": None, "wall0": 0.0}
     if resume is not None:
         from mrsched_gym.agents.policy import load_sb3
-        if cfg.numerics == "fast":
+        if numerics == "fast":
             from mrsched_gym.agents.networks import NumpyRolloutPPO
             model = NumpyRolloutPPO.load(str(resume), env=venv, device="cpu")
         else:
@@ -598,6 +619,8 @@ def train(cfg: TrainConfig, out_dir: str | Path = "runs", resume: str | Path | N
         rows = imitate(model, cfg, TRAIN_SEED_BASE + 1000 * cfg.seed + 500, progress)
         atomic_write(out / "imitate.json", json.dumps(rows, indent=1))
         run_eval(model, None)                   # the fitted policy, at step 0
+    torch.set_num_threads(cfg.torch_threads)    # loading a checkpoint (init_from, teachers)
+                                                # sets one thread
     remaining = cfg.total_timesteps - model.num_timesteps
     if remaining > 0:
         model.learn(remaining, callback=callbacks, tb_log_name=cfg.name,

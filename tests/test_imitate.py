@@ -128,6 +128,18 @@ def test_imitation_learns_the_teacher():
     assert after > 0.9 and after > before + 0.3, (before, after)
 
 
+def test_a_teacher_that_idles_a_slot_is_played_not_learned_and_rounds_stop_on_count():
+    """Fair's delay scheduling skips with a candidate waiting, which a work-conserving policy
+    cannot do: those decisions are dropped (counted), the rest learned; a round plays exactly
+    steps_per_round decisions over its envs (3 envs, 500 decisions)."""
+    cfg = tiny(imitate_cfg={"teachers": {"default": "fair"}, "rounds": 2,
+                            "steps_per_round": 500, "n_envs": 3, "epochs": 1})
+    _, rows = _fitted(cfg)
+    assert all(r["dropped"] > 0 for r in rows)
+    assert [r["decisions"] for r in rows] == [
+        500 - rows[0]["dropped"], 1000 - rows[0]["dropped"] - rows[1]["dropped"]]
+
+
 def test_imitation_is_reproducible():
     small = {"steps_per_round": 400, "epochs": 2}
     a, rows_a = _fitted(tiny(imitate_cfg=small))
@@ -167,6 +179,8 @@ def test_train_with_imitation_evaluates_the_fitted_policy_at_step_0(tmp_path):
     ({"teachers": {}}, "imitate.teachers"),
     ({"rounds": 0}, "imitate.rounds"),
     ({"learning_rate": -1.0}, "imitate.learning_rate"),
+    ({"learning_rate": float("inf")}, "imitate.learning_rate"),
+    ({"n_envs": 501}, "imitate.n_envs"),
 ])
 def test_bad_imitate_fields_are_named(change, field):
     with pytest.raises(ConfigError, match=re.escape(field)):

@@ -39,14 +39,17 @@ def _batch(n: int, seed: int = 0):
 def test_distinct_rows_by_keys_and_after_a_key_collision(monkeypatch):
     rng = np.random.default_rng(0)
     x = th.as_tensor(rng.integers(0, 3, (200, 10)).astype(np.float32))
+    x[100:150] = x[:50].clone()                           # 50 repeated rows
     x[5] = -0.0                                           # -0.0 and 0.0 differ in their bytes
+    x[6] = 0.0
     for collide in (False, True):
         if collide:                                       # every row the same key: fall back
             monkeypatch.setattr(set_layers, "row_keys", lambda a: np.zeros(len(a), np.uint64))
         first, index = set_layers.distinct_rows(x)
         assert th.equal(x[first][index], x)
         distinct = {r.tobytes() for r in x.numpy()}
-        assert len(first) == len(distinct)
+        assert len(first) == len(distinct) < 160
+        assert index[110] == index[10] and index[6] != index[5]   # equal rows, +0 vs -0
 
 
 def test_split_critic_is_the_flat_value_mlp():
@@ -131,16 +134,18 @@ def test_lean_info_must_be_a_bool():
     assert gym.make("mrsched/Hadoop-v0").unwrapped.lean_info is False
 
 
-def test_numpy_rollouts_fill_the_buffer_as_sb3_contribs_loop(monkeypatch):
+@pytest.mark.parametrize("ends", [{}, {"time_limit_s": 450}])   # terminated / truncated
+def test_numpy_rollouts_fill_the_buffer_as_sb3_contribs_loop(monkeypatch, ends):
     """``NumpyRolloutPPO`` (numerics: fast) collects what sb3-contrib's rollout loop collects
     with the same policy: the same buffers, so the same weights after training, bit for bit
-    (through episode ends: short episodes)."""
+    (through episode ends: short episodes that end, or that hit the time limit, where the
+    value of the last observation is bootstrapped)."""
     from sb3_contrib import MaskablePPO
 
     from mrsched_gym.agents import networks
     from mrsched_gym.agents.train import build_model, load_config, make_vec_env
     cfg = load_config("hadoop_set", total_timesteps=1024, n_envs=2, tensorboard=False,
-                      numerics="fast", env_kwargs={"workload.duration_s": 300},
+                      numerics="fast", env_kwargs={"workload.duration_s": 300, **ends},
                       **{"ppo.n_steps": 256, "ppo.batch_size": 128, "ppo.n_epochs": 1})
     runs = []
     for reference in (False, True):
@@ -202,4 +207,21 @@ def test_numerics_default_is_fast_where_it_applies_and_shipped_configs_name_thei
     for name, info in pretrained_agents().items():
         _, text = config_source(info["config"], "agents")
         assert re.search(r"^numerics: (exact|fast)\b", text, re.M), name
-    assert all(load_config(n).numerics in ("exact", "fast") for n in bundled_configs())
+    for name in bundled_configs():                       # every bundled config says which
+        _, text = config_source(name, "agents")
+        assert re.search(r"^numerics: (exact|fast)\b", text, re.M), name
+
+
+def test_resume_refuses_other_numerics(tmp_path):
+    """A run's numerics are not in its checkpoints: resuming an ``exact`` run with a config
+    that resolves to ``fast`` (the default, say) is refused, naming the field."""
+    from mrsched_gym.agents.train import load_config, train
+    from mrsched_gym.config import ConfigError
+    kw = dict(name="num", total_timesteps=256, n_envs=1, tensorboard=False,
+              env_kwargs={"workload.duration_s": 300},
+              **{"ppo.n_steps": 256, "ppo.batch_size": 128, "ppo.n_epochs": 1,
+                 "eval.n_seeds": 1, "eval.every_steps": 0, "eval.baselines": []})
+    out = train(load_config("hadoop_set", numerics="exact", **kw), tmp_path, progress=False)
+    with pytest.raises(ConfigError, match="numerics: the run .* trained with exact"):
+        train(load_config("hadoop_set", numerics="auto", **kw), tmp_path,
+              resume=out["final_model"], progress=False)

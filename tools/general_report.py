@@ -38,7 +38,7 @@ def run(records: Path, agents: list[str], workers: int, agents_only: bool,
         if agents_only:
             mine = {parse_policy(p).label for p in agents}
             old = [r for r in old if r["policy"] not in mine]
-            todo = agents + [p for p in references if p not in have]
+            todo = agents + [p for p in references if parse_policy(p).label not in have]
         else:
             todo = [p for p in applicable_baselines(scenario_of(env_id)) + agents + references
                     if parse_policy(p).label not in have]
@@ -113,7 +113,8 @@ def main() -> None:
     if not a.no_run:
         run(Path(a.records), [a.agent, a.specialist], a.workers, a.agents_only, a.reference)
     agent, specialist = (parse_policy(p).label for p in (a.agent, a.specialist))
-    print(table(Path(a.records), agent, specialist, a.reference))
+    print(table(Path(a.records), agent, specialist,
+                [parse_policy(p).label for p in a.reference]))
 
 
 if __name__ == "__main__":
