@@ -240,6 +240,10 @@ def collect_rollouts(algo, env, callback, rollout_buffer, n_rollout_steps: int) 
     torch round trips per step (the observations made tensors and back, the actions, values
     and log-probabilities made tensors and copied back into the buffer) and the buffer's
     extra copies. Timeouts are bootstrapped with the torch value, as sb3-contrib does.
+    It mirrors sb3-contrib 2.x's loop, down to the attributes that loop keeps on the model
+    (``_last_obs``, ``_last_episode_starts``, ``_update_info_buffer``); the test that compares
+    the two buffers bit for bit (``tests/test_trainspeed.py``, ended and truncated episodes)
+    runs against the installed sb3-contrib, so a change upstream fails there first.
 
     Args:
         algo: The MaskablePPO model (its policy a ``SetPolicy``).
