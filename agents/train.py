@@ -263,9 +263,9 @@ def config_dict(cfg: TrainConfig) -> dict:
 # ---------------------------------------------------------------------- building blocks
 def make_vec_env(cfg: TrainConfig, n_envs: int | None = None, seed_offset: int = 0):
     """The training envs: ``n_envs`` copies, env ``i`` seeded
-    ``TRAIN_SEED_BASE + 1000*seed + i``. Envs of one id are made with ``lean_info=True``
-    (nothing in training reads the rest of the step's info; the episodes are the same); a pool
-    of worlds builds its own."""
+    ``TRAIN_SEED_BASE + 1000*seed + i``, made with ``lean_info=True`` (a pool of worlds passes
+    it to its worlds): nothing in training reads the rest of the step's info, and the episodes
+    are the same."""
     from stable_baselines3.common.env_util import make_vec_env as sb3_make_vec_env
     from stable_baselines3.common.vec_env import SubprocVecEnv
 
@@ -279,7 +279,7 @@ def make_vec_env(cfg: TrainConfig, n_envs: int | None = None, seed_offset: int =
         worlds = cfg.worlds
 
         def factory():
-            return WorldPool(worlds)
+            return WorldPool(worlds, lean_info=True)
     else:
         def factory():
             return make_env(env, kw)

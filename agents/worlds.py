@@ -167,11 +167,14 @@ class WorldPool(gym.Env):
 
     Args:
         worlds: The pool (:class:`WorldsConfig`).
+        lean_info: Make the worlds with the env's ``lean_info=True`` and give ``step()`` an info
+            with only ``world``, ``invalid_action`` and ``episode_over`` (for training loops
+            that read none of the rest; the episodes are the same).
     """
 
     metadata = {"render_modes": []}
 
-    def __init__(self, worlds: WorldsConfig) -> None:
+    def __init__(self, worlds: WorldsConfig, lean_info: bool = False) -> None:
         from mrsched_gym.registration import scenario_for
         self.worlds = worlds.validate()
         self.ids = list(worlds.ids)
@@ -194,6 +197,7 @@ class WorldPool(gym.Env):
         self.action_space = spaces.Discrete(self.K + 1)
         self.observation_space = observation_space(self.K, self.N, self.W,
                                                    objective=bool(worlds.observe_objective))
+        self.lean_info = bool(lean_info)
         self.env = None
         self.world: tuple[str, dict] | None = None
         #: The current world's own observation (unpadded), as its env returned it.
@@ -229,7 +233,8 @@ class WorldPool(gym.Env):
         self.world = (i, ov)
         self.scale = float(self.worlds.reward_scale.get(i, 1.0))
         self.env = MRSchedEnv(with_overrides(self.bases[i], ov),
-                              observe_objective=bool(self.worlds.observe_objective))
+                              observe_objective=bool(self.worlds.observe_objective),
+                              lean_info=self.lean_info)
         obs, info = self.env.reset(seed=s)
         self.world_obs = obs
         info = dict(info, world=i, overrides=ov, action_mask=self.action_masks())
@@ -250,7 +255,8 @@ class WorldPool(gym.Env):
         obs, r, term, trunc, info = self.env.step(a)
         self.world_obs = obs
         info["world"] = self.world[0]
-        info["action_mask"] = self.action_masks()
+        if not self.lean_info:
+            info["action_mask"] = self.action_masks()
         return self._pad(obs), r / self.scale, term, trunc, info
 
     def action_masks(self) -> np.ndarray:

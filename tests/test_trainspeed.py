@@ -126,6 +126,33 @@ def test_lean_info_changes_only_the_info(env_id):
     assert ends == 2
 
 
+def test_a_lean_pool_changes_only_the_info():
+    """``WorldPool(lean_info=True)`` (the training pools): the same worlds, observations,
+    rewards and episode ends as the full pool, through two episodes."""
+    from mrsched_gym.agents.worlds import WorldPool, WorldsConfig
+    worlds = WorldsConfig(ids=["mrsched/Hadoop-v0", "mrsched/Preemption-v0"], max_nodes=25,
+                          vary={"workload.load": [0.3, 0.4]})
+    full, lean = WorldPool(worlds), WorldPool(worlds, lean_info=True)
+    a, _ = full.reset(seed=2)
+    b, _ = lean.reset(seed=2)
+    ends = 0
+    for step in range(20000):
+        assert all(np.array_equal(a[k], b[k]) for k in a), step
+        mask = full.action_masks()
+        act = int(np.flatnonzero(mask)[step % mask.sum()])
+        a, ra, ta, ua, ia = full.step(act)
+        b, rb, tb, ub, ib = lean.step(act)
+        assert (ra, ta, ua) == (rb, tb, ub) and ia["world"] == ib["world"]
+        assert set(ib) == {"world", "invalid_action", "episode_over"}
+        if ta or ua:
+            ends += 1
+            if ends == 2:
+                break
+            a, _ = full.reset()
+            b, _ = lean.reset()
+    assert ends == 2
+
+
 def test_lean_info_must_be_a_bool():
     from mrsched_gym.errors import InputTypeError
     with pytest.raises(InputTypeError, match="lean_info must be True or False, got str 'yes'"):
