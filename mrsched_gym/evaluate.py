@@ -23,6 +23,7 @@ ending in ``.zip``; loaded with sb3-contrib's MaskablePPO, or SB3 PPO) or a ship
 from __future__ import annotations
 
 import functools
+import hashlib
 import os
 import time
 import traceback
@@ -199,7 +200,6 @@ def policy_fingerprint(spec: PolicySpec) -> str:
             st = p.stat()
             digests.append(f"{p.relative_to(spec.target)}="
                            f"{file_digest(str(p), st.st_mtime_ns, st.st_size)}")
-        import hashlib
         return f"{spec.target}:{hashlib.sha256(';'.join(digests).encode()).hexdigest()[:16]}"
     if spec.kind != "agent":
         return spec.label
@@ -211,7 +211,6 @@ def policy_fingerprint(spec: PolicySpec) -> str:
 @functools.lru_cache(maxsize=64)
 def file_digest(path: str, mtime_ns: int, size: int) -> str:
     """The first 16 hex digits of a file's SHA-256 (read once per process per file version)."""
-    import hashlib
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()[:16]
 
 

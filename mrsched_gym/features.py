@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from mrsched_gym.config import REWARD_COMPONENTS
+
 #: Clip of ratios to the cluster's slots or to K (remaining tasks, running tasks, slots required,
 #: queue lengths).
 RATIO_MAX = 10.0
@@ -84,8 +86,7 @@ def box_bounds(features: tuple[Feature, ...]) -> tuple[float, float]:
 #: ``obs["objective"]`` (only with ``observe_objective=True``): the reward weight of each
 #: component (:data:`mrsched_gym.config.REWARD_COMPONENTS` order) / the largest absolute weight.
 OBJECTIVE_FEATURES: tuple[Feature, ...] = tuple(
-    Feature(f"weight of {c}", -1.0, 1.0)
-    for c in ("jct", "deadline", "slo", "wasted", "idle", "rejection"))
+    Feature(f"weight of {c}", -1.0, 1.0) for c in REWARD_COMPONENTS)
 
 #: The kind one-hot's entries (any number of them).
 KIND_FEATURE = Feature("decision kind one-hot", 0.0, 1.0)
