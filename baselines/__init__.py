@@ -14,6 +14,7 @@ from mrsched_gym.baselines.mimp import MPAdmissionScheduler, MPScheduler
 from mrsched_gym.baselines.preemption import PriorityPreemptionScheduler
 from mrsched_gym.baselines.rds import RDSScheduler
 from mrsched_gym.baselines.simple import (
+    ATCScheduler,
     EDFScheduler,
     FIFOScheduler,
     RandomScheduler,
@@ -44,6 +45,7 @@ BASELINES = FrozenDict({
     "late": LATEScheduler,
     "hadoop-speculative": HadoopSpeculationScheduler,
     "srpt": SRPTScheduler,                      # a reference rule, ranked only when named
+    "atc": ATCScheduler,                        # a reference rule, ranked only when named
 })
 
 

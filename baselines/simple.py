@@ -1,7 +1,10 @@
-"""Policy-free reference points: Random, Hadoop's default FIFO scheduler, EDF, and the textbook
-shortest-remaining-work rule (SRPT)."""
+"""Policy-free reference points: Random, Hadoop's default FIFO scheduler, EDF, and two textbook
+rules outside the seed papers: shortest remaining work first (SRPT) and the apparent tardiness
+cost rule (ATC)."""
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
@@ -109,4 +112,89 @@ class SRPTScheduler(Scheduler):
             work = remaining_slot_seconds(job, running.get(job.jid, ()), now,
                                           task_len(job, MAP), task_len(job, REDUCE))
             return (work, job.jid, c.phase)
+        return argmin_candidate(sim.decision.candidates, key)
+
+
+class ATCScheduler(Scheduler):
+    """Apparent Tardiness Cost (Vepsalainen & Morton 1987), a reference rule, not a paper's.
+
+    The textbook dispatching rule for total weighted tardiness, which is what
+    ``deadline_penalty_h`` integrates (the weights of the jobs past their deadlines, over time).
+    None of the seed papers compares against it. The free slot goes to the candidate job with
+    the largest index
+
+        I_j = w_j / p_j * exp(-max(s_j, 0) / (k * p_bar))
+
+    with ``p_j`` the job's remaining work (the thesis Eq. 1 numerator, as :class:`SRPTScheduler`
+    counts it; with ``deadline_scope: map`` only the maps' share, since the deadline judges the
+    map phase), ``s_j = d_j - now - p_j / m_j`` its slack (``m_j`` the tasks it still has,
+    capped at the cluster's slots: the fastest it could finish), ``p_bar`` the mean of
+    ``p_j / m_j`` over the candidate jobs, and ``k`` the look-ahead parameter (ATC's own; 2 by
+    default, tuned on validation seeds, see docs/agents.md). Jobs already late (``s_j <= 0``)
+    are ranked by weighted shortest remaining work (WSPT); jobs with slack are discounted by it,
+    so the rule moves between WSPT under overload and a slack-driven, EDF-like order under light
+    load. Our choices where the original (one machine, known processing times) is silent: the
+    parallel slack ``p_j / m_j`` above, and jobs without a deadline (or whose map phase has
+    settled it) get index 0 and come after the others, by remaining work (so where no job has a
+    deadline, ATC is SRPT). Ties: less remaining work, then the oldest job, maps first.
+    Admission: accept. Preemption: wait.
+
+    It ranks in no leaderboard by default (:meth:`applies_to` is False), like ``srpt``.
+    """
+
+    name = "atc"
+
+    def __init__(self, k: float = 2.0) -> None:
+        if not (isinstance(k, (int, float)) and math.isfinite(k) and k > 0):
+            raise ValueError(f"atc: k must be a positive finite number, got {k!r}")
+        self.k = float(k)
+
+    @classmethod
+    def applies_to(cls, scenario) -> bool:
+        """Never by default (a reference rule outside the spec's baselines)."""
+        return False
+
+    def decide(self, sim) -> int:
+        """The candidate of the job with the largest ATC index."""
+        a = default_action(sim)
+        if a is not None:
+            return a
+        running = running_by_job(sim)
+        now = sim.now
+        cap = max(sim.total_slots, 1.0)
+        map_scope = sim.map_scope
+        rows = {}
+        for c in sim.decision.candidates:
+            job = c.job
+            if job.jid in rows:
+                continue
+            tasks = running.get(job.jid, ())
+            mu_m, mu_r = task_len(job, MAP), task_len(job, REDUCE)
+            work = remaining_slot_seconds(job, tasks, now, mu_m, mu_r)
+            n_left = len(tasks) + job.pending_maps + job.pending_reduces + len(job.susp)
+            due = job.deadline_s
+            if map_scope:
+                if job.pending_maps == 0 and not any(t.phase == MAP for t in tasks):
+                    due = math.inf                  # the deadline is settled
+                else:
+                    mine = [t for t in tasks if t.phase == MAP]
+                    work_d = remaining_slot_seconds(job, (), now, mu_m, 0.0) + sum(
+                        max(mu_m - (now - t.start_s), 0.0) for t in mine)
+                    n_left = len(mine) + job.pending_maps
+                    rows[job.jid] = (job, work, work_d, due, max(min(n_left, cap), 1.0))
+                    continue
+            rows[job.jid] = (job, work, work, due, max(min(n_left, cap), 1.0))
+        durs = [wd / m for _, _, wd, _, m in rows.values()]
+        p_bar = max(sum(durs) / len(durs), 1e-9)
+        index = {}
+        for jid, (job, work, work_d, due, m) in rows.items():
+            if not math.isfinite(due):
+                index[jid] = (0.0, work)
+                continue
+            slack = max(due - now - work_d / m, 0.0)
+            index[jid] = (-job.weight / max(work_d, 1e-9) * math.exp(-slack / (self.k * p_bar)),
+                          work)
+
+        def key(c) -> tuple:
+            return (*index[c.job.jid], c.job.jid, c.phase)
         return argmin_candidate(sim.decision.candidates, key)

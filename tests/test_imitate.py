@@ -1,8 +1,9 @@
-"""Imitation before PPO (agents/imitate.py) and its reference teacher, the srpt rule."""
+"""Imitation before PPO (agents/imitate.py) and its reference teachers, the srpt and atc rules."""
 
 from __future__ import annotations
 
 import json
+import math
 import re
 
 import numpy as np
@@ -63,6 +64,77 @@ def test_srpt_is_named_only_and_beats_capacity_on_mean_time_in_system(env_id):
     capacity = [run_episode(env_id, make_policy("capacity"), s)["metrics"]["time_in_system_h"]
                 for s in range(3)]
     assert np.mean(srpt) < np.mean(capacity)
+
+
+# ---------------------------------------------------------------------- atc
+def _atc_indices(sim, k: float) -> dict[int, float]:
+    """ATC's index of every candidate job, written out from the formula (whole-job deadlines):
+    w / p * exp(-max(d - now - p / m, 0) / (k * p_bar)), p the remaining work, m the tasks left
+    (running, pending, suspended) capped at the cluster's slots, p_bar the mean of p / m; 0 for
+    a job without a deadline."""
+    jobs = {c.job.jid: c.job for c in sim.decision.candidates}
+    p, m = {}, {}
+    for jid, job in jobs.items():
+        p[jid] = _remaining_work(job, sim)
+        running = sum(1 for t in sim.running.values() if t.job is job)
+        left = running + job.pending_maps + job.pending_reduces + len(job.susp)
+        m[jid] = max(min(left, sim.total_slots), 1)
+    p_bar = sum(p[j] / m[j] for j in jobs) / len(jobs)
+    out = {}
+    for jid, job in jobs.items():
+        if math.isinf(job.deadline_s):
+            out[jid] = 0.0
+            continue
+        slack = max(job.deadline_s - sim.now - p[jid] / m[jid], 0.0)
+        out[jid] = job.weight / p[jid] * math.exp(-slack / (k * p_bar))
+    return out
+
+
+@pytest.mark.parametrize("k", [0.5, 4.0])
+def test_atc_picks_the_job_with_the_largest_apparent_tardiness_cost(k):
+    """Checked on every schedule decision with two or more jobs of an overloaded deadline
+    episode, where some jobs are late (the WSPT end of the rule) and some have slack."""
+    import gymnasium as gym
+    env = gym.make("mrsched/Hadoop-v0", **{"workload.load": 1.5})
+    env.reset(seed=2)
+    sim = env.unwrapped.sim
+    atc = make_baseline("atc", k=k)
+    checked = late = 0
+    for _ in range(3000):
+        d = sim.decision
+        a = atc.decide(sim)
+        if d.kind == SCHEDULE and len({c.job.jid for c in d.candidates}) > 1:
+            index = _atc_indices(sim, k)
+            assert index[d.candidates[a].job.jid] == pytest.approx(max(index.values()),
+                                                                   rel=1e-9)
+            late += any(c.job.deadline_s < sim.now for c in d.candidates)
+            checked += 1
+        _, _, term, trunc, _ = env.step(a)
+        if term or trunc:
+            break
+    assert checked >= 100 and late >= 20
+
+
+def test_atc_is_srpt_where_no_job_has_a_deadline():
+    """Index 0 for every job leaves the remaining-work tie-break: the same episode as srpt."""
+    kw = {"workload.deadline_fraction": 0.0, "workload.duration_s": 1800}
+    runs = [run_episode("mrsched/Dedicated-v0", make_policy(p), 1, kw) for p in ("atc", "srpt")]
+    assert runs[0]["steps"] == runs[1]["steps"] > 100
+    assert runs[0]["jct_s"] == runs[1]["jct_s"]
+    atc = run_episode("mrsched/Dedicated-v0", make_policy("atc"), 1,
+                      {"workload.duration_s": 1800})                 # with deadlines: not srpt
+    srpt = run_episode("mrsched/Dedicated-v0", make_policy("srpt"), 1,
+                       {"workload.duration_s": 1800})
+    assert atc["jct_s"] != srpt["jct_s"]
+
+
+def test_atc_is_named_only_and_checks_k():
+    from mrsched_gym.errors import InputError
+    assert all("atc" not in applicable_baselines(scenario_of(i))
+               for i in ("mrsched/Hadoop-v0", "mrsched/Heterogeneous-v0"))
+    for bad in ("0", "-1", "inf", "nan"):
+        with pytest.raises(InputError, match="atc: k must be a positive finite number"):
+            make_policy(f"atc:k={bad}")
 
 
 # ---------------------------------------------------------------------- imitation
