@@ -8,7 +8,7 @@ import gymnasium as gym
 import numpy as np
 
 from mrsched_gym.encoding import DECISION_TAIL, decision_kind_slot, kind_slice
-from mrsched_gym.sim.decision import SCHEDULE
+from mrsched_gym.sim.decision import SCHEDULE, SPECULATE
 
 _SCHEDULE = decision_kind_slot(SCHEDULE)       # the schedule entry of obs["decision"]
 
@@ -70,6 +70,48 @@ def policy_logits(policy, obs: dict) -> np.ndarray:
         if isinstance(feats, tuple):                             # separate actor / critic
             feats = feats[0]
         return policy.action_net(policy.mlp_extractor.forward_actor(feats))[0].numpy()
+
+
+class SpeculationDelegate:
+    """An agent whose speculation decisions are made by a baseline's rule.
+
+    The set-network agents are trained on worlds without speculation decisions, so on their own
+    they skip them (:func:`fit_decision`). Wrapped, every ``SPECULATE`` decision goes to the
+    ``speculate`` method of the baseline ``rule`` (``hadoop-speculative``: Hadoop's native
+    speculation, or ``late``) and every other decision to the agent, as in Hadoop, where
+    speculative execution belongs to the JobTracker, beside whichever job scheduler runs. A
+    shipped agent gets it from its metadata (``"speculation"`` in ``NAME.json``; the harness
+    wraps it, :func:`mrsched_gym.evaluate.make_policy`).
+
+    Raises:
+        ValueError: ``rule`` is no baseline with a speculation rule.
+    """
+
+    def __init__(self, agent, rule: str) -> None:
+        from mrsched_gym.baselines import BASELINES, make_baseline
+        if rule not in BASELINES or not hasattr(make_baseline(rule), "speculate"):
+            with_rule = [n for n in BASELINES if hasattr(make_baseline(n), "speculate")]
+            raise ValueError(f"speculation: {rule!r} is not a baseline with a speculation "
+                             f"rule ({', '.join(with_rule)})")
+        self.agent = agent
+        self.rule = make_baseline(rule)
+        self.name = agent.name
+        self._sim = None
+
+    def reset(self, sim, seed: int | None = None) -> None:
+        """Reset both; keep the world, whose decision the rule reads."""
+        self.agent.reset(sim, seed=seed)
+        self.rule.reset(sim, seed=seed)
+        self._sim = sim
+
+    def act(self, obs: dict, mask: np.ndarray) -> int:
+        """The rule's copy (or none) at a speculation decision, else the agent's action."""
+        if self._sim is None:
+            raise ValueError(f"{self.name}: call reset(sim) before act (the speculation rule "
+                             f"reads the world)")
+        if self._sim.decision.kind == SPECULATE:
+            return self.rule.speculate(self._sim)
+        return self.agent.act(obs, mask)
 
 
 class WorkConserving(gym.Wrapper):

@@ -54,7 +54,9 @@ DEFAULT_ENV = "mrsched/Hadoop-v0"
 @dataclass(frozen=True)
 class PolicySpec:
     """A policy by name: ``kind`` is ``"baseline"``, ``"agent"`` (an SB3 checkpoint or a shipped
-    agent) or ``"rllib"`` (an RLlib checkpoint folder)."""
+    agent) or ``"rllib"`` (an RLlib checkpoint folder). ``params``: a baseline's parameter
+    overrides, or a shipped agent's speculation rule from its metadata
+    (:class:`~mrsched_gym.agents.policy.SpeculationDelegate`)."""
 
     label: str
     kind: str
@@ -95,7 +97,9 @@ def parse_policy(spec: str) -> PolicySpec:
                 raise InputError(
                     f"policy {spec!r}: checkpoint file {path!r} not found (shipped agents: "
                     f"{', '.join(pretrained_agents()) or 'none'})")
-            return PolicySpec(label=f"agent:{path}", kind="agent", target=shipped)
+            rule = pretrained_agents()[path].get("speculation")
+            return PolicySpec(label=f"agent:{path}", kind="agent", target=shipped,
+                              params=(("speculation", rule),) if rule else ())
         return PolicySpec(label=f"agent:{Path(path).stem}", kind="agent", target=path)
     name, _, rest = spec.partition(":")
     if name not in BASELINES:
@@ -123,9 +127,18 @@ def make_policy(spec: PolicySpec | str):
     if spec.kind == "agent":
         if spec.target.endswith(".npz"):           # a shipped agent: numpy, no torch needed
             from mrsched_gym.agents.numpy_policy import NumpySetPolicy
-            return NumpySetPolicy.load(spec.target, name=spec.label)
-        from mrsched_gym.agents.policy import load_agent
-        return load_agent(spec.target)
+            agent = NumpySetPolicy.load(spec.target, name=spec.label)
+        else:
+            from mrsched_gym.agents.policy import load_agent
+            agent = load_agent(spec.target)
+        rule = dict(spec.params).get("speculation")
+        if rule is None:
+            return agent
+        from mrsched_gym.agents.policy import SpeculationDelegate
+        try:
+            return SpeculationDelegate(agent, rule)
+        except ValueError as e:
+            raise InputError(f"policy {spec.label!r}: {e}") from None
     from mrsched_gym.baselines import make_baseline
     try:
         return make_baseline(spec.target, **dict(spec.params))
@@ -204,7 +217,8 @@ def policy_fingerprint(spec: PolicySpec) -> str:
     if spec.kind != "agent":
         return spec.label
     st = Path(spec.target).stat()
-    return f"{spec.target}:{file_digest(spec.target, st.st_mtime_ns, st.st_size)}"
+    extra = "".join(f",{k}={v}" for k, v in spec.params)       # e.g. its speculation rule
+    return f"{spec.target}:{file_digest(spec.target, st.st_mtime_ns, st.st_size)}{extra}"
 
 
 

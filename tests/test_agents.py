@@ -506,6 +506,58 @@ def test_shipped_agents_play_a_world_with_speculation_and_skip_it(agent):
     assert info["metrics"]["invalid_actions"] == 0
 
 
+def test_shipped_generalist_speculates_with_hadoops_rule_and_schedules_with_its_network():
+    """agent:general's metadata names a speculation rule: through the harness every speculation
+    decision is hadoop-speculative's and every other decision the network's (the bare numpy
+    actor's); it launches copies where the bare agent launches none. agent:hadoop-v0 names no
+    rule and is not wrapped."""
+    from mrsched_gym.agents.numpy_policy import NumpySetPolicy
+    from mrsched_gym.agents.policy import SpeculationDelegate
+    from mrsched_gym.baselines import make_baseline
+    from mrsched_gym.evaluate import make_policy
+    from mrsched_gym.sim.decision import SPECULATE
+    info = pretrained_agents()["general"]
+    assert info["speculation"] == "hadoop-speculative"
+    assert not isinstance(make_policy("agent:hadoop-v0"), SpeculationDelegate)
+    pol = make_policy("agent:general")
+    assert isinstance(pol, SpeculationDelegate) and pol.name == "agent:general"
+    bare, rule = NumpySetPolicy.load(info["numpy_path"]), make_baseline("hadoop-speculative")
+    env = gym.make("mrsched/Stragglers-v0", workload__duration_s=900)
+    obs, _ = env.reset(seed=0)
+    sim = env.unwrapped.sim
+    for p in (pol, bare, rule):
+        p.reset(sim, seed=0)
+    n_spec = n_other = 0
+    while True:
+        mask = env.unwrapped.action_masks()
+        a = pol.act(obs, mask)
+        if sim.decision.kind == SPECULATE:
+            assert a == rule.speculate(sim)
+            n_spec += 1
+        else:
+            assert a == bare.act(obs, mask)
+            n_other += 1
+        obs, _, term, trunc, out = env.step(a)
+        if term or trunc:
+            break
+    assert n_spec > 10 and n_other > 100
+    assert out["metrics"]["speculative_copies"] > 0 and out["metrics"]["invalid_actions"] == 0
+
+
+def test_a_speculation_rule_must_be_a_speculating_baseline():
+    from mrsched_gym.agents.policy import SpeculationDelegate
+    from mrsched_gym.errors import InputError
+    from mrsched_gym.evaluate import PolicySpec, make_policy, parse_policy
+    shipped = parse_policy("agent:general")
+    for bad in ("fifo", "nope"):
+        with pytest.raises(InputError, match=f"speculation: '{bad}' is not a baseline with a "
+                                             f"speculation rule .*hadoop-speculative"):
+            make_policy(PolicySpec(shipped.label, "agent", shipped.target,
+                                   (("speculation", bad),)))
+    with pytest.raises(ValueError, match="call reset"):
+        SpeculationDelegate(make_policy("agent:hadoop-v0"), "late").act({}, np.ones(9, bool))
+
+
 def test_numpy_export_round_trip(trained, tmp_path):
     """export_numpy writes what NumpySetPolicy reads: same logits as the torch actor."""
     from mrsched_gym.agents.numpy_policy import NumpySetPolicy, export_numpy

@@ -29,6 +29,9 @@ def main() -> None:
     ap.add_argument("run", help="training output folder (OUT/NAME)")
     ap.add_argument("name", help="shipped agent name, e.g. hadoop-v0")
     ap.add_argument("--config", required=True, help="bundled config name that produced the run")
+    ap.add_argument("--speculation", default=None,
+                    help="baseline whose rule makes the agent's speculation decisions (e.g. "
+                         "hadoop-speculative; default: the agent skips them)")
     a = ap.parse_args()
     run = Path(a.run)
     cfg = yaml.safe_load((run / "config.yaml").read_text())
@@ -62,6 +65,8 @@ def main() -> None:
         meta["validation"]["headline"] = "mean over ids of agent / best of the baselines"
         meta["validation"]["per_id"] = {k[len("ratio_"):]: v for k, v in best.items()
                                         if k.startswith("ratio_")}
+    if a.speculation:                          # SpeculationDelegate (agents/policy.py)
+        meta["speculation"] = a.speculation
     (dest / f"{a.name}.json").write_text(json.dumps(meta, indent=1) + "\n")
     print(json.dumps(meta, indent=1))
 
