@@ -115,6 +115,10 @@ class TrainConfig:
         imitate: Fit the first policy to teachers' actions before PPO (behaviour cloning,
             DAgger; :class:`~mrsched_gym.agents.imitate.ImitateConfig`; MaskablePPO with the set
             policy). Validation then starts with the fitted policy at step 0.
+        value_warmup_steps: For the first this many PPO env steps only the value function
+            learns (the value MLP and its output layer; the shared set features and the policy
+            head stay fixed), so that PPO starting from a fitted or loaded policy first fits
+            its critic to the new worlds and reward scales before moving the policy. 0 = none.
         numerics: ``exact`` runs the float operations of the runs that trained the shipped
             agents, so a re-run reproduces their weights bit for bit. ``fast`` (MaskablePPO with
             the set policy only) computes the same functions faster per core: the rollouts
@@ -154,6 +158,7 @@ class TrainConfig:
     init_from: str = ""
     numerics: Literal["auto", "exact", "fast"] = "auto"
     imitate: ImitateConfig | None = None
+    value_warmup_steps: int = 0
 
     def validate(self, where: str = "config") -> TrainConfig:
         """Check every field (and that the env and the evaluation baselines exist).
@@ -186,6 +191,9 @@ class TrainConfig:
             v = getattr(self, f)
             if not isinstance(v, int) or isinstance(v, bool) or v < 1:
                 bad(f, f"must be a positive integer; got {v!r}")
+        v = self.value_warmup_steps
+        if not isinstance(v, int) or isinstance(v, bool) or v < 0:
+            bad("value_warmup_steps", f"must be an integer >= 0; got {v!r}")
         if self.n_envs > MAX_ENVS:
             bad("n_envs", f"at most {MAX_ENVS} (the training envs' seeds must stay apart from "
                           f"the imitation envs'); got {self.n_envs}")
@@ -486,7 +494,28 @@ def _callbacks(cfg: TrainConfig, out: Path, baselines: dict, state: dict, progre
             model.save(str(out / "best_model.zip"))
         _write_state(out, state)
 
-    return [Progress(), EvalVsBaselines()], run_eval
+    class ValueWarmup(BaseCallback):
+        """Before each PPO update: freeze every parameter but the value function's while the
+        steps so far are within ``cfg.value_warmup_steps`` (frozen parameters get no gradient,
+        so Adam leaves them as they are), unfreeze them after."""
+
+        def _on_rollout_end(self) -> None:
+            warm = self.model.num_timesteps <= cfg.value_warmup_steps
+            for name, p in self.model.policy.named_parameters():
+                if not is_value_parameter(name):
+                    p.requires_grad_(not warm)
+
+        def _on_step(self) -> bool:
+            return True
+
+    extra = [ValueWarmup()] if cfg.value_warmup_steps else []
+    return [Progress(), EvalVsBaselines(), *extra], run_eval
+
+
+def is_value_parameter(name: str) -> bool:
+    """Whether the policy parameter ``name`` belongs to the value function alone (SB3's
+    ``mlp_extractor.value_net`` and ``value_net``)."""
+    return name.startswith(("mlp_extractor.value_net.", "value_net."))
 
 
 def _write_state(out: Path, state: dict) -> None:

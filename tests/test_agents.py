@@ -165,6 +165,35 @@ def test_an_agent_trains_where_speculation_is_posed(tmp_path):
     assert r["metrics"]["invalid_actions"] == 0 and r["steps"] > 0
 
 
+def test_value_warmup_moves_only_the_value_function(tmp_path):
+    """value_warmup_steps: while within it, PPO updates change the value MLP and its output and
+    nothing else (the set features, the policy head); after it, the policy moves too."""
+    from mrsched_gym.agents.train import is_value_parameter
+    cfg = tiny("warm", value_warmup_steps=1024, **{"eval.every_steps": 0})
+    venv, threads = make_vec_env(cfg), th.get_num_threads()
+    th.set_num_threads(cfg.torch_threads)        # as train() builds it (the orthogonal init's
+    try:                                         # last bits depend on the thread count)
+        start = {k: v.clone() for k, v in build_model(cfg, venv, None).policy.state_dict().items()}
+    finally:
+        th.set_num_threads(threads)
+        venv.close()
+    seen = {}
+
+    def params_after(steps: int) -> dict:
+        run = train(tiny("warm", value_warmup_steps=1024, total_timesteps=steps,
+                         **{"eval.every_steps": 0}), tmp_path / str(steps), progress=False)
+        return load_sb3(f"{run['out']}/final_model.zip").policy.state_dict()
+
+    for steps in (1024, 2048):
+        seen[steps] = params_after(steps)
+    moved = {k for k, v in seen[1024].items() if not th.equal(v, start[k])}
+    assert moved and all(is_value_parameter(k) for k in moved)
+    assert moved >= {"value_net.weight", "mlp_extractor.value_net.0.weight"}
+    assert not th.equal(seen[2048]["action_net.score.weight"], start["action_net.score.weight"])
+    with pytest.raises(Exception, match="value_warmup_steps"):
+        tiny(value_warmup_steps=-1)
+
+
 def test_checkpoint_round_trip(trained, tmp_path):
     a = load_sb3(trained["final_model"])
     a.save(str(tmp_path / "again.zip"))
