@@ -75,7 +75,27 @@ class EDFScheduler(Scheduler):
         return argmin_candidate(sim.decision.candidates, edf_key)
 
 
-class SRPTScheduler(Scheduler):
+class ReferenceRule(Scheduler):
+    """A textbook rule outside the seed papers: ranked in no leaderboard by default
+    (:meth:`applies_to` is False), only when named. It picks among the schedule candidates
+    (:meth:`pick`); admission: accept, preemption: wait (:func:`default_action`)."""
+
+    @classmethod
+    def applies_to(cls, scenario) -> bool:
+        """Never by default (a reference rule outside the spec's baselines)."""
+        return False
+
+    def decide(self, sim) -> int:
+        """:func:`default_action` where it decides, else :meth:`pick`."""
+        a = default_action(sim)
+        return self.pick(sim, running_by_job(sim)) if a is None else a
+
+    def pick(self, sim, running: dict) -> int:
+        """The index of the chosen candidate (``running``: running tasks by job id)."""
+        raise NotImplementedError
+
+
+class SRPTScheduler(ReferenceRule):
     """Shortest remaining work first (SRPT at task boundaries), a reference rule, not a paper's.
 
     None of the seed papers compares against it, but it is the textbook rule for mean time in
@@ -94,17 +114,8 @@ class SRPTScheduler(Scheduler):
 
     name = "srpt"
 
-    @classmethod
-    def applies_to(cls, scenario) -> bool:
-        """Never by default (a reference rule outside the spec's baselines)."""
-        return False
-
-    def decide(self, sim) -> int:
+    def pick(self, sim, running: dict) -> int:
         """The candidate of the job with the least remaining work."""
-        a = default_action(sim)
-        if a is not None:
-            return a
-        running = running_by_job(sim)
         now = sim.now
 
         def key(c) -> tuple:
@@ -115,7 +126,7 @@ class SRPTScheduler(Scheduler):
         return argmin_candidate(sim.decision.candidates, key)
 
 
-class ATCScheduler(Scheduler):
+class ATCScheduler(ReferenceRule):
     """Apparent Tardiness Cost (Vepsalainen & Morton 1987), a reference rule, not a paper's.
 
     The textbook dispatching rule for total weighted tardiness, which is what
@@ -149,17 +160,8 @@ class ATCScheduler(Scheduler):
             raise ValueError(f"atc: k must be a positive finite number, got {k!r}")
         self.k = float(k)
 
-    @classmethod
-    def applies_to(cls, scenario) -> bool:
-        """Never by default (a reference rule outside the spec's baselines)."""
-        return False
-
-    def decide(self, sim) -> int:
+    def pick(self, sim, running: dict) -> int:
         """The candidate of the job with the largest ATC index."""
-        a = default_action(sim)
-        if a is not None:
-            return a
-        running = running_by_job(sim)
         now = sim.now
         cap = max(sim.total_slots, 1.0)
         map_scope = sim.map_scope
