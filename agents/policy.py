@@ -72,6 +72,21 @@ def policy_logits(policy, obs: dict) -> np.ndarray:
         return policy.action_net(policy.mlp_extractor.forward_actor(feats))[0].numpy()
 
 
+def speculation_rule(rule: str):
+    """A fresh instance of the baseline ``rule``, which must have a speculation rule.
+
+    Raises:
+        ValueError: ``rule`` is no baseline with a ``speculate`` method (the message lists them).
+    """
+    from mrsched_gym.baselines import BASELINES, make_baseline
+    sched = make_baseline(rule) if rule in BASELINES else None
+    if not hasattr(sched, "speculate"):
+        with_rule = [n for n in BASELINES if hasattr(make_baseline(n), "speculate")]
+        raise ValueError(f"speculation: {rule!r} is not a baseline with a speculation rule "
+                         f"({', '.join(with_rule)})")
+    return sched
+
+
 class SpeculationDelegate:
     """An agent whose speculation decisions are made by a baseline's rule.
 
@@ -81,20 +96,16 @@ class SpeculationDelegate:
     speculation, or ``late``) and every other decision to the agent, as in Hadoop, where
     speculative execution belongs to the JobTracker, beside whichever job scheduler runs. A
     shipped agent gets it from its metadata (``"speculation"`` in ``NAME.json``; the harness
-    wraps it, :func:`mrsched_gym.evaluate.make_policy`).
+    wraps it when the agent is named ``agent:NAME``, :func:`mrsched_gym.evaluate.make_policy`);
+    any other agent can be wrapped in Python.
 
     Raises:
         ValueError: ``rule`` is no baseline with a speculation rule.
     """
 
     def __init__(self, agent, rule: str) -> None:
-        from mrsched_gym.baselines import BASELINES, make_baseline
-        if rule not in BASELINES or not hasattr(make_baseline(rule), "speculate"):
-            with_rule = [n for n in BASELINES if hasattr(make_baseline(n), "speculate")]
-            raise ValueError(f"speculation: {rule!r} is not a baseline with a speculation "
-                             f"rule ({', '.join(with_rule)})")
+        self.rule = speculation_rule(rule)
         self.agent = agent
-        self.rule = make_baseline(rule)
         self.name = agent.name
         self._sim = None
 

@@ -118,7 +118,8 @@ class TrainConfig:
         value_warmup_steps: For the first this many PPO env steps only the value function
             learns (the value MLP and its output layer; the shared set features and the policy
             head stay fixed), so that PPO starting from a fitted or loaded policy first fits
-            its critic to the new worlds and reward scales before moving the policy. 0 = none.
+            its critic to the new worlds and reward scales before moving the policy. Decided per
+            rollout: the updates after the rollouts that end within it are value-only. 0 = none.
         numerics: ``exact`` runs the float operations of the runs that trained the shipped
             agents, so a re-run reproduces their weights bit for bit. ``fast`` (MaskablePPO with
             the set policy only) computes the same functions faster per core: the rollouts
@@ -671,4 +672,5 @@ def train(cfg: TrainConfig, out_dir: str | Path = "runs", resume: str | Path | N
 
 
 __all__ = ["TrainConfig", "EvalConfig", "load_config", "bundled_configs", "train",
+           "is_value_parameter",
            "build_model", "make_vec_env", "evaluate_model", "TRAIN_SEED_BASE"]

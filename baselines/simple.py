@@ -5,6 +5,7 @@ cost rule (ATC)."""
 from __future__ import annotations
 
 import math
+import numbers
 
 import numpy as np
 
@@ -140,14 +141,17 @@ class ATCScheduler(ReferenceRule):
     counts it; with ``deadline_scope: map`` only the maps' share, since the deadline judges the
     map phase), ``s_j = d_j - now - p_j / m_j`` its slack (``m_j`` the tasks it still has,
     capped at the cluster's slots: the fastest it could finish), ``p_bar`` the mean of
-    ``p_j / m_j`` over the candidate jobs, and ``k`` the look-ahead parameter (ATC's own; 2 by
-    default, tuned on validation seeds, see docs/agents.md). Jobs already late (``s_j <= 0``)
-    are ranked by weighted shortest remaining work (WSPT); jobs with slack are discounted by it,
-    so the rule moves between WSPT under overload and a slack-driven, EDF-like order under light
-    load. Our choices where the original (one machine, known processing times) is silent: the
-    parallel slack ``p_j / m_j`` above, and jobs without a deadline (or whose map phase has
-    settled it) get index 0 and come after the others, by remaining work (so where no job has a
-    deadline, ATC is SRPT). Ties: less remaining work, then the oldest job, maps first.
+    ``p_j / m_j`` over the candidate jobs, and ``k`` the look-ahead parameter (ATC's own; 4 by
+    default, chosen on the validation seeds, docs/agents.md). Jobs that cannot make their
+    deadline even at full parallelism (``s_j <= 0``) are ranked by weighted shortest remaining
+    work (WSPT); jobs with slack are discounted by it, so the rule moves between WSPT under
+    overload and a slack-driven, EDF-like order under light load. Our choices where the
+    original (one machine, known processing times) is silent: the parallel slack ``p_j / m_j``
+    above; jobs without a deadline (or, with ``deadline_scope: map``, whose maps have all
+    finished) get index 0, so they come after every job with a positive index, by remaining
+    work (where no job has a deadline, ATC is SRPT); with ``deadline_scope: map`` a reduce
+    candidate of a job whose maps are unfinished gets index 0 too (its work cannot help the
+    map deadline). Ties: less remaining work, then the oldest job, maps first.
     Admission: accept. Preemption: wait.
 
     It ranks in no leaderboard by default (:meth:`applies_to` is False), like ``srpt``.
@@ -155,17 +159,18 @@ class ATCScheduler(ReferenceRule):
 
     name = "atc"
 
-    def __init__(self, k: float = 2.0) -> None:
-        if not (isinstance(k, (int, float)) and math.isfinite(k) and k > 0):
+    def __init__(self, k: float = 4.0) -> None:
+        if isinstance(k, bool) or not isinstance(k, numbers.Real) or not (
+                math.isfinite(k) and k > 0):
             raise ValueError(f"atc: k must be a positive finite number, got {k!r}")
         self.k = float(k)
 
     def pick(self, sim, running: dict) -> int:
-        """The candidate of the job with the largest ATC index."""
+        """The candidate with the largest ATC index."""
         now = sim.now
         cap = max(sim.total_slots, 1.0)
         map_scope = sim.map_scope
-        rows = {}
+        rows = {}                  # jid -> (job, work, deadline work, deadline, parallelism)
         for c in sim.decision.candidates:
             job = c.job
             if job.jid in rows:
@@ -174,29 +179,28 @@ class ATCScheduler(ReferenceRule):
             mu_m, mu_r = task_len(job, MAP), task_len(job, REDUCE)
             work = remaining_slot_seconds(job, tasks, now, mu_m, mu_r)
             n_left = len(tasks) + job.pending_maps + job.pending_reduces + len(job.susp)
-            due = job.deadline_s
+            work_d, due = work, job.deadline_s
             if map_scope:
-                if job.pending_maps == 0 and not any(t.phase == MAP for t in tasks):
+                if job.maps_done == job.n_maps:
                     due = math.inf                  # the deadline is settled
-                else:
-                    mine = [t for t in tasks if t.phase == MAP]
-                    work_d = remaining_slot_seconds(job, (), now, mu_m, 0.0) + sum(
-                        max(mu_m - (now - t.start_s), 0.0) for t in mine)
-                    n_left = len(mine) + job.pending_maps
-                    rows[job.jid] = (job, work, work_d, due, max(min(n_left, cap), 1.0))
-                    continue
-            rows[job.jid] = (job, work, work, due, max(min(n_left, cap), 1.0))
+                else:                               # the maps' share (reduces at 0 s)
+                    maps = [t for t in tasks if t.phase == MAP]
+                    work_d = remaining_slot_seconds(job, maps, now, mu_m, 0.0)
+                    n_left = len(maps) + job.pending_maps + sum(
+                        1 for t in job.susp if t.phase == MAP)
+            rows[job.jid] = (job, work, work_d, due, max(min(n_left, cap), 1.0))
         durs = [wd / m for _, _, wd, _, m in rows.values()]
         p_bar = max(sum(durs) / len(durs), 1e-9)
         index = {}
-        for jid, (job, work, work_d, due, m) in rows.items():
-            if not math.isfinite(due):
-                index[jid] = (0.0, work)
-                continue
-            slack = max(due - now - work_d / m, 0.0)
-            index[jid] = (-job.weight / max(work_d, 1e-9) * math.exp(-slack / (self.k * p_bar)),
-                          work)
+        for jid, (job, _, work_d, due, m) in rows.items():
+            if math.isfinite(due):
+                slack = max(due - now - work_d / m, 0.0)
+                index[jid] = -job.weight / max(work_d, 1e-9) * math.exp(
+                    -slack / (self.k * p_bar))
+            else:
+                index[jid] = 0.0
 
         def key(c) -> tuple:
-            return (*index[c.job.jid], c.job.jid, c.phase)
+            i = 0.0 if map_scope and c.phase == REDUCE else index[c.job.jid]
+            return (i, rows[c.job.jid][1], c.job.jid, c.phase)
         return argmin_candidate(sim.decision.candidates, key)

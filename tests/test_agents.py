@@ -538,7 +538,8 @@ def test_shipped_agents_play_a_world_with_speculation_and_skip_it(agent):
 def test_shipped_generalist_speculates_with_hadoops_rule_and_schedules_with_its_network():
     """agent:general's metadata names a speculation rule: through the harness every speculation
     decision is hadoop-speculative's and every other decision the network's (the bare numpy
-    actor's); it launches copies where the bare agent launches none. agent:hadoop-v0 names no
+    actor's); it launches copies (the bare agents launch none on the same episode:
+    test_shipped_agents_play_a_world_with_speculation_and_skip_it). agent:hadoop-v0 names no
     rule and is not wrapped."""
     from mrsched_gym.agents.numpy_policy import NumpySetPolicy
     from mrsched_gym.agents.policy import SpeculationDelegate

@@ -67,52 +67,74 @@ def test_srpt_is_named_only_and_beats_capacity_on_mean_time_in_system(env_id):
 
 
 # ---------------------------------------------------------------------- atc
-def _atc_indices(sim, k: float) -> dict[int, float]:
-    """ATC's index of every candidate job, written out from the formula (whole-job deadlines):
+def _atc_indices(sim, k: float) -> list[float]:
+    """ATC's index of every candidate, written out from the formula:
     w / p * exp(-max(d - now - p / m, 0) / (k * p_bar)), p the remaining work, m the tasks left
     (running, pending, suspended) capped at the cluster's slots, p_bar the mean of p / m; 0 for
-    a job without a deadline."""
+    a job without a deadline. With map-scope deadlines p and m count the maps only, a job whose
+    maps all finished has no deadline left, and a reduce candidate has index 0."""
+    map_scope = sim.map_scope
     jobs = {c.job.jid: c.job for c in sim.decision.candidates}
     p, m = {}, {}
     for jid, job in jobs.items():
-        p[jid] = _remaining_work(job, sim)
-        running = sum(1 for t in sim.running.values() if t.job is job)
-        left = running + job.pending_maps + job.pending_reduces + len(job.susp)
+        mine = [t for t in sim.running.values() if t.job is job]
+        if map_scope and job.maps_done < job.n_maps:
+            n = job.len_n[0]
+            mean = job.len_sum[0] / n if n else job.prior_len[0]
+            maps = [t for t in mine if t.phase == 0]
+            susp = [t for t in job.susp if t.phase == 0]
+            p[jid] = (job.pending_maps + len(susp)) * mean + sum(
+                max(mean - (sim.now - t.start_s), 0.0) for t in maps)
+            left = len(maps) + job.pending_maps + len(susp)
+        else:
+            p[jid] = _remaining_work(job, sim)
+            left = len(mine) + job.pending_maps + job.pending_reduces + len(job.susp)
         m[jid] = max(min(left, sim.total_slots), 1)
     p_bar = sum(p[j] / m[j] for j in jobs) / len(jobs)
-    out = {}
-    for jid, job in jobs.items():
-        if math.isinf(job.deadline_s):
-            out[jid] = 0.0
+    out = []
+    for c in sim.decision.candidates:
+        job = c.job
+        settled = map_scope and job.maps_done == job.n_maps
+        if math.isinf(job.deadline_s) or settled or (map_scope and c.phase == 1):
+            out.append(0.0)
             continue
-        slack = max(job.deadline_s - sim.now - p[jid] / m[jid], 0.0)
-        out[jid] = job.weight / p[jid] * math.exp(-slack / (k * p_bar))
+        slack = max(job.deadline_s - sim.now - p[job.jid] / m[job.jid], 0.0)
+        out.append(job.weight / p[job.jid] * math.exp(-slack / (k * p_bar)))
     return out
 
 
-@pytest.mark.parametrize("k", [0.5, 4.0])
-def test_atc_picks_the_job_with_the_largest_apparent_tardiness_cost(k):
+@pytest.mark.parametrize("k, scope", [(0.5, "job"), (4.0, "job"), (2.0, "map")])
+def test_atc_picks_the_job_with_the_largest_apparent_tardiness_cost(k, scope):
     """Checked on every schedule decision with two or more jobs of an overloaded deadline
-    episode, where some jobs are late (the WSPT end of the rule) and some have slack."""
+    episode, where some jobs are late (the WSPT end of the rule) and some have slack; among
+    equal indices the pick has the least remaining work."""
     import gymnasium as gym
-    env = gym.make("mrsched/Hadoop-v0", **{"workload.load": 1.5})
+    env = gym.make("mrsched/Hadoop-v0", **{"workload.load": 1.5,
+                                           "workload.deadline_scope": scope})
     env.reset(seed=2)
     sim = env.unwrapped.sim
     atc = make_baseline("atc", k=k)
-    checked = late = 0
+    checked = late = ties = 0
     for _ in range(3000):
         d = sim.decision
         a = atc.decide(sim)
         if d.kind == SCHEDULE and len({c.job.jid for c in d.candidates}) > 1:
             index = _atc_indices(sim, k)
-            assert index[d.candidates[a].job.jid] == pytest.approx(max(index.values()),
-                                                                   rel=1e-9)
+            assert index[a] == pytest.approx(max(index), rel=1e-9)
+            tied = [_remaining_work(c.job, sim) for i, c in enumerate(d.candidates)
+                    if index[i] == index[a]]
+            assert _remaining_work(d.candidates[a].job, sim) == pytest.approx(min(tied),
+                                                                            rel=1e-9)
+            ties += len({c.job.jid for i, c in enumerate(d.candidates)
+                         if index[i] == index[a]}) > 1
             late += any(c.job.deadline_s < sim.now for c in d.candidates)
             checked += 1
         _, _, term, trunc, _ = env.step(a)
         if term or trunc:
             break
     assert checked >= 100 and late >= 20
+    if scope == "map":
+        assert ties >= 10                 # settled jobs and reduces: the remaining-work order
 
 
 def test_atc_is_srpt_where_no_job_has_a_deadline():
@@ -132,7 +154,7 @@ def test_atc_is_named_only_and_checks_k():
     from mrsched_gym.errors import InputError
     assert all("atc" not in applicable_baselines(scenario_of(i))
                for i in ("mrsched/Hadoop-v0", "mrsched/Heterogeneous-v0"))
-    for bad in ("0", "-1", "inf", "nan"):
+    for bad in ("0", "-1", "inf", "nan", "true"):
         with pytest.raises(InputError, match="atc: k must be a positive finite number"):
             make_policy(f"atc:k={bad}")
 

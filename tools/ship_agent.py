@@ -33,6 +33,9 @@ def main() -> None:
                     help="baseline whose rule makes the agent's speculation decisions (e.g. "
                          "hadoop-speculative; default: the agent skips them)")
     a = ap.parse_args()
+    if a.speculation:                          # fail now, not at every later load
+        from mrsched_gym.agents.policy import speculation_rule
+        speculation_rule(a.speculation)
     run = Path(a.run)
     cfg = yaml.safe_load((run / "config.yaml").read_text())
     state = json.loads((run / "state.json").read_text())
