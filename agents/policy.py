@@ -116,13 +116,16 @@ class SpeculationDelegate:
         self._sim = sim
 
     def act(self, obs: dict, mask: np.ndarray) -> int:
-        """The rule's copy (or none) at a speculation decision, else the agent's action."""
+        """The rule's copy (or none) at a speculation decision, else the agent's action (or a
+        wrapped baseline's ``decide``)."""
         if self._sim is None:
             raise ValueError(f"{self.name}: call reset(sim) before act (the speculation rule "
                              f"reads the world)")
         if self._sim.decision.kind == SPECULATE:
             return self.rule.speculate(self._sim)
-        return self.agent.act(obs, mask)
+        if hasattr(self.agent, "act"):
+            return self.agent.act(obs, mask)
+        return self.agent.decide(self._sim)            # a baseline
 
 
 class WorkConserving(gym.Wrapper):

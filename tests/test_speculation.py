@@ -218,3 +218,29 @@ def test_a_stragglers_episode_counts_its_copies():
     _, m = run(make_env("mrsched/Stragglers-v0").unwrapped, baseline("late"), seed=5)
     assert 0 < m["speculative_wins"] <= m["speculative_copies"]
     assert m["wasted_work_s"] > 0 and m["killed_tasks"] == 0
+
+
+def test_a_speculation_rule_can_pair_with_any_scheduler():
+    """SpeculationDelegate around a baseline: its schedule decisions are the baseline's, its
+    speculation decisions the rule's (the srpt + Hadoop pairing docs/agents.md compares)."""
+    import gymnasium as gym
+
+    from mrsched_gym.agents.policy import SpeculationDelegate
+    env = gym.make("mrsched/Stragglers-v0", workload__duration_s=900)
+    obs, _ = env.reset(seed=1)
+    sim = env.unwrapped.sim
+    pol = SpeculationDelegate(make_baseline("srpt"), "hadoop-speculative")
+    srpt, rule = make_baseline("srpt"), make_baseline("hadoop-speculative")
+    for p in (pol, srpt, rule):
+        p.reset(sim, seed=1)
+    kinds = {SCHEDULE: 0, SPECULATE: 0}
+    while True:
+        a = pol.act(obs, env.unwrapped.action_masks())
+        kind = sim.decision.kind
+        assert a == (rule.speculate(sim) if kind == SPECULATE else srpt.decide(sim))
+        kinds[kind] = kinds.get(kind, 0) + 1
+        obs, _, term, trunc, info = env.step(a)
+        if term or trunc:
+            break
+    assert kinds[SCHEDULE] > 100 and kinds[SPECULATE] > 10
+    assert info["metrics"]["speculative_copies"] > 0

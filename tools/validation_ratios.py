@@ -1,0 +1,77 @@
+"""Policies on the generalist's validation seeds, as ratios to the best of its baselines.
+
+    python tools/validation_ratios.py --policies srpt atc atc:k=2 agent:hadoop-v0
+    python tools/validation_ratios.py --policies srpt agent:general --ids mrsched/Stragglers-v0 \
+        --baselines hadoop-speculative late --speculation hadoop-speculative
+
+The numbers behind docs/agents.md's choices of teachers and of ``atc``'s ``k``: on each id (the
+pool of ``configs/agents/general.yaml`` by default) every policy's mean headline over the
+validation seeds 500-509 (the training config's ``eval``), divided by the lowest mean among
+``--baselines`` (EDF, FIFO, Fair, Capacity: the training's validation score). With
+``--speculation RULE`` each policy's speculation decisions are made by that baseline's rule
+(:class:`~mrsched_gym.agents.policy.SpeculationDelegate`), as a shipped agent's metadata can ask.
+Records are kept in ``--records`` (a policy already there for an id is not run again).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import numpy as np
+
+from mrsched_gym.agents.policy import SpeculationDelegate
+from mrsched_gym.evaluate import evaluate, make_policy, run_episode, scenario_of
+
+CONFIG = "general"
+
+
+def headlines(policies: list[str], env_id: str, seeds: list[int], speculation: str | None,
+              workers: int) -> dict[str, list[float]]:
+    """Each policy's headline per seed on ``env_id``."""
+    h = scenario_of(env_id).reward.headline
+    if speculation is None:
+        out: dict[str, list[float]] = {p: [] for p in policies}
+        for r in sorted(evaluate(policies, [env_id], seeds, workers=workers, progress=False),
+                        key=lambda r: r["seed"]):
+            out[r["policy"]].append(float(r[h]))
+        return out
+    return {p: [run_episode(env_id, SpeculationDelegate(make_policy(p), speculation),
+                            s)["metrics"][h] for s in seeds] for p in policies}
+
+
+def main() -> None:
+    from mrsched_gym.agents.train import load_config
+    cfg = load_config(CONFIG)
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--policies", nargs="+", required=True)
+    ap.add_argument("--ids", nargs="+", default=list(cfg.worlds.ids))
+    ap.add_argument("--baselines", nargs="+", default=list(cfg.eval.baselines))
+    ap.add_argument("--speculation", default=None,
+                    help="a speculating baseline whose rule makes the policies' speculation "
+                         "decisions (not the baselines')")
+    ap.add_argument("--records", default="runs/validation_ratios.json")
+    ap.add_argument("--workers", type=int, default=2)
+    a = ap.parse_args()
+    seeds = list(range(cfg.eval.seed_start, cfg.eval.seed_start + cfg.eval.n_seeds))
+    store = Path(a.records)
+    db = json.loads(store.read_text()) if store.is_file() else {}
+    suffix = f"+{a.speculation}" if a.speculation else ""
+    for env_id in a.ids:
+        have = db.setdefault(env_id, {})
+        todo = [b for b in a.baselines if b not in have]
+        have.update(headlines(todo, env_id, seeds, None, a.workers) if todo else {})
+        todo = [p for p in a.policies if p + suffix not in have]
+        got = headlines(todo, env_id, seeds, a.speculation, a.workers) if todo else {}
+        have.update({p + suffix: v for p, v in got.items()})
+        store.parent.mkdir(parents=True, exist_ok=True)
+        store.write_text(json.dumps(db, indent=1))
+        best = min(float(np.mean(have[b])) for b in a.baselines)
+        print(f"{env_id.split('/')[-1]:<28}" + "  ".join(
+            f"{p + suffix}={np.mean(have[p + suffix]) / best:.3f}" for p in a.policies),
+            flush=True)
+
+
+if __name__ == "__main__":
+    main()
