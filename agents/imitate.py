@@ -52,6 +52,12 @@ class ImitateConfig:
         epochs: Passes over all the labelled decisions after each round.
         batch_size: Minibatch size of the fit.
         learning_rate: Adam step size of the fit.
+        ppo_batches: During PPO, minibatches of the imitation loss (cross-entropy on every
+            labelled decision of this phase, ``batch_size`` each) taken with PPO's own
+            optimizer and step size after each PPO update (a behaviour-cloning regulariser, as
+            in DAPG, Rajeswaran et al. 2018): PPO then moves the policy away from its teachers
+            only where its advantages outweigh them. Not while ``value_warmup_steps`` lasts.
+            0 = none.
     """
 
     teachers: dict[str, str] = field(default_factory=dict)
@@ -61,6 +67,7 @@ class ImitateConfig:
     epochs: int = 3
     batch_size: int = 512
     learning_rate: float = 3e-4
+    ppo_batches: int = 0
 
     def validate(self, ids: list[str]) -> ImitateConfig:
         """Check the fields against the world ids the run plays.
@@ -73,6 +80,9 @@ class ImitateConfig:
             v = getattr(self, f)
             if not isinstance(v, int) or isinstance(v, bool) or v < 1:
                 raise ValueError(f"imitate.{f}: must be a positive integer; got {v!r}")
+        v = self.ppo_batches
+        if not isinstance(v, int) or isinstance(v, bool) or v < 0:
+            raise ValueError(f"imitate.ppo_batches: must be an integer >= 0; got {v!r}")
         lr = self.learning_rate
         if isinstance(lr, bool) or not isinstance(lr, (int, float)) or not 0 < lr < math.inf:
             raise ValueError(f"imitate.learning_rate: must be a finite number > 0; got {lr!r}")
@@ -150,7 +160,8 @@ class _Player:
         self.obs = self._reset(None) if term or trunc else obs
 
 
-def imitate(model, cfg, first_seed: int, progress: bool = True) -> list[dict]:
+def imitate(model, cfg, first_seed: int, progress: bool = True,
+            labelled: dict | None = None) -> list[dict]:
     """Fit ``model``'s policy to the teachers of ``cfg.imitate`` (in place).
 
     Args:
@@ -158,6 +169,8 @@ def imitate(model, cfg, first_seed: int, progress: bool = True) -> list[dict]:
         cfg: The run's :class:`~mrsched_gym.agents.train.TrainConfig`.
         first_seed: Env ``i`` plays episodes seeded from ``first_seed + i``.
         progress: Print one line per round.
+        labelled: If given, filled with the labelled decisions (observation keys, ``mask``,
+            ``action``: stacked arrays), for :class:`ImitationLoss` during PPO.
 
     Returns:
         One row per round: labelled decisions so far, the round's dropped decisions, the share
@@ -207,7 +220,55 @@ def imitate(model, cfg, first_seed: int, progress: bool = True) -> list[dict]:
                      "wall_s": round(time.perf_counter() - t0, 1)})
         if progress:
             print(f"imitate round {rnd}: {rows[-1]}", flush=True)
+    if labelled is not None and data["action"]:
+        labelled.update(_stacked(data, obs_keys))
     return rows
+
+
+def _stacked(data: dict, obs_keys: list[str]) -> dict[str, np.ndarray]:
+    return {k: np.stack(data[k]) for k in [*obs_keys, "mask", "action"]}
+
+
+class ImitationLoss:
+    """Minibatch steps of the imitation loss on a fixed set of labelled decisions.
+
+    Args:
+        arrays: Observation keys, ``mask`` and ``action`` (as :func:`imitate` fills
+            ``labelled``).
+        batch_size: Decisions per minibatch.
+        seed: Seeds the minibatch draws.
+    """
+
+    def __init__(self, arrays: dict[str, np.ndarray], batch_size: int, seed: int) -> None:
+        self.arrays = arrays
+        self.obs_keys = [k for k in arrays if k not in ("mask", "action")]
+        self.batch_size = batch_size
+        self.rng = np.random.default_rng(seed)
+
+    def steps(self, policy, optimizer, n_batches: int) -> float:
+        """``n_batches`` minibatches (drawn with replacement across batches, without within
+        one), each a gradient step of ``optimizer``; the mean loss."""
+        n = len(self.arrays["action"])
+        losses = []
+        for _ in range(n_batches):
+            idx = self.rng.choice(n, size=min(self.batch_size, n), replace=False)
+            losses.append(_step(policy, optimizer, self.arrays, self.obs_keys, idx))
+        return float(np.mean(losses)) if losses else math.nan
+
+
+def _step(policy, optimizer, arrays: dict, obs_keys: list[str], idx: np.ndarray) -> float:
+    """One gradient step of the masked cross-entropy on the decisions ``idx`` (gradients
+    clipped to norm 0.5, as PPO's); the loss."""
+    import torch as th
+    obs = {k: th.as_tensor(arrays[k][idx]) for k in obs_keys}
+    _, log_prob, _ = policy.evaluate_actions(obs, th.as_tensor(arrays["action"][idx]),
+                                             action_masks=th.as_tensor(arrays["mask"][idx]))
+    loss = -log_prob.mean()
+    optimizer.zero_grad()
+    loss.backward()
+    th.nn.utils.clip_grad_norm_(policy.parameters(), 0.5)
+    optimizer.step()
+    return loss.item()
 
 
 def _fit(policy, optimizer, data: dict, obs_keys: list[str], ic: ImitateConfig,
@@ -215,26 +276,14 @@ def _fit(policy, optimizer, data: dict, obs_keys: list[str], ic: ImitateConfig,
     """``ic.epochs`` passes of minibatch cross-entropy over every labelled decision (gradients
     clipped to norm 0.5, as PPO's); the mean loss of the last pass. The value head is not
     fitted: PPO's first updates fit it."""
-    import torch as th
-    arrays = {k: np.stack(data[k]) for k in [*obs_keys, "mask", "action"]}
+    arrays = _stacked(data, obs_keys)
     n = len(arrays["action"])
     last = []
     for _ in range(ic.epochs):
         order = rng.permutation(n)
-        last = []
-        for s in range(0, n, ic.batch_size):
-            idx = order[s:s + ic.batch_size]
-            obs = {k: th.as_tensor(arrays[k][idx]) for k in obs_keys}
-            _, log_prob, _ = policy.evaluate_actions(
-                obs, th.as_tensor(arrays["action"][idx]),
-                action_masks=th.as_tensor(arrays["mask"][idx]))
-            loss = -log_prob.mean()
-            optimizer.zero_grad()
-            loss.backward()
-            th.nn.utils.clip_grad_norm_(policy.parameters(), 0.5)
-            optimizer.step()
-            last.append(loss.item())
+        last = [_step(policy, optimizer, arrays, obs_keys, order[s:s + ic.batch_size])
+                for s in range(0, n, ic.batch_size)]
     return float(np.mean(last))
 
 
-__all__ = ["ImitateConfig", "MAX_ENVS", "imitate"]
+__all__ = ["ImitateConfig", "ImitationLoss", "MAX_ENVS", "imitate"]

@@ -430,7 +430,8 @@ def evaluate_model(model, cfg: TrainConfig, seeds, baselines: dict | None = None
     return out
 
 
-def _callbacks(cfg: TrainConfig, out: Path, baselines: dict, state: dict, progress: bool):
+def _callbacks(cfg: TrainConfig, out: Path, baselines: dict, state: dict, progress: bool,
+               labelled: dict):
     from stable_baselines3.common.callbacks import BaseCallback
 
     from mrsched_gym.evaluate import mean_ci95
@@ -509,7 +510,28 @@ def _callbacks(cfg: TrainConfig, out: Path, baselines: dict, state: dict, progre
         def _on_step(self) -> bool:
             return True
 
+    class KeepImitating(BaseCallback):
+        """After each PPO update (at the next rollout's end, before the next update), steps of
+        the imitation loss on the imitation's labelled decisions (``imitate.ppo_batches``)."""
+
+        def _on_training_start(self) -> None:
+            from mrsched_gym.agents.imitate import ImitationLoss
+            self.loss = ImitationLoss(labelled, cfg.imitate.batch_size, cfg.seed)
+            self.first = self.model.num_timesteps
+
+        def _on_rollout_end(self) -> None:
+            n = self.model.num_timesteps
+            rollout = cfg.n_envs * int(self.model.n_steps)
+            if n - rollout > max(self.first, cfg.value_warmup_steps):   # an update happened
+                self.logger.record("imitate/loss", self.loss.steps(
+                    self.model.policy, self.model.policy.optimizer, cfg.imitate.ppo_batches))
+
+        def _on_step(self) -> bool:
+            return True
+
     extra = [ValueWarmup()] if cfg.value_warmup_steps else []
+    if cfg.imitate is not None and cfg.imitate.ppo_batches:
+        extra.append(KeepImitating())
     return [Progress(), EvalVsBaselines(), *extra], run_eval
 
 
@@ -619,6 +641,9 @@ def train(cfg: TrainConfig, out_dir: str | Path = "runs", resume: str | Path | N
         if before in ("exact", "fast") and before != numerics:
             raise ConfigError(f"numerics: the run in {out} trained with {before}, this config "
                               f"says {numerics}: set numerics: {before} to resume it")
+    if resume is not None and cfg.imitate is not None and cfg.imitate.ppo_batches:
+        raise ConfigError("imitate.ppo_batches: a resumed run has no labelled decisions (they "
+                          "are not saved in checkpoints); train from the start")
     atomic_write(saved, yaml.safe_dump(config_dict(cfg), sort_keys=False))
     baselines = _baselines(cfg, out)
     venv = make_vec_env(cfg)
@@ -643,10 +668,12 @@ def train(cfg: TrainConfig, out_dir: str | Path = "runs", resume: str | Path | N
     else:
         model = build_model(cfg, venv, tb)
     state["t0"] = time.perf_counter()
-    callbacks, run_eval = _callbacks(cfg, out, baselines, state, progress)
+    labelled: dict = {}                         # the imitation's decisions (ppo_batches)
+    callbacks, run_eval = _callbacks(cfg, out, baselines, state, progress, labelled)
     if resume is None and cfg.imitate is not None:
         from mrsched_gym.agents.imitate import imitate
-        rows = imitate(model, cfg, TRAIN_SEED_BASE + 1000 * cfg.seed + 500, progress)
+        rows = imitate(model, cfg, TRAIN_SEED_BASE + 1000 * cfg.seed + 500, progress,
+                       labelled=labelled)
         atomic_write(out / "imitate.json", json.dumps(rows, indent=1))
         run_eval(model, None)                   # the fitted policy, at step 0
     torch.set_num_threads(cfg.torch_threads)    # loading a checkpoint (init_from, teachers)

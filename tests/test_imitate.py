@@ -290,3 +290,44 @@ def test_every_world_needs_a_teacher():
 def test_imitation_needs_the_set_policy():
     with pytest.raises(ConfigError, match="imitate: imitation needs"):
         tiny(policy="flat")
+
+
+def test_imitation_loss_keeps_fitting_the_labelled_decisions():
+    """ImitationLoss: the labelled decisions imitate() hands back, and steps on them that lower
+    the imitation loss of a fresh network over all of them."""
+    cfg = tiny(imitate_cfg={"rounds": 1, "steps_per_round": 1500, "epochs": 1})
+    th.manual_seed(0)
+    model = build_model(cfg, make_vec_env(cfg))
+    labelled: dict = {}
+    imitate(model, cfg, 7, progress=False, labelled=labelled)
+    assert len(labelled["action"]) == 1500 and labelled["mask"].shape[0] == 1500
+    from mrsched_gym.agents.imitate import ImitationLoss
+    th.manual_seed(1)
+    fresh = build_model(cfg, make_vec_env(cfg))
+    loss = ImitationLoss(labelled, 128, seed=0)
+
+    def full_loss() -> float:
+        obs = {k: th.as_tensor(v) for k, v in labelled.items() if k not in ("mask", "action")}
+        with th.no_grad():
+            _, log_prob, _ = fresh.policy.evaluate_actions(
+                obs, th.as_tensor(labelled["action"]),
+                action_masks=th.as_tensor(labelled["mask"]))
+        return -float(log_prob.mean())
+
+    before = full_loss()
+    optimizer = th.optim.Adam(fresh.policy.parameters(), lr=3e-3)
+    assert math.isfinite(loss.steps(fresh.policy, optimizer, 30))
+    assert full_loss() < 0.8 * before, (before, full_loss())
+
+
+def test_ppo_batches_run_with_ppo_and_refuse_a_resume(tmp_path):
+    """A run with imitate.ppo_batches trains through PPO updates (the regulariser steps after
+    each) and cannot be resumed: its labelled decisions are not in the checkpoint."""
+    cfg = tiny("bc", imitate_cfg={"rounds": 1, "steps_per_round": 600, "epochs": 1,
+                                  "ppo_batches": 3}, total_timesteps=1536)
+    run = train(cfg, tmp_path, progress=False)
+    assert run["history"][-1]["step"] >= 1536
+    with pytest.raises(ConfigError, match="imitate.ppo_batches: a resumed run"):
+        train(cfg, tmp_path, resume=f"{run['out']}/final_model.zip", progress=False)
+    with pytest.raises(ConfigError, match="imitate.ppo_batches"):
+        tiny(imitate_cfg={"ppo_batches": -1})
