@@ -87,18 +87,16 @@ def parse_policy(spec: str) -> PolicySpec:
     if spec.startswith("agent:") or spec.endswith(".zip"):
         path = spec[len("agent:"):] if spec.startswith("agent:") else spec
         if not Path(path).is_file():
-            from mrsched_gym.agents.pretrained import (
-                pretrained_agents,
-                pretrained_numpy_path,
-                pretrained_path,
-            )
-            shipped = pretrained_numpy_path(path) or pretrained_path(path)
-            if shipped is None:
+            from mrsched_gym.agents.pretrained import pretrained_agents
+            agents = pretrained_agents()               # the metadata, read once
+            info = agents.get(path)
+            if info is None:
                 raise InputError(
                     f"policy {spec!r}: checkpoint file {path!r} not found (shipped agents: "
-                    f"{', '.join(pretrained_agents()) or 'none'})")
-            rule = pretrained_agents()[path].get("speculation")
-            return PolicySpec(label=f"agent:{path}", kind="agent", target=shipped,
+                    f"{', '.join(agents) or 'none'})")
+            rule = info.get("speculation")
+            return PolicySpec(label=f"agent:{path}", kind="agent",
+                              target=info["numpy_path"] or info["path"],
                               params=(("speculation", rule),) if rule else ())
         return PolicySpec(label=f"agent:{Path(path).stem}", kind="agent", target=path)
     name, _, rest = spec.partition(":")
