@@ -96,3 +96,13 @@ def test_package_sources_speak_of_the_product():
                 if WORK_ITEM.search(line):
                     bad.append(f"{path}:{n}: {line.strip()}")
     assert not bad, "work-item references in the package:\n" + "\n".join(bad)
+
+
+def test_docs_hold_no_error_output():
+    """A table pasted from a command that failed (a traceback where the table should be) is
+    caught here rather than by a reader."""
+    docs = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    bad = [f"{p.name}:{n}" for p in docs if p.is_file()
+           for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+           if line.startswith("Traceback (most recent call last)")]
+    assert not bad, f"error output pasted into the docs: {bad}"

@@ -106,6 +106,9 @@ def main() -> None:
     ap.add_argument("--reference", action="append", default=[],
                     help="a named policy outside the baselines to show beside (e.g. srpt); "
                          "repeatable")
+    ap.add_argument("--shown", action="append", default=[],
+                    help="the label of a policy already in the records (e.g. a former "
+                         "checkpoint's) to show beside, never run; repeatable")
     ap.add_argument("--agents-only", action="store_true",
                     help="re-run only the agents (a new checkpoint), keep the baselines")
     ap.add_argument("--no-run", action="store_true", help="only print the table")
@@ -114,7 +117,7 @@ def main() -> None:
         run(Path(a.records), [a.agent, a.specialist], a.workers, a.agents_only, a.reference)
     agent, specialist = (parse_policy(p).label for p in (a.agent, a.specialist))
     print(table(Path(a.records), agent, specialist,
-                [parse_policy(p).label for p in a.reference]))
+                [parse_policy(p).label for p in a.reference] + a.shown))
 
 
 if __name__ == "__main__":
