@@ -30,6 +30,8 @@ from typing import Any
 
 import numpy as np
 
+from mrsched_gym.agents.rollout import RolloutTeacher, base_spec, is_rollout_spec
+
 #: At most this many envs per phase (imitation or PPO): their seeds, 500 apart, must not meet.
 MAX_ENVS = 500
 
@@ -40,8 +42,9 @@ class ImitateConfig:
 
     Attributes:
         teachers: World id (or ``default``) -> the policy whose actions are learned there (any
-            policy spec: ``srpt``, ``edf``, ``agent:general``...). Every world the run plays
-            needs one: its id or ``default``. In a work-conserving run (``work_conserving``)
+            policy spec: ``srpt``, ``edf``, ``agent:general``..., or ``rollout:SPEC``, the
+            clairvoyant rollout teacher over that policy, :mod:`~mrsched_gym.agents.rollout`).
+            Every world the run plays needs one: its id or ``default``. In a work-conserving run (``work_conserving``)
             a state where the teacher leaves a slot idle with a candidate waiting (``fair``'s
             delay scheduling, say) is played but not learned: the policy cannot take that
             action; each round counts these ``dropped`` decisions.
@@ -96,7 +99,7 @@ class ImitateConfig:
                 raise ValueError(f"imitate.teachers.{k}: not a world of this run "
                                  f"({', '.join(ids)}) nor 'default'")
             try:
-                check_policy(spec)
+                check_policy(base_spec(spec) if is_rollout_spec(spec) else spec)
             except Exception as e:  # noqa: BLE001 - re-raised with the field's name
                 raise ValueError(f"imitate.teachers.{k}: {e}") from None
         missing = [i for i in ids if i not in self.teachers and "default" not in self.teachers]
@@ -104,6 +107,14 @@ class ImitateConfig:
             raise ValueError(f"imitate.teachers: no teacher for {', '.join(missing)} "
                              f"(add them or a 'default')")
         return self
+
+
+def make_teacher(spec: str):
+    """The teacher a ``teachers`` entry names: a policy, or a :class:`RolloutTeacher` over one."""
+    from mrsched_gym.evaluate import make_policy
+    if is_rollout_spec(spec):
+        return RolloutTeacher(make_policy(base_spec(spec)))
+    return make_policy(spec)
 
 
 class _Player:
@@ -148,8 +159,10 @@ class _Player:
     def teacher_action(self) -> int:
         """The teacher's action in the current state, in this env's action space."""
         _, world = self.world()
-        if hasattr(self.teacher, "act"):
-            raw = self.pool.world_obs if self.pool is not None else self.obs
+        raw = self.pool.world_obs if self.pool is not None else self.obs
+        if isinstance(self.teacher, RolloutTeacher):
+            a = self.teacher.plan(world, raw)
+        elif hasattr(self.teacher, "act"):
             a = int(self.teacher.act(raw, world.action_masks()))
         else:
             a = int(self.teacher.decide(world.sim))
@@ -179,12 +192,11 @@ def imitate(model, cfg, first_seed: int, progress: bool = True,
     """
     import torch as th
 
-    from mrsched_gym.evaluate import make_policy
     ic = cfg.imitate
     policy = model.policy
     players = []
     for i in range(ic.n_envs):
-        teachers = {k: make_policy(v) for k, v in ic.teachers.items()}
+        teachers = {k: make_teacher(v) for k, v in ic.teachers.items()}
         players.append(_Player(cfg, first_seed + i, teachers))
     optimizer = th.optim.Adam(policy.parameters(), lr=ic.learning_rate)
     rng = np.random.default_rng(cfg.seed)
