@@ -44,10 +44,11 @@ class ImitateConfig:
         teachers: World id (or ``default``) -> the policy whose actions are learned there (any
             policy spec: ``srpt``, ``edf``, ``agent:general``..., or ``rollout:SPEC``, the
             clairvoyant rollout teacher over that policy, :mod:`~mrsched_gym.agents.rollout`).
-            Every world the run plays needs one: its id or ``default``. In a work-conserving run (``work_conserving``)
-            a state where the teacher leaves a slot idle with a candidate waiting (``fair``'s
-            delay scheduling, say) is played but not learned: the policy cannot take that
-            action; each round counts these ``dropped`` decisions.
+            Every world the run plays needs one: its id or ``default``. In a work-conserving
+            run (``work_conserving``) a state where the teacher leaves a slot idle with a
+            candidate waiting (``fair``'s delay scheduling, say) is played but not learned:
+            the policy cannot take that action; each round counts these ``dropped``
+            decisions.
         rounds: DAgger rounds (round 0 plays the teachers' actions, later ones the policy's).
         steps_per_round: Decisions played per round, summed over the envs (labelled unless
             dropped, see ``teachers``).

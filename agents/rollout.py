@@ -3,11 +3,14 @@
 At a schedule decision with two or more candidates the teacher copies the world once per
 candidate, applies that candidate, lets the *base* policy play the copy to the end of the
 episode, and picks the candidate whose copy ends with the lowest cost (the scenario's reward
-weights over the episode's totals, i.e. minus the return). Every other decision, and every tie,
-is the base policy's. This is the rollout algorithm of Bertsekas, Tsitsiklis and Wu ("Rollout
+weights over the episode's totals, i.e. minus the return); the base policy's own action is
+always among those weighed (its skip too), and it wins ties. Every other decision is the base
+policy's. This is the rollout algorithm of Bertsekas, Tsitsiklis and Wu ("Rollout
 Algorithms for Combinatorial Optimization", J. Heuristics 1997; Bertsekas, *Dynamic Programming
 and Optimal Control*, vol. I, section 6.4): the rollout policy is never worse than its base on
-the state it is asked about, given the same future.
+the state it is asked about, given the same future: in a deterministic world (the copy's) and
+with a base that decides from the state alone, the rollout policy's episode costs at most the
+base's (the cost improvement property; tested).
 
 **It is clairvoyant, hence a teacher only.** The copy carries the world drawn at reset: the
 future arrivals, task lengths, interference and availability. The teacher therefore chooses
@@ -68,7 +71,10 @@ class RolloutTeacher:
         weights = RewardTracker(env.scenario.reward.weights).weights
         blob = pickle.dumps((env, self.base), protocol=pickle.HIGHEST_PROTOCOL)
         best, best_cost = a, None
-        for b in range(len(d.candidates)):
+        branches = list(range(len(d.candidates)))
+        if a not in branches:                      # the base skips: weigh that too
+            branches.append(a)
+        for b in branches:
             copy_env, copy_base = pickle.loads(blob)
             copy_env.lean_info = True              # the copy's info is never read
             cost = _play_out(copy_env, copy_base, b, self.reads_obs, weights)

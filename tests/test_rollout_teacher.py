@@ -1,0 +1,141 @@
+"""The rollout teacher (agents/rollout.py): clairvoyant one-step policy improvement for
+imitation."""
+
+from __future__ import annotations
+
+import copy
+import re
+
+import pytest
+
+from mrsched_gym.agents.rollout import RolloutTeacher
+from mrsched_gym.evaluate import make_env, make_policy, run_episode
+from mrsched_gym.rewards import RewardTracker, component_totals
+from mrsched_gym.sim.decision import SCHEDULE
+
+#: A short Hadoop-v0 world: rollouts play the episode out once per candidate.
+SHORT = {"workload.duration_s": 300, "workload.load": 1.3}
+ENV = "mrsched/Hadoop-v0"
+
+
+def _cost(env) -> float:
+    weights = RewardTracker(env.scenario.reward.weights).weights
+    return sum(w * t for w, t in zip(weights, component_totals(env.sim), strict=True))
+
+
+def _play(teacher_or_base, seed: int) -> float:
+    """Play one episode with a RolloutTeacher (``plan``) or a baseline; its cost."""
+    env = make_env(ENV, SHORT).unwrapped
+    obs, _ = env.reset(seed=seed)
+    teacher_or_base.reset(env.sim, seed=seed)
+    while True:
+        a = (teacher_or_base.plan(env, obs) if isinstance(teacher_or_base, RolloutTeacher)
+             else teacher_or_base.decide(env.sim))
+        obs, _, term, trunc, _ = env.step(a)
+        if term or trunc:
+            return _cost(env)
+
+
+def _branching_state(seed: int):
+    """The env at its first schedule decision with three or more candidates."""
+    env = make_env(ENV, SHORT).unwrapped
+    obs, _ = env.reset(seed=seed)
+    fifo = make_policy("fifo")
+    fifo.reset(env.sim, seed=seed)
+    while not (env.sim.decision.kind == SCHEDULE and len(env.sim.decision.candidates) >= 3):
+        obs, *_ = env.step(fifo.decide(env.sim))
+    return env, obs, fifo
+
+
+def test_the_teacher_picks_the_candidate_whose_play_out_costs_least_and_leaves_the_env():
+    env, obs, fifo = _branching_state(seed=3)
+    costs = []
+    for b in range(len(env.sim.decision.candidates)):
+        e, p = copy.deepcopy((env, fifo))
+        o, _, term, trunc, _ = e.step(b)
+        while not (term or trunc):
+            o, _, term, trunc, _ = e.step(p.decide(e.sim))
+        costs.append(_cost(e))
+    before = (env.sim.now, env.sim.decision, _cost(env), env.sim.next_tid)
+    choice = RolloutTeacher(fifo).plan(env, obs)
+    assert (env.sim.now, env.sim.decision, _cost(env), env.sim.next_tid) == before
+    best = min(costs)
+    base = fifo.decide(env.sim)
+    assert costs[choice] == best
+    assert choice == (base if costs[base] == best else costs.index(best))
+    assert len(set(costs)) > 1, "a state where the candidates differ: the test could fail"
+
+
+def test_the_rollout_policy_costs_no_more_than_its_base(seed=2):
+    """The cost improvement property: in the copy's deterministic world, playing the rollout
+    policy throughout costs at most what its base costs (here strictly less)."""
+    base = _play(make_policy("fifo"), seed)
+    rolled = _play(RolloutTeacher(make_policy("fifo")), seed)
+    assert rolled <= base + 1e-9
+    assert rolled < base, (rolled, base)
+
+
+def test_a_decision_without_a_choice_is_the_base_policys():
+    env = make_env(ENV, SHORT).unwrapped
+    obs, _ = env.reset(seed=5)
+    edf = make_policy("edf")
+    teacher = RolloutTeacher(make_policy("edf"))
+    teacher.reset(env.sim, seed=5)
+    edf.reset(env.sim, seed=5)
+    seen = 0
+    while seen < 20:
+        if len(env.sim.decision.candidates) < 2:
+            assert teacher.plan(env, obs) == edf.decide(env.sim)
+            seen += 1
+        obs, _, term, trunc, _ = env.step(edf.decide(env.sim))
+        assert not (term or trunc)
+
+
+th = pytest.importorskip("torch")
+pytest.importorskip("sb3_contrib")
+
+from mrsched_gym.agents.train import load_config  # noqa: E402
+from mrsched_gym.config import ConfigError  # noqa: E402
+
+
+def test_a_rollout_teacher_is_named_in_imitate_and_its_base_checked():
+    ic = {"teachers": {"default": "rollout:edf"}, "rounds": 1, "steps_per_round": 10}
+    cfg = load_config("hadoop_set", imitate=ic)
+    assert cfg.imitate.teachers["default"] == "rollout:edf"
+    ic["teachers"] = {"default": "rollout:nope"}
+    with pytest.raises(ConfigError, match=re.escape("imitate.teachers.default")):
+        load_config("hadoop_set", imitate=ic)
+
+
+def test_the_rollout_teacher_is_not_a_policy_of_the_harness():
+    """Clairvoyant: it must never reach a leaderboard."""
+    from mrsched_gym.errors import InputError
+    with pytest.raises(InputError, match="unknown baseline 'rollout'"):
+        run_episode(ENV, make_policy("rollout:edf"), seed=0)
+
+
+def test_imitation_labels_with_the_rollout_teacher(monkeypatch):
+    """In a pool, round 0 plays and learns the rollout teacher's plan of the world's own env."""
+    from mrsched_gym.agents.imitate import imitate
+    from mrsched_gym.agents.train import build_model, make_vec_env
+    planned = []
+    plan = RolloutTeacher.plan
+
+    def spy(self, env, obs):
+        a = plan(self, env, obs)
+        planned.append((type(env).__name__, a))
+        return a
+
+    monkeypatch.setattr(RolloutTeacher, "plan", spy)
+    worlds = {"ids": ["mrsched/Hadoop-v0"], "max_nodes": 25}
+    ic = {"teachers": {"default": "rollout:edf"}, "rounds": 1, "steps_per_round": 40,
+          "n_envs": 1, "epochs": 1, "batch_size": 16}
+    cfg = load_config("hadoop_set", env_kwargs=SHORT, worlds=worlds, imitate=ic,
+                      total_timesteps=256, n_envs=1, tensorboard=False)
+    th.manual_seed(0)
+    model = build_model(cfg, make_vec_env(cfg))
+    labelled = {}
+    rows = imitate(model, cfg, 7, progress=False, labelled=labelled)
+    assert rows[0]["decisions"] == 40 == len(planned)
+    assert {name for name, _ in planned} == {"MRSchedEnv"}      # the world, not the pool
+    assert [int(a) for a in labelled["action"]] == [a for _, a in planned]   # pool K = world K
