@@ -1,0 +1,66 @@
+"""How far a clairvoyant rollout over a policy gets: the headroom behind a rollout teacher.
+
+    python tools/rollout_ceiling.py --base agent:hadoop-v0 --seeds 500 501 502 503 --workers 2
+
+Plays whole episodes with the rollout policy over ``--base``
+(:class:`~mrsched_gym.agents.rollout.RolloutTeacher`: at every schedule decision with a choice,
+each candidate is played out to the episode's end by the base, and the cheapest is taken) and
+prints, per seed, its headline beside the base's and the reference baselines' (``--against``,
+EDF by default) on the same world. The rollout knows the world's future (arrivals, task
+lengths), so its numbers bound from below what that one step of policy improvement can teach a
+scheduler that does not; they are no policy's result. Slow: ~5 min per Hadoop-v0 episode over
+``agent:hadoop-v0``, one core each (``--workers``).
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import numpy as np
+
+from mrsched_gym.agents.rollout import RolloutTeacher
+from mrsched_gym.evaluate import evaluate, make_env, make_policy, run_parallel, scenario_of
+
+
+def rollout_headline(task: tuple[str, str, int]) -> float:
+    """The headline of one episode played by the rollout policy over ``base``."""
+    env_id, base, seed = task
+    env = make_env(env_id).unwrapped
+    obs, _ = env.reset(seed=seed)
+    teacher = RolloutTeacher(make_policy(base))
+    teacher.reset(env.sim, seed=seed)
+    while True:
+        obs, _, term, trunc, info = env.step(teacher.plan(env, obs))
+        if term or trunc:
+            return float(info["metrics"][scenario_of(env_id).reward.headline])
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--id", default="mrsched/Hadoop-v0")
+    ap.add_argument("--base", default="agent:hadoop-v0")
+    ap.add_argument("--against", nargs="+", default=["edf"])
+    ap.add_argument("--seeds", nargs="+", type=int, default=list(range(500, 510)))
+    ap.add_argument("--workers", type=int, default=1)
+    a = ap.parse_args()
+    h = scenario_of(a.id).reward.headline
+    rolled = run_parallel(rollout_headline, [(a.id, a.base, s) for s in a.seeds],
+                          workers=a.workers, progress=False)
+    recs = evaluate([a.base, *a.against], [a.id], a.seeds, workers=a.workers, progress=False)
+    per = {(r["policy"], r["seed"]): float(r[h]) for r in recs}
+    cols = [f"rollout({a.base})", a.base, *a.against]
+    print(f"{a.id}, {h} per seed")
+    print("| seed | " + " | ".join(cols) + " |")
+    print("|---|" + "---|" * len(cols))
+    rows = [[x, per[(a.base, s)], *(per[(b, s)] for b in a.against)]
+            for s, x in zip(a.seeds, rolled, strict=True)]
+    for s, row in zip(a.seeds, rows, strict=True):
+        print(f"| {s} | " + " | ".join(f"{v:.3f}" for v in row) + " |")
+    means = np.mean(rows, axis=0)
+    print("| mean | " + " | ".join(f"{v:.3f}" for v in means) + " |")
+    best = min(means[2:])
+    print("| / best of --against | " + " | ".join(f"{v / best:.2f}" for v in means) + " |")
+
+
+if __name__ == "__main__":
+    main()
