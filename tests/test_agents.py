@@ -111,7 +111,8 @@ def test_bad_config_names_the_field(override, field):
 def test_bundled_configs_document_every_field():
     """Every field of the shipped configs carries a comment."""
     from importlib.resources import files
-    for name in ("hadoop_set", "hadoop_flat", "general", "general_ppo", "general_objective"):
+    for name in ("hadoop_set", "hadoop_flat", "general", "general_ppo", "general_objective",
+                 "general_rollout"):
         text = files("mrsched_gym.configs").joinpath("agents", f"{name}.yaml").read_text()
         for line in text.splitlines():
             if line.strip() and not line.lstrip().startswith("#") and not line.endswith(":"):
