@@ -69,24 +69,32 @@ class RolloutTeacher:
         if d.kind != SCHEDULE or len(d.candidates) < 2:
             return a
         weights = RewardTracker(env.scenario.reward.weights).weights
-        blob = pickle.dumps((env, self.base), protocol=pickle.HIGHEST_PROTOCOL)
+        # a base that reads observations plays the env; a baseline plays the bare simulator
+        world = env if self.reads_obs else env.sim
+        blob = pickle.dumps((world, self.base), protocol=pickle.HIGHEST_PROTOCOL)
         best, best_cost = a, None
         branches = list(range(len(d.candidates)))
         if a not in branches:                      # the base skips: weigh that too
             branches.append(a)
         for b in branches:
-            copy_env, copy_base = pickle.loads(blob)
-            copy_env.lean_info = True              # the copy's info is never read
-            cost = _play_out(copy_env, copy_base, b, self.reads_obs, weights)
+            cost = _play_out(*pickle.loads(blob), b, weights)
             if best_cost is None or cost < best_cost or (cost == best_cost and b == a):
                 best, best_cost = b, cost
         return best
 
 
-def _play_out(env, base, first: int, reads_obs: bool, weights: tuple[float, ...]) -> float:
-    """Apply ``first`` in ``env``, let ``base`` play to the end; the episode's cost."""
-    obs, _, term, trunc, _ = env.step(first)
-    while not (term or trunc):
-        a = base.act(obs, env.action_masks()) if reads_obs else base.decide(env.sim)
-        obs, _, term, trunc, _ = env.step(a)
-    return sum(w * t for w, t in zip(weights, component_totals(env.sim), strict=True))
+def _play_out(world, base, first: int, weights: tuple[float, ...]) -> float:
+    """Apply ``first`` in ``world`` (an env copy, or a simulator copy for a baseline), let
+    ``base`` play to the end; the episode's cost."""
+    if hasattr(base, "act"):
+        world.lean_info = True                     # the copy's info is never read
+        obs, _, term, trunc, _ = world.step(first)
+        while not (term or trunc):
+            obs, _, term, trunc, _ = world.step(base.act(obs, world.action_masks()))
+        sim = world.sim
+    else:
+        sim = world
+        sim.act(first)
+        while not sim.done:
+            sim.act(base.decide(sim))
+    return sum(w * t for w, t in zip(weights, component_totals(sim), strict=True))
