@@ -14,7 +14,9 @@ fitted policy, at step 0.
 
 Teachers act as the harness runs them: a baseline decides from the world's simulator, an agent
 from the world's own (unpadded) observation and mask, after ``reset(sim, seed)`` at each
-episode. With a pool of worlds (``worlds``), the world's skip is the pool's skip.
+episode; a rollout teacher (``rollout:SPEC``, :mod:`~mrsched_gym.agents.rollout`) plays copies
+of the world's env from the current state. With a pool of worlds (``worlds``), the world's skip
+is the pool's skip.
 
 Every draw is seeded: env ``i``'s episodes from ``first_seed + i`` (the training run passes
 ``TRAIN_SEED_BASE + 1000 * seed + 500``, apart from PPO's envs), the minibatch order from the
@@ -299,4 +301,4 @@ def _fit(policy, optimizer, data: dict, obs_keys: list[str], ic: ImitateConfig,
     return float(np.mean(last))
 
 
-__all__ = ["ImitateConfig", "ImitationLoss", "MAX_ENVS", "imitate"]
+__all__ = ["ImitateConfig", "ImitationLoss", "MAX_ENVS", "imitate", "make_teacher"]

@@ -98,3 +98,6 @@ def _play_out(world, base, first: int, weights: tuple[float, ...]) -> float:
         while not sim.done:
             sim.act(base.decide(sim))
     return sum(w * t for w, t in zip(weights, component_totals(sim), strict=True))
+
+
+__all__ = ["PREFIX", "RolloutTeacher", "base_spec", "is_rollout_spec"]
