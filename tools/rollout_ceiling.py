@@ -7,8 +7,9 @@ Plays whole episodes with the rollout policy over ``--base``
 each candidate is played out to the episode's end by the base, and the cheapest is taken) and
 prints, per seed, its headline beside the base's and the reference baselines' (``--against``,
 EDF by default) on the same world. The rollout knows the world's future (arrivals, task
-lengths), so its numbers bound from below what that one step of policy improvement can teach a
-scheduler that does not; they are no policy's result. Slow: ~5 min per Hadoop-v0 episode over
+lengths), so its numbers indicate the room that one step of policy improvement finds, not what
+a scheduler that does not know the future can reach; they are no policy's result. Episodes run
+with one BLAS/OpenMP thread, as the harness runs them. Slow: ~5 min per Hadoop-v0 episode over
 ``agent:hadoop-v0``, one core each (``--workers``).
 """
 
@@ -19,12 +20,25 @@ import argparse
 import numpy as np
 
 from mrsched_gym.agents.rollout import RolloutTeacher
-from mrsched_gym.evaluate import evaluate, make_env, make_policy, run_parallel, scenario_of
+from mrsched_gym.evaluate import (
+    evaluate,
+    make_env,
+    make_policy,
+    parse_policy,
+    run_parallel,
+    scenario_of,
+)
 
 
 def rollout_headline(task: tuple[str, str, int]) -> float:
     """The headline of one episode played by the rollout policy over ``base``."""
+    from threadpoolctl import threadpool_limits
     env_id, base, seed = task
+    with threadpool_limits(limits=1):
+        return _play(env_id, base, seed)
+
+
+def _play(env_id: str, base: str, seed: int) -> float:
     env = make_env(env_id).unwrapped
     obs, _ = env.reset(seed=seed)
     teacher = RolloutTeacher(make_policy(base))
@@ -48,11 +62,12 @@ def main() -> None:
                           workers=a.workers, progress=False)
     recs = evaluate([a.base, *a.against], [a.id], a.seeds, workers=a.workers, progress=False)
     per = {(r["policy"], r["seed"]): float(r[h]) for r in recs}
-    cols = [f"rollout({a.base})", a.base, *a.against]
+    base, against = parse_policy(a.base).label, [parse_policy(p).label for p in a.against]
+    cols = [f"rollout({base})", base, *against]
     print(f"{a.id}, {h} per seed")
     print("| seed | " + " | ".join(cols) + " |")
     print("|---|" + "---|" * len(cols))
-    rows = [[x, per[(a.base, s)], *(per[(b, s)] for b in a.against)]
+    rows = [[x, per[(base, s)], *(per[(b, s)] for b in against)]
             for s, x in zip(a.seeds, rolled, strict=True)]
     for s, row in zip(a.seeds, rows, strict=True):
         print(f"| {s} | " + " | ".join(f"{v:.3f}" for v in row) + " |")
