@@ -10,7 +10,8 @@ re-runs only the agents, for a new checkpoint). Then prints, per id: the agent's
 baseline's (the baseline with the lowest mean on these seeds), the paired difference agent -
 best baseline over the same worlds with its 95% CI (Student's t), the seeds won, the ratio of
 the means, and the specialist ``agent:hadoop-v0`` beside it (and any ``--reference`` policy,
-e.g. ``srpt``, which is never counted as a baseline).
+e.g. ``srpt``, which is never counted as a baseline; ``--shown`` adds the column of a label
+already in the records, e.g. a former checkpoint's, without running it: "-" where it is absent).
 """
 
 from __future__ import annotations
