@@ -29,7 +29,7 @@ from __future__ import annotations
 import pickle
 from typing import Any
 
-from mrsched_gym.rewards import RewardTracker, component_totals
+from mrsched_gym.rewards import component_totals
 from mrsched_gym.sim.decision import SCHEDULE
 
 #: The prefix that names a rollout teacher in ``imitate.teachers``.
@@ -71,7 +71,7 @@ class RolloutTeacher:
         d = env.sim.decision
         if d.kind != SCHEDULE or len(d.candidates) < 2:
             return a
-        weights = RewardTracker(env.scenario.reward.weights).weights
+        weights = env.rewards.weights              # the scenario's reward weights
         # a base that reads observations plays the env; a baseline plays the bare simulator
         world = env if self.reads_obs else env.sim
         blob = pickle.dumps((world, self.base), protocol=pickle.HIGHEST_PROTOCOL)
