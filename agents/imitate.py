@@ -34,6 +34,8 @@ import numpy as np
 
 from mrsched_gym.agents.rollout import RolloutTeacher, base_spec, is_rollout_spec
 
+#: The keys of a labelled decision that are not the observation's.
+LABEL_KEYS = ("mask", "action", "target")
 #: At most this many envs per phase (imitation or PPO): their seeds, 500 apart, must not meet.
 MAX_ENVS = 500
 
@@ -64,6 +66,19 @@ class ImitateConfig:
             in DAPG, Rajeswaran et al. 2018): PPO then moves the policy away from its teachers
             only where its advantages outweigh them. Not while ``value_warmup_steps`` lasts.
             0 = none.
+        soft_targets: Fit distributions, not only actions. Where the teacher's action is the
+            most likely legal action of the policy the run starts from (its weights before
+            imitation: ``init_from``'s, or the fresh network's), the target is that starting
+            policy's whole distribution over the legal actions (distillation: Hinton, Vinyals
+            and Dean, "Distilling the Knowledge in a Neural Network", 2015); where the teacher
+            departs from it, the teacher's action. The loss is the cross-entropy of the target
+            under the policy, so a state on which the teacher agrees pulls the policy back to
+            where it started instead of towards a one-hot label: the fit changes what the
+            teacher changes and keeps the rest. Meant for a teacher that improves on the
+            starting policy on few decisions (``rollout:`` over it); each round counts the
+            ``departures``. False = the teacher's action everywhere (behaviour cloning).
+        teacher_workers: Processes over which a ``rollout:`` teacher plays its candidates out
+            (1 = in the training process). The labels are the same for any number.
     """
 
     teachers: dict[str, str] = field(default_factory=dict)
@@ -74,6 +89,8 @@ class ImitateConfig:
     batch_size: int = 512
     learning_rate: float = 3e-4
     ppo_batches: int = 0
+    soft_targets: bool = False
+    teacher_workers: int = 1
 
     def validate(self, ids: list[str]) -> ImitateConfig:
         """Check the fields against the world ids the run plays.
@@ -82,10 +99,14 @@ class ImitateConfig:
             ValueError: A bad field; the message names it.
         """
         from mrsched_gym.evaluate import check_policy
-        for f in ("rounds", "steps_per_round", "n_envs", "epochs", "batch_size"):
+        for f in ("rounds", "steps_per_round", "n_envs", "epochs", "batch_size",
+                  "teacher_workers"):
             v = getattr(self, f)
             if not isinstance(v, int) or isinstance(v, bool) or v < 1:
                 raise ValueError(f"imitate.{f}: must be a positive integer; got {v!r}")
+        if not isinstance(self.soft_targets, bool):
+            raise ValueError(f"imitate.soft_targets: must be true or false; "
+                             f"got {self.soft_targets!r}")
         v = self.ppo_batches
         if not isinstance(v, int) or isinstance(v, bool) or v < 0:
             raise ValueError(f"imitate.ppo_batches: must be an integer >= 0; got {v!r}")
@@ -112,12 +133,23 @@ class ImitateConfig:
         return self
 
 
-def make_teacher(spec: str):
-    """The teacher a ``teachers`` entry names: a policy, or a :class:`RolloutTeacher` over one."""
+def make_teacher(spec: str, pool=None):
+    """The teacher a ``teachers`` entry names: a policy, or a :class:`RolloutTeacher` over one
+    (playing its candidates out over ``pool``, a process pool, if given)."""
     from mrsched_gym.evaluate import make_policy
     if is_rollout_spec(spec):
-        return RolloutTeacher(make_policy(base_spec(spec)))
+        return RolloutTeacher(make_policy(base_spec(spec)), pool=pool)
     return make_policy(spec)
+
+
+def _teacher_pool(ic: ImitateConfig):
+    """The process pool of the rollout teachers' play-outs, or None (one worker, or no rollout
+    teacher)."""
+    if ic.teacher_workers < 2 or not any(map(is_rollout_spec, ic.teachers.values())):
+        return None
+    import multiprocessing as mp
+    ctx = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
+    return ctx.Pool(ic.teacher_workers)
 
 
 class _Player:
@@ -186,29 +218,43 @@ def imitate(model, cfg, first_seed: int, progress: bool = True,
         first_seed: Env ``i`` plays episodes seeded from ``first_seed + i``.
         progress: Print one line per round.
         labelled: If given, filled with the labelled decisions (observation keys, ``mask``,
-            ``action``: stacked arrays), for :class:`ImitationLoss` during PPO.
+            ``action``, and ``target`` with ``soft_targets``: stacked arrays), for
+            :class:`ImitationLoss` during PPO.
 
     Returns:
         One row per round: labelled decisions so far, the round's dropped decisions, the share
         of its labelled ones on which the policy (before the round's fit) agreed with the
-        teacher, the fit's final loss, and wall seconds.
+        teacher, with ``soft_targets`` the round's labelled decisions on which the teacher
+        departed from the starting policy, the fit's final loss, and wall seconds.
     """
+    pool = _teacher_pool(cfg.imitate)
+    try:
+        return _imitate(model, cfg, first_seed, progress, labelled, pool)
+    finally:
+        if pool is not None:
+            pool.terminate()
+
+
+def _imitate(model, cfg, first_seed: int, progress: bool, labelled: dict | None,
+             pool) -> list[dict]:
     import torch as th
 
     ic = cfg.imitate
     policy = model.policy
     players = []
     for i in range(ic.n_envs):
-        teachers = {k: make_teacher(v) for k, v in ic.teachers.items()}
+        teachers = {k: make_teacher(v, pool) for k, v in ic.teachers.items()}
         players.append(_Player(cfg, first_seed + i, teachers))
     optimizer = th.optim.Adam(policy.parameters(), lr=ic.learning_rate)
     rng = np.random.default_rng(cfg.seed)
     obs_keys = list(players[0].obs)
-    data: dict[str, list] = {k: [] for k in [*obs_keys, "mask", "action"]}
+    keys = [*obs_keys, "mask", "action", *(["target"] if ic.soft_targets else [])]
+    data: dict[str, list] = {k: [] for k in keys}
+    start = _frozen_actor(policy) if ic.soft_targets else None
     rows = []
     t0 = time.perf_counter()
     for rnd in range(ic.rounds):
-        agree = n = dropped = 0
+        agree = n = dropped = departures = 0
         actor = policy.numpy_actor()
         while n < ic.steps_per_round:
             for p in players:
@@ -216,7 +262,8 @@ def imitate(model, cfg, first_seed: int, progress: bool = True,
                     break
                 mask = p.mask()
                 label = p.teacher_action()
-                log_p, _ = actor({k: v[None] for k, v in p.obs.items()}, mask[None])
+                obs = {k: v[None] for k, v in p.obs.items()}
+                log_p, _ = actor(obs, mask[None])
                 own = int(np.argmax(log_p[0]))
                 n += 1
                 if mask[label]:
@@ -225,38 +272,60 @@ def imitate(model, cfg, first_seed: int, progress: bool = True,
                         data[k].append(p.obs[k])
                     data["mask"].append(mask)
                     data["action"].append(label)
+                    if start is not None:
+                        start_log_p = start(obs, mask[None])[0][0]
+                        departures += int(np.argmax(start_log_p)) != label
+                        data["target"].append(soft_target(start_log_p, label))
                 else:                           # the teacher idles a slot: played, not learned
                     dropped += 1
                 p.step(label if rnd == 0 else own)
         loss = _fit(policy, optimizer, data, obs_keys, ic, rng) if data["action"] else math.nan
         rows.append({"round": rnd, "decisions": len(data["action"]), "dropped": dropped,
                      "agreement": round(float(agree) / max(n - dropped, 1), 4),
+                     **({"departures": departures} if start is not None else {}),
                      "loss": round(loss, 4),
                      "wall_s": round(time.perf_counter() - t0, 1)})
         if progress:
             print(f"imitate round {rnd}: {rows[-1]}", flush=True)
     if labelled is not None and data["action"]:
-        labelled.update(_stacked(data, obs_keys))
+        labelled.update(_stacked(data))
     return rows
 
 
-def _stacked(data: dict, obs_keys: list[str]) -> dict[str, np.ndarray]:
-    return {k: np.stack(data[k]) for k in [*obs_keys, "mask", "action"]}
+def _frozen_actor(policy):
+    """A numpy forward pass of ``policy``'s current weights that never follows later updates."""
+    from mrsched_gym.agents.numpy_rollout import NumpyActorCritic
+    return NumpyActorCritic(policy)
+
+
+def soft_target(start_log_p: np.ndarray, label: int) -> np.ndarray:
+    """The target distribution of ``soft_targets`` (float32 ``[A]``): the starting policy's
+    distribution (``start_log_p``, its masked log-probabilities) if ``label`` is its most
+    likely action, else ``label`` alone."""
+    if int(np.argmax(start_log_p)) == label:
+        return np.exp(start_log_p).astype(np.float32)
+    target = np.zeros(len(start_log_p), dtype=np.float32)
+    target[label] = 1.0
+    return target
+
+
+def _stacked(data: dict[str, list]) -> dict[str, np.ndarray]:
+    return {k: np.stack(v) for k, v in data.items()}
 
 
 class ImitationLoss:
     """Minibatch steps of the imitation loss on a fixed set of labelled decisions.
 
     Args:
-        arrays: Observation keys, ``mask`` and ``action`` (as :func:`imitate` fills
-            ``labelled``).
+        arrays: Observation keys, ``mask``, ``action`` and, for soft targets, ``target`` (as
+            :func:`imitate` fills ``labelled``).
         batch_size: Decisions per minibatch.
         seed: Seeds the minibatch draws.
     """
 
     def __init__(self, arrays: dict[str, np.ndarray], batch_size: int, seed: int) -> None:
         self.arrays = arrays
-        self.obs_keys = [k for k in arrays if k not in ("mask", "action")]
+        self.obs_keys = [k for k in arrays if k not in LABEL_KEYS]
         self.batch_size = batch_size
         self.rng = np.random.default_rng(seed)
 
@@ -272,13 +341,19 @@ class ImitationLoss:
 
 
 def _step(policy, optimizer, arrays: dict, obs_keys: list[str], idx: np.ndarray) -> float:
-    """One gradient step of the masked cross-entropy on the decisions ``idx`` (gradients
-    clipped to norm 0.5, as PPO's); the loss."""
+    """One gradient step of the masked cross-entropy on the decisions ``idx`` (of the
+    ``target`` distributions if there are any, else of the ``action`` labels; gradients clipped
+    to norm 0.5, as PPO's); the loss."""
     import torch as th
     obs = {k: th.as_tensor(arrays[k][idx]) for k in obs_keys}
-    _, log_prob, _ = policy.evaluate_actions(obs, th.as_tensor(arrays["action"][idx]),
-                                             action_masks=th.as_tensor(arrays["mask"][idx]))
-    loss = -log_prob.mean()
+    masks = th.as_tensor(arrays["mask"][idx])
+    if "target" in arrays:
+        log_p = policy.action_log_probs(obs, masks)    # masked actions: target 0
+        loss = -(th.as_tensor(arrays["target"][idx]) * log_p).sum(-1).mean()
+    else:
+        _, log_prob, _ = policy.evaluate_actions(obs, th.as_tensor(arrays["action"][idx]),
+                                                 action_masks=masks)
+        loss = -log_prob.mean()
     optimizer.zero_grad()
     loss.backward()
     th.nn.utils.clip_grad_norm_(policy.parameters(), 0.5)
@@ -288,10 +363,11 @@ def _step(policy, optimizer, arrays: dict, obs_keys: list[str], idx: np.ndarray)
 
 def _fit(policy, optimizer, data: dict, obs_keys: list[str], ic: ImitateConfig,
          rng: np.random.Generator) -> float:
-    """``ic.epochs`` passes of minibatch cross-entropy over every labelled decision (gradients
+    """``ic.epochs`` passes of minibatch cross-entropy (:func:`_step`) over every labelled
+    decision (gradients
     clipped to norm 0.5, as PPO's); the mean loss of the last pass. The value head is not
     fitted: PPO's first updates fit it."""
-    arrays = _stacked(data, obs_keys)
+    arrays = _stacked(data)
     n = len(arrays["action"])
     last = []
     for _ in range(ic.epochs):
@@ -301,4 +377,5 @@ def _fit(policy, optimizer, data: dict, obs_keys: list[str], ic: ImitateConfig,
     return float(np.mean(last))
 
 
-__all__ = ["ImitateConfig", "ImitationLoss", "MAX_ENVS", "imitate", "make_teacher"]
+__all__ = ["ImitateConfig", "ImitationLoss", "LABEL_KEYS", "MAX_ENVS", "imitate",
+           "make_teacher", "soft_target"]

@@ -232,7 +232,29 @@ class SetPolicy(_SetHeadMixin, MaskableActorCriticPolicy):
         """Values, log-probabilities of ``actions`` and entropies (as sb3-contrib's)."""
         if action_masks is None or not self.share_features_extractor:
             return super().evaluate_actions(obs, actions, action_masks)
+        log_p, latent_vf = self._log_probs_and_latent_vf(obs, action_masks, critic=True)
+        log_prob = log_p.gather(-1, actions.long().unsqueeze(-1)).squeeze(-1)
+        values = self.value_net(latent_vf)
+        masks = th.as_tensor(action_masks, dtype=th.bool, device=log_p.device).reshape(
+            log_p.shape)
+        p_log_p = log_p * th.nn.functional.softmax(log_p, dim=-1)   # masked actions count 0
+        entropy = -th.where(masks, p_log_p, th.tensor(0.0, device=log_p.device)).sum(-1)
+        return values, log_prob, entropy
+
+    def action_log_probs(self, obs: dict[str, th.Tensor], action_masks: th.Tensor
+                         ) -> th.Tensor:
+        """The masked, normalised log-probabilities ``[B, A]`` of every action, with gradients
+        (as :meth:`evaluate_actions` computes them; no critic pass). For losses over the whole
+        distribution (imitation's soft targets)."""
+        if not self.share_features_extractor:
+            dist = self.get_distribution(obs, action_masks)
+            return dist.distribution.logits
+        return self._log_probs_and_latent_vf(obs, action_masks, critic=False)[0]
+
+    def _log_probs_and_latent_vf(self, obs: dict[str, th.Tensor], action_masks: th.Tensor,
+                                 critic: bool) -> tuple[th.Tensor, th.Tensor | None]:
         fx = self.features_extractor
+        latent_vf = None
         if fx.fast_numerics:        # the head reads the set features, not slices of the flat
             obs = preprocess_obs(obs, self.observation_space,
                                  normalize_images=self.normalize_images)
@@ -241,19 +263,18 @@ class SetPolicy(_SetHeadMixin, MaskableActorCriticPolicy):
             logits = self.action_net.logits(
                 h, th.cat([g, pool], dim=1), valid > 0.5,
                 obs["decision"][:, _SCHEDULE:_SCHEDULE + 1] > 0.5)
-            latent_vf = critic_latent(self.mlp_extractor.value_net, sets,
-                                      obs["decision"][:, _SCHEDULE:_SCHEDULE + 1])
+            if critic:
+                latent_vf = critic_latent(self.mlp_extractor.value_net, sets,
+                                          obs["decision"][:, _SCHEDULE:_SCHEDULE + 1])
         else:
-            latent_pi, latent_vf = self.mlp_extractor(self.extract_features(obs))
+            features = self.extract_features(obs)
+            if critic:
+                latent_pi, latent_vf = self.mlp_extractor(features)
+            else:
+                latent_pi = self.mlp_extractor.forward_actor(features)
             logits = self.action_net(latent_pi)
-        log_p = masked_log_probs(logits.view(-1, self.action_dist.action_dim), action_masks)
-        log_prob = log_p.gather(-1, actions.long().unsqueeze(-1)).squeeze(-1)
-        values = self.value_net(latent_vf)
-        masks = th.as_tensor(action_masks, dtype=th.bool, device=log_p.device).reshape(
-            log_p.shape)
-        p_log_p = log_p * th.nn.functional.softmax(log_p, dim=-1)   # masked actions count 0
-        entropy = -th.where(masks, p_log_p, th.tensor(0.0, device=log_p.device)).sum(-1)
-        return values, log_prob, entropy
+        return masked_log_probs(logits.view(-1, self.action_dist.action_dim), action_masks), \
+            latent_vf
 
 
 def critic_latent(value_net: th.nn.Sequential, sets: SetFeatures, schedule: th.Tensor

@@ -50,11 +50,20 @@ def base_spec(spec: str) -> str:
 
 class RolloutTeacher:
     """The rollout policy over ``base`` (a baseline or an agent, as :func:`make_policy` makes
-    them). Call :meth:`reset` after every env reset and :meth:`plan` at every decision."""
+    them). Call :meth:`reset` after every env reset and :meth:`plan` at every decision.
 
-    def __init__(self, base: Any) -> None:
+    Args:
+        base: The base policy.
+        pool: A process pool (``multiprocessing``) over which the candidates are played out,
+            or None to play them here one after another. The choice is the same either way:
+            each play-out is a deterministic function of the world copy, computed with one
+            BLAS/OpenMP thread in a worker.
+    """
+
+    def __init__(self, base: Any, pool=None) -> None:
         self.base = base
         self.reads_obs = hasattr(base, "act")
+        self.pool = pool
 
     def reset(self, sim, seed: int | None = None) -> None:
         """Reset the base policy (as the harness does at every episode)."""
@@ -75,12 +84,16 @@ class RolloutTeacher:
         # a base that reads observations plays the env; a baseline plays the bare simulator
         world = env if self.reads_obs else env.sim
         blob = pickle.dumps((world, self.base), protocol=pickle.HIGHEST_PROTOCOL)
-        best, best_cost = a, None
         branches = list(range(len(d.candidates)))
         if a not in branches:                      # the base skips: weigh that too
             branches.append(a)
-        for b in branches:
-            cost = _play_out(*pickle.loads(blob), b, weights)
+        if self.pool is None:
+            costs = [_play_out(*pickle.loads(blob), b, weights) for b in branches]
+        else:
+            costs = self.pool.starmap(_play_out_copy, [(blob, b, weights) for b in branches],
+                                      chunksize=1)
+        best, best_cost = a, None
+        for b, cost in zip(branches, costs, strict=True):
             if best_cost is None or _cheaper(cost, best_cost) or (
                     b == a and not _cheaper(best_cost, cost)):
                 best, best_cost = b, cost
@@ -92,6 +105,14 @@ def _cheaper(x: float, y: float) -> bool:
     two play-outs that cost the same can differ in the last digits, and such a difference must
     not make a departure from the base)."""
     return x < y - TIE_TOLERANCE * max(1.0, abs(y))
+
+
+def _play_out_copy(blob: bytes, first: int, weights: tuple[float, ...]) -> float:
+    """:func:`_play_out` on the pickled ``(world, base)`` ``blob``, with one BLAS/OpenMP
+    thread (a pool worker's task)."""
+    from threadpoolctl import threadpool_limits
+    with threadpool_limits(limits=1):
+        return _play_out(*pickle.loads(blob), first, weights)
 
 
 def _play_out(world, base, first: int, weights: tuple[float, ...]) -> float:

@@ -275,6 +275,8 @@ def test_train_with_imitation_evaluates_the_fitted_policy_at_step_0(tmp_path):
     ({"learning_rate": -1.0}, "imitate.learning_rate"),
     ({"learning_rate": float("inf")}, "imitate.learning_rate"),
     ({"n_envs": 501}, "imitate.n_envs"),
+    ({"soft_targets": "yes"}, "imitate.soft_targets"),
+    ({"teacher_workers": 0}, "imitate.teacher_workers"),
 ])
 def test_bad_imitate_fields_are_named(change, field):
     with pytest.raises(ConfigError, match=re.escape(field)):
@@ -318,6 +320,111 @@ def test_imitation_loss_keeps_fitting_the_labelled_decisions():
     optimizer = th.optim.Adam(fresh.policy.parameters(), lr=3e-3)
     assert math.isfinite(loss.steps(fresh.policy, optimizer, 30))
     assert full_loss() < 0.8 * before, (before, full_loss())
+
+
+def _start_and_fit(teacher: str, soft: bool):
+    """From agent:hadoop-v0's weights, one round of 1,500 decisions labelled by ``teacher``:
+    the starting policy (frozen), the fitted model, the labelled decisions and the round."""
+    from mrsched_gym.agents.imitate import _frozen_actor
+    cfg = tiny(init_from="agent:hadoop-v0", hidden=64,
+               imitate_cfg={"teachers": {"default": teacher}, "rounds": 1,
+                            "steps_per_round": 1500, "soft_targets": soft,
+                            "learning_rate": 1e-3, "epochs": 4})
+    th.manual_seed(cfg.seed)
+    model = build_model(cfg, make_vec_env(cfg))
+    start = _frozen_actor(model.policy)
+    labelled: dict = {}
+    rows = imitate(model, cfg, 7, progress=False, labelled=labelled)
+    return start, model, labelled, rows[0]
+
+
+def _log_probs(actor, labelled: dict) -> np.ndarray:
+    from mrsched_gym.agents.imitate import LABEL_KEYS
+    obs = {k: v for k, v in labelled.items() if k not in LABEL_KEYS}
+    return actor(obs, labelled["mask"])[0]
+
+
+def _kl(log_p: np.ndarray, log_q: np.ndarray, mask: np.ndarray) -> float:
+    """Mean KL(p || q) over the rows, legal actions only."""
+    return float(np.where(mask, np.exp(log_p) * (log_p - log_q), 0.0).sum(1).mean())
+
+
+def test_soft_targets_keep_the_starting_policy_where_the_teacher_agrees():
+    """The starting policy teaching itself: soft targets leave its distribution where it was
+    (KL ~1e-5, from Adam's steps on rounding-sized gradients), hard labels sharpen it towards
+    the labels (KL ~0.6); the targets are the starting policy's distributions, and no
+    decision is a departure."""
+    from mrsched_gym.agents.imitate import soft_target
+    results = {}
+    for soft in (True, False):
+        start, model, labelled, row = _start_and_fit("agent:hadoop-v0", soft)
+        before = _log_probs(start, labelled)
+        after = _log_probs(model.policy.numpy_actor(), labelled)
+        results[soft] = _kl(before, after, labelled["mask"])
+        if soft:
+            assert row["departures"] == 0
+            assert np.allclose(labelled["target"], np.exp(before), atol=1e-6)
+            assert soft_target(before[0], int(np.argmax(before[0]))).sum() == \
+                pytest.approx(1.0, abs=1e-5)
+        else:
+            assert "target" not in labelled and "departures" not in row
+    assert results[True] < 0.01 * results[False], results
+
+
+def test_soft_targets_learn_where_the_teacher_departs():
+    """EDF teaching from agent:hadoop-v0's weights: the decisions where EDF departs from the
+    starting policy's most likely action get EDF's action alone as their target, and the fit
+    raises its probability there."""
+    start, model, labelled, row = _start_and_fit("edf", soft=True)
+    before = _log_probs(start, labelled)
+    after = _log_probs(model.policy.numpy_actor(), labelled)
+    action = labelled["action"]
+    departs = np.argmax(before, axis=1) != action
+    assert row["departures"] == departs.sum() > 50
+    rows = np.arange(len(action))
+    one_hot = np.zeros_like(labelled["target"])
+    one_hot[rows, action] = 1.0
+    assert np.array_equal(labelled["target"][departs], one_hot[departs])
+    p_before, p_after = np.exp(before[rows, action]), np.exp(after[rows, action])
+    assert p_after[departs].mean() > p_before[departs].mean() + 0.05, (
+        p_before[departs].mean(), p_after[departs].mean())
+
+
+def test_soft_targets_keep_fitting_during_ppo():
+    """ImitationLoss on soft targets lowers their cross-entropy for a fresh network."""
+    from mrsched_gym.agents.imitate import ImitationLoss
+    _, _, labelled, _ = _start_and_fit("edf", soft=True)
+    cfg = tiny()
+    th.manual_seed(1)
+    fresh = build_model(cfg, make_vec_env(cfg)).policy
+
+    def cross_entropy() -> float:
+        log_p = _log_probs(fresh.numpy_actor(), labelled)
+        return float(-(labelled["target"] * log_p).sum(1).mean())
+
+    before = cross_entropy()
+    loss = ImitationLoss(labelled, 128, seed=0)
+    loss.steps(fresh, th.optim.Adam(fresh.parameters(), lr=1e-3), 20)
+    assert cross_entropy() < before
+
+
+@pytest.mark.parametrize("fast", [True, False])
+def test_action_log_probs_are_evaluate_actions_log_probabilities(fast):
+    """The whole distribution soft targets are fitted on, in either numerics, is the one PPO's
+    updates read one action of."""
+    cfg = tiny(numerics="fast" if fast else "exact")
+    th.manual_seed(0)
+    model = build_model(cfg, make_vec_env(cfg))
+    _, _, labelled, _ = _start_and_fit("edf", soft=True)
+    from mrsched_gym.agents.imitate import LABEL_KEYS
+    obs = {k: th.as_tensor(v[:64]) for k, v in labelled.items() if k not in LABEL_KEYS}
+    masks = th.as_tensor(labelled["mask"][:64])
+    log_p = model.policy.action_log_probs(obs, masks)
+    assert log_p.requires_grad
+    for a in range(log_p.shape[1]):
+        _, log_prob, _ = model.policy.evaluate_actions(obs, th.full((64,), a),
+                                                       action_masks=masks)
+        assert th.equal(log_p[:, a], log_prob)
 
 
 def test_ppo_batches_run_with_ppo_and_refuse_a_resume(tmp_path):

@@ -78,6 +78,37 @@ def test_the_teacher_picks_the_candidate_whose_play_out_costs_least_and_leaves_t
     assert max(costs) > best + tie, "a state where the candidates differ: the test could fail"
 
 
+class _RecordingPool:
+    """A process pool that keeps what its ``starmap`` calls return."""
+
+    def __init__(self, pool) -> None:
+        self.pool, self.results = pool, []
+
+    def starmap(self, fn, tasks, chunksize=1):
+        out = self.pool.starmap(fn, tasks, chunksize=chunksize)
+        self.results.append(out)
+        return out
+
+
+@pytest.mark.parametrize("base", ["fifo", "agent:hadoop-v0"])
+def test_play_outs_in_worker_processes_give_the_same_costs_and_choice(base):
+    """imitate.teacher_workers: the candidates played out in a pool of two processes cost, to
+    the last bit, what they cost played out here, so the teacher picks the same action."""
+    import multiprocessing as mp
+    import pickle
+    env, obs, policy = _branching_state(seed=3, base=base)
+    serial = RolloutTeacher(policy).plan(env, obs)
+    world = env if hasattr(policy, "act") else env.sim
+    blob = pickle.dumps((world, policy))
+    here = [rollout._play_out(*pickle.loads(blob), b, env.rewards.weights)
+            for b in range(len(env.sim.decision.candidates))]
+    with mp.get_context("fork").Pool(2) as pool:
+        recording = _RecordingPool(pool)
+        assert RolloutTeacher(policy, pool=recording).plan(env, obs) == serial
+    assert recording.results == [here]
+    assert len(set(here)) > 1, "a state where the candidates differ"
+
+
 def test_the_rollout_policy_costs_no_more_than_its_base(seed=2):
     """The cost improvement property: in the copy's deterministic world, playing the rollout
     policy throughout costs at most what its base costs (here strictly less)."""
