@@ -32,7 +32,12 @@ from typing import Any
 
 import numpy as np
 
-from mrsched_gym.agents.rollout import RolloutTeacher, base_spec, is_rollout_spec
+from mrsched_gym.agents.rollout import (
+    RolloutTeacher,
+    base_spec,
+    is_rollout_spec,
+    make_rollout_teacher,
+)
 
 #: The keys of a labelled decision that are not the observation's.
 LABEL_KEYS = ("mask", "action", "target")
@@ -138,7 +143,7 @@ def make_teacher(spec: str, pool=None):
     (playing its candidates out over ``pool``, a process pool, if given)."""
     from mrsched_gym.evaluate import make_policy
     if is_rollout_spec(spec):
-        return RolloutTeacher(make_policy(base_spec(spec)), pool=pool)
+        return make_rollout_teacher(spec, make_policy, pool)
     return make_policy(spec)
 
 

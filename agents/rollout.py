@@ -20,32 +20,53 @@ with knowledge no scheduler has; it is used to label states for imitation
 :func:`~mrsched_gym.evaluate.parse_policy` does not know it. The student learns the teacher's
 choice given what it observes, i.e. as much of the improvement as the observation supports.
 
+**The myopic variant** (``myopic-rollout:SPEC``, ``arrivals=False``) removes the jobs that
+have not arrived yet from every copy (:func:`drop_future_arrivals`): each candidate is judged
+by how the jobs already in the system fare, played out to their end. It does not know when,
+or which, jobs will come; it still knows the present jobs' task lengths and the capacity and
+interference timelines, which no scheduler knows either, so it is a teacher only as well.
+Its play-outs are short: a copy ends when the present jobs close.
+
 Cost: one full episode of the base policy per candidate per decision (a Hadoop-v0 episode with
-``agent:hadoop-v0`` as the base: ~0.2 s per decision on one core, ~5 min per episode).
+``agent:hadoop-v0`` as the base: ~0.2 s per decision on one core, ~5 min per episode; myopic:
+~30-260 s per episode). ``pool`` spreads the candidates over processes.
 """
 
 from __future__ import annotations
 
+import copy
+import heapq
 import pickle
 from typing import Any
 
 from mrsched_gym.rewards import component_totals
 from mrsched_gym.sim.decision import SCHEDULE
+from mrsched_gym.sim.events import EventKind
+
+_ARRIVAL = int(EventKind.ARRIVAL)
 
 #: The prefix that names a rollout teacher in ``imitate.teachers``.
 PREFIX = "rollout:"
+#: The prefix that names a myopic rollout teacher (future arrivals dropped from the copies).
+MYOPIC_PREFIX = "myopic-rollout:"
 #: Relative cost difference below which play-outs tie (and the base's action wins).
 TIE_TOLERANCE = 1e-9
 
 
 def is_rollout_spec(spec: str) -> bool:
-    """Whether ``spec`` names a rollout teacher (``rollout:BASE``)."""
-    return isinstance(spec, str) and spec.startswith(PREFIX)
+    """Whether ``spec`` names a rollout teacher (``rollout:BASE`` or ``myopic-rollout:BASE``)."""
+    return isinstance(spec, str) and spec.startswith((PREFIX, MYOPIC_PREFIX))
 
 
 def base_spec(spec: str) -> str:
-    """The base policy's spec of a ``rollout:BASE`` teacher."""
-    return spec[len(PREFIX):]
+    """The base policy's spec of a ``rollout:BASE`` or ``myopic-rollout:BASE`` teacher."""
+    return spec.split(":", 1)[1]
+
+
+def make_rollout_teacher(spec: str, make_policy, pool=None) -> RolloutTeacher:
+    """The teacher a rollout spec names, its base made by ``make_policy(base spec)``."""
+    return RolloutTeacher(make_policy(base_spec(spec)), pool=pool,
+                          arrivals=not spec.startswith(MYOPIC_PREFIX))
 
 
 class RolloutTeacher:
@@ -60,10 +81,11 @@ class RolloutTeacher:
             BLAS/OpenMP thread in a worker.
     """
 
-    def __init__(self, base: Any, pool=None) -> None:
+    def __init__(self, base: Any, pool=None, arrivals: bool = True) -> None:
         self.base = base
         self.reads_obs = hasattr(base, "act")
         self.pool = pool
+        self.arrivals = arrivals
 
     def reset(self, sim, seed: int | None = None) -> None:
         """Reset the base policy (as the harness does at every episode)."""
@@ -83,6 +105,9 @@ class RolloutTeacher:
         weights = env.rewards.weights              # the scenario's reward weights
         # a base that reads observations plays the env; a baseline plays the bare simulator
         world = env if self.reads_obs else env.sim
+        if not self.arrivals:
+            world = copy.deepcopy(world)
+            drop_future_arrivals(world.sim if self.reads_obs else world)
         blob = pickle.dumps((world, self.base), protocol=pickle.HIGHEST_PROTOCOL)
         branches = list(range(len(d.candidates)))
         if a not in branches:                      # the base skips: weigh that too
@@ -98,6 +123,23 @@ class RolloutTeacher:
                     b == a and not _cheaper(best_cost, cost)):
                 best, best_cost = b, cost
         return best
+
+
+def drop_future_arrivals(sim) -> int:
+    """Remove the jobs that have not arrived yet from ``sim`` (a copy): their arrival events,
+    and their entries at the end of ``sim.jobs`` (job ids are in arrival order); the episode
+    then ends when the jobs already in the system close. Returns how many were removed."""
+    heap = sim.queue.heap
+    future = [e[3] for e in heap if e[1] == _ARRIVAL]
+    if not future:
+        return 0
+    first = min(future)
+    assert sorted(future) == list(range(first, len(sim.jobs))), "arrivals in job-id order"
+    heap[:] = [e for e in heap if e[1] != _ARRIVAL]
+    heapq.heapify(heap)
+    del sim.jobs[first:]
+    sim.n_jobs = first
+    return len(future)
 
 
 def _cheaper(x: float, y: float) -> bool:
@@ -132,4 +174,5 @@ def _play_out(world, base, first: int, weights: tuple[float, ...]) -> float:
     return sum(w * t for w, t in zip(weights, component_totals(sim), strict=True))
 
 
-__all__ = ["PREFIX", "TIE_TOLERANCE", "RolloutTeacher", "base_spec", "is_rollout_spec"]
+__all__ = ["MYOPIC_PREFIX", "PREFIX", "TIE_TOLERANCE", "RolloutTeacher", "base_spec",
+           "drop_future_arrivals", "is_rollout_spec", "make_rollout_teacher"]

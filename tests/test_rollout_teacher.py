@@ -16,6 +16,8 @@ from mrsched_gym.sim.decision import SCHEDULE
 
 #: A short Hadoop-v0 world: rollouts play the episode out once per candidate.
 SHORT = {"workload.duration_s": 300, "workload.load": 1.3}
+#: The same with tight deadlines: jobs already in the system miss theirs (the myopic copies).
+TIGHT = {**SHORT, "workload.deadline_factor": [1.0, 1.5]}
 ENV = "mrsched/Hadoop-v0"
 
 
@@ -37,10 +39,10 @@ def _play(teacher_or_base, seed: int) -> float:
             return _cost(env)
 
 
-def _branching_state(seed: int, base: str):
+def _branching_state(seed: int, base: str, world: dict = SHORT):
     """The env at its first schedule decision with three or more candidates (played by
     ``base``), its observation and the base policy."""
-    env = make_env(ENV, SHORT).unwrapped
+    env = make_env(ENV, world).unwrapped
     obs, _ = env.reset(seed=seed)
     policy = make_policy(base)
     policy.reset(env.sim, seed=seed)
@@ -54,22 +56,29 @@ def _decide(policy, env, obs) -> int:
             else int(policy.decide(env.sim)))
 
 
-@pytest.mark.parametrize("base", ["fifo", "agent:hadoop-v0"])
-def test_the_teacher_picks_the_candidate_whose_play_out_costs_least_and_leaves_the_env(base):
-    """Each candidate played out by hand on a deep copy of the env: the teacher takes the
-    cheapest (the base's own action on a tie), whether its base reads the simulator or
-    observations, and the env it was asked about is untouched."""
-    env, obs, policy = _branching_state(seed=3, base=base)
+@pytest.mark.parametrize("base, arrivals", [("fifo", True), ("agent:hadoop-v0", True),
+                                            ("fifo", False), ("agent:hadoop-v0", False)])
+def test_the_teacher_picks_the_candidate_whose_play_out_costs_least_and_leaves_the_env(
+        base, arrivals):
+    """Each candidate played out by hand on a deep copy of the env (without the jobs still to
+    arrive, for the myopic teacher): the teacher takes the cheapest (the base's own action on a
+    tie), whether its base reads the simulator or observations, and the env it was asked about
+    is untouched."""
+    env, obs, policy = _branching_state(seed=3, base=base, world=SHORT if arrivals else TIGHT)
     costs = []
     for b in range(len(env.sim.decision.candidates)):
         e, p = copy.deepcopy((env, policy))
+        if not arrivals:
+            assert rollout.drop_future_arrivals(e.sim) > 0
         o, _, term, trunc, _ = e.step(b)
         while not (term or trunc):
             o, _, term, trunc, _ = e.step(_decide(p, e, o))
         costs.append(_cost(e))
-    before = (env.sim.now, env.sim.decision, _cost(env), env.sim.next_tid)
-    choice = RolloutTeacher(policy).plan(env, obs)
-    assert (env.sim.now, env.sim.decision, _cost(env), env.sim.next_tid) == before
+    before = (env.sim.now, env.sim.decision, _cost(env), env.sim.next_tid, env.sim.n_jobs,
+              len(env.sim.queue))
+    choice = RolloutTeacher(policy, arrivals=arrivals).plan(env, obs)
+    assert (env.sim.now, env.sim.decision, _cost(env), env.sim.next_tid, env.sim.n_jobs,
+            len(env.sim.queue)) == before
     best = min(costs)
     own = _decide(policy, env, obs)
     tie = TIE_TOLERANCE * max(1.0, best)
@@ -107,6 +116,54 @@ def test_play_outs_in_worker_processes_give_the_same_costs_and_choice(base):
         assert RolloutTeacher(policy, pool=recording).plan(env, obs) == serial
     assert recording.results == [here]
     assert len(set(here)) > 1, "a state where the candidates differ"
+
+
+def test_dropping_future_arrivals_ends_the_episode_with_the_jobs_in_the_system():
+    """The myopic copy: no arrival event is left, the jobs not yet arrived are gone, and the
+    copy plays to an end at which every job it kept closed (finished or rejected), before the
+    time limit; the original's future is intact."""
+    from mrsched_gym.sim.events import EventKind
+    env, _, policy = _branching_state(seed=3, base="fifo")
+    sim = copy.deepcopy(env.sim)
+    arrived = sum(j.arrival_s <= sim.now for j in sim.jobs)
+    dropped = rollout.drop_future_arrivals(sim)
+    assert dropped == len(env.sim.jobs) - arrived > 0
+    assert len(sim.jobs) == sim.n_jobs == arrived
+    assert all(e[1] != EventKind.ARRIVAL for e in sim.queue.heap)
+    while not sim.done:
+        sim.act(policy.decide(sim))
+    assert not sim.truncated and sim.n_closed == arrived
+    assert sum(e[1] == EventKind.ARRIVAL for e in env.sim.queue.heap) == dropped
+    assert rollout.drop_future_arrivals(sim) == 0
+
+
+@pytest.mark.parametrize("base", ["fifo", "agent:hadoop-v0"])
+def test_the_myopic_teacher_plays_out_copies_without_the_jobs_still_to_arrive(base,
+                                                                             monkeypatch):
+    env, obs, policy = _branching_state(seed=3, base=base, world=TIGHT)
+    arrived = sum(j.arrival_s <= env.sim.now for j in env.sim.jobs)
+    seen = []
+    play_out = rollout._play_out
+
+    def spy(world, base_policy, first, weights):
+        sim = getattr(world, "sim", world)
+        seen.append((sim.n_jobs, len(sim.jobs)))
+        return play_out(world, base_policy, first, weights)
+
+    monkeypatch.setattr(rollout, "_play_out", spy)
+    RolloutTeacher(policy, arrivals=False).plan(env, obs)
+    assert seen == [(arrived, arrived)] * len(env.sim.decision.candidates)
+    seen.clear()
+    RolloutTeacher(policy).plan(env, obs)
+    assert seen == [(env.sim.n_jobs, env.sim.n_jobs)] * len(env.sim.decision.candidates)
+    assert env.sim.n_jobs > arrived
+
+
+def test_myopic_rollout_is_named_in_imitate():
+    from mrsched_gym.agents.imitate import make_teacher
+    teacher = make_teacher("myopic-rollout:edf")
+    assert isinstance(teacher, RolloutTeacher) and not teacher.arrivals
+    assert make_teacher("rollout:edf").arrivals
 
 
 def test_the_rollout_policy_costs_no_more_than_its_base(seed=2):

@@ -2,13 +2,17 @@
 
     python tools/rollout_ceiling.py --base agent:hadoop-v0 --seeds 500 501 502 503 --workers 2
 
+    python tools/rollout_ceiling.py --base agent:hadoop-v0 --myopic --workers 2
+
 Plays whole episodes with the rollout policy over ``--base``
 (:class:`~mrsched_gym.agents.rollout.RolloutTeacher`: at every schedule decision with a choice,
 each candidate is played out to the episode's end by the base, and the cheapest is taken) and
 prints, per seed, its headline beside the base's and the reference baselines' (``--against``,
 EDF by default) on the same world. The rollout knows the world's future (arrivals, task
 lengths), so its numbers indicate the room that one step of policy improvement finds, not what
-a scheduler that does not know the future can reach; they are no policy's result. Episodes run
+a scheduler that does not know the future can reach; they are no policy's result. With
+``--myopic`` the play-outs leave out the jobs that have not arrived yet (the myopic rollout,
+``myopic-rollout:BASE``), which removes the largest part of that knowledge. Episodes run
 with one BLAS/OpenMP thread, as the harness runs them. Slow: ~5 min per Hadoop-v0 episode over
 ``agent:hadoop-v0``, one core each (``--workers``).
 """
@@ -33,15 +37,15 @@ from mrsched_gym.evaluate import (
 def rollout_headline(task: tuple[str, str, int]) -> float:
     """The headline of one episode played by the rollout policy over ``base``."""
     from threadpoolctl import threadpool_limits
-    env_id, base, seed = task
+    env_id, base, seed, arrivals = task
     with threadpool_limits(limits=1):
-        return _play(env_id, base, seed)
+        return _play(env_id, base, seed, arrivals)
 
 
-def _play(env_id: str, base: str, seed: int) -> float:
+def _play(env_id: str, base: str, seed: int, arrivals: bool) -> float:
     env = make_env(env_id).unwrapped
     obs, _ = env.reset(seed=seed)
-    teacher = RolloutTeacher(make_policy(base))
+    teacher = RolloutTeacher(make_policy(base), arrivals=arrivals)
     teacher.reset(env.sim, seed=seed)
     while True:
         obs, _, term, trunc, info = env.step(teacher.plan(env, obs))
@@ -56,14 +60,17 @@ def main() -> None:
     ap.add_argument("--against", nargs="+", default=["edf"])
     ap.add_argument("--seeds", nargs="+", type=int, default=list(range(500, 510)))
     ap.add_argument("--workers", type=int, default=1)
+    ap.add_argument("--myopic", action="store_true",
+                    help="play out the jobs in the system only (no future arrivals)")
     a = ap.parse_args()
     h = scenario_of(a.id).reward.headline
-    rolled = run_parallel(rollout_headline, [(a.id, a.base, s) for s in a.seeds],
+    rolled = run_parallel(rollout_headline,
+                          [(a.id, a.base, s, not a.myopic) for s in a.seeds],
                           workers=a.workers, progress=False)
     recs = evaluate([a.base, *a.against], [a.id], a.seeds, workers=a.workers, progress=False)
     per = {(r["policy"], r["seed"]): float(r[h]) for r in recs}
     base, against = parse_policy(a.base).label, [parse_policy(p).label for p in a.against]
-    cols = [f"rollout({base})", base, *against]
+    cols = [f"{'myopic-' if a.myopic else ''}rollout({base})", base, *against]
     print(f"{a.id}, {h} per seed")
     print("| seed | " + " | ".join(cols) + " |")
     print("|---|" + "---|" * len(cols))
