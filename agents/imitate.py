@@ -8,14 +8,16 @@ Prediction to No-Regret Online Learning", AISTATS 2011, Algorithm 3.1): round 0 
 teachers' own actions; every later round plays the policy fitted so far (its most likely legal
 action) and asks the teacher what it would have done in each state reached; the labelled states
 of every round are pooled, and the policy is fitted again on all of them (cross-entropy of the
-teacher's action under the masked policy, Adam). PPO then continues from the fitted policy
+teacher's action under the masked policy, Adam; with ``soft_targets``, of the starting policy's
+distribution wherever the teacher agrees with it). PPO then continues from the fitted policy
 (kickstarting), and validation chooses between them: the run's first evaluation is of the
 fitted policy, at step 0.
 
 Teachers act as the harness runs them: a baseline decides from the world's simulator, an agent
 from the world's own (unpadded) observation and mask, after ``reset(sim, seed)`` at each
-episode; a rollout teacher (``rollout:SPEC``, :mod:`~mrsched_gym.agents.rollout`) plays copies
-of the world's env from the current state. With a pool of worlds (``worlds``), the world's skip
+episode; a rollout teacher (``rollout:SPEC`` or ``myopic-rollout:SPEC``,
+:mod:`~mrsched_gym.agents.rollout`) plays copies of the world's env from the current state,
+over ``teacher_workers`` processes. With a pool of worlds (``worlds``), the world's skip
 is the pool's skip.
 
 Every draw is seeded: env ``i``'s episodes from ``first_seed + i`` (the training run passes
@@ -52,7 +54,8 @@ class ImitateConfig:
     Attributes:
         teachers: World id (or ``default``) -> the policy whose actions are learned there (any
             policy spec: ``srpt``, ``edf``, ``agent:general``..., or ``rollout:SPEC``, the
-            clairvoyant rollout teacher over that policy, :mod:`~mrsched_gym.agents.rollout`).
+            clairvoyant rollout teacher over that policy, or ``myopic-rollout:SPEC``, the
+            rollout without the jobs still to arrive, :mod:`~mrsched_gym.agents.rollout`).
             Every world the run plays needs one: its id or ``default``. In a work-conserving
             run (``work_conserving``) a state where the teacher leaves a slot idle with a
             candidate waiting (``fair``'s delay scheduling, say) is played but not learned:
