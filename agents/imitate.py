@@ -85,8 +85,9 @@ class ImitateConfig:
             teacher changes and keeps the rest. Meant for a teacher that improves on the
             starting policy on few decisions (``rollout:`` over it); each round counts the
             ``departures``. False = the teacher's action everywhere (behaviour cloning).
-        teacher_workers: Processes over which a ``rollout:`` teacher plays its candidates out
-            (1 = in the training process). The labels are the same for any number.
+        teacher_workers: Processes over which a rollout teacher (``rollout:`` or
+            ``myopic-rollout:``) plays its candidates out (1 = in the training process). The
+            labels are the same for any number.
     """
 
     teachers: dict[str, str] = field(default_factory=dict)
@@ -372,9 +373,8 @@ def _step(policy, optimizer, arrays: dict, obs_keys: list[str], idx: np.ndarray)
 def _fit(policy, optimizer, data: dict, obs_keys: list[str], ic: ImitateConfig,
          rng: np.random.Generator) -> float:
     """``ic.epochs`` passes of minibatch cross-entropy (:func:`_step`) over every labelled
-    decision (gradients
-    clipped to norm 0.5, as PPO's); the mean loss of the last pass. The value head is not
-    fitted: PPO's first updates fit it."""
+    decision (gradients clipped to norm 0.5, as PPO's); the mean loss of the last pass. The
+    value head is not fitted: PPO's first updates fit it."""
     arrays = _stacked(data)
     n = len(arrays["action"])
     last = []

@@ -29,7 +29,7 @@ Its play-outs are short: a copy ends when the present jobs close.
 
 Cost: one full episode of the base policy per candidate per decision (a Hadoop-v0 episode with
 ``agent:hadoop-v0`` as the base: ~0.2 s per decision on one core, ~5 min per episode; myopic:
-~30-260 s per episode). ``pool`` spreads the candidates over processes.
+~20-260 s per episode). ``pool`` spreads the candidates over processes.
 """
 
 from __future__ import annotations
@@ -79,6 +79,8 @@ class RolloutTeacher:
             or None to play them here one after another. The choice is the same either way:
             each play-out is a deterministic function of the world copy, computed with one
             BLAS/OpenMP thread in a worker.
+        arrivals: Whether the copies keep the jobs still to arrive (False: the myopic
+            rollout, :func:`drop_future_arrivals`).
     """
 
     def __init__(self, base: Any, pool=None, arrivals: bool = True) -> None:
