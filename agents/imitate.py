@@ -302,9 +302,15 @@ def _imitate(model, cfg, first_seed: int, progress: bool, labelled: dict | None,
 
 
 def _frozen_actor(policy):
-    """A numpy forward pass of ``policy``'s current weights that never follows later updates."""
+    """A numpy forward pass of ``policy``'s current weights that never follows later updates.
+    Made without consuming torch's random stream (its constructor seeds a generator from it),
+    so a run with ``soft_targets`` differs from one without in its targets only."""
+    import torch as th
     from mrsched_gym.agents.numpy_rollout import NumpyActorCritic
-    return NumpyActorCritic(policy)
+    state = th.random.get_rng_state()
+    actor = NumpyActorCritic(policy)
+    th.random.set_rng_state(state)
+    return actor
 
 
 def soft_target(start_log_p: np.ndarray, label: int) -> np.ndarray:

@@ -107,15 +107,16 @@ class RolloutTeacher:
         weights = env.rewards.weights              # the scenario's reward weights
         # a base that reads observations plays the env; a baseline plays the bare simulator
         world = env if self.reads_obs else env.sim
-        if not self.arrivals:
-            world = copy.deepcopy(world)
-            drop_future_arrivals(world.sim if self.reads_obs else world)
-        blob = pickle.dumps((world, self.base), protocol=pickle.HIGHEST_PROTOCOL)
+        pair = (world, self.base)
+        if not self.arrivals:       # copied together: a base that holds the simulator keeps it
+            pair = copy.deepcopy(pair)
+            drop_future_arrivals(pair[0].sim if self.reads_obs else pair[0])
+        blob = pickle.dumps(pair, protocol=pickle.HIGHEST_PROTOCOL)
         branches = list(range(len(d.candidates)))
         if a not in branches:                      # the base skips: weigh that too
             branches.append(a)
         if self.pool is None:
-            costs = [_play_out(*pickle.loads(blob), b, weights) for b in branches]
+            costs = [_play_out_copy(blob, b, weights) for b in branches]
         else:
             costs = self.pool.starmap(_play_out_copy, [(blob, b, weights) for b in branches],
                                       chunksize=1)
@@ -130,13 +131,17 @@ class RolloutTeacher:
 def drop_future_arrivals(sim) -> int:
     """Remove the jobs that have not arrived yet from ``sim`` (a copy): their arrival events,
     and their entries at the end of ``sim.jobs`` (job ids are in arrival order); the episode
-    then ends when the jobs already in the system close. Returns how many were removed."""
+    then ends when the jobs already in the system close. Returns how many were removed.
+
+    ``sim.n_jobs`` becomes the number kept, so a time-in-system cost (divided by it) is on
+    another scale than the whole episode's: the same for every candidate of one decision."""
     heap = sim.queue.heap
     future = [e[3] for e in heap if e[1] == _ARRIVAL]
     if not future:
         return 0
     first = min(future)
-    assert sorted(future) == list(range(first, len(sim.jobs))), "arrivals in job-id order"
+    if sorted(future) != list(range(first, len(sim.jobs))):
+        raise RuntimeError("pending arrivals are not the last job ids")
     heap[:] = [e for e in heap if e[1] != _ARRIVAL]
     heapq.heapify(heap)
     del sim.jobs[first:]
@@ -153,7 +158,7 @@ def _cheaper(x: float, y: float) -> bool:
 
 def _play_out_copy(blob: bytes, first: int, weights: tuple[float, ...]) -> float:
     """:func:`_play_out` on the pickled ``(world, base)`` ``blob``, with one BLAS/OpenMP
-    thread (a pool worker's task)."""
+    thread (in a pool worker or here)."""
     from threadpoolctl import threadpool_limits
     with threadpool_limits(limits=1):
         return _play_out(*pickle.loads(blob), first, weights)

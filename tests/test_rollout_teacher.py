@@ -140,6 +140,8 @@ def test_dropping_future_arrivals_ends_the_episode_with_the_jobs_in_the_system()
 @pytest.mark.parametrize("base", ["fifo", "agent:hadoop-v0"])
 def test_the_myopic_teacher_plays_out_copies_without_the_jobs_still_to_arrive(base,
                                                                              monkeypatch):
+    """Every copy a myopic teacher plays out holds only the jobs that have arrived; a
+    clairvoyant teacher's holds them all."""
     env, obs, policy = _branching_state(seed=3, base=base, world=TIGHT)
     arrived = sum(j.arrival_s <= env.sim.now for j in env.sim.jobs)
     seen = []
@@ -157,6 +159,38 @@ def test_the_myopic_teacher_plays_out_copies_without_the_jobs_still_to_arrive(ba
     RolloutTeacher(policy).plan(env, obs)
     assert seen == [(env.sim.n_jobs, env.sim.n_jobs)] * len(env.sim.decision.candidates)
     assert env.sim.n_jobs > arrived
+
+
+def test_a_myopic_base_that_holds_the_simulator_plays_the_copy(monkeypatch):
+    """agent:general on Stragglers-v0 speculates with Hadoop's rule through a delegate that
+    holds the simulator it was reset with: in a myopic copy it must hold the copy's, or its
+    speculation decisions read a frozen world. The teacher's play-out costs equal those of
+    copies made with the base by hand."""
+    world = {"workload.duration_s": 300, "workload.load": 1.3,
+             "workload.deadline_factor": [1.0, 1.5]}
+    env = make_env("mrsched/Stragglers-v0", world).unwrapped
+    obs, _ = env.reset(seed=3)
+    policy = make_policy("agent:general")
+    policy.reset(env.sim, seed=3)
+    while not (env.sim.decision.kind == SCHEDULE and len(env.sim.decision.candidates) >= 3
+               and env.sim.now > 60):
+        obs, *_ = env.step(_decide(policy, env, obs))
+    by_hand = []
+    for b in range(len(env.sim.decision.candidates)):
+        e, p = copy.deepcopy((env, policy))
+        rollout.drop_future_arrivals(e.sim)
+        by_hand.append(rollout._play_out(e, p, b, env.rewards.weights))
+    seen = []
+    play_out_copy = rollout._play_out_copy
+
+    def spy(blob, first, weights):
+        seen.append(play_out_copy(blob, first, weights))
+        return seen[-1]
+
+    monkeypatch.setattr(rollout, "_play_out_copy", spy)
+    RolloutTeacher(policy, arrivals=False).plan(env, obs)
+    assert seen == by_hand
+    assert len(set(by_hand)) > 1, "a state where the candidates differ"
 
 
 def test_myopic_rollout_is_named_in_imitate():

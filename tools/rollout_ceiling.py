@@ -34,8 +34,9 @@ from mrsched_gym.evaluate import (
 )
 
 
-def rollout_headline(task: tuple[str, str, int]) -> float:
-    """The headline of one episode played by the rollout policy over ``base``."""
+def rollout_headline(task: tuple[str, str, int, bool]) -> float:
+    """The headline of one episode played by the rollout policy over ``base``; ``task`` is
+    ``(env id, base, seed, whether the copies keep the arrivals to come)``."""
     from threadpoolctl import threadpool_limits
     env_id, base, seed, arrivals = task
     with threadpool_limits(limits=1):
