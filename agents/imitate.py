@@ -306,6 +306,7 @@ def _frozen_actor(policy):
     Made without consuming torch's random stream (its constructor seeds a generator from it),
     so a run with ``soft_targets`` differs from one without in its targets only."""
     import torch as th
+
     from mrsched_gym.agents.numpy_rollout import NumpyActorCritic
     state = th.random.get_rng_state()
     actor = NumpyActorCritic(policy)
