@@ -12,7 +12,7 @@ EDF by default) on the same world. The rollout knows the world's future (arrival
 lengths), so its numbers indicate the room that one step of policy improvement finds, not what
 a scheduler that does not know the future can reach; they are no policy's result. With
 ``--myopic`` the play-outs leave out the jobs that have not arrived yet (the myopic rollout,
-``myopic-rollout:BASE``), which removes the largest part of that knowledge. Episodes run
+``myopic-rollout:BASE``), which removes the knowledge of what will arrive. Episodes run
 with one BLAS/OpenMP thread, as the harness runs them. Slow: ~5 min per Hadoop-v0 episode over
 ``agent:hadoop-v0``, one core each (``--workers``).
 """
