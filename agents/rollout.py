@@ -93,14 +93,15 @@ class RolloutTeacher:
         """Reset the base policy (as the harness does at every episode)."""
         self.base.reset(sim, seed=seed)
 
-    def _base_action(self, env, obs) -> int:
+    def base_action(self, env, obs) -> int:
+        """The base policy's action in ``env`` (whose observation is ``obs``)."""
         return (int(self.base.act(obs, env.action_masks())) if self.reads_obs
                 else int(self.base.decide(env.sim)))
 
     def plan(self, env, obs) -> int:
         """The rollout action in ``env`` (an unwrapped :class:`~mrsched_gym.env.MRSchedEnv`,
         left untouched) whose current observation is ``obs``."""
-        a = self._base_action(env, obs)
+        a = self.base_action(env, obs)
         d = env.sim.decision
         if d.kind != SCHEDULE or len(d.candidates) < 2:
             return a

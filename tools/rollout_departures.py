@@ -26,14 +26,11 @@ def departures(env_id: str, base: str, seed: int, decisions: int, follow_rollout
     the base's trajectory, or the rollout's (``follow_rollout``)."""
     env = make_env(env_id).unwrapped
     obs, _ = env.reset(seed=seed)
-    policy = make_policy(base)
-    policy.reset(env.sim, seed=seed)
     teacher = RolloutTeacher(make_policy(base), pool=pool, arrivals=arrivals)
     teacher.reset(env.sim, seed=seed)
     n = differ = 0
     while n < decisions:
-        own = (int(policy.act(obs, env.action_masks())) if hasattr(policy, "act")
-               else int(policy.decide(env.sim)))
+        own = teacher.base_action(env, obs)
         planned = teacher.plan(env, obs)
         n += 1
         differ += own != planned
