@@ -36,12 +36,16 @@ from __future__ import annotations
 
 import copy
 import heapq
+import math
 import pickle
 from typing import Any
+
+import numpy as np
 
 from mrsched_gym.rewards import component_totals
 from mrsched_gym.sim.decision import SCHEDULE
 from mrsched_gym.sim.events import EventKind
+from mrsched_gym.workloads.synthetic import draw_jobs
 
 _ARRIVAL = int(EventKind.ARRIVAL)
 
@@ -49,6 +53,8 @@ _ARRIVAL = int(EventKind.ARRIVAL)
 PREFIX = "rollout:"
 #: The prefix that names a myopic rollout teacher (future arrivals dropped from the copies).
 MYOPIC_PREFIX = "myopic-rollout:"
+#: Entropy that sets the sampled rollout's futures apart from the world's own random streams.
+_SAMPLED_STREAM = 0x5A3D
 #: Relative cost difference below which play-outs tie (and the base's action wins).
 TIE_TOLERANCE = 1e-9
 
@@ -81,17 +87,35 @@ class RolloutTeacher:
             BLAS/OpenMP thread in a worker.
         arrivals: Whether the copies keep the jobs still to arrive (False: the myopic
             rollout, :func:`drop_future_arrivals`).
+        samples: With ``samples`` > 0 (and ``arrivals`` False) the sampled rollout: each
+            candidate is played out in ``samples`` copies whose jobs to come are drawn from
+            the workload (:func:`sample_future_arrivals`), the same draws for every
+            candidate (common random numbers), and judged by its mean cost.
+        horizon_s: The sampled jobs arrive at most ``horizon_s`` after the decision.
     """
 
-    def __init__(self, base: Any, pool=None, arrivals: bool = True) -> None:
+    def __init__(self, base: Any, pool=None, arrivals: bool = True, samples: int = 0,
+                 horizon_s: float = math.inf) -> None:
+        if samples < 0 or (samples and arrivals):
+            raise ValueError(f"samples={samples}: a sampled rollout needs samples > 0 and "
+                             "arrivals=False (the copies' own arrivals are replaced)")
+        if not horizon_s > 0:
+            raise ValueError(f"horizon_s={horizon_s} must be > 0")
         self.base = base
         self.reads_obs = hasattr(base, "act")
         self.pool = pool
         self.arrivals = arrivals
+        self.samples = samples
+        self.horizon_s = horizon_s
+        self._futures = np.random.SeedSequence([0, _SAMPLED_STREAM])
 
     def reset(self, sim, seed: int | None = None) -> None:
-        """Reset the base policy (as the harness does at every episode)."""
+        """Reset the base policy (as the harness does at every episode) and, for the sampled
+        rollout, the generator of the futures it samples: derived from ``seed``, on a stream
+        apart from the world's (a draw from the world's own stream would be its true
+        future)."""
         self.base.reset(sim, seed=seed)
+        self._futures = np.random.SeedSequence([0 if seed is None else seed, _SAMPLED_STREAM])
 
     def base_action(self, env, obs) -> int:
         """The base policy's action in ``env`` (whose observation is ``obs``)."""
@@ -108,25 +132,41 @@ class RolloutTeacher:
         weights = env.rewards.weights              # the scenario's reward weights
         # a base that reads observations plays the env; a baseline plays the bare simulator
         world = env if self.reads_obs else env.sim
-        pair = (world, self.base)
-        if not self.arrivals:       # copied together: a base that holds the simulator keeps it
-            pair = copy.deepcopy(pair)
-            drop_future_arrivals(pair[0].sim if self.reads_obs else pair[0])
-        blob = pickle.dumps(pair, protocol=pickle.HIGHEST_PROTOCOL)
         branches = list(range(len(d.candidates)))
         if a not in branches:                      # the base skips: weigh that too
             branches.append(a)
+        blobs = self._copies(world)
+        tasks = [(blob, b, weights) for b in branches for blob in blobs]
         if self.pool is None:
-            costs = [_play_out_copy(blob, b, weights) for b in branches]
+            flat = [_play_out_copy(*task) for task in tasks]
         else:
-            costs = self.pool.starmap(_play_out_copy, [(blob, b, weights) for b in branches],
-                                      chunksize=1)
+            flat = self.pool.starmap(_play_out_copy, tasks, chunksize=1)
+        m = len(blobs)
+        costs = [math.fsum(flat[i * m:(i + 1) * m]) / m for i in range(len(branches))]
         best, best_cost = a, None
         for b, cost in zip(branches, costs, strict=True):
             if best_cost is None or _cheaper(cost, best_cost) or (
                     b == a and not _cheaper(best_cost, cost)):
                 best, best_cost = b, cost
         return best
+
+    def _copies(self, world) -> list[bytes]:
+        """The pickled ``(world, base)`` pairs every candidate is played out in: the world as
+        it is, without its arrivals to come, or with ``samples`` draws of them."""
+        pair = (world, self.base)
+        if self.arrivals:
+            return [pickle.dumps(pair, protocol=pickle.HIGHEST_PROTOCOL)]
+        draws = self._futures.spawn(1)[0].spawn(self.samples) if self.samples else [None]
+        blobs = []
+        for draw in draws:          # copied together: a base that holds the simulator keeps it
+            copied = copy.deepcopy(pair)
+            sim = copied[0].sim if self.reads_obs else copied[0]
+            if draw is None:
+                drop_future_arrivals(sim)
+            else:
+                sample_future_arrivals(sim, np.random.default_rng(draw), self.horizon_s)
+            blobs.append(pickle.dumps(copied, protocol=pickle.HIGHEST_PROTOCOL))
+        return blobs
 
 
 def drop_future_arrivals(sim) -> int:
@@ -148,6 +188,28 @@ def drop_future_arrivals(sim) -> int:
     del sim.jobs[first:]
     sim.n_jobs = first
     return len(future)
+
+
+def sample_future_arrivals(sim, rng: np.random.Generator, horizon_s: float = math.inf) -> int:
+    """Replace the jobs that have not arrived yet in ``sim`` (a copy) by a sample of the
+    scenario's workload: draw a fresh job list from ``rng`` (the workload generator the world
+    was drawn with, :func:`~mrsched_gym.workloads.synthetic.draw_jobs`) and add the drawn jobs
+    that arrive after ``now`` and at most ``horizon_s`` later. Returns how many were added.
+
+    For the synthetic workloads (a homogeneous Poisson process of jobs over the workload's
+    duration) the drawn jobs after ``now`` are a sample of the jobs to come given the past,
+    since the arrivals to come do not depend on those gone by. A trace workload draws another
+    window of its trace: a sample of the workload, not of this window's continuation."""
+    drop_future_arrivals(sim)
+    sc = sim.scenario
+    job_rng, task_rng, place_rng = rng.spawn(3)
+    end = sim.now + horizon_s
+    added = 0
+    for draw in draw_jobs(sc.workload, sc.cluster, job_rng, task_rng, place_rng):
+        if sim.now < draw.arrival_s <= end:
+            sim.add_job(draw)
+            added += 1
+    return added
 
 
 def _cheaper(x: float, y: float) -> bool:
@@ -183,4 +245,5 @@ def _play_out(world, base, first: int, weights: tuple[float, ...]) -> float:
 
 
 __all__ = ["MYOPIC_PREFIX", "PREFIX", "TIE_TOLERANCE", "RolloutTeacher", "base_spec",
-           "drop_future_arrivals", "is_rollout_spec", "make_rollout_teacher"]
+           "drop_future_arrivals", "is_rollout_spec", "make_rollout_teacher",
+           "sample_future_arrivals"]

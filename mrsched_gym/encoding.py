@@ -192,6 +192,12 @@ class ObservationEncoder:
         #: per slot: (work left before the deadline, deadline or inf, arrival time)
         self._part: list[tuple[float, float, float]] = [(0.0, math.inf, 0.0)] * n
 
+    def _grow_cache(self, n: int) -> None:
+        """Add ``n`` empty job-phase slots (for jobs appended to the simulator's list)."""
+        self._keys.extend([None] * n)
+        self._static.extend([[]] * n)
+        self._part.extend([(0.0, math.inf, 0.0)] * n)
+
     # ------------------------------------------------------------------ per-part builders
     def _node_row(self, n: int) -> tuple[float, ...]:
         s = self.sim
@@ -350,6 +356,8 @@ class ObservationEncoder:
         now = s.now
         if s.jobs is not self._jobs:           # a new world without reset(): drop the cache
             self._forget_jobs()
+        elif 2 * len(s.jobs) > len(self._keys):   # jobs added (Simulator.add_job): new slots
+            self._grow_cache(2 * len(s.jobs) - len(self._keys))
         if s.dirty:
             nodes = self.nodes
             for n in s.dirty:

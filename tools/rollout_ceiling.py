@@ -4,6 +4,8 @@
 
     python tools/rollout_ceiling.py --base agent:hadoop-v0 --myopic --workers 2
 
+    python tools/rollout_ceiling.py --base agent:hadoop-v0 --samples 4 --horizon 3600
+
 Plays whole episodes with the rollout policy over ``--base``
 (:class:`~mrsched_gym.agents.rollout.RolloutTeacher`: at every schedule decision with a choice,
 each candidate is played out to the episode's end by the base, and the cheapest is taken) and
@@ -12,7 +14,9 @@ EDF by default) on the same world. The rollout knows the world's future (arrival
 lengths), so its numbers indicate the room that one step of policy improvement finds, not what
 a scheduler that does not know the future can reach; they are no policy's result. With
 ``--myopic`` the play-outs leave out the jobs that have not arrived yet (the myopic rollout,
-``myopic-rollout:BASE``), which removes the knowledge of what will arrive. Episodes run
+``myopic-rollout:BASE``), which removes the knowledge of what will arrive. With ``--samples
+M`` they hold ``M`` draws of the arrivals to come from the workload instead (the sampled
+rollout, which knows the workload's law, not its draw). Episodes run
 with one BLAS/OpenMP thread, as the harness runs them. Slow: ~5 min per Hadoop-v0 episode over
 ``agent:hadoop-v0``, one core each (``--workers``).
 """
@@ -20,6 +24,7 @@ with one BLAS/OpenMP thread, as the harness runs them. Slow: ~5 min per Hadoop-v
 from __future__ import annotations
 
 import argparse
+import math
 
 import numpy as np
 
@@ -34,19 +39,21 @@ from mrsched_gym.evaluate import (
 )
 
 
-def rollout_headline(task: tuple[str, str, int, bool]) -> float:
+def rollout_headline(task: tuple[str, str, int, bool, int, float]) -> float:
     """The headline of one episode played by the rollout policy over ``base``; ``task`` is
-    ``(env id, base, seed, whether the copies keep the arrivals to come)``."""
+    ``(env id, base, seed, whether the copies keep the arrivals to come, samples of the
+    arrivals to come, their horizon in seconds)``."""
     from threadpoolctl import threadpool_limits
-    env_id, base, seed, arrivals = task
     with threadpool_limits(limits=1):
-        return _play(env_id, base, seed, arrivals)
+        return _play(*task)
 
 
-def _play(env_id: str, base: str, seed: int, arrivals: bool) -> float:
+def _play(env_id: str, base: str, seed: int, arrivals: bool, samples: int,
+          horizon_s: float) -> float:
     env = make_env(env_id).unwrapped
     obs, _ = env.reset(seed=seed)
-    teacher = RolloutTeacher(make_policy(base), arrivals=arrivals)
+    teacher = RolloutTeacher(make_policy(base), arrivals=arrivals, samples=samples,
+                             horizon_s=horizon_s)
     teacher.reset(env.sim, seed=seed)
     while True:
         obs, _, term, trunc, info = env.step(teacher.plan(env, obs))
@@ -63,15 +70,27 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=1)
     ap.add_argument("--myopic", action="store_true",
                     help="play out the jobs in the system only (no future arrivals)")
+    ap.add_argument("--samples", type=int, default=0,
+                    help="play out each candidate in this many copies whose arrivals to come "
+                         "are drawn from the workload (the sampled rollout)")
+    ap.add_argument("--horizon", type=float, default=math.inf,
+                    help="with --samples: the drawn jobs arrive at most this many seconds "
+                         "after the decision")
     a = ap.parse_args()
+    if a.samples and a.myopic:
+        ap.error("--samples and --myopic exclude each other")
+    arrivals = not (a.myopic or a.samples)
     h = scenario_of(a.id).reward.headline
     rolled = run_parallel(rollout_headline,
-                          [(a.id, a.base, s, not a.myopic) for s in a.seeds],
+                          [(a.id, a.base, s, arrivals, a.samples, a.horizon) for s in a.seeds],
                           workers=a.workers, progress=False)
     recs = evaluate([a.base, *a.against], [a.id], a.seeds, workers=a.workers, progress=False)
     per = {(r["policy"], r["seed"]): float(r[h]) for r in recs}
     base, against = parse_policy(a.base).label, [parse_policy(p).label for p in a.against]
-    cols = [f"{'myopic-' if a.myopic else ''}rollout({base})", base, *against]
+    kind = ("myopic-" if a.myopic else
+            f"sampled{a.samples}-" + (f"h{a.horizon:g}-" if a.horizon < math.inf else "")
+            if a.samples else "")
+    cols = [f"{kind}rollout({base})", base, *against]
     print(f"{a.id}, {h} per seed")
     print("| seed | " + " | ".join(cols) + " |")
     print("|---|" + "---|" * len(cols))

@@ -73,6 +73,7 @@ from mrsched_gym.sim.tasks import READ_FRACTION, on_cleanup_end, on_task_end
 from mrsched_gym.sim.timelines import apply_avail, apply_load, on_load_change, on_node_change
 from mrsched_gym.sim.world import TraceCache, draw_world, node_layout
 from mrsched_gym.workloads.profiles import PROFILES, TYPE_NAMES
+from mrsched_gym.workloads.synthetic import JobDraw
 from mrsched_gym.workloads.trace import check_trace_reduces, trace_window
 
 #: The decision kinds, in the order they are posed when several are due: an arrived job's
@@ -193,12 +194,9 @@ class Simulator:
         self.node_up = world.node_up
         self.forecast_f = world.forecast_f
         draws = world.jobs
-        self.jobs = [Job(i, d, PROFILES[TYPE_NAMES[d.type_idx]]) for i, d in enumerate(draws)]
-        for j, d in zip(self.jobs, draws, strict=False):
-            j.alone_s = d.alone_s
-            j.map_alone_s = d.map_alone_s
-            self.queue.push(j.arrival_s, _ARRIVAL, j.jid)
-        self.n_jobs = len(self.jobs)
+        self.jobs: list[Job] = []
+        for d in draws:
+            self.add_job(d)
         self.n_closed = 0                     # finished + rejected
         self.runnable: list[int] = []
         self.runnable_set: set[int] = set()   # the same ids, for membership tests
@@ -254,6 +252,21 @@ class Simulator:
         self.decision = Decision(SCHEDULE, 0.0, -1, None, ())
         self._compact_at = _MIN_COMPACT       # queue length that triggers dropping stale events
         self._run()
+
+    def add_job(self, draw: JobDraw) -> int:
+        """Append the job ``draw`` (a :class:`~mrsched_gym.workloads.synthetic.JobDraw` that
+        arrives at or after ``now``) with the next job id, schedule its arrival and count it in
+        ``n_jobs``; its id. Reset adds the world's jobs this way; a planner's copy adds jobs it
+        samples."""
+        if draw.arrival_s < self.now:
+            raise ValueError(f"job arrival_s={draw.arrival_s} is before now={self.now}")
+        job = Job(len(self.jobs), draw, PROFILES[TYPE_NAMES[draw.type_idx]])
+        job.alone_s = draw.alone_s
+        job.map_alone_s = draw.map_alone_s
+        self.jobs.append(job)
+        self.queue.push(job.arrival_s, _ARRIVAL, job.jid)
+        self.n_jobs = len(self.jobs)
+        return job.jid
 
     # ------------------------------------------------------------------ the event loop
     def _run(self) -> None:

@@ -1,0 +1,167 @@
+"""The sampled rollout (agents/rollout.py): play-outs whose jobs to come are drawn from the
+workload, not the world's own draw; and Simulator.add_job, which it adds them with."""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import math
+
+import numpy as np
+import pytest
+
+from mrsched_gym.agents import rollout
+from mrsched_gym.agents.rollout import RolloutTeacher, sample_future_arrivals
+from mrsched_gym.evaluate import make_env, make_policy
+from mrsched_gym.sim.decision import SCHEDULE
+from mrsched_gym.sim.events import EventKind
+from mrsched_gym.workloads.synthetic import arrival_rate
+
+ENV = "mrsched/Hadoop-v0"
+#: A short, loaded Hadoop-v0 world with tight deadlines (the candidates' costs differ).
+WORLD = {"workload.duration_s": 600, "workload.load": 1.3,
+         "workload.deadline_factor": [1.0, 1.5]}
+
+
+def _branching_state(base: str, seed: int = 3, after_s: float = 120.0):
+    """The env at its first schedule decision with three or more candidates after
+    ``after_s`` (played by ``base``), its observation and the base policy."""
+    env = make_env(ENV, WORLD).unwrapped
+    obs, _ = env.reset(seed=seed)
+    policy = make_policy(base)
+    policy.reset(env.sim, seed=seed)
+    while not (env.sim.decision.kind == SCHEDULE and len(env.sim.decision.candidates) >= 3
+               and env.sim.now > after_s):
+        obs, *_ = env.step(_decide(policy, env, obs))
+    return env, obs, policy
+
+
+def _decide(policy, env, obs) -> int:
+    return (int(policy.act(obs, env.action_masks())) if hasattr(policy, "act")
+            else int(policy.decide(env.sim)))
+
+
+def _future(sim) -> list[tuple[float, int, int]]:
+    """The jobs not arrived yet: (arrival, maps, reduces)."""
+    return [(j.arrival_s, j.n_maps, j.n_reduces) for j in sim.jobs if j.arrival_s > sim.now]
+
+
+def test_add_job_appends_the_next_id_and_schedules_its_arrival():
+    env, _, _ = _branching_state("fifo")
+    sim = copy.deepcopy(env.sim)
+    draw = sim.world.jobs[-1]
+    late = dataclasses.replace(draw, arrival_s=sim.now + 10.0)
+    n, arrivals = len(sim.jobs), sum(e[1] == EventKind.ARRIVAL for e in sim.queue.heap)
+    assert sim.add_job(late) == n
+    assert sim.n_jobs == len(sim.jobs) == n + 1 and sim.jobs[n].arrival_s == sim.now + 10.0
+    assert sum(e[1] == EventKind.ARRIVAL for e in sim.queue.heap) == arrivals + 1
+    with pytest.raises(ValueError, match="arrival_s"):
+        sim.add_job(dataclasses.replace(draw, arrival_s=sim.now - 1.0))
+
+
+@pytest.mark.parametrize("horizon_s", [math.inf, 120.0])
+def test_sampled_arrivals_replace_the_future_and_keep_the_present(horizon_s):
+    """The copy keeps every job that has arrived as it is; the jobs to come are a fresh draw
+    (not the world's), arriving after now and within the horizon, with the next ids and an
+    arrival event each; the same generator draws the same jobs; the copy plays to an end at
+    which every job closed (the agent's observation encoder takes the added jobs)."""
+    env, _, policy = _branching_state("agent:hadoop-v0")
+    sim0 = env.sim
+    present = [j.jid for j in sim0.jobs if j.arrival_s <= sim0.now]
+    e = copy.deepcopy(env)
+    added = sample_future_arrivals(e.sim, np.random.default_rng(7), horizon_s)
+    sim = e.sim
+    assert added > 0 and len(sim.jobs) == sim.n_jobs == len(present) + added
+    assert [j.jid for j in sim.jobs] == list(range(len(sim.jobs)))
+    for jid in present:
+        assert sim.jobs[jid].arrival_s == sim0.jobs[jid].arrival_s
+        assert sim.jobs[jid].n_maps == sim0.jobs[jid].n_maps
+    new = sim.jobs[len(present):]
+    assert all(sim.now < j.arrival_s <= sim.now + horizon_s for j in new)
+    assert sum(ev[1] == EventKind.ARRIVAL for ev in sim.queue.heap) == added
+    assert _future(sim) != _future(sim0)
+    again = copy.deepcopy(env.sim)
+    sample_future_arrivals(again, np.random.default_rng(7), horizon_s)
+    assert _future(again) == _future(sim)
+    obs, _, term, trunc, _ = e.step(_decide(policy, e, e._observe()))
+    while not (term or trunc):
+        obs, _, term, trunc, _ = e.step(_decide(policy, e, obs))
+    assert sim.n_closed == sim.n_jobs and not sim.truncated
+
+
+def test_the_sampled_count_of_jobs_to_come_follows_the_workloads_rate():
+    """Over 400 draws the mean number of jobs to come is the Poisson rate times the time
+    left of the workload (within 4 standard errors); the world's own future is one draw."""
+    env, _, _ = _branching_state("fifo")
+    sc = env.sim.scenario
+    expected = arrival_rate(sc.workload, sc.cluster) * (sc.workload.duration_s - env.sim.now)
+    counts = []
+    for seed in range(400):
+        sim = copy.deepcopy(env.sim)
+        counts.append(sample_future_arrivals(sim, np.random.default_rng(seed)))
+    se = math.sqrt(expected / len(counts))
+    assert abs(np.mean(counts) - expected) < 4 * se, (np.mean(counts), expected)
+    assert np.var(counts) > 0.5 * expected              # Poisson: variance = mean
+
+
+@pytest.mark.parametrize("kwargs", [{"samples": 2}, {"samples": -1, "arrivals": False},
+                                    {"samples": 2, "arrivals": False, "horizon_s": 0.0}])
+def test_bad_sampled_settings_are_refused(kwargs):
+    with pytest.raises(ValueError, match="samples|horizon_s"):
+        RolloutTeacher(make_policy("fifo"), **kwargs)
+
+
+def test_the_sampled_teacher_judges_each_candidate_by_its_mean_over_shared_futures(
+        monkeypatch):
+    """Every candidate is played out in the same ``samples`` futures (common random numbers),
+    the futures differ from one another and from the world's, and the teacher takes the
+    candidate with the lowest mean cost; a teacher reset with the same seed draws the same
+    futures, another seed others."""
+    env, obs, policy = _branching_state("fifo")
+    seen: list[tuple[int, tuple]] = []
+    play_out = rollout._play_out
+
+    def spy(world, base, first, weights):
+        sim = getattr(world, "sim", world)
+        cost = play_out(world, base, first, weights)
+        seen.append((first, tuple(_future_at(sim, env.sim.now)), cost))
+        return cost
+
+    monkeypatch.setattr(rollout, "_play_out", spy)
+    teacher = RolloutTeacher(policy, arrivals=False, samples=3)
+    teacher.reset(env.sim, seed=11)
+    choice = teacher.plan(env, obs)
+    n = len(env.sim.decision.candidates)
+    assert [s[0] for s in seen] == [b for b in range(n) for _ in range(3)]
+    futures = [s[1] for s in seen[:3]]
+    assert len(set(futures)) == 3 and tuple(_future(env.sim)) not in futures
+    assert all([s[1] for s in seen[3 * b:3 * b + 3]] == futures for b in range(n))
+    means = [math.fsum(s[2] for s in seen[3 * b:3 * b + 3]) / 3 for b in range(n)]
+    assert means[choice] == min(means) and max(means) > min(means)
+    first = [s[1] for s in seen]
+    seen.clear()
+    again = RolloutTeacher(policy, arrivals=False, samples=3)
+    again.reset(env.sim, seed=11)
+    assert again.plan(env, obs) == choice and [s[1] for s in seen] == first
+    seen.clear()
+    other = RolloutTeacher(policy, arrivals=False, samples=3)
+    other.reset(env.sim, seed=12)
+    other.plan(env, obs)
+    assert {s[1] for s in seen}.isdisjoint(futures)
+
+
+def _future_at(sim, t: float) -> list[tuple[float, int, int]]:
+    """The jobs of a played-out copy that arrive after ``t`` (the decision's time)."""
+    return [(j.arrival_s, j.n_maps, j.n_reduces) for j in sim.jobs if j.arrival_s > t]
+
+
+def test_sampled_play_outs_in_worker_processes_give_the_same_choice():
+    import multiprocessing as mp
+    env, obs, policy = _branching_state("agent:hadoop-v0")
+    serial = RolloutTeacher(policy, arrivals=False, samples=2)
+    serial.reset(env.sim, seed=4)
+    with mp.get_context("fork").Pool(2) as pool:
+        pooled = RolloutTeacher(policy, pool=pool, arrivals=False, samples=2)
+        pooled.reset(env.sim, seed=4)
+        assert [pooled.plan(env, obs) for _ in range(2)] == [serial.plan(env, obs)
+                                                             for _ in range(2)]
