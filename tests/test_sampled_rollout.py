@@ -165,3 +165,21 @@ def test_sampled_play_outs_in_worker_processes_give_the_same_choice():
         pooled.reset(env.sim, seed=4)
         assert [pooled.plan(env, obs) for _ in range(2)] == [serial.plan(env, obs)
                                                              for _ in range(2)]
+
+
+def test_sampling_from_the_worlds_own_stream_gives_the_worlds_future_and_its_costs():
+    """The world's jobs are drawn from the first three of the seven streams its generator
+    spawns at reset; sampling the jobs to come from a generator seeded as the env's gives
+    back the world's own future, and every candidate's play-out costs, to the last bit,
+    what it costs in the clairvoyant copy (the sampled copies differ only in their draw)."""
+    env, _, policy = _branching_state("agent:hadoop-v0")
+    e = copy.deepcopy((env, policy))
+    sample_future_arrivals(e[0].sim, np.random.default_rng(3))     # the env's seed
+    assert _future(e[0].sim) == _future(env.sim)
+    weights = env.rewards.weights
+    costs = []
+    for b in range(len(env.sim.decision.candidates)):
+        clairvoyant = rollout._play_out(*copy.deepcopy((env, policy)), b, weights)
+        costs.append(rollout._play_out(*copy.deepcopy(e), b, weights))
+        assert costs[-1] == clairvoyant
+    assert len(set(costs)) > 1
