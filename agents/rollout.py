@@ -129,12 +129,25 @@ class RolloutTeacher:
         d = env.sim.decision
         if d.kind != SCHEDULE or len(d.candidates) < 2:
             return a
+        best, best_cost = a, None
+        for b, per_copy in self.play_outs(env, a).items():
+            cost = math.fsum(per_copy) / len(per_copy)
+            if best_cost is None or _cheaper(cost, best_cost) or (
+                    b == a and not _cheaper(best_cost, cost)):
+                best, best_cost = b, cost
+        return best
+
+    def play_outs(self, env, base_action: int) -> dict[int, list[float]]:
+        """The episode cost of every candidate of the current schedule decision in ``env``
+        (and of ``base_action``, the base's skip included), one per copy it is played out in
+        (one, or ``samples``, the same copies for every candidate); ``env`` is left
+        untouched."""
         weights = env.rewards.weights              # the scenario's reward weights
         # a base that reads observations plays the env; a baseline plays the bare simulator
         world = env if self.reads_obs else env.sim
-        branches = list(range(len(d.candidates)))
-        if a not in branches:                      # the base skips: weigh that too
-            branches.append(a)
+        branches = list(range(len(env.sim.decision.candidates)))
+        if base_action not in branches:            # the base skips: weigh that too
+            branches.append(base_action)
         blobs = self._copies(world)
         tasks = [(blob, b, weights) for b in branches for blob in blobs]
         if self.pool is None:
@@ -142,13 +155,7 @@ class RolloutTeacher:
         else:
             flat = self.pool.starmap(_play_out_copy, tasks, chunksize=1)
         m = len(blobs)
-        costs = [math.fsum(flat[i * m:(i + 1) * m]) / m for i in range(len(branches))]
-        best, best_cost = a, None
-        for b, cost in zip(branches, costs, strict=True):
-            if best_cost is None or _cheaper(cost, best_cost) or (
-                    b == a and not _cheaper(best_cost, cost)):
-                best, best_cost = b, cost
-        return best
+        return {b: flat[i * m:(i + 1) * m] for i, b in enumerate(branches)}
 
     def _copies(self, world) -> list[bytes]:
         """The pickled ``(world, base)`` pairs every candidate is played out in: the world as

@@ -183,3 +183,32 @@ def test_sampling_from_the_worlds_own_stream_gives_the_worlds_future_and_its_cos
         costs.append(rollout._play_out(*copy.deepcopy(e), b, weights))
         assert costs[-1] == clairvoyant
     assert len(set(costs)) > 1
+
+
+def _tool(name: str):
+    import importlib.util
+    from pathlib import Path
+    path = Path(__file__).resolve().parents[1] / "tools" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_the_signal_tool_chooses_on_one_half_of_the_samples_and_judges_on_the_other():
+    """tools/rollout_signal.py: action 1 looks best on the first half of the samples but not
+    on the second, so its expected gain is the held-out half's (negative), not the chooser's;
+    the clairvoyant gain is the best true candidate's (action 2), the realised gain the
+    choice's in the true future; a tie keeps the base's action."""
+    signal = _tool("rollout_signal").decision_signal
+    sampled = {0: [5.0, 5.0, 5.0, 5.0], 1: [3.0, 3.0, 6.0, 8.0], 2: [4.0, 4.5, 4.0, 4.0]}
+    clairvoyant = {0: [5.0], 1: [4.5], 2: [4.0]}
+    row = signal(clairvoyant, sampled, base_action=0)
+    assert row["choice"] == 1 and row["departs"] == 1.0
+    assert row["expected"] == pytest.approx(-2.0)            # (5-6 + 5-8) / 2
+    assert row["se"] == pytest.approx(1.0)                   # std(-1, -3) / sqrt(2)
+    assert row["clairvoyant"] == 1.0 and row["realised"] == 0.5
+    tie = signal({0: [1.0], 1: [1.0]}, {0: [2.0, 2.0], 1: [2.0, 1.0]}, base_action=0)
+    assert tie["choice"] == 0 and tie["departs"] == 0.0 and tie["expected"] == 0.0
+    with pytest.raises(ValueError, match="at least 2"):
+        signal({0: [1.0]}, {0: [1.0]}, base_action=0)
