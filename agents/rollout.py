@@ -27,6 +27,15 @@ or which, jobs will come; it still knows the present jobs' task lengths and the 
 interference timelines, which no scheduler knows either, so it is a teacher only as well.
 Its play-outs are short: a copy ends when the present jobs close.
 
+**The sampled variant** (``samples=M``, ``arrivals=False``; ``tools/rollout_ceiling.py
+--samples``) plays each candidate out in ``M`` copies whose jobs to come are drawn afresh from
+the workload (:func:`sample_future_arrivals`; the same draws for every candidate, from a
+generator derived from the episode's seed on a stream apart from the world's) and takes the
+lowest mean cost. It knows the workload's law, not its draw: the non-clairvoyant rollout of
+Bertsekas's stochastic setting, estimated by sampling. It still knows the present jobs' task
+lengths and the timelines, and its choice carries the samples' noise (docs/agents.md: on
+Hadoop-v0 it is worse than its base).
+
 Cost: one full episode of the base policy per candidate per decision (a Hadoop-v0 episode with
 ``agent:hadoop-v0`` as the base: ~0.2 s per decision on one core, ~5 min per episode; myopic:
 ~20-260 s per episode). ``pool`` spreads the candidates over processes.

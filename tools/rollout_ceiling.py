@@ -87,9 +87,9 @@ def main() -> None:
     recs = evaluate([a.base, *a.against], [a.id], a.seeds, workers=a.workers, progress=False)
     per = {(r["policy"], r["seed"]): float(r[h]) for r in recs}
     base, against = parse_policy(a.base).label, [parse_policy(p).label for p in a.against]
-    kind = ("myopic-" if a.myopic else
-            f"sampled{a.samples}-" + (f"h{a.horizon:g}-" if a.horizon < math.inf else "")
-            if a.samples else "")
+    kind = "myopic-" if a.myopic else ""
+    if a.samples:
+        kind = f"sampled{a.samples}-" + (f"h{a.horizon:g}-" if a.horizon < math.inf else "")
     cols = [f"{kind}rollout({base})", base, *against]
     print(f"{a.id}, {h} per seed")
     print("| seed | " + " | ".join(cols) + " |")
