@@ -36,7 +36,8 @@ Bertsekas's stochastic setting, estimated by sampling. It still knows the presen
 lengths and the timelines, and its choice carries the samples' noise (docs/agents.md: on
 Hadoop-v0 it is worse than its base).
 
-Cost: one full episode of the base policy per candidate per decision (a Hadoop-v0 episode with
+Cost: one full episode of the base policy per candidate per decision (times ``samples`` for the
+sampled rollout) (a Hadoop-v0 episode with
 ``agent:hadoop-v0`` as the base: ~0.2 s per decision on one core, ~5 min per episode; myopic:
 ~20-260 s per episode). ``pool`` spreads the candidates over processes.
 """
@@ -120,11 +121,15 @@ class RolloutTeacher:
 
     def reset(self, sim, seed: int | None = None) -> None:
         """Reset the base policy (as the harness does at every episode) and, for the sampled
-        rollout, the generator of the futures it samples: derived from ``seed``, on a stream
-        apart from the world's (a draw from the world's own stream would be its true
-        future)."""
+        rollout, the generator of the futures it samples: derived from ``seed`` (required),
+        on a stream apart from the world's (a draw from the world's own stream would be its
+        true future)."""
+        if self.samples and seed is None:
+            raise ValueError("a sampled rollout needs the episode's seed (reset(sim, seed=...)):"
+                             " its futures are drawn from a generator derived from it")
         self.base.reset(sim, seed=seed)
-        self._futures = np.random.SeedSequence([0 if seed is None else seed, _SAMPLED_STREAM])
+        if seed is not None:
+            self._futures = np.random.SeedSequence([seed, _SAMPLED_STREAM])
 
     def base_action(self, env, obs) -> int:
         """The base policy's action in ``env`` (whose observation is ``obs``)."""
@@ -138,19 +143,17 @@ class RolloutTeacher:
         d = env.sim.decision
         if d.kind != SCHEDULE or len(d.candidates) < 2:
             return a
-        best, best_cost = a, None
-        for b, per_copy in self.play_outs(env, a).items():
-            cost = math.fsum(per_copy) / len(per_copy)
-            if best_cost is None or _cheaper(cost, best_cost) or (
-                    b == a and not _cheaper(best_cost, cost)):
-                best, best_cost = b, cost
-        return best
+        return cheapest(self.play_outs(env, a), a)
 
     def play_outs(self, env, base_action: int) -> dict[int, list[float]]:
         """The episode cost of every candidate of the current schedule decision in ``env``
         (and of ``base_action``, the base's skip included), one per copy it is played out in
         (one, or ``samples``, the same copies for every candidate); ``env`` is left
-        untouched."""
+        untouched. A sampled rollout draws new futures at every call (its generator moves on).
+
+        With a time-in-system cost, each sampled copy divides by its own number of jobs, the
+        same for every candidate of that copy: the mean over copies then weighs copies with
+        fewer jobs more, alike for every candidate."""
         weights = env.rewards.weights              # the scenario's reward weights
         # a base that reads observations plays the env; a baseline plays the bare simulator
         world = env if self.reads_obs else env.sim
@@ -215,9 +218,17 @@ def sample_future_arrivals(sim, rng: np.random.Generator, horizon_s: float = mat
     For the synthetic workloads (a homogeneous Poisson process of jobs over the workload's
     duration) the drawn jobs after ``now`` are a sample of the jobs to come given the past,
     since the arrivals to come do not depend on those gone by. A trace workload draws another
-    window of its trace: a sample of the workload, not of this window's continuation."""
-    drop_future_arrivals(sim)
+    window of its trace: a sample of the workload, not of this window's continuation. A fixed
+    job list, or a trace replayed from a fixed window, would give back the world's own jobs:
+    refused (:class:`ValueError`)."""
     sc = sim.scenario
+    w = sc.workload
+    if w.kind == "jobs" or (w.kind == "trace" and not w.trace_random_window):
+        raise ValueError(f"workload.kind={w.kind!r}"
+                         + ("" if w.kind == "jobs" else " with trace_random_window false")
+                         + ": its jobs are the same in every draw, so a sample of the jobs "
+                           "to come would be the world's own future")
+    drop_future_arrivals(sim)
     job_rng, task_rng, place_rng = rng.spawn(3)
     end = sim.now + horizon_s
     added = 0
@@ -226,6 +237,19 @@ def sample_future_arrivals(sim, rng: np.random.Generator, horizon_s: float = mat
             sim.add_job(draw)
             added += 1
     return added
+
+
+def cheapest(costs: dict[int, list[float]], base_action: int) -> int:
+    """The action with the lowest mean cost over its copies (``costs[action]``, as
+    :meth:`RolloutTeacher.play_outs` returns them); ``base_action`` wins ties (means within
+    :data:`TIE_TOLERANCE`, relative)."""
+    best, best_cost = base_action, None
+    for b, per_copy in costs.items():
+        cost = math.fsum(per_copy) / len(per_copy)
+        if best_cost is None or _cheaper(cost, best_cost) or (
+                b == base_action and not _cheaper(best_cost, cost)):
+            best, best_cost = b, cost
+    return best
 
 
 def _cheaper(x: float, y: float) -> bool:
@@ -261,5 +285,5 @@ def _play_out(world, base, first: int, weights: tuple[float, ...]) -> float:
 
 
 __all__ = ["MYOPIC_PREFIX", "PREFIX", "TIE_TOLERANCE", "RolloutTeacher", "base_spec",
-           "drop_future_arrivals", "is_rollout_spec", "make_rollout_teacher",
+           "cheapest", "drop_future_arrivals", "is_rollout_spec", "make_rollout_teacher",
            "sample_future_arrivals"]

@@ -192,11 +192,14 @@ class ObservationEncoder:
         #: per slot: (work left before the deadline, deadline or inf, arrival time)
         self._part: list[tuple[float, float, float]] = [(0.0, math.inf, 0.0)] * n
 
-    def _grow_cache(self, n: int) -> None:
-        """Add ``n`` empty job-phase slots (for jobs appended to the simulator's list)."""
-        self._keys.extend([None] * n)
-        self._static.extend([[]] * n)
-        self._part.extend([(0.0, math.inf, 0.0)] * n)
+    def _resize_cache(self, n: int) -> None:
+        """Keep the first ``n`` job-phase slots (a job id dropped from the simulator's list may
+        come back as another job) and add empty ones up to ``n``."""
+        extra = max(0, n - len(self._keys))
+        del self._keys[n:], self._static[n:], self._part[n:]
+        self._keys.extend([None] * extra)
+        self._static.extend([[]] * extra)
+        self._part.extend([(0.0, math.inf, 0.0)] * extra)
 
     # ------------------------------------------------------------------ per-part builders
     def _node_row(self, n: int) -> tuple[float, ...]:
@@ -356,8 +359,8 @@ class ObservationEncoder:
         now = s.now
         if s.jobs is not self._jobs:           # a new world without reset(): drop the cache
             self._forget_jobs()
-        elif 2 * len(s.jobs) > len(self._keys):   # jobs added (Simulator.add_job): new slots
-            self._grow_cache(2 * len(s.jobs) - len(self._keys))
+        elif 2 * len(s.jobs) != len(self._keys):  # jobs added (Simulator.add_job) or dropped
+            self._resize_cache(2 * len(s.jobs))
         if s.dirty:
             nodes = self.nodes
             for n in s.dirty:

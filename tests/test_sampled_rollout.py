@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import math
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -65,7 +66,7 @@ def test_sampled_arrivals_replace_the_future_and_keep_the_present(horizon_s):
     (not the world's), arriving after now and within the horizon, with the next ids and an
     arrival event each; the same generator draws the same jobs; the copy plays to an end at
     which every job closed (the agent's observation encoder takes the added jobs)."""
-    env, _, policy = _branching_state("agent:hadoop-v0")
+    env, obs, policy = _branching_state("agent:hadoop-v0")
     sim0 = env.sim
     present = [j.jid for j in sim0.jobs if j.arrival_s <= sim0.now]
     e = copy.deepcopy(env)
@@ -83,7 +84,7 @@ def test_sampled_arrivals_replace_the_future_and_keep_the_present(horizon_s):
     again = copy.deepcopy(env.sim)
     sample_future_arrivals(again, np.random.default_rng(7), horizon_s)
     assert _future(again) == _future(sim)
-    obs, _, term, trunc, _ = e.step(_decide(policy, e, e._observe()))
+    obs, _, term, trunc, _ = e.step(_decide(policy, e, obs))     # the present is the same
     while not (term or trunc):
         obs, _, term, trunc, _ = e.step(_decide(policy, e, obs))
     assert sim.n_closed == sim.n_jobs and not sim.truncated
@@ -114,9 +115,9 @@ def test_bad_sampled_settings_are_refused(kwargs):
 def test_the_sampled_teacher_judges_each_candidate_by_its_mean_over_shared_futures(
         monkeypatch):
     """Every candidate is played out in the same ``samples`` futures (common random numbers),
-    the futures differ from one another and from the world's, and the teacher takes the
-    candidate with the lowest mean cost; a teacher reset with the same seed draws the same
-    futures, another seed others."""
+    the futures differ from one another and from the world's (the teacher reset with the
+    env's own seed), and the teacher takes the candidate with the lowest mean cost; a teacher
+    reset with the same seed draws the same futures, another seed others."""
     env, obs, policy = _branching_state("fifo")
     seen: list[tuple[int, tuple]] = []
     play_out = rollout._play_out
@@ -129,7 +130,7 @@ def test_the_sampled_teacher_judges_each_candidate_by_its_mean_over_shared_futur
 
     monkeypatch.setattr(rollout, "_play_out", spy)
     teacher = RolloutTeacher(policy, arrivals=False, samples=3)
-    teacher.reset(env.sim, seed=11)
+    teacher.reset(env.sim, seed=3)                      # the env's seed
     choice = teacher.plan(env, obs)
     n = len(env.sim.decision.candidates)
     assert [s[0] for s in seen] == [b for b in range(n) for _ in range(3)]
@@ -141,7 +142,7 @@ def test_the_sampled_teacher_judges_each_candidate_by_its_mean_over_shared_futur
     first = [s[1] for s in seen]
     seen.clear()
     again = RolloutTeacher(policy, arrivals=False, samples=3)
-    again.reset(env.sim, seed=11)
+    again.reset(env.sim, seed=3)
     assert again.plan(env, obs) == choice and [s[1] for s in seen] == first
     seen.clear()
     other = RolloutTeacher(policy, arrivals=False, samples=3)
@@ -212,3 +213,24 @@ def test_the_signal_tool_chooses_on_one_half_of_the_samples_and_judges_on_the_ot
     assert tie["choice"] == 0 and tie["departs"] == 0.0 and tie["expected"] == 0.0
     with pytest.raises(ValueError, match="at least 2"):
         signal({0: [1.0]}, {0: [1.0]}, base_action=0)
+
+
+@pytest.mark.parametrize("workload", [{"kind": "jobs"},
+                                      {"kind": "trace", "trace_random_window": False}])
+def test_workloads_whose_draw_is_fixed_cannot_be_sampled(workload):
+    """A fixed job list, or a trace replayed from a fixed window, draws the world's own jobs
+    again: sampling them would be the clairvoyant rollout under another name."""
+    env, _, _ = _branching_state("fifo")
+    sim = copy.deepcopy(env.sim)
+    fixed = {"trace_random_window": True, **workload}       # read before anything is drawn
+    sim.scenario = SimpleNamespace(workload=SimpleNamespace(**fixed),
+                                   cluster=sim.scenario.cluster)
+    with pytest.raises(ValueError, match="workload.kind"):
+        sample_future_arrivals(sim, np.random.default_rng(0))
+    assert len(sim.jobs) == len(env.sim.jobs)                     # nothing dropped
+
+
+def test_a_sampled_teacher_needs_the_episodes_seed():
+    env, _, policy = _branching_state("fifo")
+    with pytest.raises(ValueError, match="seed"):
+        RolloutTeacher(policy, arrivals=False, samples=2).reset(env.sim)

@@ -79,6 +79,8 @@ def main() -> None:
     a = ap.parse_args()
     if a.samples and a.myopic:
         ap.error("--samples and --myopic exclude each other")
+    if a.horizon < math.inf and not a.samples:
+        ap.error("--horizon needs --samples")
     arrivals = not (a.myopic or a.samples)
     h = scenario_of(a.id).reward.headline
     rolled = run_parallel(rollout_headline,

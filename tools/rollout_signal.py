@@ -36,7 +36,7 @@ import multiprocessing as mp
 
 import numpy as np
 
-from mrsched_gym.agents.rollout import RolloutTeacher
+from mrsched_gym.agents.rollout import RolloutTeacher, cheapest
 from mrsched_gym.evaluate import make_env, make_policy
 from mrsched_gym.sim.decision import SCHEDULE
 
@@ -50,8 +50,7 @@ def decision_signal(clairvoyant: dict[int, list[float]], sampled: dict[int, list
     half = m // 2
     if half < 1:
         raise ValueError(f"{m} samples: at least 2 are needed (half choose, half judge)")
-    chooser = {b: math.fsum(c[:half]) / half for b, c in sampled.items()}
-    choice = min(chooser, key=lambda b: (chooser[b], b != base_action))
+    choice = cheapest({b: c[:half] for b, c in sampled.items()}, base_action)
     held = np.subtract(sampled[base_action][half:], sampled[choice][half:])
     se = float(held.std(ddof=1) / math.sqrt(len(held))) if len(held) > 1 else math.nan
     return {"clairvoyant": true[base_action] - min(true.values()), "choice": choice,
@@ -64,10 +63,10 @@ def signal(env_id: str, base: str, seed: int, decisions: int, samples: int, pool
     policy's trajectory of the episode ``seed`` (a generator of dicts, one per decision)."""
     env = make_env(env_id).unwrapped
     obs, _ = env.reset(seed=seed)
-    clairvoyant = RolloutTeacher(make_policy(base), pool=pool)
-    sampled = RolloutTeacher(make_policy(base), pool=pool, arrivals=False, samples=samples)
-    clairvoyant.reset(env.sim, seed=seed)
-    sampled.reset(env.sim, seed=seed)
+    policy = make_policy(base)              # one base: it follows the trajectory for both
+    clairvoyant = RolloutTeacher(policy, pool=pool)
+    sampled = RolloutTeacher(policy, pool=pool, arrivals=False, samples=samples)
+    sampled.reset(env.sim, seed=seed)       # resets the shared base too
     seen = 0
     while seen < decisions:
         a = clairvoyant.base_action(env, obs)
@@ -103,12 +102,16 @@ def main() -> None:
                   f"| {r['realised']:+.4f} |", flush=True)
     dep = [r for r in rows if r["departs"]]
     total = sum(r["clairvoyant"] for r in rows)
-    print(f"\n{len(rows)} decisions; sum of clairvoyant gains {total:.4f}")
+    gains = [r["clairvoyant"] for r in rows if r["clairvoyant"] > 0]
+    median = float(np.median(gains)) if gains else 0.0
+    print(f"\n{len(rows)} decisions; sum of clairvoyant gains {total:.4f}; a candidate beats "
+          f"{a.base} in the world's future on {len(gains)} (median gain {median:.4f})")
     print(f"the sampled choice departs from {a.base} on {len(dep)}: expected gain (held-out half) "
           f"{sum(r['expected'] for r in dep):+.4f} ± "
           f"{math.sqrt(sum(r['se'] ** 2 for r in dep)):.4f} (1 se), realised "
           f"{sum(r['realised'] for r in dep):+.4f}; held-out gain above 2 se on "
-          f"{sum(r['expected'] > 2 * r['se'] for r in dep)}")
+          f"{sum(r['expected'] > 2 * r['se'] for r in dep)}, below -2 se on "
+          f"{sum(r['expected'] < -2 * r['se'] for r in dep)}")
 
 
 if __name__ == "__main__":
