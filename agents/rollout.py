@@ -55,9 +55,12 @@ import numpy as np
 from mrsched_gym.rewards import component_totals
 from mrsched_gym.sim.decision import SCHEDULE
 from mrsched_gym.sim.events import EventKind
+from mrsched_gym.sim.state import FUTURE
 from mrsched_gym.workloads.synthetic import draw_jobs
 
 _ARRIVAL = int(EventKind.ARRIVAL)
+_LOAD_CHANGE = int(EventKind.LOAD_CHANGE)
+_NODE_CHANGE = int(EventKind.NODE_CHANGE)
 
 #: The prefix that names a rollout teacher in ``imitate.teachers``.
 PREFIX = "rollout:"
@@ -102,21 +105,30 @@ class RolloutTeacher:
             the workload (:func:`sample_future_arrivals`), the same draws for every
             candidate (common random numbers), and judged by its mean cost.
         horizon_s: The sampled jobs arrive at most ``horizon_s`` after the decision.
+        estimates: Whether the copies hold estimates in place of what no scheduler observes
+            (the present jobs' task lengths to come, the load and availability to come:
+            :func:`estimate_the_unknown`); needs ``arrivals`` False. With ``samples`` 0 this
+            is the *fair myopic rollout*: every play-out is a function of the observable
+            state.
     """
 
     def __init__(self, base: Any, pool=None, arrivals: bool = True, samples: int = 0,
-                 horizon_s: float = math.inf) -> None:
+                 horizon_s: float = math.inf, estimates: bool = False) -> None:
         if samples < 0 or (samples and arrivals):
             raise ValueError(f"samples={samples}: a sampled rollout needs samples > 0 and "
                              "arrivals=False (the copies' own arrivals are replaced)")
         if not horizon_s > 0:
             raise ValueError(f"horizon_s={horizon_s} must be > 0")
+        if estimates and arrivals:
+            raise ValueError("estimates=True needs arrivals=False: the world's own jobs to "
+                             "come would carry their true task lengths into the copies")
         self.base = base
         self.reads_obs = hasattr(base, "act")
         self.pool = pool
         self.arrivals = arrivals
         self.samples = samples
         self.horizon_s = horizon_s
+        self.estimates = estimates
         self._futures = np.random.SeedSequence([0, _SAMPLED_STREAM])
 
     def reset(self, sim, seed: int | None = None) -> None:
@@ -184,6 +196,8 @@ class RolloutTeacher:
                 drop_future_arrivals(sim)
             else:
                 sample_future_arrivals(sim, np.random.default_rng(draw), self.horizon_s)
+            if self.estimates:
+                estimate_the_unknown(sim)
             blobs.append(pickle.dumps(copied, protocol=pickle.HIGHEST_PROTOCOL))
         return blobs
 
@@ -239,6 +253,67 @@ def sample_future_arrivals(sim, rng: np.random.Generator, horizon_s: float = mat
     return added
 
 
+def estimate_the_unknown(sim) -> None:
+    """Replace, in ``sim`` (a copy), what no scheduler observes by an estimate of it.
+
+    The estimates are made from what a scheduler does observe (certainty equivalence), so
+    that a play-out in the copy uses no knowledge of the world's draw:
+
+    - *Tasks not launched yet* (pending maps, reduces not started) of the jobs in the system:
+      their work becomes the job's profile mean for the phase (``Job.prior_len``, what the
+      observation shows as a phase's task length before one finished), their demand
+      multipliers 1 (the multipliers' mean). Running and suspended attempts keep their
+      remaining work: Hadoop reports a running task's progress, from which its remaining work
+      follows in this fluid model.
+    - *The interactive load* of the shared nodes stays at its current value from now on
+      (persistence; the observation shows the current residual CPU, not the load to come).
+    - *The availability* f(t) follows the forecast the observation shows (the next
+      ``forecast_steps`` steps), then stays at the forecast's last visible value; the copy's
+      forecast is cut the same way, so its base never sees further either. In ``nodes`` mode
+      the nodes up now stay up and the nodes down stay down.
+
+    The jobs still to come are left as they are: drop or sample them first
+    (:func:`drop_future_arrivals`, :func:`sample_future_arrivals`); sampled jobs are draws,
+    not the world's, and keep their drawn task lengths."""
+    for job in sim.jobs:
+        if job.state == FUTURE:
+            continue
+        mean_map, mean_reduce = job.prior_len
+        for i, st in enumerate(job.map_state):
+            if st == 0:
+                job.map_work[i] = mean_map
+                job.map_mult[i] = 1.0
+        for i in job.red_stack:
+            job.reduce_work[i] = mean_reduce
+            job.reduce_mult[i] = 1.0
+        job.total_work = math.fsum(job.map_work) + math.fsum(job.reduce_work)
+    load_step = _pending_step(sim, _LOAD_CHANGE)
+    if load_step is not None and sim.load_u.size:
+        sim.load_u = sim.load_u.copy()
+        sim.load_u[:, load_step:] = sim.load_u[:, [min(load_step - 1, sim.load_u.shape[1] - 1)]]
+    avail_step = _pending_step(sim, _NODE_CHANGE)
+    if avail_step is None:
+        return
+    now_step = avail_step - 1
+    if sim.node_up is not None:
+        sim.node_up = sim.node_up.copy()
+        sim.node_up[:, avail_step:] = sim.node_up[:, [min(now_step, sim.node_up.shape[1] - 1)]]
+        return
+    last_seen = min(now_step + sim.scenario.availability.forecast_steps, len(sim.forecast_f) - 1)
+    forecast = sim.forecast_f.copy()
+    forecast[last_seen + 1:] = forecast[last_seen]
+    avail = sim.avail_f.copy()
+    avail[avail_step:] = forecast[avail_step:len(avail)]
+    sim.forecast_f, sim.avail_f = forecast, avail
+
+
+def _pending_step(sim, kind: int) -> int | None:
+    """The step argument of ``sim``'s pending periodic event of ``kind`` (the next timeline
+    step to apply), or None if there is none."""
+    steps = [e[3] for e in sim.queue.heap if e[1] == kind]
+    return min(steps) if steps else None
+
+
 def cheapest(costs: dict[int, list[float]], base_action: int) -> int:
     """The action with the lowest mean cost over its copies (``costs[action]``, as
     :meth:`RolloutTeacher.play_outs` returns them); ``base_action`` wins ties (means within
@@ -285,5 +360,5 @@ def _play_out(world, base, first: int, weights: tuple[float, ...]) -> float:
 
 
 __all__ = ["MYOPIC_PREFIX", "PREFIX", "TIE_TOLERANCE", "RolloutTeacher", "base_spec",
-           "cheapest", "drop_future_arrivals", "is_rollout_spec", "make_rollout_teacher",
-           "sample_future_arrivals"]
+           "cheapest", "drop_future_arrivals", "estimate_the_unknown", "is_rollout_spec",
+           "make_rollout_teacher", "sample_future_arrivals"]

@@ -39,21 +39,22 @@ from mrsched_gym.evaluate import (
 )
 
 
-def rollout_headline(task: tuple[str, str, int, bool, int, float]) -> float:
+def rollout_headline(task: tuple[str, str, int, bool, int, float, bool]) -> float:
     """The headline of one episode played by the rollout policy over ``base``; ``task`` is
     ``(env id, base, seed, whether the copies keep the arrivals to come, samples of the
-    arrivals to come, their horizon in seconds)``."""
+    arrivals to come, their horizon in seconds, whether the copies hold estimates of what is
+    not observed)``."""
     from threadpoolctl import threadpool_limits
     with threadpool_limits(limits=1):
         return _play(*task)
 
 
 def _play(env_id: str, base: str, seed: int, arrivals: bool, samples: int,
-          horizon_s: float) -> float:
+          horizon_s: float, estimates: bool) -> float:
     env = make_env(env_id).unwrapped
     obs, _ = env.reset(seed=seed)
     teacher = RolloutTeacher(make_policy(base), arrivals=arrivals, samples=samples,
-                             horizon_s=horizon_s)
+                             horizon_s=horizon_s, estimates=estimates)
     teacher.reset(env.sim, seed=seed)
     while True:
         obs, _, term, trunc, info = env.step(teacher.plan(env, obs))
@@ -76,7 +77,13 @@ def main() -> None:
     ap.add_argument("--horizon", type=float, default=math.inf,
                     help="with --samples: the drawn jobs arrive at most this many seconds "
                          "after the decision")
+    ap.add_argument("--estimates", action="store_true",
+                    help="with --myopic or --samples: the copies hold estimates of the present "
+                         "jobs' task lengths and of the load and availability to come, not the "
+                         "world's draw (with --myopic: the fair myopic rollout)")
     a = ap.parse_args()
+    if a.estimates and not (a.myopic or a.samples):
+        ap.error("--estimates needs --myopic or --samples")
     if a.samples and a.myopic:
         ap.error("--samples and --myopic exclude each other")
     if a.horizon < math.inf and not a.samples:
@@ -84,12 +91,13 @@ def main() -> None:
     arrivals = not (a.myopic or a.samples)
     h = scenario_of(a.id).reward.headline
     rolled = run_parallel(rollout_headline,
-                          [(a.id, a.base, s, arrivals, a.samples, a.horizon) for s in a.seeds],
+                          [(a.id, a.base, s, arrivals, a.samples, a.horizon, a.estimates)
+                           for s in a.seeds],
                           workers=a.workers, progress=False)
     recs = evaluate([a.base, *a.against], [a.id], a.seeds, workers=a.workers, progress=False)
     per = {(r["policy"], r["seed"]): float(r[h]) for r in recs}
     base, against = parse_policy(a.base).label, [parse_policy(p).label for p in a.against]
-    kind = "myopic-" if a.myopic else ""
+    kind = ("fair-" if a.estimates else "") + ("myopic-" if a.myopic else "")
     if a.samples:
         kind = f"sampled{a.samples}-" + (f"h{a.horizon:g}-" if a.horizon < math.inf else "")
     cols = [f"{kind}rollout({base})", base, *against]
