@@ -142,3 +142,35 @@ def test_fair_play_outs_do_not_depend_on_the_hidden_draw(base):
 def test_estimates_need_the_arrivals_dropped():
     with pytest.raises(ValueError, match="estimates"):
         RolloutTeacher(make_policy("edf"), arrivals=True, estimates=True)
+
+
+@pytest.mark.parametrize("change", ["drop", "sample", "estimate"])
+def test_a_changed_copy_observes_what_a_fresh_encoder_builds(change):
+    """After its jobs to come are dropped or sampled, or the unobserved replaced by estimates,
+    a copy's incremental observations (cached job rows, a job list that shrank or grew) are
+    the bytes a fresh encoder builds, at every step to the episode's end."""
+    from mrsched_gym.agents.rollout import sample_future_arrivals
+    from mrsched_gym.encoding import ObservationEncoder
+    env = make_env(ENV, WORLD).unwrapped
+    obs, _ = env.reset(seed=3)
+    rng = np.random.default_rng(5)
+    while env.sim.now < 300.0:
+        obs, *_ = env.step(int(rng.choice(np.flatnonzero(env.action_masks()))))
+    e = copy.deepcopy(env)
+    if change == "sample":
+        assert sample_future_arrivals(e.sim, np.random.default_rng(7)) > 0
+    else:
+        assert drop_future_arrivals(e.sim) > 0
+        if change == "estimate":
+            estimate_the_unknown(e.sim)
+    obs = e.encoder.observe()
+    steps, term, trunc = 0, False, False
+    while not (term or trunc):
+        fresh = ObservationEncoder(e.sim)
+        fresh.reset()
+        want = fresh.observe()
+        for key in want:
+            assert obs[key].tobytes() == want[key].tobytes(), (change, steps, key)
+        obs, _, term, trunc, _ = e.step(int(rng.choice(np.flatnonzero(e.action_masks()))))
+        steps += 1
+    assert steps > 20
