@@ -110,15 +110,22 @@ class RolloutTeacher:
             :func:`estimate_the_unknown`); needs ``arrivals`` False. With ``samples`` 0 this
             is the *fair myopic rollout*: every play-out is a function of the observable
             state.
+        margin: Depart from the base's action only for a candidate whose (mean) play-out
+            cost is below ``(1 - margin)`` times the base action's (:func:`cheapest`); 0:
+            whenever it is cheaper. A guard against departures on a model's error: the
+            estimated copies are not the world.
     """
 
     def __init__(self, base: Any, pool=None, arrivals: bool = True, samples: int = 0,
-                 horizon_s: float = math.inf, estimates: bool = False) -> None:
+                 horizon_s: float = math.inf, estimates: bool = False,
+                 margin: float = 0.0) -> None:
         if samples < 0 or (samples and arrivals):
             raise ValueError(f"samples={samples}: a sampled rollout needs samples > 0 and "
                              "arrivals=False (the copies' own arrivals are replaced)")
         if not horizon_s > 0:
             raise ValueError(f"horizon_s={horizon_s} must be > 0")
+        if not 0.0 <= margin < 1.0:
+            raise ValueError(f"margin={margin} must be in [0, 1)")
         if estimates and arrivals:
             raise ValueError("estimates=True needs arrivals=False: the world's own jobs to "
                              "come would carry their true task lengths into the copies")
@@ -129,6 +136,7 @@ class RolloutTeacher:
         self.samples = samples
         self.horizon_s = horizon_s
         self.estimates = estimates
+        self.margin = margin
         self._futures = np.random.SeedSequence([0, _SAMPLED_STREAM])
 
     def reset(self, sim, seed: int | None = None) -> None:
@@ -155,7 +163,7 @@ class RolloutTeacher:
         d = env.sim.decision
         if d.kind != SCHEDULE or len(d.candidates) < 2:
             return a
-        return cheapest(self.play_outs(env, a), a)
+        return cheapest(self.play_outs(env, a), a, self.margin)
 
     def play_outs(self, env, base_action: int) -> dict[int, list[float]]:
         """The episode cost of every candidate of the current schedule decision in ``env``
@@ -314,16 +322,21 @@ def _pending_step(sim, kind: int) -> int | None:
     return min(steps) if steps else None
 
 
-def cheapest(costs: dict[int, list[float]], base_action: int) -> int:
+def cheapest(costs: dict[int, list[float]], base_action: int, margin: float = 0.0) -> int:
     """The action with the lowest mean cost over its copies (``costs[action]``, as
     :meth:`RolloutTeacher.play_outs` returns them); ``base_action`` wins ties (means within
-    :data:`TIE_TOLERANCE`, relative)."""
+    :data:`TIE_TOLERANCE`, relative). With ``margin`` > 0 the base's action is kept unless
+    the cheapest costs less than ``(1 - margin)`` times the base's cost."""
     best, best_cost = base_action, None
     for b, per_copy in costs.items():
         cost = math.fsum(per_copy) / len(per_copy)
         if best_cost is None or _cheaper(cost, best_cost) or (
                 b == base_action and not _cheaper(best_cost, cost)):
             best, best_cost = b, cost
+    if margin > 0 and best != base_action:
+        base_cost = math.fsum(costs[base_action]) / len(costs[base_action])
+        if not best_cost < (1.0 - margin) * base_cost:
+            return base_action
     return best
 
 

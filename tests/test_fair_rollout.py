@@ -174,3 +174,20 @@ def test_a_changed_copy_observes_what_a_fresh_encoder_builds(change):
         obs, _, term, trunc, _ = e.step(int(rng.choice(np.flatnonzero(e.action_masks()))))
         steps += 1
     assert steps > 20
+
+
+def test_a_margin_keeps_the_base_unless_the_cheapest_beats_it_by_that_much():
+    from mrsched_gym.agents.rollout import cheapest
+    costs = {0: [1.0, 1.0], 1: [0.96, 0.98], 2: [0.85, 0.95], 3: [2.0, 0.0]}
+    assert cheapest(costs, 0) == 2                       # mean 0.9: the cheapest
+    assert cheapest(costs, 0, margin=0.05) == 2          # 0.9 < 0.95
+    assert cheapest(costs, 0, margin=0.12) == 0          # 0.9 is not < 0.88
+    assert cheapest(costs, 0, margin=0.5) == 0
+    assert cheapest(costs, 2, margin=0.5) == 2           # the base is the cheapest already
+    assert cheapest({0: [0.0], 1: [0.0]}, 1, margin=0.05) == 1     # nothing to gain
+
+
+@pytest.mark.parametrize("margin", [-0.1, 1.0, float("nan")])
+def test_a_margin_outside_0_1_is_refused(margin):
+    with pytest.raises(ValueError, match="margin"):
+        RolloutTeacher(make_policy("edf"), arrivals=False, estimates=True, margin=margin)

@@ -39,22 +39,22 @@ from mrsched_gym.evaluate import (
 )
 
 
-def rollout_headline(task: tuple[str, str, int, bool, int, float, bool]) -> float:
+def rollout_headline(task: tuple[str, str, int, bool, int, float, bool, float]) -> float:
     """The headline of one episode played by the rollout policy over ``base``; ``task`` is
     ``(env id, base, seed, whether the copies keep the arrivals to come, samples of the
     arrivals to come, their horizon in seconds, whether the copies hold estimates of what is
-    not observed)``."""
+    not observed, the departure margin)``."""
     from threadpoolctl import threadpool_limits
     with threadpool_limits(limits=1):
         return _play(*task)
 
 
 def _play(env_id: str, base: str, seed: int, arrivals: bool, samples: int,
-          horizon_s: float, estimates: bool) -> float:
+          horizon_s: float, estimates: bool, margin: float) -> float:
     env = make_env(env_id).unwrapped
     obs, _ = env.reset(seed=seed)
     teacher = RolloutTeacher(make_policy(base), arrivals=arrivals, samples=samples,
-                             horizon_s=horizon_s, estimates=estimates)
+                             horizon_s=horizon_s, estimates=estimates, margin=margin)
     teacher.reset(env.sim, seed=seed)
     while True:
         obs, _, term, trunc, info = env.step(teacher.plan(env, obs))
@@ -81,6 +81,9 @@ def main() -> None:
                     help="with --myopic or --samples: the copies hold estimates of the present "
                          "jobs' task lengths and of the load and availability to come, not the "
                          "world's draw (with --myopic: the fair myopic rollout)")
+    ap.add_argument("--margin", type=float, default=0.0,
+                    help="depart from the base only for a candidate whose play-out costs less "
+                         "than (1 - margin) times the base action's")
     a = ap.parse_args()
     if a.estimates and not (a.myopic or a.samples):
         ap.error("--estimates needs --myopic or --samples")
@@ -91,15 +94,17 @@ def main() -> None:
     arrivals = not (a.myopic or a.samples)
     h = scenario_of(a.id).reward.headline
     rolled = run_parallel(rollout_headline,
-                          [(a.id, a.base, s, arrivals, a.samples, a.horizon, a.estimates)
-                           for s in a.seeds],
+                          [(a.id, a.base, s, arrivals, a.samples, a.horizon, a.estimates,
+                           a.margin) for s in a.seeds],
                           workers=a.workers, progress=False)
     recs = evaluate([a.base, *a.against], [a.id], a.seeds, workers=a.workers, progress=False)
     per = {(r["policy"], r["seed"]): float(r[h]) for r in recs}
     base, against = parse_policy(a.base).label, [parse_policy(p).label for p in a.against]
     kind = ("fair-" if a.estimates else "") + ("myopic-" if a.myopic else "")
     if a.samples:
-        kind = f"sampled{a.samples}-" + (f"h{a.horizon:g}-" if a.horizon < math.inf else "")
+        kind += f"sampled{a.samples}-" + (f"h{a.horizon:g}-" if a.horizon < math.inf else "")
+    if a.margin:
+        kind = f"margin{a.margin:g}-{kind}"
     cols = [f"{kind}rollout({base})", base, *against]
     print(f"{a.id}, {h} per seed")
     print("| seed | " + " | ".join(cols) + " |")
