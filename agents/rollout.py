@@ -36,9 +36,19 @@ Bertsekas's stochastic setting, estimated by sampling. It still knows the presen
 lengths and the timelines, and its choice carries the samples' noise (docs/agents.md: on
 Hadoop-v0 it is worse than its base).
 
+**The fair myopic variant** (``estimates=True``, ``arrivals=False``; ``tools/rollout_ceiling.py
+--myopic --estimates``) also replaces, in every copy, what no scheduler observes by an estimate
+made from what it does observe (:func:`estimate_the_unknown`: the present jobs' tasks not
+launched yet at their job's profile mean, the load held, the availability as forecast): every
+play-out is then a function of the observable state, and the rollout is a policy a scheduler
+could run. ``margin`` keeps the base's action unless a candidate's play-out is cheaper by that
+fraction. On Hadoop-v0 it is worse than its base without a margin, and not detectably better
+with one (docs/agents.md, "A fair myopic rollout").
+
 Cost: one full episode of the base policy per candidate per decision, times ``samples`` for
 the sampled rollout. A Hadoop-v0 episode with ``agent:hadoop-v0`` as the base: ~0.2 s per
-decision on one core, ~5 min per episode; myopic: ~20-260 s per episode; sampled, ``M = 8``
+decision on one core, ~5 min per episode; myopic, fair or not: ~20-260 s per episode (a
+whole validation run of ten seeds on two cores: ~10 min); sampled, ``M = 8``
 with a 900 s horizon: ~47 min per episode. ``pool`` spreads the candidates over processes.
 """
 

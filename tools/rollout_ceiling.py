@@ -6,6 +6,8 @@
 
     python tools/rollout_ceiling.py --base agent:hadoop-v0 --samples 4 --horizon 3600
 
+    python tools/rollout_ceiling.py --base agent:hadoop-v0 --myopic --estimates --margin 0.1
+
 Plays whole episodes with the rollout policy over ``--base``
 (:class:`~mrsched_gym.agents.rollout.RolloutTeacher`: at every schedule decision with a choice,
 each candidate is played out to the episode's end by the base, and the cheapest is taken) and
@@ -16,7 +18,11 @@ a scheduler that does not know the future can reach; they are no policy's result
 ``--myopic`` the play-outs leave out the jobs that have not arrived yet (the myopic rollout,
 ``myopic-rollout:BASE``), which removes the knowledge of what will arrive. With ``--samples
 M`` they hold ``M`` draws of the arrivals to come from the workload instead (the sampled
-rollout, which knows the workload's law, not its draw). Episodes run
+rollout, which knows the workload's law, not its draw). ``--estimates`` replaces in the copies
+what no scheduler observes (the present jobs' task lengths to come, the load and availability
+to come) by estimates made from what it does (with ``--myopic``: the fair myopic rollout, a
+policy a scheduler could run), and ``--margin F`` keeps the base's action unless a candidate's
+play-out is cheaper by the fraction ``F``. Episodes run
 with one BLAS/OpenMP thread, as the harness runs them. Slow: ~5 min per Hadoop-v0 episode over
 ``agent:hadoop-v0``, one core each (``--workers``).
 """
@@ -85,6 +91,8 @@ def main() -> None:
                     help="depart from the base only for a candidate whose play-out costs less "
                          "than (1 - margin) times the base action's")
     a = ap.parse_args()
+    if not 0.0 <= a.margin < 1.0:
+        ap.error(f"--margin {a.margin}: must be in [0, 1)")
     if a.estimates and not (a.myopic or a.samples):
         ap.error("--estimates needs --myopic or --samples")
     if a.samples and a.myopic:
