@@ -121,9 +121,9 @@ class RolloutTeacher:
             is the *fair myopic rollout*: every play-out is a function of the observable
             state.
         margin: Depart from the base's action only for a candidate whose (mean) play-out
-            cost is below ``(1 - margin)`` times the base action's (:func:`cheapest`); 0:
-            whenever it is cheaper. A guard against departures on a model's error: the
-            estimated copies are not the world.
+            cost is below the base action's by more than ``margin`` times its magnitude
+            (:func:`cheapest`); 0: whenever it is cheaper. A guard against departures on a
+            model's error: the estimated copies are not the world.
     """
 
     def __init__(self, base: Any, pool=None, arrivals: bool = True, samples: int = 0,
@@ -274,21 +274,25 @@ def sample_future_arrivals(sim, rng: np.random.Generator, horizon_s: float = mat
 def estimate_the_unknown(sim) -> None:
     """Replace, in ``sim`` (a copy), what no scheduler observes by an estimate of it.
 
-    The estimates are made from what a scheduler does observe (certainty equivalence), so
-    that a play-out in the copy uses no knowledge of the world's draw:
+    The estimates are made from what a scheduler knows (certainty equivalence), so that a
+    play-out in the copy does not use the world's draw of it:
 
-    - *Tasks not launched yet* (pending maps, reduces not started) of the jobs in the system:
-      their work becomes the job's profile mean for the phase (``Job.prior_len``, what the
-      observation shows as a phase's task length before one finished), their demand
-      multipliers 1 (the multipliers' mean). Running and suspended attempts keep their
-      remaining work: Hadoop reports a running task's progress, from which its remaining work
-      follows in this fluid model.
+    - *Pending tasks* of the jobs in the system (maps and reduces not launched, and attempts
+      killed or lost and requeued): their work becomes the mean the job's task work was drawn
+      around (``Job.expected_len``: the job's expected task work, from which the
+      observation's time alone is estimated, not the mean of its draw), their demand
+      multipliers 1 (the multipliers' mean).
+    - *Running and suspended attempts* keep their remaining work and demand, an assumption:
+      Hadoop reports a running task's progress and its resource use is measured on its node,
+      and in this fluid model a LATE-style estimate (progress over progress rate) gives the
+      remaining work exactly while the rate holds.
     - *The interactive load* of the shared nodes stays at its current value from now on
       (persistence; the observation shows the current residual CPU, not the load to come).
-    - *The availability* f(t) follows the forecast the observation shows (the next
-      ``forecast_steps`` steps), then stays at the forecast's last visible value; the copy's
-      forecast is cut the same way, so its base never sees further either. In ``nodes`` mode
-      the nodes up now stay up and the nodes down stay down.
+    - *The availability*: in ``capacity`` mode f(t) follows the forecast the observation shows
+      (the next ``forecast_steps`` steps), then stays at the forecast's last visible value.
+      In ``nodes`` mode the nodes up now stay up and those down stay down, and f(t) stays at
+      its current value. Either way the copy's forecast is cut after its last visible value,
+      so its base never sees further.
 
     The jobs still to come are left as they are: drop or sample them first
     (:func:`drop_future_arrivals`, :func:`sample_future_arrivals`); sampled jobs are draws,
@@ -296,15 +300,19 @@ def estimate_the_unknown(sim) -> None:
     for job in sim.jobs:
         if job.state == FUTURE:
             continue
-        mean_map, mean_reduce = job.prior_len
+        mean_map, mean_reduce = job.expected_len
+        changed = False
         for i, st in enumerate(job.map_state):
             if st == 0:
                 job.map_work[i] = mean_map
                 job.map_mult[i] = 1.0
+                changed = True
         for i in job.red_stack:
             job.reduce_work[i] = mean_reduce
             job.reduce_mult[i] = 1.0
-        job.total_work = math.fsum(job.map_work) + math.fsum(job.reduce_work)
+            changed = True
+        if changed:
+            job.total_work = math.fsum(job.map_work) + math.fsum(job.reduce_work)
     load_step = _pending_step(sim, _LOAD_CHANGE)
     if load_step is not None and sim.load_u.size:
         sim.load_u = sim.load_u.copy()
@@ -313,15 +321,16 @@ def estimate_the_unknown(sim) -> None:
     if avail_step is None:
         return
     now_step = avail_step - 1
-    if sim.node_up is not None:
-        sim.node_up = sim.node_up.copy()
-        sim.node_up[:, avail_step:] = sim.node_up[:, [min(now_step, sim.node_up.shape[1] - 1)]]
-        return
     last_seen = min(now_step + sim.scenario.availability.forecast_steps, len(sim.forecast_f) - 1)
     forecast = sim.forecast_f.copy()
     forecast[last_seen + 1:] = forecast[last_seen]
     avail = sim.avail_f.copy()
-    avail[avail_step:] = forecast[avail_step:len(avail)]
+    if sim.node_up is None:
+        avail[avail_step:] = forecast[avail_step:len(avail)]
+    else:
+        avail[avail_step:] = avail[min(now_step, len(avail) - 1)]
+        sim.node_up = sim.node_up.copy()
+        sim.node_up[:, avail_step:] = sim.node_up[:, [min(now_step, sim.node_up.shape[1] - 1)]]
     sim.forecast_f, sim.avail_f = forecast, avail
 
 
@@ -334,9 +343,14 @@ def _pending_step(sim, kind: int) -> int | None:
 
 def cheapest(costs: dict[int, list[float]], base_action: int, margin: float = 0.0) -> int:
     """The action with the lowest mean cost over its copies (``costs[action]``, as
-    :meth:`RolloutTeacher.play_outs` returns them); ``base_action`` wins ties (means within
-    :data:`TIE_TOLERANCE`, relative). With ``margin`` > 0 the base's action is kept unless
-    the cheapest costs less than ``(1 - margin)`` times the base's cost."""
+    :meth:`RolloutTeacher.play_outs` returns them, ``base_action`` among them); ``base_action``
+    wins ties (means within :data:`TIE_TOLERANCE`, relative). With ``margin`` in (0, 1) the
+    base's action is kept unless the cheapest costs less than the base's cost minus ``margin``
+    times its magnitude (the required gain is relative: small where the base's cost is)."""
+    if not 0.0 <= margin < 1.0:
+        raise ValueError(f"margin={margin} must be in [0, 1)")
+    if base_action not in costs:
+        raise KeyError(f"base_action {base_action} has no costs (actions: {sorted(costs)})")
     best, best_cost = base_action, None
     for b, per_copy in costs.items():
         cost = math.fsum(per_copy) / len(per_copy)
@@ -345,7 +359,7 @@ def cheapest(costs: dict[int, list[float]], base_action: int, margin: float = 0.
             best, best_cost = b, cost
     if margin > 0 and best != base_action:
         base_cost = math.fsum(costs[base_action]) / len(costs[base_action])
-        if not best_cost < (1.0 - margin) * base_cost:
+        if not best_cost < base_cost - margin * abs(base_cost):
             return base_action
     return best
 

@@ -110,7 +110,7 @@ class Job:
                  "locality_counts",
                  "work_done", "total_work", "preempt_budget", "alone_s", "has_map_work",
                  "has_red_work", "est_finish_s", "prior_len", "map_alone_s", "map_finish_s",
-                 "est_deadline_finish_s")
+                 "est_deadline_finish_s", "expected_len")
 
     def __init__(self, jid: int, draw: Any, profile: JobTypeProfile) -> None:
         self.jid = jid
@@ -155,6 +155,8 @@ class Job:
         # the job's trained profile: mean task work per phase on a reference node (s)
         self.prior_len = tuple(sum(w) / len(w) if w else 0.0
                                for w in (self.map_work, self.reduce_work))
+        # the mean its task work was drawn around, per phase: what a scheduler can expect
+        self.expected_len = (float(draw.map_mean_s), float(draw.reduce_mean_s))
         self.preempt_budget = 0
         self.alone_s = 0.0
         self.map_alone_s = 0.0              # its map phase alone (deadline base, map scope)

@@ -52,6 +52,10 @@ class JobDraw:
         alone_s: Estimated completion time alone on the cluster (:func:`alone_time_s`).
         map_alone_s: The same for its map phase alone (the deadline base with
             ``deadline_scope: map``).
+        map_mean_s: The mean the map work was drawn around (reference seconds): the job's
+            expected task work, from which its time alone is estimated (a scheduler's
+            estimate; the draw's own mean differs from it).
+        reduce_mean_s: The same for the reduce work.
     """
 
     type_idx: int
@@ -67,6 +71,8 @@ class JobDraw:
     label: str = ""
     alone_s: float = 0.0
     map_alone_s: float = 0.0
+    map_mean_s: float = math.nan
+    reduce_mean_s: float = math.nan
 
 
 def _lognormal(rng: np.random.Generator, mean: float, cv: float, size: int) -> np.ndarray:
@@ -225,7 +231,8 @@ def make_job(profile_idx: int, arrival: float, deadline: float, priority: int, w
         map_mult=_lognormal(task_rng, 1.0, cv, n_maps),
         reduce_mult=_lognormal(task_rng, 1.0, cv, n_red),
         replicas=place_replicas(place_rng, n_maps, cluster),
-        label=label, alone_s=map_alone + red_alone, map_alone_s=map_alone)
+        label=label, alone_s=map_alone + red_alone, map_alone_s=map_alone,
+        map_mean_s=float(mw), reduce_mean_s=float(rw))
 
 
 def fixed_jobs(jobs: tuple[JobSpec, ...], cluster: ClusterConfig, task_rng: np.random.Generator,
