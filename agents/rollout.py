@@ -42,8 +42,8 @@ made from what it does observe (:func:`estimate_the_unknown`: the present jobs' 
 launched yet at their job's profile mean, the load held, the availability as forecast): every
 play-out is then a function of the observable state, and the rollout is a policy a scheduler
 could run. ``margin`` keeps the base's action unless a candidate's play-out is cheaper by that
-fraction. On Hadoop-v0 it is worse than its base without a margin, and not detectably better
-with one (docs/agents.md, "A fair myopic rollout").
+fraction. On Hadoop-v0 it loses the myopic rollout's edge and is not detectably better than
+its base, with or without a margin (docs/agents.md, "A fair myopic rollout").
 
 Cost: one full episode of the base policy per candidate per decision, times ``samples`` for
 the sampled rollout. A Hadoop-v0 episode with ``agent:hadoop-v0`` as the base: ~0.2 s per

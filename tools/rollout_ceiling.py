@@ -14,7 +14,8 @@ each candidate is played out to the episode's end by the base, and the cheapest 
 prints, per seed, its headline beside the base's and the reference baselines' (``--against``,
 EDF by default) on the same world. The rollout knows the world's future (arrivals, task
 lengths), so its numbers indicate the room that one step of policy improvement finds, not what
-a scheduler that does not know the future can reach; they are no policy's result. With
+a scheduler that does not know the future can reach; except with ``--estimates``
+(below), they are no policy's result. With
 ``--myopic`` the play-outs leave out the jobs that have not arrived yet (the myopic rollout,
 ``myopic-rollout:BASE``), which removes the knowledge of what will arrive. With ``--samples
 M`` they hold ``M`` draws of the arrivals to come from the workload instead (the sampled
@@ -89,7 +90,7 @@ def main() -> None:
                          "world's draw (with --myopic: the fair myopic rollout)")
     ap.add_argument("--margin", type=float, default=0.0,
                     help="depart from the base only for a candidate whose play-out costs less "
-                         "than (1 - margin) times the base action's")
+                         "than the base action's by more than this fraction of its magnitude")
     a = ap.parse_args()
     if not 0.0 <= a.margin < 1.0:
         ap.error(f"--margin {a.margin}: must be in [0, 1)")
