@@ -38,12 +38,13 @@ Hadoop-v0 it is worse than its base).
 
 **The fair myopic variant** (``estimates=True``, ``arrivals=False``; ``tools/rollout_ceiling.py
 --myopic --estimates``) also replaces, in every copy, what no scheduler observes by an estimate
-made from what it does observe (:func:`estimate_the_unknown`: the present jobs' tasks not
-launched yet at their job's profile mean, the load held, the availability as forecast): every
-play-out is then a function of the observable state, and the rollout is a policy a scheduler
-could run. ``margin`` keeps the base's action unless a candidate's play-out is cheaper by that
-fraction. On Hadoop-v0 it loses the myopic rollout's edge and is not detectably better than
-its base, with or without a margin (docs/agents.md, "A fair myopic rollout").
+made from what it knows (:func:`estimate_the_unknown`: the present jobs' pending tasks at the
+mean their work was drawn around, the load held, the availability as forecast): every
+play-out is then a function of what a scheduler knows (with one stated assumption: a running
+task's remaining work), and the rollout is a policy a scheduler could run. ``margin`` keeps
+the base's action unless a candidate's play-out is cheaper by that fraction. On Hadoop-v0 it
+loses the myopic rollout's edge and is not detectably better than its base, with or without
+a margin (docs/agents.md, "A fair myopic rollout").
 
 Cost: one full episode of the base policy per candidate per decision, times ``samples`` for
 the sampled rollout. A Hadoop-v0 episode with ``agent:hadoop-v0`` as the base: ~0.2 s per
@@ -118,8 +119,8 @@ class RolloutTeacher:
         estimates: Whether the copies hold estimates in place of what no scheduler observes
             (the present jobs' task lengths to come, the load and availability to come:
             :func:`estimate_the_unknown`); needs ``arrivals`` False. With ``samples`` 0 this
-            is the *fair myopic rollout*: every play-out is a function of the observable
-            state.
+            is the *fair myopic rollout*: every play-out is a function of what a scheduler
+            knows.
         margin: Depart from the base's action only for a candidate whose (mean) play-out
             cost is below the base action's by more than ``margin`` times its magnitude
             (:func:`cheapest`); 0: whenever it is cheaper. A guard against departures on a
@@ -301,6 +302,9 @@ def estimate_the_unknown(sim) -> None:
         if job.state == FUTURE:
             continue
         mean_map, mean_reduce = job.expected_len
+        if not (math.isfinite(mean_map) and math.isfinite(mean_reduce)):
+            raise ValueError(f"job {job.jid}: expected_len {job.expected_len} is not finite "
+                             "(its JobDraw has no map_mean_s/reduce_mean_s)")
         changed = False
         for i, st in enumerate(job.map_state):
             if st == 0:
