@@ -290,3 +290,12 @@ def test_the_teacher_applies_its_margin():
 def test_a_margin_outside_0_1_is_refused(margin):
     with pytest.raises(ValueError, match="margin"):
         RolloutTeacher(make_policy("edf"), arrivals=False, estimates=True, margin=margin)
+
+
+def test_a_job_without_expected_task_work_is_refused():
+    sim, _ = _state()
+    c = copy.deepcopy(sim)
+    job = next(j for j in c.jobs if j.arrival_s <= c.now)
+    job.expected_len = (float("nan"), 1.0)
+    with pytest.raises(ValueError, match=f"job {job.jid}: expected_len"):
+        estimate_the_unknown(c)
