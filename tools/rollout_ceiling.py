@@ -14,10 +14,10 @@ each candidate is played out to the episode's end by the base, and the cheapest 
 prints, per seed, its headline beside the base's and the reference baselines' (``--against``,
 EDF by default) on the same world. The rollout knows the world's future (arrivals, task
 lengths), so its numbers indicate the room that one step of policy improvement finds, not what
-a scheduler that does not know the future can reach; except with ``--estimates``
-(below), they are no policy's result. With
-``--myopic`` the play-outs leave out the jobs that have not arrived yet (the myopic rollout,
-``myopic-rollout:BASE``), which removes the knowledge of what will arrive. With ``--samples
+a scheduler that does not know the future can reach; except with ``--estimates`` (below),
+they are no policy's result. With ``--myopic`` the play-outs leave out the jobs that have not
+arrived yet (the myopic rollout, ``myopic-rollout:BASE``), which removes the knowledge of what
+will arrive. With ``--samples
 M`` they hold ``M`` draws of the arrivals to come from the workload instead (the sampled
 rollout, which knows the workload's law, not its draw). ``--estimates`` replaces in the copies
 what no scheduler observes (the present jobs' task lengths to come, the load and availability
