@@ -30,17 +30,18 @@ NOISY = {**WORLD, "availability.forecast_noise": 0.2}
 
 
 def _state(base: str = "edf", seed: int = 3, after_s: float = 700.0, world=None):
-    """The simulator at its first schedule decision with two or more candidates after
-    ``after_s`` (played by ``base``, a baseline) and the base policy."""
+    """The env at its first schedule decision with two or more candidates after ``after_s``
+    (played by ``base``, a baseline or an agent), its observation and the base policy."""
     env = make_env(ENV, world or WORLD).unwrapped
-    env.reset(seed=seed)
+    obs, _ = env.reset(seed=seed)
     policy = make_policy(base)
     policy.reset(env.sim, seed=seed)
-    sim = env.sim
-    while not (sim.decision.kind == SCHEDULE and len(sim.decision.candidates) >= 2
-               and sim.now > after_s):
-        sim.act(policy.decide(sim))
-    return sim, policy
+    reads_obs = hasattr(policy, "act")
+    while not (env.sim.decision.kind == SCHEDULE and len(env.sim.decision.candidates) >= 2
+               and env.sim.now > after_s):
+        a = policy.act(obs, env.action_masks()) if reads_obs else policy.decide(env.sim)
+        obs, *_ = env.step(int(a))
+    return env, obs, policy
 
 
 def _fair_copy(sim):
@@ -61,7 +62,8 @@ def test_estimates_replace_the_unobserved_and_keep_the_observed():
     the truth up to now, the forecast over the visible window, then the forecast's last value;
     what the observation shows now is unchanged; the copy then plays to its end with the
     simulator's invariants holding."""
-    sim, policy = _state(world=NOISY)
+    env, _, policy = _state(world=NOISY)
+    sim = env.sim
     c = _fair_copy(sim)
     W = sim.scenario.availability.forecast_steps
     changed = 0
@@ -162,15 +164,7 @@ def test_fair_play_outs_do_not_depend_on_the_hidden_draw(base):
     """Two worlds that differ only in what no scheduler observes give every candidate the
     same fair play-out cost, to the last bit, and the fair rollout the same choice; the
     myopic (unfair) play-outs of the same two worlds differ, so the check can fail."""
-    env = make_env(ENV, NOISY).unwrapped
-    obs, _ = env.reset(seed=3)
-    policy = make_policy(base)
-    policy.reset(env.sim, seed=3)
-    reads_obs = hasattr(policy, "act")
-    while not (env.sim.decision.kind == SCHEDULE and len(env.sim.decision.candidates) >= 2
-               and env.sim.now > 700.0):
-        a = policy.act(obs, env.action_masks()) if reads_obs else policy.decide(env.sim)
-        obs, *_ = env.step(int(a))
+    env, obs, _ = _state(base, world=NOISY)
     other = copy.deepcopy(env)
     _perturb_hidden(other.sim, np.random.default_rng(0))
     seen = [ObservationEncoder(e.sim) for e in (env, other)]
@@ -201,7 +195,7 @@ def test_estimates_need_the_arrivals_dropped():
 def test_sampled_jobs_keep_their_drawn_task_lengths():
     """With the jobs to come sampled, the estimates touch only the jobs in the system: the
     sampled jobs keep the work they were drawn with."""
-    sim, _ = _state()
+    sim = _state()[0].sim
     c = copy.deepcopy(sim)
     sample_future_arrivals(c, np.random.default_rng(7))
     drawn = {j.jid: list(j.map_work) for j in c.jobs if j.arrival_s > c.now}
@@ -293,7 +287,7 @@ def test_a_margin_outside_0_1_is_refused(margin):
 
 
 def test_a_job_without_expected_task_work_is_refused():
-    sim, _ = _state()
+    sim = _state()[0].sim
     c = copy.deepcopy(sim)
     job = next(j for j in c.jobs if j.arrival_s <= c.now)
     job.expected_len = (float("nan"), 1.0)
