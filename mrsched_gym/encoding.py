@@ -15,7 +15,8 @@ feature table, :mod:`mrsched_gym.features`, which names them by the same index a
 decision kind fills them its own way, :attr:`ObservationEncoder.CANDIDATE_ROWS`)
     0 valid | 1 is reduce | 2 locality (0 node-local, 0.5 rack-local, 1 off-rack) |
     3 job progress (tasks done / tasks) | 4 remaining tasks / cluster slots |
-    5 observed mean task length of this phase (h; the profile mean before any task finished) |
+    5 observed mean task length of this phase (h; before any task of it finished, the mean its
+    task work was drawn around, ``Job.expected_len``: the job's submitted estimate) |
     6 a task of this phase has finished (the length is observed) |
     7 time to deadline (h, clipped to [-24, 24]; 24 if none) | 8 has a deadline (with
     ``workload.deadline_scope: map``: a deadline whose map phase is still running; features 7-9
@@ -235,6 +236,7 @@ class ObservationEncoder:
         if self._keys[i] == key:
             return i
         p = job.profile
+        expected = job.expected_len        # what a scheduler expects before it observes any
         slots = self.total_slots
         n_tasks = job.n_maps + job.n_reduces
         remaining = n_tasks - job.maps_done - job.reduces_done
@@ -242,13 +244,13 @@ class ObservationEncoder:
         if obs_n:
             mlen = job.len_sum[phase] / obs_n
         else:
-            mlen = p.map_work_s if phase == MAP else p.reduce_work_s
+            mlen = expected[phase]
         dl = job.deadline_s
         has_dl = math.isfinite(dl)
         if self.map_scope:                 # the deadline covers the map phase (MIMP 3.1)
             due = job.n_maps - job.maps_done
             n_map = job.len_n[MAP]
-            due_work = due * (job.len_sum[MAP] / n_map if n_map else p.map_work_s)
+            due_work = due * (job.len_sum[MAP] / n_map if n_map else expected[MAP])
             has_dl = has_dl and due > 0    # met or missed once the maps are done
         else:
             due_work = remaining * mlen

@@ -15,6 +15,8 @@ from mrsched_gym.features import (
     DECISION_TAIL_FEATURES,
     NODE_COLUMNS,
     OBJECTIVE_FEATURES,
+    RATIO_MAX,
+    TASK_HOURS_MAX,
     Feature,
 )
 from mrsched_gym.sim.decision import BASE_KINDS
@@ -97,3 +99,64 @@ def test_the_env_docstring_states_the_table_s_shapes():
     assert f"({encoding.DECISION_FEATURES + 1},) when the scenario enables speculation" in doc
     assert f"| (K, {len(CANDIDATE_COLUMNS)})" in doc
     assert f"| (N, {len(NODE_COLUMNS)})" in doc
+
+
+def _toy_with_own_means(scope: str):
+    """Two jobs whose mean task work (600 s, 45 s) is not their types' profile means, and whose
+    deadlines ``scope`` covers: the job or its maps."""
+    from mrsched_gym.config import scenario_from_dict
+    return scenario_from_dict({
+        "cluster": {"nodes": [{"count": 2, "map_slots": 2, "reduce_slots": 1}]},
+        "workload": {"kind": "jobs", "deadline_scope": scope, "jobs": [
+            {"type": "piest", "n_maps": 12, "n_reduces": 2, "map_work_s": 600.0,
+             "reduce_work_s": 45.0, "deadline_s": 9000.0},
+            {"type": "wordcount", "n_maps": 6, "n_reduces": 1, "map_work_s": 45.0,
+             "reduce_work_s": 600.0, "deadline_s": 4000.0, "arrival_s": 30.0}]},
+        "time_limit_s": 20_000})
+
+
+@pytest.mark.parametrize("world", ["mrsched/HadoopTrace-v0", "mrsched/ThesisScale-v0",
+                                   "toy-job", "toy-map"])
+def test_an_unobserved_phase_shows_the_work_its_job_expects(world):
+    """Before a task of a job's phase has finished, the task-length feature (5) is the mean the
+    phase's work was drawn around (``Job.expected_len``: a trace job's own mean, a job list's
+    ``map_work_s``, the type's mean scaled by ``task_work_scale``), not the type's profile mean,
+    and the slots-required feature (9) is computed from it. Checked where the two differ."""
+    from mrsched_gym.env import MRSchedEnv
+    from mrsched_gym.sim.decision import SCHEDULE
+    if world.startswith("toy"):
+        env = MRSchedEnv(_toy_with_own_means(world[4:]))
+    else:
+        env = make_env(world)
+    obs, _ = env.reset(seed=3)
+    sim = env.unwrapped.sim
+    rng = np.random.default_rng(0)
+    differs = 0
+    for _ in range(400):
+        d = sim.decision
+        if d.kind == SCHEDULE:
+            slots = env.unwrapped.encoder.total_slots
+            for i, c in enumerate(d.candidates[:len(obs["candidates"])]):
+                row, job = obs["candidates"][i], c.job
+                if row[6] != 0.0:
+                    continue                    # a finished task's length is observed
+                expected = job.expected_len[c.phase]
+                hours = min(expected / 3600.0, TASK_HOURS_MAX)
+                assert row[5] == np.float32(hours), (job.jid, c.phase, row[5], expected)
+                p = job.profile
+                differs += abs(expected - (p.map_work_s, p.reduce_work_s)[c.phase]) > 1e-6
+                if row[8] and job.deadline_s - sim.now > 1.0:
+                    if world == "toy-map":
+                        n_map = job.len_n[0]          # the maps' mean: observed if it can be
+                        mean = job.len_sum[0] / n_map if n_map else job.expected_len[0]
+                        due = (job.n_maps - job.maps_done) * mean
+                    else:
+                        due = (job.n_maps + job.n_reduces - job.maps_done
+                               - job.reduces_done) * expected
+                    want = due / (job.deadline_s - sim.now) / slots
+                    assert row[9] == pytest.approx(min(want, RATIO_MAX), rel=1e-5)
+        legal = np.flatnonzero(env.unwrapped.action_masks())
+        obs, _, term, trunc, _ = env.step(int(rng.choice(legal)))
+        if term or trunc:
+            break
+    assert differs > 0, "no candidate whose expected work differs from its type's: vacuous"
