@@ -42,7 +42,8 @@ EVERYWHERE = ("edf", "fifo", "random")
 AGENT = "agent:" + str(ROOT / "agents" / "pretrained" / "hadoop-v0.npz")
 AGENT_SB3 = "agent:" + str(ROOT / "agents" / "pretrained" / "hadoop-v0.zip")
 OBS_IDS = (HADOOP, "mrsched/Preemption-v0", "mrsched/Admission-v0", "mrsched/Dynamic-v0",
-           "mrsched/HadoopOrchestrated-v0", "mrsched/Stragglers-v0")
+           "mrsched/HadoopOrchestrated-v0", "mrsched/Stragglers-v0",
+           "mrsched/HadoopTrace-v0", "mrsched/ThesisScale-v0")   # jobs' own expected work
 
 
 def episode_cases() -> list[tuple[str, str, int]]:
