@@ -119,9 +119,10 @@ def _toy_with_own_means(scope: str):
                                    "toy-job", "toy-map"])
 def test_an_unobserved_phase_shows_the_work_its_job_expects(world):
     """Before a task of a job's phase has finished, the task-length feature (5) is the mean the
-    phase's work was drawn around (``Job.expected_len``: a trace job's own mean, a job list's
-    ``map_work_s``, the type's mean scaled by ``task_work_scale``), not the type's profile mean,
-    and the slots-required feature (9) is computed from it. Checked where the two differ."""
+    phase's work was drawn around (``Job.expected_len``: a trace job's size-scaled mean, a job
+    list's ``map_work_s``, the type's mean scaled by ``task_work_scale``), not the type's
+    profile mean, and the slots-required feature (9) is computed from it. Checked where the two
+    differ."""
     from mrsched_gym.env import MRSchedEnv
     from mrsched_gym.sim.decision import SCHEDULE
     if world.startswith("toy"):
@@ -131,7 +132,7 @@ def test_an_unobserved_phase_shows_the_work_its_job_expects(world):
     obs, _ = env.reset(seed=3)
     sim = env.unwrapped.sim
     rng = np.random.default_rng(0)
-    differs = 0
+    differs = slots_checked = 0
     for _ in range(400):
         d = sim.decision
         if d.kind == SCHEDULE:
@@ -155,8 +156,11 @@ def test_an_unobserved_phase_shows_the_work_its_job_expects(world):
                                - job.reduces_done) * expected
                     want = due / (job.deadline_s - sim.now) / slots
                     assert row[9] == pytest.approx(min(want, RATIO_MAX), rel=1e-5)
+                    slots_checked += 1
         legal = np.flatnonzero(env.unwrapped.action_masks())
         obs, _, term, trunc, _ = env.step(int(rng.choice(legal)))
         if term or trunc:
             break
     assert differs > 0, "no candidate whose expected work differs from its type's: vacuous"
+    if world.startswith("toy"):                     # the toys' jobs all have deadlines
+        assert slots_checked > 0, "the slots-required feature was never checked"

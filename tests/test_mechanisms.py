@@ -207,9 +207,10 @@ def test_observed_deadline_features_follow_the_deadline_scope(scope):
     sim = env.sim
     row = obs["candidates"][0]
     assert sim.decision.candidates[0].phase == MAP
-    # before any task finished the mean length is the profile's: the map scope counts the one
-    # map, the job scope both tasks
-    work = (1 if scope == "map" else 2) * PROFILES["grep"].map_work_s
+    # before any task finished the mean length is the job's expected work (its map_work_s, not
+    # its type's): the map scope counts the one map, the job scope both tasks
+    work = (1 if scope == "map" else 2) * MAP_THEN_REDUCE["map_work_s"]
+    assert MAP_THEN_REDUCE["map_work_s"] != PROFILES["grep"].map_work_s
     assert row[8] == 1.0 and row[7] == pytest.approx(400.0 / 3600.0, rel=1e-5)
     assert row[9] == pytest.approx(work / 400.0 / env.encoder.total_slots, rel=1e-5)
     while not any(c.phase == REDUCE for c in sim.decision.candidates):

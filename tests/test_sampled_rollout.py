@@ -58,6 +58,11 @@ def test_add_job_appends_the_next_id_and_schedules_its_arrival():
     assert sum(e[1] == EventKind.ARRIVAL for e in sim.queue.heap) == arrivals + 1
     with pytest.raises(ValueError, match="arrival_s"):
         sim.add_job(dataclasses.replace(draw, arrival_s=sim.now - 1.0))
+    # a hand-made draw without the mean its work was drawn around (the observation shows it)
+    for field, bad in (("map_mean_s", math.nan), ("reduce_mean_s", -1.0)):
+        with pytest.raises(ValueError, match=field):
+            sim.add_job(dataclasses.replace(late, **{field: bad}))
+    assert sim.n_jobs == n + 1                       # nothing was added
 
 
 @pytest.mark.parametrize("horizon_s", [math.inf, 120.0])

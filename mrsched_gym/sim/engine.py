@@ -260,6 +260,11 @@ class Simulator:
         samples."""
         if draw.arrival_s < self.now:
             raise ValueError(f"job arrival_s={draw.arrival_s} is before now={self.now}")
+        for field in ("map_mean_s", "reduce_mean_s"):     # the observation shows them
+            v = getattr(draw, field)
+            if not (math.isfinite(v) and v >= 0.0):
+                raise ValueError(f"job {field}={v}: the mean its task work was drawn around "
+                                 f"must be finite and >= 0 (make_job sets it)")
         job = Job(len(self.jobs), draw, PROFILES[TYPE_NAMES[draw.type_idx]])
         job.alone_s = draw.alone_s
         job.map_alone_s = draw.map_alone_s
