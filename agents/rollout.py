@@ -135,8 +135,7 @@ class RolloutTeacher:
                              "arrivals=False (the copies' own arrivals are replaced)")
         if not horizon_s > 0:
             raise ValueError(f"horizon_s={horizon_s} must be > 0")
-        if not 0.0 <= margin < 1.0:
-            raise ValueError(f"margin={margin} must be in [0, 1)")
+        check_margin(margin)
         if estimates and arrivals:
             raise ValueError("estimates=True needs arrivals=False: the world's own jobs to "
                              "come would carry their true task lengths into the copies")
@@ -351,21 +350,27 @@ def cheapest(costs: dict[int, list[float]], base_action: int, margin: float = 0.
     wins ties (means within :data:`TIE_TOLERANCE`, relative). With ``margin`` in (0, 1) the
     base's action is kept unless the cheapest costs less than the base's cost minus ``margin``
     times its magnitude (the required gain is relative: small where the base's cost is)."""
-    if not 0.0 <= margin < 1.0:
-        raise ValueError(f"margin={margin} must be in [0, 1)")
+    check_margin(margin)
     if base_action not in costs:
         raise KeyError(f"base_action {base_action} has no costs (actions: {sorted(costs)})")
+    means = {b: math.fsum(per_copy) / len(per_copy) for b, per_copy in costs.items()}
     best, best_cost = base_action, None
-    for b, per_copy in costs.items():
-        cost = math.fsum(per_copy) / len(per_copy)
+    for b, cost in means.items():
         if best_cost is None or _cheaper(cost, best_cost) or (
                 b == base_action and not _cheaper(best_cost, cost)):
             best, best_cost = b, cost
     if margin > 0 and best != base_action:
-        base_cost = math.fsum(costs[base_action]) / len(costs[base_action])
+        base_cost = means[base_action]
         if not best_cost < base_cost - margin * abs(base_cost):
             return base_action
     return best
+
+
+def check_margin(margin: float) -> None:
+    """Raise ``ValueError`` unless ``margin`` (a departure margin, :func:`cheapest`) is in
+    [0, 1)."""
+    if not 0.0 <= margin < 1.0:
+        raise ValueError(f"margin={margin} must be in [0, 1)")
 
 
 def _cheaper(x: float, y: float) -> bool:
@@ -401,5 +406,5 @@ def _play_out(world, base, first: int, weights: tuple[float, ...]) -> float:
 
 
 __all__ = ["MYOPIC_PREFIX", "PREFIX", "TIE_TOLERANCE", "RolloutTeacher", "base_spec",
-           "cheapest", "drop_future_arrivals", "estimate_the_unknown", "is_rollout_spec",
-           "make_rollout_teacher", "sample_future_arrivals"]
+           "check_margin", "cheapest", "drop_future_arrivals", "estimate_the_unknown",
+           "is_rollout_spec", "make_rollout_teacher", "sample_future_arrivals"]

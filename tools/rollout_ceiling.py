@@ -35,7 +35,7 @@ import math
 
 import numpy as np
 
-from mrsched_gym.agents.rollout import RolloutTeacher
+from mrsched_gym.agents.rollout import RolloutTeacher, check_margin
 from mrsched_gym.evaluate import (
     evaluate,
     make_env,
@@ -92,8 +92,10 @@ def main() -> None:
                     help="depart from the base only for a candidate whose play-out costs less "
                          "than the base action's by more than this fraction of its magnitude")
     a = ap.parse_args()
-    if not 0.0 <= a.margin < 1.0:
-        ap.error(f"--margin {a.margin}: must be in [0, 1)")
+    try:
+        check_margin(a.margin)
+    except ValueError as e:
+        ap.error(f"--margin: {e}")
     if a.estimates and not (a.myopic or a.samples):
         ap.error("--estimates needs --myopic or --samples")
     if a.samples and a.myopic:
