@@ -49,26 +49,67 @@ from mrsched_gym.sim.decision import ScheduleCandidate
 from mrsched_gym.sim.state import MAP, REDUCE
 
 
+def least_squares(rows: Sequence[Sequence[float]], y: Sequence[float]) -> list[float]:
+    """Ordinary least squares in plain Python floats, so that every CPU gives the same bits.
+
+    ``np.linalg.lstsq`` rounds differently under each OpenBLAS kernel (the same history gave
+    coefficients a few units in the last place apart), and RDS's slot counts tip on such
+    differences. Here the normal equations are formed with correctly rounded sums
+    (``math.fsum``) and solved by Gaussian elimination with diagonal pivoting, largest pivot
+    first: every operation is one IEEE-754 operation, the same on every machine. A column whose
+    remaining pivot is at most 1e-12 of the largest diagonal entry (no variation left, e.g. a
+    differenced series that is all zero) gets coefficient 0. For full-rank problems this is the
+    least-squares solution up to rounding; for rank-deficient ones it is a basic solution, where
+    ``lstsq`` gives the minimum-norm one (they agree when the dropped columns are zero).
+
+    Args:
+        rows: The regressors, one row per observation (all rows the same length).
+        y: The observations, one per row.
+
+    Returns:
+        One coefficient per column.
+    """
+    n = len(rows[0]) if len(rows) else 0
+    a = [[math.fsum(r[i] * r[j] for r in rows) for j in range(n)]
+         + [math.fsum(r[i] * t for r, t in zip(rows, y, strict=True))] for i in range(n)]
+    tol = 1e-12 * max((a[i][i] for i in range(n)), default=0.0)
+    free, pivots = list(range(n)), []
+    while free:
+        k = max(free, key=lambda i: a[i][i])           # first of equal pivots: deterministic
+        if not a[k][k] > tol:
+            break
+        free.remove(k)
+        pivots.append(k)
+        for i in free:
+            f = a[i][k] / a[k][k]
+            a[i] = [v - f * w for v, w in zip(a[i], a[k], strict=True)]
+    coef = [0.0] * n
+    for m, k in reversed(list(enumerate(pivots))):
+        later = pivots[m + 1:]
+        coef[k] = (a[k][n] - math.fsum(a[k][j] * coef[j] for j in later)) / a[k][k]
+    return coef
+
+
 def arima_forecast(history: Sequence[float], steps: int, p: int = 2) -> np.ndarray:
     """ARIMA(p, 1, 0) forecast of ``steps`` values by iterated one-step prediction (RDS Table II).
 
-    The AR coefficients of the differenced series are fitted by ordinary least squares; with too
-    little history (fewer than ``p + 3`` points) the last value persists (a random walk).
+    The AR coefficients (and intercept) of the differenced series are fitted by ordinary least
+    squares (:func:`least_squares`: the same bits on every CPU); with too little history (fewer
+    than ``p + 3`` points) the last value persists (a random walk).
     """
-    h = np.asarray(history, dtype=float)
+    h = [float(v) for v in history]
     if len(h) == 0:
         return np.ones(steps)
     if len(h) < p + 3:
         return np.full(steps, h[-1])
-    d = np.diff(h)
-    X = np.column_stack([d[p - k - 1:len(d) - k - 1] for k in range(p)] + [np.ones(len(d) - p)])
-    y = d[p:]
-    coef, *_ = np.linalg.lstsq(X, y, rcond=None)
-    lags = list(d[-p:][::-1])
+    d = [b - a for a, b in zip(h[:-1], h[1:], strict=True)]
+    rows = [[d[t - k - 1] for k in range(p)] + [1.0] for t in range(p, len(d))]
+    coef = least_squares(rows, d[p:])
+    lags = d[-p:][::-1]
     level = h[-1]
     out = np.empty(steps)
     for s in range(steps):
-        nd = float(np.dot(coef[:p], lags) + coef[p])
+        nd = math.fsum([c * lag for c, lag in zip(coef[:p], lags, strict=True)] + [coef[p]])
         level = level + nd
         out[s] = level
         lags = [nd] + lags[:-1]
@@ -114,7 +155,7 @@ class RDSScheduler(Scheduler):
         past = np.asarray(sim.avail_f[:min(k_now, len(sim.avail_f))], dtype=float)
         per = max(1, int(round(self.interval_s / step)))
         n = len(past) // per
-        hist = [float(past[i * per:(i + 1) * per].mean()) for i in range(n)]
+        hist = [math.fsum(past[i * per:(i + 1) * per]) / per for i in range(n)]
         return hist + [float(past[-1])] if len(past) else [1.0]
 
     # ---------------------------------------------------------------- optimisation

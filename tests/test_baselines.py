@@ -409,6 +409,46 @@ def test_arima_forecast_follows_a_trend_and_qp_respects_capacity():
     assert u[0, 0] > u[1, 0]                  # the job due first gets the capacity first
 
 
+def test_rds_least_squares_matches_lstsq_and_drops_a_constant_column():
+    from mrsched_gym.baselines.rds import least_squares
+    rng = np.random.default_rng(3)
+    for m, n in [(5, 3), (12, 3), (30, 2)]:
+        X = rng.normal(size=(m, n))
+        y = rng.normal(size=m)
+        ref, *_ = np.linalg.lstsq(X, y, rcond=None)
+        assert least_squares(X.tolist(), y.tolist()) == pytest.approx(ref, rel=1e-9, abs=1e-12)
+    # A differenced series with no variation: its lag columns are all zero.
+    rows = [[0.0, 0.0, 1.0]] * 6
+    assert least_squares(rows, [0.25] * 6) == [0.0, 0.0, 0.25]
+    # Two identical columns: one is dropped, the fit is still exact.
+    rows = [[x, x, 1.0] for x in (0.1, 0.3, 0.2, 0.5)]
+    y = [2 * x + 1 for x in (0.1, 0.3, 0.2, 0.5)]
+    coef = least_squares(rows, y)
+    assert 0.0 in coef[:2] and sum(coef[:2]) == pytest.approx(2.0) and coef[2] == pytest.approx(1)
+
+
+def test_rds_episode_is_the_same_under_every_openblas_kernel():
+    """RDS's ARIMA fit once used ``np.linalg.lstsq``, whose last bits depend on the OpenBLAS kernel
+    the CPU selects: Hadoop-v0 seed 4 then gave another episode under the Prescott kernel. With
+    ``OPENBLAS_CORETYPE`` forcing older kernels (numpy's OpenBLAS is built with DYNAMIC_ARCH; a
+    build without it ignores the variable and this test checks one kernel only), the episode must
+    be the same, bit for bit."""
+    import json
+    import subprocess
+    import sys
+    code = ("import json, sys; from mrsched_gym.evaluate import run_episode, make_policy; "
+            "r = run_episode('mrsched/Hadoop-v0', make_policy('rds'), 4); "
+            "r.pop('wall_s'); print(json.dumps(r, sort_keys=True, default=str))")
+    out = {}
+    for core in ("", "Prescott", "Sandybridge"):
+        env = dict(os.environ, OPENBLAS_CORETYPE=core, OPENBLAS_NUM_THREADS="1",
+                   OMP_NUM_THREADS="1")
+        run = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                             text=True, check=True)
+        out[core] = json.loads(run.stdout)
+    assert out["Prescott"] == out[""] and out["Sandybridge"] == out[""]
+
+
 def test_rds_plans_once_per_control_interval(monkeypatch):
     """RDS III.D: the optimizer runs once per control interval; arrivals wait for the next plan
     (``replan_on_arrival=True`` re-plans at every arrival as well)."""
