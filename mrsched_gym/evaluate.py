@@ -94,10 +94,9 @@ def parse_policy(spec: str) -> PolicySpec:
                 raise InputError(
                     f"policy {spec!r}: checkpoint file {path!r} not found (shipped agents: "
                     f"{', '.join(agents) or 'none'})")
-            rule = info.get("speculation")
+            params = tuple((k, info[k]) for k in ("affinity", "speculation") if info.get(k))
             return PolicySpec(label=f"agent:{path}", kind="agent",
-                              target=info["numpy_path"] or info["path"],
-                              params=(("speculation", rule),) if rule else ())
+                              target=info["numpy_path"] or info["path"], params=params)
         return PolicySpec(label=f"agent:{Path(path).stem}", kind="agent", target=path)
     name, _, rest = spec.partition(":")
     if name not in BASELINES:
@@ -129,14 +128,17 @@ def make_policy(spec: PolicySpec | str):
         else:
             from mrsched_gym.agents.policy import load_agent
             agent = load_agent(spec.target)
-        rule = dict(spec.params).get("speculation")
-        if rule is None:
-            return agent
-        from mrsched_gym.agents.policy import SpeculationDelegate
+        params = dict(spec.params)
         try:
-            return SpeculationDelegate(agent, rule)
+            if params.get("affinity") is not None:     # the shipped agent's affinity mask
+                from mrsched_gym.agents.affinity import AffinityDelegate
+                agent = AffinityDelegate(agent, params["affinity"])
+            if params.get("speculation") is not None:  # its speculation rule
+                from mrsched_gym.agents.policy import SpeculationDelegate
+                agent = SpeculationDelegate(agent, params["speculation"])
         except ValueError as e:
             raise InputError(f"policy {spec.label!r}: {e}") from None
+        return agent
     from mrsched_gym.baselines import make_baseline
     try:
         return make_baseline(spec.target, **dict(spec.params))

@@ -32,7 +32,14 @@ def main() -> None:
     ap.add_argument("--speculation", default=None,
                     help="baseline whose rule makes the agent's speculation decisions (e.g. "
                          "hadoop-speculative; default: the agent skips them)")
+    ap.add_argument("--affinity", type=float, default=None,
+                    help="the affinity mask's speed ratio (agents/affinity.py, e.g. 0.55: keep a "
+                         "job off a node where it runs below 0.55 of its best speed; default: "
+                         "no mask)")
     a = ap.parse_args()
+    if a.affinity is not None:                 # fail now, not at every later load
+        from mrsched_gym.agents.affinity import check_min_ratio
+        check_min_ratio(a.affinity)
     if a.speculation:                          # fail now, not at every later load
         from mrsched_gym.agents.policy import speculation_rule
         speculation_rule(a.speculation)
@@ -68,6 +75,8 @@ def main() -> None:
         meta["validation"]["headline"] = "mean over ids of agent / best of the baselines"
         meta["validation"]["per_id"] = {k[len("ratio_"):]: v for k, v in best.items()
                                         if k.startswith("ratio_")}
+    if a.affinity is not None:                 # AffinityDelegate (agents/affinity.py)
+        meta["affinity"] = a.affinity
     if a.speculation:                          # SpeculationDelegate (agents/policy.py)
         meta["speculation"] = a.speculation
     (dest / f"{a.name}.json").write_text(json.dumps(meta, indent=1) + "\n")

@@ -1,0 +1,144 @@
+"""The affinity mask (agents/affinity.py): which candidates it masks, and the shipped generalist
+playing under it."""
+
+import gymnasium as gym
+import numpy as np
+import pytest
+
+import mrsched_gym  # noqa: F401  (registers the ids)
+from mrsched_gym.agents.affinity import (
+    AffinityDelegate,
+    SpeedTable,
+    check_min_ratio,
+    slow_candidates,
+)
+from mrsched_gym.sim.decision import SCHEDULE
+
+
+def schedule_decisions(env_id, seed, n_steps=3000):
+    """(sim, decision node, candidate types) at each schedule decision of an EDF-like walk."""
+    env = gym.make(env_id)
+    env.reset(seed=seed)
+    sim = env.unwrapped.sim
+    for _ in range(n_steps):
+        dec = sim.decision
+        if dec.kind == SCHEDULE and dec.candidates:
+            yield sim, dec
+        _, _, term, trunc, _ = env.step(0)
+        if term or trunc:
+            return
+
+
+def test_a_monte_carlo_job_is_kept_off_plain_nodes_but_not_off_the_cell_nodes():
+    """Heterogeneous-v0: Monte Carlo runs 25x on a Cell node (thesis 3.5.1), Crypt 2.5x. On a
+    plain node Monte Carlo is slow at any ratio above 1/25 of its best speed, Crypt (1/2.5 =
+    0.4) at 0.55 but not at 0.2; on a Cell node neither is slow; a candidate list that is all
+    slow is left alone."""
+    seen = {"plain": 0, "cell": 0, "all slow": 0}
+    for sim, dec in schedule_decisions("mrsched/Heterogeneous-v0", 0):
+        table = SpeedTable(sim)
+        types = [c.job.type_idx for c in dec.candidates]
+        on_cell = sim.accel[dec.node] is not None
+        for ratio in (0.2, 0.55):
+            slow = slow_candidates(sim, table, ratio)
+            expect = [i for i, t in enumerate(types)
+                      if table.speed[t][dec.node] < ratio * table.best_up(t, sim.up)]
+            if len(expect) == len(types):
+                assert slow == []
+                seen["all slow"] += 1
+                continue
+            assert slow == expect
+            if on_cell:
+                assert slow == []
+                seen["cell"] += 1
+            elif slow:
+                seen["plain"] += 1
+                mults = [max(sim.accel_mult[m][types[i]] for m in range(sim.n_nodes))
+                         for i in slow]
+                assert all(m >= 2.5 for m in mults), mults
+                if ratio == 0.2:
+                    assert all(m == 25.0 for m in mults)
+    assert seen["plain"] > 10 and seen["cell"] > 10
+
+
+def test_a_world_without_accelerators_masks_nothing():
+    for sim, _ in schedule_decisions("mrsched/Dedicated-v0", 0, n_steps=500):
+        assert slow_candidates(sim, SpeedTable(sim), 0.55) == []
+
+
+def test_min_ratio_must_be_in_the_unit_interval():
+    for bad in (0, -0.1, 1.5, float("nan"), True, "0.5"):
+        with pytest.raises(ValueError, match="min_ratio must be a number in"):
+            check_min_ratio(bad)
+    assert check_min_ratio(1) == 1.0
+
+
+class Recorder:
+    """An agent that records the masks it is given and takes the first legal action."""
+
+    name = "agent:recorder"
+
+    def reset(self, sim, seed=None):
+        self.masks = []
+
+    def act(self, obs, mask):
+        self.masks.append(mask.copy())
+        return int(np.flatnonzero(mask)[0])
+
+
+def test_the_delegate_hands_the_agent_the_mask_without_the_slow_candidates():
+    env = gym.make("mrsched/Heterogeneous-v0")
+    obs, _ = env.reset(seed=1)
+    sim = env.unwrapped.sim
+    inner = Recorder()
+    agent = AffinityDelegate(inner, 0.55)
+    with pytest.raises(ValueError, match="call reset"):
+        agent.act(obs, env.unwrapped.action_masks())
+    agent.reset(sim)
+    table, masked = SpeedTable(sim), 0
+    for _ in range(2000):
+        mask = env.unwrapped.action_masks()
+        slow = slow_candidates(sim, table, 0.55)
+        a = agent.act(obs, mask)
+        got = inner.masks[-1]
+        assert not got[slow].any() and (got | mask == mask).all()
+        assert got.sum() == mask.sum() - len(slow)
+        masked += bool(slow)
+        obs, _, term, trunc, _ = env.step(a)
+        if term or trunc:
+            break
+    assert masked > 20
+
+
+def test_the_shipped_generalist_plays_under_its_metadata_s_mask():
+    """agent:general's metadata names the ratio; through the harness its decisions are the bare
+    network's under the mask, and on Heterogeneous-v0 some differ from the bare network's."""
+    from mrsched_gym.agents.numpy_policy import NumpySetPolicy
+    from mrsched_gym.agents.policy import SpeculationDelegate
+    from mrsched_gym.agents.pretrained import pretrained_agents
+    from mrsched_gym.evaluate import make_policy
+    info = pretrained_agents()["general"]
+    assert info["affinity"] == 0.55
+    pol = make_policy("agent:general")
+    assert isinstance(pol, SpeculationDelegate) and isinstance(pol.agent, AffinityDelegate)
+    assert not isinstance(make_policy("agent:hadoop-v0"), (SpeculationDelegate,
+                                                            AffinityDelegate))
+    bare = NumpySetPolicy.load(info["numpy_path"])
+    env = gym.make("mrsched/Heterogeneous-v0")
+    obs, _ = env.reset(seed=2)
+    sim = env.unwrapped.sim
+    pol.reset(sim, seed=2)
+    bare.reset(sim, seed=2)
+    table, differ = SpeedTable(sim), 0
+    while True:
+        mask = env.unwrapped.action_masks()
+        slow = slow_candidates(sim, table, 0.55)
+        under = mask.copy()
+        under[slow] = False
+        a = pol.act(obs, mask)
+        assert a == bare.act(obs, under)
+        differ += a != bare.act(obs, mask)
+        obs, _, term, trunc, _ = env.step(a)
+        if term or trunc:
+            break
+    assert differ > 5
