@@ -163,7 +163,16 @@ class AgentPolicy:
         self.work_conserving = bool(getattr(model, "mrsched_work_conserving", False))
         self.policy = model.policy
         self.policy.set_training_mode(False)
-        self._shapes = {k: sp.shape for k, sp in self.policy.observation_space.spaces.items()}
+        space = self.policy.observation_space
+        if not isinstance(space, gym.spaces.Dict):
+            from mrsched_gym.errors import InputError
+            raise InputError(
+                f"{name}: the model was trained on a {type(space).__name__} observation "
+                f"{getattr(space, 'shape', '')} (e.g. through FlattenObservation); the harness "
+                f"gives agents the env's Dict observation. Evaluate it in your own loop with the "
+                f"same wrapper, or train on the Dict observation (MultiInputPolicy, or the set "
+                f"policy of agents/networks.py)")
+        self._shapes = {k: sp.shape for k, sp in space.spaces.items()}
         self._objective: np.ndarray | None = None
 
     def reset(self, sim, seed: int | None = None) -> None:

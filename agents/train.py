@@ -22,8 +22,9 @@ in the bundled files. An output folder holds::
 
 Seeds: the training envs reset with seeds ``TRAIN_SEED_BASE + 1000 * seed + i`` (env ``i``) and
 continue their own streams after that, so they never replay the validation seeds
-(``eval.seed_start``...) nor the held-out test seeds of the leaderboard (0-999); the imitation
-envs of an ``imitate`` section from ``TRAIN_SEED_BASE + 1000 * seed + 500 + i``. A fixed seed
+(``eval.seed_start``...), the leaderboard's (0-19) nor the held-out test seeds (100-119): no
+seed below 1,000,000; the imitation envs of an ``imitate`` section reset from
+``TRAIN_SEED_BASE + 1000 * seed + 500 + i``. A fixed seed
 with ``torch_threads: 1`` and ``vec_env: dummy`` reproduces a run exactly (tested).
 """
 

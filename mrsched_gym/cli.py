@@ -226,7 +226,8 @@ def _benchmark(args: argparse.Namespace) -> int:
         rows = aggregate(scores)
         text = table(rows, ids)
         version = {"mrsched_gym": __version__, "ids": ids, "seeds": seeds,
-                   "normalisation": "(random - x) / (random - best baseline), per id"}
+                   "normalisation": "(random - x) / (random - best baseline), per id",
+                   "agents": agent_versions(agents)}
         print(text)
         staged = folder.staging()
         try:
@@ -246,6 +247,31 @@ def _benchmark(args: argparse.Namespace) -> int:
             raise
     print(f"wrote {folder.final} ({time.perf_counter() - t0:.1f} s)")
     return 0
+
+
+def agent_versions(agents: Sequence[str]) -> dict[str, dict]:
+    """What identifies each agent of a benchmark: its file's hash (the first 16 hex digits of
+    its SHA-256), a shipped agent's ``params_sha256`` and the decision rules its metadata adds
+    (affinity mask, speculation rule), so that a cited table names the weights it measured."""
+    from mrsched_gym.agents.pretrained import pretrained_agents
+    from mrsched_gym.evaluate import file_digest, parse_policy, policy_fingerprint
+    shipped = pretrained_agents()
+    out: dict[str, dict] = {}
+    for a in agents:
+        spec = parse_policy(a)
+        target = Path(spec.target)
+        if not target.is_file():                    # an RLlib checkpoint folder
+            out[spec.label] = {"fingerprint": policy_fingerprint(spec)}
+            continue
+        st = target.stat()
+        entry = {"file": target.name,
+                 "file_sha256_16": file_digest(str(target), st.st_mtime_ns, st.st_size),
+                 **dict(spec.params)}
+        info = shipped.get(a[len("agent:"):]) if a.startswith("agent:") else None
+        if info and info.get("params_sha256"):
+            entry["params_sha256"] = info["params_sha256"]
+        out[spec.label] = entry
+    return out
 
 
 def _train(args: argparse.Namespace) -> int:

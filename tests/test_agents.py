@@ -681,3 +681,16 @@ def test_train_cli_runs_a_yaml_file(tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.startswith("error: ") and "mine.yaml: ppo.learning_rat" in err
     assert "Traceback" not in err
+
+
+def test_an_agent_trained_on_a_flattened_observation_gets_a_clear_error(tmp_path):
+    """The harness gives agents the env's Dict observation: a checkpoint trained through
+    FlattenObservation is refused with an error that names the wrapper, not an AttributeError."""
+    from stable_baselines3 import PPO
+
+    from mrsched_gym.errors import InputError
+    from mrsched_gym.evaluate import make_policy
+    env = gym.wrappers.FlattenObservation(gym.make("mrsched/Hadoop-v0"))
+    PPO("MlpPolicy", env, n_steps=32, batch_size=32, n_epochs=1, seed=0).save(tmp_path / "flat")
+    with pytest.raises(InputError, match="trained on a Box observation.*FlattenObservation"):
+        make_policy(f"agent:{tmp_path / 'flat.zip'}")

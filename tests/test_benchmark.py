@@ -68,3 +68,9 @@ def test_benchmark_command_writes_scores_with_the_suite_version(tmp_path, capsys
     assert data["suite"]["ids"] == ["mrsched/Dedicated-v0"] and data["suite"]["seeds"] == [100, 101]
     assert {"random", "edf", "agent:hadoop-v0"} <= {r["policy"] for r in data["aggregate"]}
     assert (tmp_path / "benchmark" / "scores.csv").stat().st_size > 0
+    from mrsched_gym.agents.pretrained import pretrained_agents
+    shipped = pretrained_agents()
+    agents = data["suite"]["agents"]
+    assert agents["agent:hadoop-v0"]["params_sha256"] == shipped["hadoop-v0"]["params_sha256"]
+    assert agents["agent:general"]["affinity"] == shipped["general"]["affinity"]
+    assert len(agents["agent:general"]["file_sha256_16"]) == 16
