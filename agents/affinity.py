@@ -1,86 +1,14 @@
-"""A hardware-affinity action mask for agents: keep a job off a node where its tasks would run
-far slower than on the best node of the cluster.
-
-The observation shows each candidate's expected speed on the *decision* node only (candidate
-feature 10), not what the job would get elsewhere: a Monte Carlo task (25x on a Cell
-accelerator, thesis 3.5.1) looks the same as a WordCount task on a regular node. The shipped
-agents, trained without this information, placed such jobs on regular nodes, where they hold a
-slot 25 times longer than on an accelerated one. The thesis's hardware-affinity idea (ch. 3.4.3:
-accelerable jobs on accelerated nodes) is what this mask adds at decision time.
-
-At a schedule decision on node ``n``, candidate ``j`` is *slow* when
-
-    speed(n) x speedup(n, type_j) < min_ratio x max_{m up} speed(m) x speedup(m, type_j)
-
-(CPU speed times the accelerator's speed-up for the job's type; the interactive interference is
-left out: it changes within minutes, the hardware does not). Slow candidates are masked as long
-as at least one candidate is not slow; when every candidate is slow the mask is left as it is,
-so the mask never idles a slot that the agent would have filled (our choice: waiting for a fast
-node is left to the network).
-
-``min_ratio`` of the shipped generalist: 0.55, chosen on its validation seeds among 0.2 (Monte
-Carlo only kept off the plain nodes), 0.5 and 0.6 (Crypt too, from nodes below 0.6 of its best
-speed), docs/agents.md. On every registered world 0.55 masks exactly what 0.6 masks, without
-sitting on Heterogeneous-v0's ratio of exactly 0.6 (Crypt on a 1.5x node: 1.5 / 2.5).
+"""Agents under the hardware-affinity mask (:mod:`mrsched_gym.baselines.affinity`, where the rule
+and its threshold are documented): the observation shows each candidate's expected speed on the
+decision node only, so a network cannot tell that a job would run many times faster elsewhere;
+the mask keeps such a job off the node while another candidate can use the slot.
 """
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
-from mrsched_gym.sim.decision import SCHEDULE
-
-
-def check_min_ratio(min_ratio: float) -> float:
-    """``min_ratio`` as a float in (0, 1].
-
-    Raises:
-        ValueError: Not a number in (0, 1].
-    """
-    if isinstance(min_ratio, bool) or not isinstance(min_ratio, (int, float)) or not (
-            math.isfinite(min_ratio) and 0.0 < min_ratio <= 1.0):
-        raise ValueError(f"affinity: min_ratio must be a number in (0, 1], got {min_ratio!r}")
-    return float(min_ratio)
-
-
-class SpeedTable:
-    """Each job type's speed on each node (CPU speed x accelerator speed-up), and the nodes in
-    order of it, fastest first, to find the best up node without scanning them all."""
-
-    def __init__(self, sim) -> None:
-        n_types = len(sim.accel_mult[0]) if sim.n_nodes else 0
-        self.speed = [[sim.speed[n] * sim.accel_mult[n][t] for n in range(sim.n_nodes)]
-                      for t in range(n_types)]
-        self.order = [sorted(range(sim.n_nodes), key=lambda n, s=s: (-s[n], n))
-                      for s in self.speed]
-
-    def best_up(self, type_idx: int, up) -> float:
-        """The type's highest speed over the nodes that are up (0 if none is)."""
-        s = self.speed[type_idx]
-        for n in self.order[type_idx]:
-            if up[n]:
-                return s[n]
-        return 0.0
-
-
-def slow_candidates(sim, table: SpeedTable, min_ratio: float) -> list[int]:
-    """Indices of the schedule candidates that are slow on the decision node (module
-    docstring); empty at other decisions or when every candidate is slow."""
-    dec = sim.decision
-    if dec.kind != SCHEDULE or not dec.candidates:
-        return []
-    n, up = dec.node, sim.up
-    slow = []
-    best: dict[int, float] = {}
-    for i, c in enumerate(dec.candidates):
-        t = c.job.type_idx
-        if t not in best:
-            best[t] = table.best_up(t, up)
-        if table.speed[t][n] < min_ratio * best[t]:
-            slow.append(i)
-    return [] if len(slow) == len(dec.candidates) else slow
+from mrsched_gym.baselines.affinity import SpeedTable, check_min_ratio, slow_candidates
 
 
 class AffinityDelegate:
@@ -116,4 +44,4 @@ class AffinityDelegate:
         return self.agent.act(obs, mask)
 
 
-__all__ = ["AffinityDelegate", "SpeedTable", "check_min_ratio", "slow_candidates"]
+__all__ = ["AffinityDelegate"]

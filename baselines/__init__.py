@@ -8,6 +8,7 @@ default parameters; :func:`make_baseline` also accepts keyword overrides
 from functools import partial
 
 from mrsched_gym.baselines.adaptive import AdaptiveScheduler, RASScheduler, ReverseAdaptiveScheduler
+from mrsched_gym.baselines.affinity import EDFAffinityScheduler
 from mrsched_gym.baselines.base import Scheduler
 from mrsched_gym.baselines.fair import CapacityScheduler, DRFScheduler, FairScheduler
 from mrsched_gym.baselines.mimp import MPAdmissionScheduler, MPScheduler
@@ -46,6 +47,7 @@ BASELINES = FrozenDict({
     "hadoop-speculative": HadoopSpeculationScheduler,
     "srpt": SRPTScheduler,                      # a reference rule, ranked only when named
     "atc": ATCScheduler,                        # a reference rule, ranked only when named
+    "edf-affinity": EDFAffinityScheduler,       # a reference rule, ranked only when named
 })
 
 

@@ -1,17 +1,13 @@
-"""The affinity mask (agents/affinity.py): which candidates it masks, and the shipped generalist
-playing under it."""
+"""The affinity mask (baselines/affinity.py, agents/affinity.py): which candidates it masks, the
+reference rule edf-affinity, and the shipped generalist playing under the mask."""
 
 import gymnasium as gym
 import numpy as np
 import pytest
 
 import mrsched_gym  # noqa: F401  (registers the ids)
-from mrsched_gym.agents.affinity import (
-    AffinityDelegate,
-    SpeedTable,
-    check_min_ratio,
-    slow_candidates,
-)
+from mrsched_gym.agents.affinity import AffinityDelegate
+from mrsched_gym.baselines.affinity import SpeedTable, check_min_ratio, slow_candidates
 from mrsched_gym.sim.decision import SCHEDULE
 
 
@@ -142,3 +138,40 @@ def test_the_shipped_generalist_plays_under_its_metadata_s_mask():
         if term or trunc:
             break
     assert differ > 5
+
+
+def test_without_accelerators_every_candidate_has_the_same_ratio_so_nothing_is_masked():
+    """Stragglers-v0's nodes run at 1x to 0.2x: every job type has the same ratio on a node, so
+    either all candidates are slow (then none is masked) or none is."""
+    n = 0
+    for sim, _ in schedule_decisions("mrsched/Stragglers-v0", 0, n_steps=800):
+        assert slow_candidates(sim, SpeedTable(sim), 0.55) == []
+        n += 1
+    assert n > 100
+
+
+def test_edf_affinity_is_edf_among_the_candidates_that_are_not_slow():
+    from mrsched_gym.baselines import applicable_baselines, make_baseline
+    from mrsched_gym.baselines.common import edf_key
+    from mrsched_gym.evaluate import scenario_of
+    assert "edf-affinity" not in applicable_baselines(scenario_of("mrsched/Heterogeneous-v0"))
+    rule, edf = make_baseline("edf-affinity"), make_baseline("edf")
+    env = gym.make("mrsched/Heterogeneous-v0")
+    env.reset(seed=0)
+    sim = env.unwrapped.sim
+    rule.reset(sim)
+    table, differ = SpeedTable(sim), 0
+    while True:
+        a = rule.decide(sim)
+        if sim.decision.kind == SCHEDULE and sim.decision.candidates:
+            slow = slow_candidates(sim, table, 0.55)
+            cands = sim.decision.candidates
+            ok = [i for i in range(len(cands)) if i not in slow]
+            assert a == min(ok, key=lambda i: edf_key(cands[i]))
+            differ += a != edf.decide(sim)
+        _, _, term, trunc, _ = env.step(a)
+        if term or trunc:
+            break
+    assert differ > 10
+    with pytest.raises(ValueError, match="min_ratio"):
+        make_baseline("edf-affinity", min_ratio=2)

@@ -33,12 +33,12 @@ def main() -> None:
                     help="baseline whose rule makes the agent's speculation decisions (e.g. "
                          "hadoop-speculative; default: the agent skips them)")
     ap.add_argument("--affinity", type=float, default=None,
-                    help="the affinity mask's speed ratio (agents/affinity.py, e.g. 0.55: keep a "
-                         "job off a node where it runs below 0.55 of its best speed; default: "
-                         "no mask)")
+                    help="the affinity mask's speed ratio (baselines/affinity.py, e.g. 0.55: "
+                         "keep a job off a node where it runs below 0.55 of its best speed; "
+                         "default: no mask)")
     a = ap.parse_args()
     if a.affinity is not None:                 # fail now, not at every later load
-        from mrsched_gym.agents.affinity import check_min_ratio
+        from mrsched_gym.baselines.affinity import check_min_ratio
         check_min_ratio(a.affinity)
     if a.speculation:                          # fail now, not at every later load
         from mrsched_gym.agents.policy import speculation_rule
