@@ -20,6 +20,9 @@ class AffinityDelegate:
     """
 
     def __init__(self, agent, min_ratio: float) -> None:
+        if not getattr(agent, "masked", True):
+            raise ValueError(f"{agent.name}: the affinity mask needs an agent that acts within "
+                             f"the env's action mask (MaskablePPO); this one ignores masks")
         self.agent = agent
         self.min_ratio = check_min_ratio(min_ratio)
         self.name = agent.name

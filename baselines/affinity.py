@@ -16,8 +16,9 @@ At a schedule decision on node ``n``, candidate ``j`` is *slow* when
 (CPU speed times the accelerator's speed-up for the job's type; the interactive interference is
 left out: it changes within minutes, the hardware does not). Slow candidates are masked as long
 as at least one candidate is not slow; when every candidate is slow the mask is left as it is,
-so the mask never idles a slot that the agent would have filled (our choice: waiting for a fast
-node is left to the network).
+so the mask never removes every candidate (our choice: with a work-conserving agent, which the
+shipped ones are, it never idles a slot the agent would have filled; waiting for a fast node
+is left to the network).
 
 ``min_ratio`` of the shipped generalist: 0.55, chosen on its validation seeds among 0.2 (Monte
 Carlo only kept off the plain nodes), 0.5 and 0.6 (Crypt too, from nodes below 0.6 of its best

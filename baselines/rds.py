@@ -60,7 +60,9 @@ def least_squares(rows: Sequence[Sequence[float]], y: Sequence[float]) -> list[f
     remaining pivot is at most 1e-12 of the largest diagonal entry (no variation left, e.g. a
     differenced series that is all zero) gets coefficient 0. For full-rank problems this is the
     least-squares solution up to rounding; for rank-deficient ones it is a basic solution, where
-    ``lstsq`` gives the minimum-norm one (they agree when the dropped columns are zero).
+    ``lstsq`` gives the minimum-norm one. Both fit the data equally well, and their predictions
+    agree wherever the new regressor row lies in the span of the fitted rows (e.g. dropped
+    columns that are zero in it too, as in :func:`arima_forecast`).
 
     Args:
         rows: The regressors, one row per observation (all rows the same length).
@@ -68,8 +70,13 @@ def least_squares(rows: Sequence[Sequence[float]], y: Sequence[float]) -> list[f
 
     Returns:
         One coefficient per column.
+
+    Raises:
+        ValueError: Fewer observations than coefficients (no unique fit).
     """
     n = len(rows[0]) if len(rows) else 0
+    if len(rows) < n:
+        raise ValueError(f"least_squares: {len(rows)} observations for {n} coefficients")
     a = [[math.fsum(r[i] * r[j] for r in rows) for j in range(n)]
          + [math.fsum(r[i] * t for r, t in zip(rows, y, strict=True))] for i in range(n)]
     tol = 1e-12 * max((a[i][i] for i in range(n)), default=0.0)
@@ -94,13 +101,16 @@ def arima_forecast(history: Sequence[float], steps: int, p: int = 2) -> np.ndarr
     """ARIMA(p, 1, 0) forecast of ``steps`` values by iterated one-step prediction (RDS Table II).
 
     The AR coefficients (and intercept) of the differenced series are fitted by ordinary least
-    squares (:func:`least_squares`: the same bits on every CPU); with too little history (fewer
-    than ``p + 3`` points) the last value persists (a random walk).
+    squares (:func:`least_squares`: the same bits on every CPU). The fit needs more equations
+    than its p + 1 unknowns: with fewer than ``2p + 3`` points of history the last value persists
+    (a random walk). Until 2026-11-23 the fit started at ``p + 3`` points, where
+    ``np.linalg.lstsq`` took the minimum-norm solution of 2 equations in 3 unknowns (p = 2), a
+    forecast the data do not determine; our choice, the paper does not say.
     """
     h = [float(v) for v in history]
     if len(h) == 0:
         return np.ones(steps)
-    if len(h) < p + 3:
+    if len(h) < 2 * p + 3:
         return np.full(steps, h[-1])
     d = [b - a for a, b in zip(h[:-1], h[1:], strict=True)]
     rows = [[d[t - k - 1] for k in range(p)] + [1.0] for t in range(p, len(d))]

@@ -268,7 +268,8 @@ def agent_versions(agents: Sequence[str]) -> dict[str, dict]:
                  "file_sha256_16": file_digest(str(target), st.st_mtime_ns, st.st_size),
                  **dict(spec.params)}
         info = shipped.get(a[len("agent:"):]) if a.startswith("agent:") else None
-        if info and info.get("params_sha256"):
+        if info and str(target) in (str(info.get("numpy_path")), str(info.get("path"))) \
+                and info.get("params_sha256"):          # the shipped file, not a local one
             entry["params_sha256"] = info["params_sha256"]
         out[spec.label] = entry
     return out

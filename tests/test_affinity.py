@@ -57,9 +57,25 @@ def test_a_monte_carlo_job_is_kept_off_plain_nodes_but_not_off_the_cell_nodes():
     assert seen["plain"] > 10 and seen["cell"] > 10
 
 
-def test_a_world_without_accelerators_masks_nothing():
-    for sim, _ in schedule_decisions("mrsched/Dedicated-v0", 0, n_steps=500):
-        assert slow_candidates(sim, SpeedTable(sim), 0.55) == []
+def test_the_best_speed_skips_nodes_that_are_down():
+    """A type's best speed is over the up nodes: with its accelerated node down, a plain node is
+    the best there is, and the job is no longer slow on another plain node."""
+    from types import SimpleNamespace
+
+    from mrsched_gym.sim.decision import ScheduleCandidate
+    accel, plain = SimpleNamespace(type_idx=0), SimpleNamespace(type_idx=1)
+    sim = SimpleNamespace(n_nodes=3, speed=[1.0, 1.0, 1.3],
+                          accel_mult=[[1.0, 1.0], [25.0, 1.0], [1.0, 1.0]], up=[True] * 3)
+    table = SpeedTable(sim)
+    assert table.order[0] == [1, 2, 0] and table.best_up(0, sim.up) == 25.0
+    sim.decision = SimpleNamespace(kind=SCHEDULE, node=0, candidates=[
+        ScheduleCandidate(accel, 0, 0), ScheduleCandidate(plain, 0, 0)])
+    assert slow_candidates(sim, table, 0.55) == [0]          # 1 / 25 of its best; 1 / 1.3 ok
+    sim.up = [True, False, True]
+    assert table.best_up(0, sim.up) == 1.3
+    assert slow_candidates(sim, table, 0.55) == []
+    assert slow_candidates(sim, table, 0.8) == []            # both below 0.8: left alone
+    assert table.best_up(0, [False] * 3) == 0.0
 
 
 def test_min_ratio_must_be_in_the_unit_interval():
@@ -80,6 +96,13 @@ class Recorder:
     def act(self, obs, mask):
         self.masks.append(mask.copy())
         return int(np.flatnonzero(mask)[0])
+
+
+def test_the_delegate_refuses_an_agent_that_ignores_masks():
+    class Unmasked(Recorder):
+        masked = False
+    with pytest.raises(ValueError, match="needs an agent that acts within the env's action mask"):
+        AffinityDelegate(Unmasked(), 0.55)
 
 
 def test_the_delegate_hands_the_agent_the_mask_without_the_slow_candidates():

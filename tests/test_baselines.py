@@ -399,8 +399,10 @@ def test_rds_beats_edf_when_capacity_varies():
 def test_arima_forecast_follows_a_trend_and_qp_respects_capacity():
     from mrsched_gym.baselines.rds import arima_forecast
     from mrsched_gym.baselines.rds_qp import solve_allocation
-    f = arima_forecast([0.5, 0.55, 0.6, 0.65, 0.7, 0.75], 3)
-    assert f == pytest.approx([0.8, 0.85, 0.9], abs=1e-6)
+    f = arima_forecast([0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8], 3)
+    assert f == pytest.approx([0.85, 0.9, 0.95], abs=1e-6)
+    # Fewer than 2p + 3 points: no fit with more equations than unknowns, the last value stays.
+    assert list(arima_forecast([0.5, 0.55, 0.6, 0.65, 0.7, 0.75], 3)) == [0.75] * 3
     u = solve_allocation(work=np.array([6000.0, 6000.0]), left=np.array([600.0, 6000.0]),
                          weight=np.array([1.0, 1.0]), cap=np.array([12.0, 12.0, 12.0]),
                          umax=np.array([20.0, 20.0]), u0=np.zeros(2), interval=600.0,
@@ -425,6 +427,8 @@ def test_rds_least_squares_matches_lstsq_and_drops_a_constant_column():
     y = [2 * x + 1 for x in (0.1, 0.3, 0.2, 0.5)]
     coef = least_squares(rows, y)
     assert 0.0 in coef[:2] and sum(coef[:2]) == pytest.approx(2.0) and coef[2] == pytest.approx(1)
+    with pytest.raises(ValueError, match="2 observations for 3 coefficients"):
+        least_squares([[0.1, 0.2, 1.0], [0.3, 0.1, 1.0]], [0.0, 1.0])
 
 
 def test_rds_episode_is_the_same_under_every_openblas_kernel():

@@ -74,3 +74,15 @@ def test_benchmark_command_writes_scores_with_the_suite_version(tmp_path, capsys
     assert agents["agent:hadoop-v0"]["params_sha256"] == shipped["hadoop-v0"]["params_sha256"]
     assert agents["agent:general"]["affinity"] == shipped["general"]["affinity"]
     assert len(agents["agent:general"]["file_sha256_16"]) == 16
+
+
+def test_a_local_file_named_like_a_shipped_agent_is_not_given_its_hash(tmp_path, monkeypatch):
+    """``agent:general`` names a local file ``general`` first (parse_policy): the benchmark's
+    suite must not record the shipped agent's params_sha256 for it."""
+    from mrsched_gym.cli import agent_versions
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "general").write_bytes(b"not the shipped weights")
+    entry = agent_versions(["agent:general"])["agent:general"]
+    assert entry["file"] == "general" and "params_sha256" not in entry
+    monkeypatch.chdir(tmp_path.parent)
+    assert "params_sha256" in agent_versions(["agent:general"])["agent:general"]

@@ -77,6 +77,8 @@ def main() -> None:
                                         if k.startswith("ratio_")}
     if a.affinity is not None:                 # AffinityDelegate (agents/affinity.py)
         meta["affinity"] = a.affinity
+        meta["validation"]["note"] = ("the network alone, as trained: without the affinity "
+                                      "mask it is shipped with (docs/agents.md has both)")
     if a.speculation:                          # SpeculationDelegate (agents/policy.py)
         meta["speculation"] = a.speculation
     (dest / f"{a.name}.json").write_text(json.dumps(meta, indent=1) + "\n")
