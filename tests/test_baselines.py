@@ -387,7 +387,7 @@ def test_rds_beats_fair_when_capacity_varies():
 
 
 @pytest.mark.xfail(strict=True, reason="not reproduced: RDS's deadline-miss penalty is above EDF's "
-                   "on Hadoop-v0 (seeds 0-4: 8.73 vs 4.21 job-hours); see the README's baseline "
+                   "on Hadoop-v0 (seeds 0-4: 8.68 vs 4.21 job-hours); see the README's baseline "
                    "claims")
 def test_rds_beats_edf_when_capacity_varies():
     seeds = range(5)
