@@ -10,7 +10,8 @@ validation seeds 500-509 (the training config's ``eval``), divided by the lowest
 ``--baselines`` (EDF, FIFO, Fair, Capacity: the training's validation score). With
 ``--speculation RULE`` each policy's speculation decisions are made by that baseline's rule
 (:class:`~mrsched_gym.agents.policy.SpeculationDelegate`), as a shipped agent's metadata can ask.
-Records are kept in ``--records`` (a policy already there for an id is not run again).
+Records are kept in ``--records`` (a policy already there for an id is not run again, unless
+its fingerprint changed: an agent's file or metadata, e.g. its affinity mask).
 """
 
 from __future__ import annotations
@@ -22,9 +23,19 @@ from pathlib import Path
 import numpy as np
 
 from mrsched_gym.agents.policy import SpeculationDelegate
-from mrsched_gym.evaluate import evaluate, make_policy, run_episode, scenario_of
+from mrsched_gym.evaluate import (
+    evaluate,
+    make_policy,
+    parse_policy,
+    policy_fingerprint,
+    run_episode,
+    scenario_of,
+)
 
 CONFIG = "general"
+#: The records file's entry of each policy's fingerprint (its file's hash and metadata for an
+#: agent), so that a re-trained or re-shipped agent is run again rather than read back.
+FINGERPRINTS = "fingerprints"
 
 
 def headlines(policies: list[str], env_id: str, seeds: list[int], speculation: str | None,
@@ -58,6 +69,14 @@ def main() -> None:
     store = Path(a.records)
     db = json.loads(store.read_text()) if store.is_file() else {}
     suffix = f"+{a.speculation}" if a.speculation else ""
+    fingerprints = db.setdefault(FINGERPRINTS, {})
+    for key, spec in [(b, b) for b in a.baselines] + [(p + suffix, p) for p in a.policies]:
+        fp = policy_fingerprint(parse_policy(spec))
+        if fingerprints.get(key) != fp:            # a new file or metadata: run it again
+            for env_id, have in db.items():
+                if env_id != FINGERPRINTS:
+                    have.pop(key, None)
+            fingerprints[key] = fp
     for env_id in a.ids:
         have = db.setdefault(env_id, {})
         todo = [b for b in a.baselines if b not in have]
