@@ -14,6 +14,7 @@ the training run), and the mean over ids.
 from __future__ import annotations
 
 import argparse
+import functools
 
 import numpy as np
 
@@ -25,11 +26,17 @@ from mrsched_gym.evaluate import run_episode, run_parallel, scenario_of
 SEEDS = range(500, 510)
 
 
+@functools.cache
+def network() -> NumpySetPolicy:
+    """The shipped generalist's network, loaded once per process (stateless between episodes:
+    its ``reset`` only reads the world's objective)."""
+    return NumpySetPolicy.load(pretrained_agents()["general"]["numpy_path"], name="agent:general")
+
+
 def episode(task: tuple[str, str, int]) -> float:
     """The headline of one episode: ``(id, ratio or "none", seed)``."""
     env_id, ratio, seed = task
-    agent = NumpySetPolicy.load(pretrained_agents()["general"]["numpy_path"],
-                                name="agent:general")
+    agent = network()
     policy = agent if ratio == "none" else AffinityDelegate(agent, float(ratio))
     h = scenario_of(env_id).reward.headline
     return float(run_episode(env_id, policy, seed)["metrics"][h])
