@@ -14,6 +14,7 @@ from mrsched_gym.baselines.fair import CapacityScheduler, DRFScheduler, FairSche
 from mrsched_gym.baselines.mimp import MPAdmissionScheduler, MPScheduler
 from mrsched_gym.baselines.preemption import PriorityPreemptionScheduler
 from mrsched_gym.baselines.rds import RDSScheduler
+from mrsched_gym.baselines.slow_start import EDFSlowStartScheduler, SRPTSlowStartScheduler
 from mrsched_gym.baselines.simple import (
     ATCScheduler,
     EDFScheduler,
@@ -48,6 +49,8 @@ BASELINES = FrozenDict({
     "srpt": SRPTScheduler,                      # a reference rule, ranked only when named
     "atc": ATCScheduler,                        # a reference rule, ranked only when named
     "edf-affinity": EDFAffinityScheduler,       # a reference rule, ranked only when named
+    "edf-slowstart": EDFSlowStartScheduler,     # a reference rule, ranked only when named
+    "srpt-slowstart": SRPTSlowStartScheduler,   # a reference rule, ranked only when named
 })
 
 

@@ -116,15 +116,16 @@ class SRPTScheduler(ReferenceRule):
     name = "srpt"
 
     def pick(self, sim, running: dict) -> int:
-        """The candidate of the job with the least remaining work."""
-        now = sim.now
+        """The candidate of the job with the least remaining work (:meth:`key`)."""
+        return argmin_candidate(sim.decision.candidates, lambda c: self.key(sim, running, c))
 
-        def key(c) -> tuple:
-            job = c.job
-            work = remaining_slot_seconds(job, running.get(job.jid, ()), now,
-                                          task_len(job, MAP), task_len(job, REDUCE))
-            return (work, job.jid, c.phase)
-        return argmin_candidate(sim.decision.candidates, key)
+    @staticmethod
+    def key(sim, running: dict, c) -> tuple:
+        """Remaining work of the candidate's job, then the oldest job, maps first."""
+        job = c.job
+        work = remaining_slot_seconds(job, running.get(job.jid, ()), sim.now,
+                                      task_len(job, MAP), task_len(job, REDUCE))
+        return (work, job.jid, c.phase)
 
 
 class ATCScheduler(ReferenceRule):

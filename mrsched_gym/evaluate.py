@@ -94,7 +94,8 @@ def parse_policy(spec: str) -> PolicySpec:
                 raise InputError(
                     f"policy {spec!r}: checkpoint file {path!r} not found (shipped agents: "
                     f"{', '.join(agents) or 'none'})")
-            params = tuple((k, info[k]) for k in ("affinity", "speculation") if info.get(k))
+            params = tuple((k, info[k]) for k in ("affinity", "slow_start", "speculation")
+                           if info.get(k))
             return PolicySpec(label=f"agent:{path}", kind="agent",
                               target=info["numpy_path"] or info["path"], params=params)
         return PolicySpec(label=f"agent:{Path(path).stem}", kind="agent", target=path)
@@ -133,6 +134,9 @@ def make_policy(spec: PolicySpec | str):
             if params.get("affinity") is not None:     # the shipped agent's affinity mask
                 from mrsched_gym.agents.affinity import AffinityDelegate
                 agent = AffinityDelegate(agent, params["affinity"])
+            if params.get("slow_start") is not None:   # its reduce slow-start rule
+                from mrsched_gym.agents.slow_start import SlowStartDelegate
+                agent = SlowStartDelegate(agent, params["slow_start"])
             if params.get("speculation") is not None:  # its speculation rule
                 from mrsched_gym.agents.policy import SpeculationDelegate
                 agent = SpeculationDelegate(agent, params["speculation"])

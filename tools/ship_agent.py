@@ -36,10 +36,16 @@ def main() -> None:
                     help="the affinity mask's speed ratio (baselines/affinity.py, e.g. 0.55: "
                          "keep a job off a node where it runs below 0.55 of its best speed; "
                          "default: no mask)")
+    ap.add_argument("--slow-start", type=float, default=None,
+                    help="the reduce slow-start rule's fraction (baselines/slow_start.py, e.g. "
+                         "1.0: a job's reduces wait for all its maps; default: no rule)")
     a = ap.parse_args()
     if a.affinity is not None:                 # fail now, not at every later load
         from mrsched_gym.baselines.affinity import check_min_ratio
         check_min_ratio(a.affinity)
+    if a.slow_start is not None:
+        from mrsched_gym.baselines.slow_start import check_fraction
+        check_fraction(a.slow_start)
     if a.speculation:                          # fail now, not at every later load
         from mrsched_gym.agents.policy import speculation_rule
         speculation_rule(a.speculation)
@@ -77,8 +83,14 @@ def main() -> None:
                                         if k.startswith("ratio_")}
     if a.affinity is not None:                 # AffinityDelegate (agents/affinity.py)
         meta["affinity"] = a.affinity
-        meta["validation"]["note"] = ("the network alone, as trained: without the affinity "
-                                      "mask it is shipped with (docs/agents.md has both)")
+    if a.slow_start is not None:               # SlowStartDelegate (agents/slow_start.py)
+        meta["slow_start"] = a.slow_start
+    rules = [r for r, v in (("the affinity mask", a.affinity),
+                            ("the slow-start rule", a.slow_start)) if v is not None]
+    if rules:
+        meta["validation"]["note"] = (f"the network alone, as trained: without "
+                                      f"{' and '.join(rules)} it is shipped with "
+                                      f"(docs/agents.md has both)")
     if a.speculation:                          # SpeculationDelegate (agents/policy.py)
         meta["speculation"] = a.speculation
     (dest / f"{a.name}.json").write_text(json.dumps(meta, indent=1) + "\n")
