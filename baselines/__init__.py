@@ -14,7 +14,6 @@ from mrsched_gym.baselines.fair import CapacityScheduler, DRFScheduler, FairSche
 from mrsched_gym.baselines.mimp import MPAdmissionScheduler, MPScheduler
 from mrsched_gym.baselines.preemption import PriorityPreemptionScheduler
 from mrsched_gym.baselines.rds import RDSScheduler
-from mrsched_gym.baselines.slow_start import EDFSlowStartScheduler, SRPTSlowStartScheduler
 from mrsched_gym.baselines.simple import (
     ATCScheduler,
     EDFScheduler,
@@ -22,6 +21,7 @@ from mrsched_gym.baselines.simple import (
     RandomScheduler,
     SRPTScheduler,
 )
+from mrsched_gym.baselines.slow_start import EDFSlowStartScheduler, SRPTSlowStartScheduler
 from mrsched_gym.baselines.speculation import HadoopSpeculationScheduler, LATEScheduler
 from mrsched_gym.frozen import FrozenDict
 
