@@ -252,7 +252,8 @@ def _benchmark(args: argparse.Namespace) -> int:
 def agent_versions(agents: Sequence[str]) -> dict[str, dict]:
     """What identifies each agent of a benchmark: its file's hash (the first 16 hex digits of
     its SHA-256), a shipped agent's ``params_sha256`` and the decision rules its metadata adds
-    (affinity mask, speculation rule), so that a cited table names the weights it measured."""
+    (affinity mask, slow-start rule, speculation rule), so that a cited table names the weights
+    it measured."""
     from mrsched_gym.agents.pretrained import pretrained_agents
     from mrsched_gym.evaluate import file_digest, parse_policy, policy_fingerprint
     shipped = pretrained_agents()

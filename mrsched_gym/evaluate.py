@@ -55,7 +55,9 @@ DEFAULT_ENV = "mrsched/Hadoop-v0"
 class PolicySpec:
     """A policy by name: ``kind`` is ``"baseline"``, ``"agent"`` (an SB3 checkpoint or a shipped
     agent) or ``"rllib"`` (an RLlib checkpoint folder). ``params``: a baseline's parameter
-    overrides, or a shipped agent's speculation rule from its metadata
+    overrides, or a shipped agent's decision rules from its metadata: the affinity mask
+    (:class:`~mrsched_gym.agents.affinity.AffinityDelegate`), the slow-start rule
+    (:class:`~mrsched_gym.agents.slow_start.SlowStartDelegate`) and the speculation rule
     (:class:`~mrsched_gym.agents.policy.SpeculationDelegate`)."""
 
     label: str

@@ -1,6 +1,8 @@
 """The affinity mask (baselines/affinity.py, agents/affinity.py): which candidates it masks, the
 reference rule edf-affinity, and the shipped generalist playing under the mask."""
 
+import dataclasses
+
 import gymnasium as gym
 import numpy as np
 import pytest
@@ -131,17 +133,23 @@ def test_the_delegate_hands_the_agent_the_mask_without_the_slow_candidates():
 
 def test_the_shipped_generalist_plays_under_its_metadata_s_mask():
     """agent:general's metadata names the ratio; through the harness its decisions are the bare
-    network's under the mask, and on Heterogeneous-v0 some differ from the bare network's."""
+    network's under the mask, and on Heterogeneous-v0 some differ from the bare network's. (The
+    shipped agent also plays under the slow-start rule: here the mask alone, as the metadata
+    asks for it without the rule; tests/test_slow_start.py has both.)"""
     from mrsched_gym.agents.numpy_policy import NumpySetPolicy
     from mrsched_gym.agents.policy import SpeculationDelegate
     from mrsched_gym.agents.pretrained import pretrained_agents
-    from mrsched_gym.evaluate import make_policy
+    from mrsched_gym.agents.slow_start import SlowStartDelegate
+    from mrsched_gym.evaluate import make_policy, parse_policy
     info = pretrained_agents()["general"]
     assert info["affinity"] == 0.55
-    pol = make_policy("agent:general")
+    spec = parse_policy("agent:general")
+    spec = dataclasses.replace(spec, params=tuple((k, v) for k, v in spec.params
+                                                  if k != "slow_start"))
+    pol = make_policy(spec)
     assert isinstance(pol, SpeculationDelegate) and isinstance(pol.agent, AffinityDelegate)
     assert not isinstance(make_policy("agent:hadoop-v0"), (SpeculationDelegate,
-                                                            AffinityDelegate))
+                                                            AffinityDelegate, SlowStartDelegate))
     bare = NumpySetPolicy.load(info["numpy_path"])
     env = gym.make("mrsched/Heterogeneous-v0")
     obs, _ = env.reset(seed=2)
