@@ -54,10 +54,11 @@ def episode_cases() -> list[tuple[str, str, int]]:
     cases += [(env_id, name, seed) for env_id in ENV_IDS for name in EVERYWHERE
               for seed in (0, 1) if (env_id, name, seed) not in cases]
     cases += [(HADOOP, AGENT, 0), (HADOOP, AGENT, 1), (HADOOP, AGENT_SB3, 0)]
-    # The generalist through its metadata (affinity mask, speculation rule) and the mask's rule
-    # where it acts most.
+    # The generalist through its metadata (affinity mask, slow-start rule, speculation rule)
+    # and the rules where they act most.
     cases += [(HADOOP, "agent:general", 0), ("mrsched/Heterogeneous-v0", "agent:general", 0),
-              ("mrsched/Heterogeneous-v0", "edf-affinity", 0)]
+              ("mrsched/Heterogeneous-v0", "edf-affinity", 0),
+              ("mrsched/Admission-v0", "agent:general", 0)]
     return cases
 
 
