@@ -34,6 +34,7 @@ import numbers
 from mrsched_gym.baselines.base import default_action
 from mrsched_gym.baselines.common import edf_key
 from mrsched_gym.baselines.simple import ReferenceRule
+from mrsched_gym.baselines.slow_start import check_fraction, held_reduces
 from mrsched_gym.sim.decision import SCHEDULE
 
 
@@ -93,14 +94,20 @@ class EDFAffinityScheduler(ReferenceRule):
     :func:`~mrsched_gym.baselines.common.edf_key`). It shows what the mask alone does, beside
     the agent that plays under it (docs/agents.md). Admission: accept. Preemption: wait.
 
+    With ``slow_start`` it also holds back the reduces the slow-start rule holds
+    (:mod:`mrsched_gym.baselines.slow_start`), as the generalist's metadata combines the two:
+    each rule masks what it masks, and when together they mask every candidate the rule skips.
+
     Args:
         min_ratio: The mask's speed ratio, in (0, 1] (default 0.55, the shipped generalist's).
+        slow_start: The slow-start rule's fraction, in (0, 1], or ``None`` (default: no rule).
     """
 
     name = "edf-affinity"
 
-    def __init__(self, min_ratio: float = 0.55) -> None:
+    def __init__(self, min_ratio: float = 0.55, slow_start: float | None = None) -> None:
         self.min_ratio = check_min_ratio(min_ratio)
+        self.slow_start = None if slow_start is None else check_fraction(slow_start)
         self.table: SpeedTable | None = None
 
     def reset(self, sim, seed: int | None = None) -> None:
@@ -109,16 +116,18 @@ class EDFAffinityScheduler(ReferenceRule):
 
     def decide(self, sim) -> int:
         """:func:`default_action` where it decides, else the earliest deadline among the
-        candidates that are not slow."""
+        candidates that are not slow (nor held, with ``slow_start``); skip if none is left."""
         a = default_action(sim)
         if a is not None:
             return a
         if self.table is None:
             self.table = SpeedTable(sim)
-        slow = set(slow_candidates(sim, self.table, self.min_ratio))
+        masked = set(slow_candidates(sim, self.table, self.min_ratio))
+        if self.slow_start is not None:
+            masked.update(held_reduces(sim, self.slow_start))
         cands = sim.decision.candidates
-        return min((i for i in range(len(cands)) if i not in slow),
-                   key=lambda i: edf_key(cands[i]))
+        free = [i for i in range(len(cands)) if i not in masked]
+        return min(free, key=lambda i: edf_key(cands[i])) if free else sim.K
 
 
 __all__ = ["EDFAffinityScheduler", "SpeedTable", "check_min_ratio", "slow_candidates"]

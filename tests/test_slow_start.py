@@ -182,3 +182,31 @@ def test_the_shipped_generalist_plays_under_both_rules_of_its_metadata():
         if term or trunc:
             break
     assert differ > 5
+
+
+def test_edf_affinity_with_slow_start_masks_both_rules_and_skips_when_nothing_is_left():
+    """``edf-affinity:slow_start=1``: EDF among the candidates neither slow nor held, as the
+    generalist's metadata combines the rules (Heterogeneous-v0 has both kinds)."""
+    from mrsched_gym.baselines.affinity import SpeedTable, slow_candidates
+    from mrsched_gym.baselines.common import edf_key
+    from mrsched_gym.evaluate import make_policy
+    rule = make_policy("edf-affinity:slow_start=1")
+    env = gym.make("mrsched/Heterogeneous-v0")
+    env.reset(seed=0)
+    sim = env.unwrapped.sim
+    rule.reset(sim)
+    table, seen = SpeedTable(sim), {"slow": 0, "held": 0, "skip": 0}
+    while True:
+        a = rule.decide(sim)
+        dec = sim.decision
+        if dec.kind == SCHEDULE and dec.candidates:
+            slow, held = slow_candidates(sim, table, 0.55), held_reduces(sim, 1.0)
+            ok = [i for i in range(len(dec.candidates)) if i not in slow and i not in held]
+            assert a == (min(ok, key=lambda i: edf_key(dec.candidates[i])) if ok else sim.K)
+            seen["slow"] += bool(slow)
+            seen["held"] += bool(held)
+            seen["skip"] += not ok
+        _, _, term, trunc, _ = env.step(a)
+        if term or trunc:
+            break
+    assert min(seen.values()) > 3, seen
