@@ -18,7 +18,9 @@ left out: it changes within minutes, the hardware does not). Slow candidates are
 as at least one candidate is not slow; when every candidate is slow the mask is left as it is,
 so the mask never removes every candidate (our choice: with a work-conserving agent, which the
 shipped ones are, it never idles a slot the agent would have filled; waiting for a fast node
-is left to the network).
+is left to the network). Together with the slow-start rule, which the shipped generalist also
+plays under (:mod:`mrsched_gym.baselines.slow_start`), the two masks can leave only skip: each
+masks what it masks.
 
 ``min_ratio`` of the shipped generalist: 0.55, chosen on its validation seeds among 0.2 (Monte
 Carlo only kept off the plain nodes), 0.5 and 0.6 (Crypt too, from nodes below 0.6 of its best

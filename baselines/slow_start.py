@@ -8,8 +8,9 @@ that their shuffle overlaps the rest of the map phase. A reduce launched that ea
 slot until the job's last map finishes (SPEC 2.5: it cannot pass its un-shuffled share,
 ``mrsched_gym/sim/tasks.py``), and a scheduler that then serves other jobs' maps first (SRPT,
 EDF, a learned order) leaves the job's reduces holding reduce slots that no other job can use.
-On Admission-v0 (validation seeds 510-539) the hours of reduce slots held by jobs whose maps
-were unfinished rose to 8-13 h on the seeds where ``srpt`` lost most to Capacity.
+On Admission-v0 (seeds 500-539: validation and beyond, not test) the hours of reduce slots held
+by jobs whose maps were unfinished were a median 3.1 h under ``srpt``, but 8.7-12.6 h on the
+three seeds where it lost most to Capacity (docs/agents.md).
 
 A scheduler may decline a slot (the env's skip), so it may also wait: at a schedule decision,
 candidate ``j`` is *held* when it is a reduce and its job has finished fewer than
