@@ -195,7 +195,7 @@ def test_edf_affinity_with_slow_start_masks_both_rules_and_skips_when_nothing_is
     env.reset(seed=0)
     sim = env.unwrapped.sim
     rule.reset(sim)
-    table, seen = SpeedTable(sim), {"slow": 0, "held": 0, "skip": 0}
+    table, seen = SpeedTable(sim), {"slow": 0, "held": 0, "skip": 0, "skip by both": 0}
     while True:
         a = rule.decide(sim)
         dec = sim.decision
@@ -206,6 +206,8 @@ def test_edf_affinity_with_slow_start_masks_both_rules_and_skips_when_nothing_is
             seen["slow"] += bool(slow)
             seen["held"] += bool(held)
             seen["skip"] += not ok
+            n = len(dec.candidates)        # neither rule alone masks all, together they do
+            seen["skip by both"] += not ok and len(slow) < n and len(held) < n
         _, _, term, trunc, _ = env.step(a)
         if term or trunc:
             break

@@ -58,7 +58,8 @@ def episode_cases() -> list[tuple[str, str, int]]:
     # and the rules where they act most.
     cases += [(HADOOP, "agent:general", 0), ("mrsched/Heterogeneous-v0", "agent:general", 0),
               ("mrsched/Heterogeneous-v0", "edf-affinity", 0),
-              ("mrsched/Admission-v0", "agent:general", 0)]
+              ("mrsched/Admission-v0", "agent:general", 0),
+              ("mrsched/Heterogeneous-v0", "edf-affinity:slow_start=1", 0)]
     return cases
 
 
