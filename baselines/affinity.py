@@ -30,11 +30,8 @@ sitting on Heterogeneous-v0's ratio of exactly 0.6 (Crypt on a 1.5x node: 1.5 / 
 
 from __future__ import annotations
 
-import math
-import numbers
-
 from mrsched_gym.baselines.base import default_action
-from mrsched_gym.baselines.common import edf_key
+from mrsched_gym.baselines.common import check_unit_share, edf_key
 from mrsched_gym.baselines.simple import ReferenceRule
 from mrsched_gym.baselines.slow_start import check_fraction, held_reduces
 from mrsched_gym.sim.decision import SCHEDULE
@@ -46,10 +43,7 @@ def check_min_ratio(min_ratio: float) -> float:
     Raises:
         ValueError: Not a number in (0, 1].
     """
-    if isinstance(min_ratio, bool) or not isinstance(min_ratio, numbers.Real) or not (
-            math.isfinite(min_ratio) and 0.0 < min_ratio <= 1.0):
-        raise ValueError(f"affinity: min_ratio must be a number in (0, 1], got {min_ratio!r}")
-    return float(min_ratio)
+    return check_unit_share(min_ratio, "affinity: min_ratio")
 
 
 class SpeedTable:

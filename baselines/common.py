@@ -7,6 +7,7 @@ All of these read the simulator's read-only view (:class:`~mrsched_gym.sim.view.
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
@@ -97,3 +98,16 @@ def argmin_candidate(cands: Sequence[C], key: Callable[[C], Any]) -> int:
 def edf_key(c: ScheduleCandidate) -> tuple:
     """Earliest deadline first, then oldest job, maps before reduces."""
     return (c.job.deadline_s, c.job.jid, c.phase)
+
+
+def check_unit_share(value: float, what: str) -> float:
+    """``value`` as a float in (0, 1] (a ratio or share parameter; ``what`` names it in the
+    error, e.g. ``"affinity: min_ratio"``).
+
+    Raises:
+        ValueError: Not a real number in (0, 1].
+    """
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not (
+            math.isfinite(value) and 0.0 < value <= 1.0):
+        raise ValueError(f"{what} must be a number in (0, 1], got {value!r}")
+    return float(value)

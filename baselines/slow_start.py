@@ -27,10 +27,7 @@ its validation seeds 500-509 between 0.8 and 1.0 (docs/agents.md).
 
 from __future__ import annotations
 
-import math
-import numbers
-
-from mrsched_gym.baselines.common import argmin_candidate, edf_key
+from mrsched_gym.baselines.common import argmin_candidate, check_unit_share, edf_key
 from mrsched_gym.baselines.simple import ReferenceRule, SRPTScheduler
 from mrsched_gym.sim.decision import SCHEDULE
 from mrsched_gym.sim.state import REDUCE
@@ -42,10 +39,7 @@ def check_fraction(fraction: float) -> float:
     Raises:
         ValueError: Not a number in (0, 1].
     """
-    if isinstance(fraction, bool) or not isinstance(fraction, numbers.Real) or not (
-            math.isfinite(fraction) and 0.0 < fraction <= 1.0):
-        raise ValueError(f"slow_start: fraction must be a number in (0, 1], got {fraction!r}")
-    return float(fraction)
+    return check_unit_share(fraction, "slow_start: fraction")
 
 
 def held_reduces(sim, fraction: float) -> list[int]:

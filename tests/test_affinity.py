@@ -4,12 +4,11 @@ reference rule edf-affinity, and the shipped generalist playing under the mask."
 import dataclasses
 
 import gymnasium as gym
-import numpy as np
 import pytest
 
 import mrsched_gym  # noqa: F401  (registers the ids)
 from mrsched_gym.agents.affinity import AffinityDelegate
-from mrsched_gym.baselines.affinity import SpeedTable, check_min_ratio, slow_candidates
+from mrsched_gym.baselines.affinity import SpeedTable, slow_candidates
 from mrsched_gym.sim.decision import SCHEDULE
 
 
@@ -80,38 +79,11 @@ def test_the_best_speed_skips_nodes_that_are_down():
     assert table.best_up(0, [False] * 3) == 0.0
 
 
-def test_min_ratio_must_be_in_the_unit_interval():
-    for bad in (0, -0.1, 1.5, float("nan"), True, "0.5"):
-        with pytest.raises(ValueError, match="min_ratio must be a number in"):
-            check_min_ratio(bad)
-    assert check_min_ratio(1) == 1.0
-
-
-class Recorder:
-    """An agent that records the masks it is given and takes the first legal action."""
-
-    name = "agent:recorder"
-
-    def reset(self, sim, seed=None):
-        self.masks = []
-
-    def act(self, obs, mask):
-        self.masks.append(mask.copy())
-        return int(np.flatnonzero(mask)[0])
-
-
-def test_the_delegate_refuses_an_agent_that_ignores_masks():
-    class Unmasked(Recorder):
-        masked = False
-    with pytest.raises(ValueError, match="needs an agent that acts within the env's action mask"):
-        AffinityDelegate(Unmasked(), 0.55)
-
-
-def test_the_delegate_hands_the_agent_the_mask_without_the_slow_candidates():
+def test_the_delegate_hands_the_agent_the_mask_without_the_slow_candidates(recorder):
     env = gym.make("mrsched/Heterogeneous-v0")
     obs, _ = env.reset(seed=1)
     sim = env.unwrapped.sim
-    inner = Recorder()
+    inner = recorder
     agent = AffinityDelegate(inner, 0.55)
     with pytest.raises(ValueError, match="call reset"):
         agent.act(obs, env.unwrapped.action_masks())

@@ -3,11 +3,12 @@ holds, the reference rules edf-slowstart and srpt-slowstart, and the shipped gen
 under it."""
 
 import gymnasium as gym
-import numpy as np
 import pytest
 
 import mrsched_gym  # noqa: F401  (registers the ids)
+from mrsched_gym.agents.affinity import AffinityDelegate
 from mrsched_gym.agents.slow_start import SlowStartDelegate
+from mrsched_gym.baselines.affinity import check_min_ratio
 from mrsched_gym.baselines.slow_start import check_fraction, held_reduces
 from mrsched_gym.evaluate import run_episode
 from mrsched_gym.sim.decision import SCHEDULE
@@ -44,40 +45,29 @@ def test_held_candidates_are_the_reduces_of_jobs_short_of_the_fraction_of_their_
     assert min(seen.values()) > 5, seen
 
 
-def test_fraction_must_be_in_the_unit_interval():
+@pytest.mark.parametrize("check, delegate, what", [
+    (check_fraction, SlowStartDelegate, "fraction"),
+    (check_min_ratio, AffinityDelegate, "min_ratio")])
+def test_both_rules_check_their_share_and_refuse_agents_that_ignore_masks(check, delegate, what,
+                                                                          recorder):
+    """The slow-start rule's fraction and the affinity mask's ratio are in (0, 1]; a delegate
+    narrows a mask, so it refuses an agent that does not act within one."""
     for bad in (0, -0.1, 1.5, float("nan"), True, "1"):
-        with pytest.raises(ValueError, match="fraction must be a number in"):
-            check_fraction(bad)
-    assert check_fraction(1) == 1.0
-
-
-class Recorder:
-    """An agent that records the masks it is given and takes the first legal action."""
-
-    name = "agent:recorder"
-
-    def reset(self, sim, seed=None):
-        self.masks = []
-
-    def act(self, obs, mask):
-        self.masks.append(mask.copy())
-        return int(np.flatnonzero(mask)[0])
-
-
-def test_the_delegate_refuses_an_agent_that_ignores_masks():
-    class Unmasked(Recorder):
-        masked = False
+        with pytest.raises(ValueError, match=f"{what} must be a number in"):
+            check(bad)
+    assert check(1) == 1.0
+    with pytest.raises(ValueError, match=what):
+        delegate(recorder, 0.0)
+    recorder.masked = False
     with pytest.raises(ValueError, match="needs an agent that acts within the env's action mask"):
-        SlowStartDelegate(Unmasked(), 1.0)
-    with pytest.raises(ValueError, match="fraction"):
-        SlowStartDelegate(Recorder(), 0.0)
+        delegate(recorder, 1.0)
 
 
-def test_the_delegate_masks_the_held_reduces_and_leaves_skip_when_all_are_held():
+def test_the_delegate_masks_the_held_reduces_and_leaves_skip_when_all_are_held(recorder):
     env = gym.make("mrsched/Admission-v0")
     obs, _ = env.reset(seed=1)
     sim = env.unwrapped.sim
-    inner = Recorder()
+    inner = recorder
     agent = SlowStartDelegate(inner, 1.0)
     with pytest.raises(ValueError, match="call reset"):
         agent.act(obs, env.unwrapped.action_masks())
@@ -152,7 +142,6 @@ def test_the_shipped_generalist_plays_under_both_rules_of_its_metadata():
     """agent:general's metadata names the fraction; through the harness its decisions are the
     bare network's with the held reduces and the slow candidates masked, and some differ from
     the bare network's."""
-    from mrsched_gym.agents.affinity import AffinityDelegate
     from mrsched_gym.agents.numpy_policy import NumpySetPolicy
     from mrsched_gym.agents.policy import SpeculationDelegate
     from mrsched_gym.agents.pretrained import pretrained_agents
