@@ -539,12 +539,14 @@ def test_shipped_agents_play_a_world_with_speculation_and_skip_it(agent):
 def test_shipped_generalist_speculates_with_hadoops_rule_and_schedules_with_its_network():
     """agent:general's metadata names a speculation rule: through the harness every speculation
     decision is hadoop-speculative's and every other decision the network's (the bare numpy
-    actor's); it launches copies (the bare agents launch none on the same episode:
+    actor's, under the slow-start rule of the same metadata; the affinity mask masks nothing
+    without accelerators); it launches copies (the bare agents launch none on the same episode:
     test_shipped_agents_play_a_world_with_speculation_and_skip_it). agent:hadoop-v0 names no
     rule and is not wrapped."""
     from mrsched_gym.agents.numpy_policy import NumpySetPolicy
     from mrsched_gym.agents.policy import SpeculationDelegate
     from mrsched_gym.baselines import make_baseline
+    from mrsched_gym.baselines.slow_start import held_reduces
     from mrsched_gym.evaluate import make_policy
     from mrsched_gym.sim.decision import SPECULATE
     info = pretrained_agents()["general"]
@@ -566,7 +568,9 @@ def test_shipped_generalist_speculates_with_hadoops_rule_and_schedules_with_its_
             assert a == rule.speculate(sim)
             n_spec += 1
         else:
-            assert a == bare.act(obs, mask)
+            under = mask.copy()
+            under[held_reduces(sim, info["slow_start"])] = False
+            assert a == bare.act(obs, under)
             n_other += 1
         obs, _, term, trunc, out = env.step(a)
         if term or trunc:
