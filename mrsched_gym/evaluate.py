@@ -192,8 +192,10 @@ def run_episode(scenario: str, policy, seed: int, env_kwargs: dict | None = None
     uses_obs = hasattr(policy, "act")
     total, steps = 0.0, 0
     while True:
-        a = policy.act(obs, base.action_masks()) if uses_obs else policy.decide(sim)
-        obs, r, term, trunc, info = env.step(a)
+        if uses_obs:
+            obs, r, term, trunc, info = env.step(policy.act(obs, base.action_masks()))
+        else:                                    # a baseline decides from the simulator
+            r, term, trunc, info = base.advance(policy.decide(sim))
         total += r
         steps += 1
         if term or trunc:

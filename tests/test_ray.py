@@ -29,6 +29,9 @@ from mrsched_gym.ray_backend import (  # noqa: E402
     train_rllib,
 )
 
+#: One pytest-xdist worker runs every test of this file: one local Ray cluster at a time.
+pytestmark = pytest.mark.xdist_group("ray")
+
 
 @pytest.fixture(scope="module")
 def local_ray():
