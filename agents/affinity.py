@@ -31,9 +31,10 @@ class AffinityDelegate(MaskingDelegate):
         self.table = SpeedTable(sim)
 
     def masked_candidates(self, sim) -> list[int]:
-        """The slow candidates (:func:`slow_candidates`)."""
+        """The slow candidates (:func:`slow_candidates`), by the table :meth:`reset` built."""
         if self.table is None:
-            self.table = SpeedTable(sim)
+            raise ValueError(f"{self.name}: call reset(sim) before act (the affinity mask "
+                             f"reads the world)")
         return slow_candidates(sim, self.table, self.min_ratio)
 
 

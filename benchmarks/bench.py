@@ -197,9 +197,10 @@ def bench_baselines(seeds: list[int]) -> list[dict]:
 
 
 #: What ``--compare`` times in each checkout, through the public API only (so any two commits
-#: can be compared): ``(env id, policy, episodes)``; ``random`` = uniform over the legal actions,
-#: ``first`` = the first legal action, both through ``env.step``; ``harness:NAME`` = the baseline
-#: NAME as the harness runs it (``evaluate.run_episode``, resets included).
+#: can be compared; ``harness:`` rows need ``evaluate.run_episode`` and ``make_policy``):
+#: ``(env id, policy, episodes)``; ``random`` = uniform over the legal actions, ``first`` = the
+#: first legal action, both through ``env.step``; ``harness:NAME`` = the baseline NAME as the
+#: harness runs it (``evaluate.run_episode``, resets included).
 COMPARE_ROWS = (("mrsched/Hadoop-v0", "random", 10), ("mrsched/ThesisScale-v0", "first", 1),
                 ("mrsched/Hadoop-v0", "harness:edf", 10))
 
@@ -209,8 +210,6 @@ import numpy as np
 import gymnasium as gym
 import mrsched_gym
 env_id, policy, episodes = sys.argv[1], sys.argv[2], int(sys.argv[3])
-env = gym.make(env_id)
-rng = np.random.default_rng(0)
 steps, run, cpu = 0, 0.0, 0.0
 if policy.startswith("harness:"):                # a baseline as the harness runs it
     from mrsched_gym.evaluate import make_policy, run_episode
@@ -218,19 +217,22 @@ if policy.startswith("harness:"):                # a baseline as the harness run
     for ep in range(episodes):
         steps += run_episode(env_id, make_policy(policy[len("harness:"):]), ep)["steps"]
     run, cpu = time.perf_counter() - t0, time.process_time() - c0
-for ep in range(0 if policy.startswith("harness:") else episodes):
-    env.reset(seed=ep)
-    u = env.unwrapped
-    t0, c0 = time.perf_counter(), time.process_time()
-    while True:
-        legal = np.flatnonzero(u.action_masks())
-        a = int(legal[0] if policy == "first" else rng.choice(legal))
-        _, _, term, trunc, _ = env.step(a)
-        steps += 1
-        if term or trunc:
-            break
-    run += time.perf_counter() - t0
-    cpu += time.process_time() - c0
+else:
+    env = gym.make(env_id)
+    rng = np.random.default_rng(0)
+    for ep in range(episodes):
+        env.reset(seed=ep)
+        u = env.unwrapped
+        t0, c0 = time.perf_counter(), time.process_time()
+        while True:
+            legal = np.flatnonzero(u.action_masks())
+            a = int(legal[0] if policy == "first" else rng.choice(legal))
+            _, _, term, trunc, _ = env.step(a)
+            steps += 1
+            if term or trunc:
+                break
+        run += time.perf_counter() - t0
+        cpu += time.process_time() - c0
 print(json.dumps({"decisions": steps, "decisions_per_s": steps / run,
                   "decisions_per_cpu_s": steps / cpu}))
 """

@@ -149,7 +149,9 @@ class MRSchedEnv(gym.Env):
     metric of :mod:`mrsched_gym.metrics` and ``info["episode_log"]`` the episode log.
     ``info["episode_over"]`` says whether the world has reached its end (true on the last step).
     ``step()`` after the last step raises :class:`~mrsched_gym.errors.EpisodeStateError`
-    until the next ``reset()``.
+    until the next ``reset()``. ``advance(action)`` is ``step`` without building the
+    observation (for callers that decide from ``env.unwrapped.sim``, as the harness runs the
+    baselines), under the same rules.
 
     A world can end before it poses any decision (e.g. a ``time_limit_s`` shorter than the first
     arrival). Then ``reset()`` returns an observation without candidates (only skip is legal)
@@ -265,16 +267,16 @@ class MRSchedEnv(gym.Env):
             InputTypeError: ``action`` is not an integer (:meth:`action_index`).
             InputError: An illegal action with ``strict_actions=True``.
         """
-        reward, terminated, truncated, info = self.advance(action)
+        reward, terminated, truncated, info = self._advance(action, "step")
         return self._observe(), reward, terminated, truncated, info
 
     def advance(self, action: Any) -> tuple[float, bool, bool, dict]:
         """:meth:`step` without building the observation, for a caller that decides from the
         simulator (``env.unwrapped.sim``), as the harness runs the baselines: the same world,
-        reward and info, at about 1.4x the decisions per second on Hadoop-v0 (``python
-        benchmarks/bench.py --compare REF``, row ``harness:edf``). The next :meth:`step`'s
-        observation is built as if every decision had been observed (the encoder's caches
-        follow the simulator's changes, not the calls).
+        reward, info, phase and ``lean_info`` rules; EDF on Hadoop-v0 does 1.48x the decisions
+        per CPU-second this way (the README's "Speed"). The next :meth:`step`'s observation is
+        built as if every decision had been observed (the encoder's caches follow the
+        simulator's changes, not the calls).
 
         Returns:
             ``(reward, terminated, truncated, info)``, as :meth:`step` returns them.
@@ -284,10 +286,15 @@ class MRSchedEnv(gym.Env):
             InputTypeError: ``action`` is not an integer (:meth:`action_index`).
             InputError: An illegal action with ``strict_actions=True``.
         """
+        return self._advance(action, "advance")
+
+    def _advance(self, action: Any, method: str) -> tuple[float, bool, bool, dict]:
+        """:meth:`advance`, its errors naming the public ``method`` called."""
         if self._phase != _RUNNING:
             raise EpisodeStateError(
-                "step() called before reset()" if self._phase == _NEW else
-                "step() called after the episode ended (terminated or truncated); call reset()")
+                f"{method}() called before reset()" if self._phase == _NEW else
+                f"{method}() called after the episode ended (terminated or truncated); call "
+                f"reset()")
         a = self.action_index(action)
         if self.strict_actions and not self.sim.is_legal(a):
             raise InputError(f"action {a} is not legal now (mask {self.action_masks()})")

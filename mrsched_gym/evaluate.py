@@ -194,7 +194,9 @@ def run_episode(scenario: str, policy, seed: int, env_kwargs: dict | None = None
     while True:
         if uses_obs:
             obs, r, term, trunc, info = env.step(policy.act(obs, base.action_masks()))
-        else:                                    # a baseline decides from the simulator
+        else:          # a baseline decides from the simulator: no observation to build (the
+            # wrappers gym.make adds check only reset and the first step; no id sets a step
+            # limit, which a TimeLimit wrapper would enforce)
             r, term, trunc, info = base.advance(policy.decide(sim))
         total += r
         steps += 1

@@ -33,6 +33,11 @@ def tiny(name="tiny", **kw):
     return load_config("hadoop_set", **base)
 
 
+#: The tests of a module fixture run on one pytest-xdist worker, so that it is built once.
+TRAINED_GROUP = pytest.mark.xdist_group("trained")
+HELD_OUT_GROUP = pytest.mark.xdist_group("held_out")
+
+
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory):
     out = tmp_path_factory.mktemp("runs")
@@ -130,6 +135,7 @@ def test_training_envs_never_replay_evaluation_seeds():
 
 # ---------------------------------------------------------------------- training
 @pytest.mark.slow
+@TRAINED_GROUP
 def test_training_smoke_writes_every_output(trained, tmp_path):
     from pathlib import Path
     out = Path(trained["out"])
@@ -195,6 +201,7 @@ def test_value_warmup_moves_only_the_value_function(tmp_path):
         tiny(value_warmup_steps=-1)
 
 
+@TRAINED_GROUP
 def test_checkpoint_round_trip(trained, tmp_path):
     a = load_sb3(trained["final_model"])
     a.save(str(tmp_path / "again.zip"))
@@ -211,6 +218,7 @@ def test_checkpoint_round_trip(trained, tmp_path):
         obs, *_ = env.step(x)
 
 
+@TRAINED_GROUP
 def test_agent_matches_sb3_predict(trained):
     """The harness's fast path picks exactly what ``model.predict`` picks."""
     from mrsched_gym.agents.policy import work_conserving_mask
@@ -227,6 +235,7 @@ def test_agent_matches_sb3_predict(trained):
         obs, *_ = env.step(x)
 
 
+@TRAINED_GROUP
 def test_loaded_agent_through_the_harness(trained):
     spec = f"agent:{trained['final_model']}"
     seq = evaluate([spec, "edf"], ["mrsched/Hadoop-v0"], [0, 1], workers=1, progress=False,
@@ -239,6 +248,7 @@ def test_loaded_agent_through_the_harness(trained):
     assert seq[0]["invalid_actions"] == 0 and seq[0]["jobs_finished"] > 0
 
 
+@TRAINED_GROUP
 def test_resume_continues_to_the_total(trained, tmp_path):
     import shutil
     from pathlib import Path
@@ -251,6 +261,7 @@ def test_resume_continues_to_the_total(trained, tmp_path):
     assert load_sb3(Path(res["final_model"])).num_timesteps == 3072
 
 
+@TRAINED_GROUP
 def test_fixed_seed_reproduces_training(trained, tmp_path):
     """Same seed, one thread, in-process envs: the same weights, bit for bit."""
     again = train(tiny(), tmp_path, progress=False)
@@ -431,6 +442,7 @@ def test_fast_numerics_train_reproducibly():
         tiny(numerics="fast", algo="ppo")
 
 
+@TRAINED_GROUP
 def test_set_agent_runs_on_other_cluster_sizes_flat_agent_refuses(trained, tmp_path):
     pol = load_agent(trained["final_model"])
     for env_id in ("mrsched/Dedicated-v0", "mrsched/Dynamic-v0"):    # N = 20, W = 12
@@ -593,6 +605,7 @@ def test_a_speculation_rule_must_be_a_speculating_baseline():
         SpeculationDelegate(make_policy("agent:hadoop-v0"), "late").act({}, np.ones(9, bool))
 
 
+@TRAINED_GROUP
 def test_numpy_export_round_trip(trained, tmp_path):
     """export_numpy writes what NumpySetPolicy reads: same logits as the torch actor."""
     from mrsched_gym.agents.numpy_policy import NumpySetPolicy, export_numpy
@@ -646,6 +659,7 @@ def held_out():
 
 
 @pytest.mark.slow
+@HELD_OUT_GROUP
 def test_shipped_agent_beats_edf_seed_for_seed(held_out):
     """Common random numbers: the per-seed difference agent - EDF has a 95% CI below zero, and
     the agent's mean is lower (docs/agents.md: 1.32 vs 2.07 job-hours, 17 of 20 seeds)."""
@@ -661,6 +675,7 @@ def test_shipped_agent_beats_edf_seed_for_seed(held_out):
     "and EDF 2.07 ± 1.39 job-hours. EDF's interval spans 0.68-3.46 because a few overloaded "
     "seeds dominate (seed 4: 13.3), so separation needs the agent's upper bound below 0.68; "
     "see docs/agents.md"))
+@HELD_OUT_GROUP
 def test_shipped_agent_ci_lies_below_edf_ci(held_out):
     """The headline criterion: the agent's 95% CI entirely below EDF's."""
     (ma, ca), (me, ce) = mean_ci95(list(held_out["agent:hadoop-v0"])), \

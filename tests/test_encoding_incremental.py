@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 from mrsched_gym.encoding import ObservationEncoder
+from mrsched_gym.errors import EpisodeStateError
 from mrsched_gym.evaluate import make_env
 
 CASES = [
@@ -93,5 +94,5 @@ def test_advance_is_step_without_the_observation(env_id):
             break
     assert observed > 3
     assert info2["metrics"] == info["metrics"]
-    with pytest.raises(Exception, match="after the episode ended"):
+    with pytest.raises(EpisodeStateError, match=r"advance\(\) called after the episode ended"):
         advanced.unwrapped.advance(0)
