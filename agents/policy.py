@@ -8,6 +8,7 @@ import gymnasium as gym
 import numpy as np
 
 from mrsched_gym.encoding import DECISION_TAIL, decision_kind_slot, kind_slice
+from mrsched_gym.errors import MissingExtraError, install_hint
 from mrsched_gym.sim.decision import SCHEDULE, SPECULATE
 
 _SCHEDULE = decision_kind_slot(SCHEDULE)       # the schedule entry of obs["decision"]
@@ -254,8 +255,9 @@ def load_sb3(path: str | Path, env=None):
         from sb3_contrib import MaskablePPO
         from stable_baselines3 import PPO
     except ImportError as e:
-        raise ImportError("loading an agent needs the RL extra: pip install 'mrsched-gym[rl]'"
-                          ) from e
+        raise MissingExtraError(f"loading an SB3 agent checkpoint needs the rl extra: "
+                                f"{install_hint('rl')} (the shipped agents run without it)"
+                                ) from e
     errors = []
     for cls in (MaskablePPO, PPO):
         try:

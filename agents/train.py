@@ -44,6 +44,7 @@ import yaml
 from mrsched_gym.agents.imitate import MAX_ENVS, ImitateConfig
 from mrsched_gym.agents.worlds import WorldsConfig
 from mrsched_gym.config import ConfigError, bundled_names, config_source, from_dict, parse_yaml
+from mrsched_gym.errors import MissingExtraError, install_hint
 
 TRAIN_SEED_BASE = 1_000_000
 Algo = Literal["maskable_ppo", "ppo"]
@@ -626,8 +627,7 @@ def train(cfg: TrainConfig, out_dir: str | Path = "runs", resume: str | Path | N
         from sb3_contrib import MaskablePPO  # noqa: F401
         from stable_baselines3.common.utils import set_random_seed
     except ImportError as e:
-        raise ImportError("training needs the RL extra: pip install -c constraints.txt "
-                          "'mrsched-gym[rl]'") from e
+        raise MissingExtraError(f"training needs the rl extra: {install_hint('rl')}") from e
 
     from mrsched_gym.results import atomic_write
 

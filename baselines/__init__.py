@@ -19,6 +19,7 @@ from mrsched_gym.baselines.simple import (
     EDFScheduler,
     FIFOScheduler,
     RandomScheduler,
+    ReferenceRule,
     SRPTScheduler,
 )
 from mrsched_gym.baselines.slow_start import EDFSlowStartScheduler, SRPTSlowStartScheduler
@@ -60,14 +61,68 @@ def _cls(name: str):
 
 
 def make_baseline(name: str, **params) -> Scheduler:
-    """Instantiate the baseline called ``name`` (with optional parameter overrides)."""
+    """Instantiate the baseline called ``name`` (with optional parameter overrides, checked by
+    :func:`check_parameters`).
+
+    Raises:
+        KeyError: An unknown name.
+        ValueError, TypeError: A bad parameter (named in the message).
+    """
     try:
         factory = BASELINES[name]
     except KeyError:
         raise KeyError(f"unknown baseline {name!r}; known: {', '.join(BASELINES)}") from None
+    check_parameters(name, params)
     sched = factory(**params)
     sched.name = name
     return sched
+
+
+#: The plain types a parameter's annotation may name, and the values each accepts (a bool is
+#: not a number here, and a float is not an integer, even 2.0: ``delay=1.5`` must not become 1).
+PARAMETER_TYPES = {
+    "int": (lambda v: isinstance(v, int) and not isinstance(v, bool), "an integer"),
+    "float": (lambda v: isinstance(v, (int, float)) and not isinstance(v, bool), "a number"),
+    "bool": (lambda v: isinstance(v, bool), "true or false"),
+    "str": (lambda v: isinstance(v, str), "a string"),
+}
+
+
+def check_parameters(name: str, params: dict) -> None:
+    """Check ``params`` against the baseline's constructor: every name is one of its
+    parameters, not one its registered name fixes (``preempt-kill`` fixes ``primitive``), and
+    every value has the type the parameter is annotated with (``int``, ``float``, ``bool``,
+    ``str``, optionally ``| None``; other annotations, such as mappings, are the
+    constructor's to check).
+
+    Raises:
+        TypeError: An unknown or fixed parameter, or a value of the wrong type.
+    """
+    import inspect
+
+    factory = BASELINES[name]
+    fixed = factory.keywords if isinstance(factory, partial) else {}
+    sig = inspect.signature(_cls(name).__init__)
+    known = [p for p in sig.parameters.values()
+             if p.name != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+             and p.name not in fixed]
+    by_name = {p.name: p for p in known}
+    for key, value in params.items():
+        if key in fixed:
+            raise TypeError(f"{name}: parameter {key!r} is set by the name {name!r} "
+                            f"({key}={fixed[key]!r})")
+        if key not in by_name:
+            raise TypeError(f"{name}: unknown parameter {key!r}; known: "
+                            f"{', '.join(by_name) or 'none'}")
+        ann = str(by_name[key].annotation).replace(" ", "")
+        optional = ann.endswith("|None")
+        check = PARAMETER_TYPES.get(ann.removesuffix("|None"))
+        if check is None or (optional and value is None):
+            continue
+        accepts, what = check
+        if not accepts(value):
+            raise TypeError(f"{name}: parameter {key!r} must be {what}, got "
+                            f"{type(value).__name__} {value!r}")
 
 
 def applicable_baselines(scenario) -> list[str]:
@@ -75,4 +130,12 @@ def applicable_baselines(scenario) -> list[str]:
     return [n for n in BASELINES if _cls(n).applies_to(scenario)]
 
 
-__all__ = ["BASELINES", "Scheduler", "applicable_baselines", "make_baseline"]
+def is_reference_rule(name: str) -> bool:
+    """Whether the baseline called ``name`` is a reference rule (a textbook rule outside the
+    spec's baselines, :class:`~mrsched_gym.baselines.simple.ReferenceRule`: ranked only when
+    named)."""
+    return name in BASELINES and issubclass(_cls(name), ReferenceRule)
+
+
+__all__ = ["BASELINES", "PARAMETER_TYPES", "Scheduler", "applicable_baselines",
+           "check_parameters", "is_reference_rule", "make_baseline"]

@@ -7,7 +7,7 @@ from mrsched_gym.config import ConfigError, Scenario, load_scenario, with_overri
 from mrsched_gym.registration import ENV_IDS, register_envs
 
 # The one version source: pyproject.toml reads it statically, importlib.metadata reports it.
-__version__ = "0.3.0"
+__version__ = "0.4.0"
 
 register_envs()
 

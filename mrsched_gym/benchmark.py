@@ -14,6 +14,12 @@
   improvement over the best baseline of each world, P(score_agent > score_best) averaged over ids
   (ties count half); both with 95% stratified bootstrap confidence intervals (seeds resampled
   within each id, a fixed bootstrap seed, so the numbers are reproducible).
+* **Reference rules** (``--references``): textbook rules outside the spec's baselines
+  (``srpt``, or an order under the shipped generalist's decision rules such as
+  ``edf-affinity:slow_start=1``; :func:`~mrsched_gym.evaluate.policy_role`) are scored and
+  ranked like the agents, so that a cited table shows what a hand-written rule reaches beside
+  a learned agent, but they are never the anchor ``B``: the score's 1 stays the best of the
+  spec's baselines whichever references are named.
 
 The results (``benchmark.json``, ``scores.csv``, ``records.json``, ``benchmark.md``, ``iqm.png``)
 carry the suite's version: the package version, the ids and the seeds.
@@ -46,8 +52,17 @@ def headline_of(env_id: str) -> str:
     return scenario_of(env_id).reward.headline
 
 
+def is_anchor(policy: str) -> bool:
+    """Whether ``policy`` (a record's label) may be the best baseline ``B`` of a world: one of
+    the spec's baselines, not an agent nor a reference rule
+    (:func:`~mrsched_gym.evaluate.policy_role`)."""
+    from mrsched_gym.evaluate import BASELINE, policy_role
+    return policy_role(policy) == BASELINE
+
+
 def normalised_scores(records: Sequence[dict]) -> dict[str, dict[str, np.ndarray]]:
-    """``{id: {policy: scores by seed}}`` (module docstring); seeds in sorted order."""
+    """``{id: {policy: scores by seed}}`` (module docstring); seeds in sorted order. Agents and
+    reference rules are scored but never the anchor ``B`` (:func:`is_anchor`)."""
     out: dict[str, dict[str, np.ndarray]] = {}
     for env_id in dict.fromkeys(r["scenario"] for r in records):
         rs = [r for r in records if r["scenario"] == env_id]
@@ -59,7 +74,7 @@ def normalised_scores(records: Sequence[dict]) -> dict[str, dict[str, np.ndarray
         if "random" not in vals:
             raise ValueError(f"{env_id}: the benchmark needs the random policy (score 0)")
         R = float(np.mean(vals["random"]))
-        B = min(float(np.mean(v)) for p, v in vals.items() if not p.startswith("agent:"))
+        B = min(float(np.mean(v)) for p, v in vals.items() if is_anchor(p))
         # a world where random is (nearly) as good as the best baseline has no scale: NaN
         span = R - B if R - B > 1e-6 * max(abs(R), abs(B), 1e-12) else float("nan")
         out[env_id] = {p: (R - v) / span for p, v in vals.items()}
@@ -67,8 +82,9 @@ def normalised_scores(records: Sequence[dict]) -> dict[str, dict[str, np.ndarray
 
 
 def best_baseline(scores: dict[str, np.ndarray]) -> str:
-    """The baseline with the highest mean normalised score in one world."""
-    return max((p for p in scores if not p.startswith("agent:")),
+    """The baseline with the highest mean normalised score in one world (agents and reference
+    rules excluded: :func:`is_anchor`)."""
+    return max((p for p in scores if is_anchor(p)),
                key=lambda p: float(np.nanmean(scores[p])))
 
 
@@ -94,8 +110,8 @@ def prob_improvement(a: np.ndarray, b: np.ndarray) -> float:
 def aggregate(scores: dict[str, dict[str, np.ndarray]],
               samples: int = BOOTSTRAP_SAMPLES) -> list[dict[str, Any]]:
     """Per policy: IQM over every (id, seed) score, its 95% stratified bootstrap CI, the
-    per-id mean scores and, for agents, the probability of improvement over the best baseline of
-    each world (with its CI)."""
+    per-id mean scores and, for agents and reference rules, the probability of improvement over
+    the best baseline of each world (with its CI)."""
     rng = np.random.default_rng(BOOTSTRAP_SEED)
     ids = list(scores)
     policies = [p for p in dict.fromkeys(p for s in scores.values() for p in s)
@@ -110,7 +126,7 @@ def aggregate(scores: dict[str, dict[str, np.ndarray]],
         row["iqm_lo"], row["iqm_hi"] = (float(np.nanpercentile(sample, q)) for q in (2.5, 97.5))
         for i in ids:
             row[f"score:{i}"] = float(np.nanmean(scores[i][p]))
-        if p.startswith("agent:"):
+        if not is_anchor(p):
             best = {i: best_baseline(scores[i]) for i in ids}
 
             def poi(idx, p=p, best=best):
@@ -126,30 +142,36 @@ def aggregate(scores: dict[str, dict[str, np.ndarray]],
 
 
 def table(rows: Sequence[dict], ids: Sequence[str]) -> str:
-    """Markdown: IQM with its CI, probability of improvement, and the mean score per id."""
+    """Markdown: IQM with its CI, probability of improvement, and the mean score per id; the
+    reference rules marked as such."""
+    from mrsched_gym.evaluate import REFERENCE, policy_role
     short = [i.split("/")[-1].removesuffix("-v0") for i in ids]
     head = ["#", "policy", "IQM (95% CI)", "P(improvement) vs best baseline"] + short
     lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
     for k, r in enumerate(rows, 1):
         poi = (f"{r['p_improvement']:.2f} ({r['p_improvement_lo']:.2f}-"
                f"{r['p_improvement_hi']:.2f})" if "p_improvement" in r else "")
-        cells = [str(k), r["policy"], f"{r['iqm']:.2f} ({r['iqm_lo']:.2f}-{r['iqm_hi']:.2f})",
+        name = r["policy"] + (" (reference)" if policy_role(r["policy"]) == REFERENCE else "")
+        cells = [str(k), name, f"{r['iqm']:.2f} ({r['iqm_lo']:.2f}-{r['iqm_hi']:.2f})",
                  poi] + [f"{r[f'score:{i}']:.2f}" for i in ids]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
 def plot_iqm(rows: Sequence[dict], path) -> Any:
-    """Horizontal bars of the IQM with their 95% CIs."""
+    """Horizontal bars of the IQM with their 95% CIs (agents orange, reference rules green,
+    baselines blue)."""
     import matplotlib
+
+    from mrsched_gym.evaluate import policy_role
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     fig, ax = plt.subplots(figsize=(6, 0.35 * len(rows) + 1))
     names = [r["policy"] for r in rows][::-1]
     mid = np.array([r["iqm"] for r in rows][::-1])
     err = np.array([[r["iqm"] - r["iqm_lo"], r["iqm_hi"] - r["iqm"]] for r in rows][::-1]).T
-    ax.barh(names, mid, xerr=err, capsize=3, color=["C1" if n.startswith("agent:") else "C0"
-                                                    for n in names])
+    colour = {"agent": "C1", "reference": "C2", "baseline": "C0"}
+    ax.barh(names, mid, xerr=err, capsize=3, color=[colour[policy_role(n)] for n in names])
     ax.axvline(0, color="grey", lw=0.8)
     ax.axvline(1, color="grey", lw=0.8, ls="--")
     ax.set_xlabel("normalised score, IQM over ids x seeds (0 = random, 1 = best baseline)")
@@ -163,4 +185,4 @@ def plot_iqm(rows: Sequence[dict], path) -> Any:
 
 
 __all__ = ["SUITE", "TEST_SEEDS", "aggregate", "best_baseline", "headline_of", "iqm",
-           "normalised_scores", "plot_iqm", "prob_improvement", "table"]
+           "is_anchor", "normalised_scores", "plot_iqm", "prob_improvement", "table"]

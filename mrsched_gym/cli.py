@@ -14,20 +14,23 @@ KEY_METRICS = ("deadline_penalty_h", "deadline_miss_pct", "mean_jct_s", "p95_jct
 
 
 def _demo(args: argparse.Namespace) -> int:
-    from mrsched_gym.baselines import BASELINES, make_baseline
-    from mrsched_gym.evaluate import run_episode
+    """One episode per policy (by default the baselines that apply to the scenario), every
+    policy and the scenario checked before the first episode."""
+    from mrsched_gym.baselines import applicable_baselines
+    from mrsched_gym.evaluate import make_policy, run_episode, scenario_of, sweep_tasks
 
-    names = args.policies or list(BASELINES)
+    names = args.policies or ["random", *applicable_baselines(scenario_of(args.env))]
+    tasks = sweep_tasks(list(dict.fromkeys(names)), [args.env], [args.seed])
+    width = max(10, *(len(spec.label) for spec, *_ in tasks))
     print(f"{args.env}  seed={args.seed}  (one episode per policy; the leaderboard with "
           "confidence intervals is `mrsched-gym compare`)")
-    header = f"{'policy':10s} {'steps':>7s} " + " ".join(f"{k:>22s}" for k in KEY_METRICS)
-    print(header)
-    for name in names:
-        res = run_episode(args.env, make_baseline(name), args.seed)
+    print(f"{'policy':{width}s} {'steps':>7s} " + " ".join(f"{k:>22s}" for k in KEY_METRICS))
+    for spec, *_ in tasks:
+        res = run_episode(args.env, make_policy(spec), args.seed)
         m = res["metrics"]
-        print(f"{name:10s} {res['steps']:7d} " + " ".join(f"{m[k]:22.3f}" for k in KEY_METRICS))
+        print(f"{spec.label:{width}s} {res['steps']:7d} "
+              + " ".join(f"{m[k]:22.3f}" for k in KEY_METRICS))
     return 0
-
 
 
 def _compare(args: argparse.Namespace) -> int:
@@ -40,7 +43,7 @@ def _compare(args: argparse.Namespace) -> int:
     from mrsched_gym.agents.pretrained import agents_for, pretrained_numpy_path, rl_available
     from mrsched_gym.baselines import applicable_baselines
     from mrsched_gym.config import to_dict
-    from mrsched_gym.errors import InputError
+    from mrsched_gym.errors import InputError, install_hint
     from mrsched_gym.evaluate import evaluate, scenario_of, sweep_tasks
     from mrsched_gym.metrics import RECORD_METRICS
     from mrsched_gym.results import EpisodeFailures, RunFolder, atomic_write, json_safe
@@ -55,8 +58,8 @@ def _compare(args: argparse.Namespace) -> int:
                         if rl_available() or pretrained_numpy_path(a[len("agent:"):])]
             policies = policies + runnable
             if len(runnable) < len(agents_for(env)):
-                print("note: shipped agents without numpy weights skipped: they need the RL "
-                      "extra (pip install -c constraints.txt 'mrsched-gym[rl]')")
+                print("note: shipped agents without numpy weights skipped: they need the rl "
+                      f"extra ({install_hint('rl')})")
         headline = args.metric or sc.reward.headline
         if headline not in RECORD_METRICS:
             raise InputError(f"--metric {headline!r}: unknown metric; known: "
@@ -112,9 +115,25 @@ def _compare(args: argparse.Namespace) -> int:
 
 def results_name(sc) -> str:
     """The output folder of a scenario's leaderboard: its name, plus the orchestrator when that
-    world has one (``hadoop``, ``hadoop_orch-regression``)."""
+    world has one (``hadoop``, ``hadoop_orch-regression``). A world that takes a bundled
+    scenario's name but is none of the registered or bundled worlds (``show-scenario hadoop >
+    my.yaml`` with the load edited) gets the first 8 hex digits of its definition's SHA-256
+    too (``hadoop-1a2b3c4d``), so that it never replaces the bundled world's leaderboard."""
+    import hashlib
+
+    from mrsched_gym.config import bundled_scenarios, load_scenario, to_dict
+    from mrsched_gym.registration import ENV_IDS, scenario_for
+    from mrsched_gym.results import json_safe
     orch = sc.cluster.orchestrator
-    return sc.name if orch == "none" else f"{sc.name}_orch-{orch}"
+    name = sc.name if orch == "none" else f"{sc.name}_orch-{orch}"
+    if sc.name not in bundled_scenarios():
+        return name                                     # a name of its own
+    world = to_dict(sc)
+    if to_dict(load_scenario(sc.name)) == world or any(
+            to_dict(scenario_for(i)) == world for i in ENV_IDS):
+        return name
+    text = json.dumps(json_safe(world), sort_keys=True)
+    return f"{name}-{hashlib.sha256(text.encode()).hexdigest()[:8]}"
 
 
 def _write_leaderboard(args, env, sc, records, failures, headline, seeds, folder) -> list:
@@ -194,10 +213,12 @@ def _benchmark(args: argparse.Namespace) -> int:
         list(range(TEST_SEEDS[0], TEST_SEEDS[0] + args.seeds))
     agents = args.agents if args.agents is not None else [
         f"agent:{n}" for n, info in pretrained_agents().items() if info.get("numpy_path")]
+    check_agents(agents)
+    references = reference_labels(args.references)
     plan = []
     for env_id in ids:                          # everything checked before the first episode
         policies = list(dict.fromkeys(["random", *applicable_baselines(scenario_of(env_id)),
-                                       *agents]))
+                                       *agents, *references]))
         sweep_tasks(policies, [env_id], seeds)
         plan.append((env_id, policies))
     t0 = time.perf_counter()
@@ -227,7 +248,7 @@ def _benchmark(args: argparse.Namespace) -> int:
         text = table(rows, ids)
         version = {"mrsched_gym": __version__, "ids": ids, "seeds": seeds,
                    "normalisation": "(random - x) / (random - best baseline), per id",
-                   "agents": agent_versions(agents)}
+                   "agents": agent_versions(agents), "references": references}
         print(text)
         staged = folder.staging()
         try:
@@ -247,6 +268,45 @@ def _benchmark(args: argparse.Namespace) -> int:
             raise
     print(f"wrote {folder.final} ({time.perf_counter() - t0:.1f} s)")
     return 0
+
+
+def check_agents(agents: Sequence[str]) -> None:
+    """Refuse a benchmark ``--agents`` entry that is not an agent (a baseline there would be
+    scored as a baseline, and could become the anchor of the score's 1).
+
+    Raises:
+        InputError: Naming the entry.
+    """
+    from mrsched_gym.errors import InputError
+    from mrsched_gym.evaluate import AGENT, parse_policy, policy_role
+    for a in agents:
+        if policy_role(parse_policy(a).label) != AGENT:
+            raise InputError(f"--agents {a!r}: not an agent (agent:NAME, agent:PATH.zip or "
+                             f"rllib:FOLDER); reference rules go in --references, and the "
+                             f"spec's baselines are in the suite already")
+
+
+def reference_labels(references: Sequence[str]) -> list[str]:
+    """The labels of the benchmark's ``--references``, each checked to be a reference rule
+    (:func:`~mrsched_gym.evaluate.policy_role`).
+
+    Raises:
+        InputError: Naming what is not a reference rule: an unknown name, one of the spec's
+            baselines (the suite runs them already) or an agent (``--agents``).
+    """
+    from mrsched_gym.baselines import BASELINES, is_reference_rule
+    from mrsched_gym.errors import InputError
+    from mrsched_gym.evaluate import REFERENCE, parse_policy, policy_role
+    out = []
+    for ref in references:
+        spec = parse_policy(ref)
+        if policy_role(spec.label) != REFERENCE:
+            known = ", ".join(n for n in BASELINES if is_reference_rule(n))
+            raise InputError(f"--references {ref!r}: not a reference rule (known: {known}); "
+                             f"the spec's baselines are in the suite already and agents go "
+                             f"in --agents")
+        out.append(spec.label)
+    return list(dict.fromkeys(out))
 
 
 def agent_versions(agents: Sequence[str]) -> dict[str, dict]:
@@ -434,6 +494,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                    "ThesisScale-v0 and Stragglers-v0)")
     b.add_argument("--agents", nargs="*", help="agents to score (agent:NAME or agent:PATH.zip; "
                    "default: the shipped agents)")
+    b.add_argument("--references", nargs="*", default=[],
+                   help="reference rules to score and rank beside the agents (srpt, atc, "
+                   "srpt-slowstart, edf-affinity:slow_start=1, ...), never the best baseline "
+                   "that anchors the score's 1 (default: none)")
     b.add_argument("--seeds", type=at_least(1), default=10,
                    help="number of test seeds from 100 (default 10)")
     b.add_argument("--workers", type=at_least(1), default=None,
@@ -457,9 +521,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     t.add_argument("--quiet", action="store_true", help="no progress bar")
     t.set_defaults(fn=_train)
     d = sub.add_parser("demo", help="run one episode of each baseline and print key metrics")
-    d.add_argument("--env", default="mrsched/Hadoop-v0")
+    d.add_argument("--env", default="mrsched/Hadoop-v0",
+                   help="env id, bundled scenario name or YAML path (default mrsched/Hadoop-v0)")
     d.add_argument("--seed", type=at_least(0), default=0)
-    d.add_argument("--policies", nargs="*")
+    d.add_argument("--policies", nargs="*", help="policies as in compare (default: random and "
+                   "the baselines that apply to the scenario)")
     d.set_defaults(fn=_demo)
     r = sub.add_parser("reproduce", help="run a seed paper's experiment and print the paper's "
                        "numbers next to ours (--list names them)")

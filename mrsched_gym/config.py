@@ -1022,8 +1022,22 @@ def config_source(path_or_name: str | os.PathLike[str], kind: str) -> tuple[str,
     name = str(path_or_name)
     res = resources.files("mrsched_gym.configs").joinpath(kind, f"{name}.yaml")
     if not res.is_file():
-        raise ConfigError(f"{name}: no such {what} file or bundled {what} (bundled: {bundled})")
+        raise ConfigError(f"{name}: no such {what} file or bundled {what} (bundled: {bundled})"
+                          + unknown_name_hint(kind, name))
     return f"configs/{kind}/{name}.yaml", res.read_text(encoding="utf-8")
+
+
+def unknown_name_hint(kind: str, name: str) -> str:
+    """For an unknown scenario name, the registered env ids (which name scenarios too) and the
+    closest id or bundled name, as the end of the error's sentence; '' for other kinds."""
+    if kind != "scenarios":
+        return ""
+    import difflib
+
+    from mrsched_gym.registration import ENV_IDS
+    close = difflib.get_close_matches(name, [*ENV_IDS, *bundled_names(kind)], n=1, cutoff=0.6)
+    return (f"; registered ids: {', '.join(ENV_IDS)}"
+            + (f"; did you mean {close[0]!r}?" if close else ""))
 
 
 def bundled_scenarios() -> list[str]:

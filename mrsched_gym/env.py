@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -11,7 +12,13 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from mrsched_gym.config import REWARD_COMPONENTS, Scenario, load_scenario, with_overrides
+from mrsched_gym.config import (
+    REWARD_COMPONENTS,
+    ConfigError,
+    Scenario,
+    load_scenario,
+    with_overrides,
+)
 from mrsched_gym.encoding import (
     CANDIDATE_FEATURES,
     DECISION_FEATURES,
@@ -61,6 +68,10 @@ def observation_space(K: int, N: int, W: int, decision_len: int = DECISION_FEATU
 
 # Episode phases of the env (``step`` and ``action_masks`` need a reset first).
 _NEW, _RUNNING, _ENDED = "new", "running", "ended"
+
+
+#: The env's own keyword arguments (every other keyword is a scenario override).
+ENV_ARGUMENTS = ("scenario", "render_mode", "strict_actions", "observe_objective", "lean_info")
 
 
 class MRSchedEnv(gym.Env):
@@ -210,7 +221,15 @@ class MRSchedEnv(gym.Env):
             raise InputTypeError(f"scenario must be a YAML path, a bundled scenario name or a "
                                  f"Scenario, got {_describe(scenario)}")
         sc = scenario if isinstance(scenario, Scenario) else load_scenario(scenario)
-        self.scenario: Scenario = with_overrides(sc, overrides)
+        try:
+            self.scenario: Scenario = with_overrides(sc, overrides)
+        except ConfigError as e:
+            flat = [k for k in overrides if "." not in k and "__" not in k]
+            if not flat:
+                raise
+            close = difflib.get_close_matches(flat[0], ENV_ARGUMENTS, n=1)   # a misspelt one?
+            raise ConfigError(f"{e}; the env's own arguments: {', '.join(ENV_ARGUMENTS)}"
+                              + (f" (did you mean {close[0]!r}?)" if close else "")) from None
         self.render_mode = render_mode
         self.strict_actions = bool(strict_actions)
         self.lean_info = bool(lean_info)

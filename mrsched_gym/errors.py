@@ -27,4 +27,16 @@ class EpisodeStateError(MRSchedError, RuntimeError):
     after the episode has ended."""
 
 
-__all__ = ["EpisodeStateError", "InputError", "InputTypeError", "MRSchedError"]
+class MissingExtraError(MRSchedError, ImportError):
+    """A call needs an optional extra (``rl``: torch and SB3; ``ray``) that is not installed;
+    the message says how to install it (:func:`install_hint`)."""
+
+
+def install_hint(extra: str) -> str:
+    """How to install the optional ``extra``: from the clone (the package is on no package
+    index), with the constraints file that pins torch to its CPU build."""
+    return f"pip install -c constraints.txt -e '.[{extra}]' in the clone"
+
+
+__all__ = ["EpisodeStateError", "InputError", "InputTypeError", "MRSchedError",
+           "MissingExtraError", "install_hint"]

@@ -37,7 +37,7 @@ import numpy as np
 
 import mrsched_gym  # noqa: F401  (registers the ids)
 from mrsched_gym.config import load_scenario
-from mrsched_gym.errors import InputError
+from mrsched_gym.errors import InputError, MissingExtraError, install_hint
 from mrsched_gym.results import (
     EpisodeFailures,
     mean_ci95,
@@ -114,6 +114,23 @@ def parse_policy(spec: str) -> PolicySpec:
     return PolicySpec(label=spec, kind="baseline", target=name, params=tuple(params))
 
 
+#: What a policy label names (:func:`policy_role`).
+AGENT, REFERENCE, BASELINE = "agent", "reference", "baseline"
+
+
+def policy_role(label: str) -> str:
+    """What the policy of a record's ``label`` is: :data:`AGENT` (``agent:...``, ``rllib:...``),
+    :data:`REFERENCE` (a reference rule: a textbook rule outside the spec's baselines, ranked
+    only when named, e.g. ``srpt`` or ``edf-affinity:slow_start=1``) or :data:`BASELINE` (one of
+    the spec's baselines). Only a baseline is ever "the best baseline" that leaderboards pair
+    agents with and that anchors the benchmark's score."""
+    from mrsched_gym.baselines import is_reference_rule
+
+    if label.startswith(("agent:", "rllib:")):
+        return AGENT
+    return REFERENCE if is_reference_rule(label.partition(":")[0]) else BASELINE
+
+
 def make_policy(spec: PolicySpec | str):
     """Instantiate a policy (a baseline :class:`Scheduler` or an agent adapter)."""
     spec = parse_policy(spec) if isinstance(spec, str) else spec
@@ -121,8 +138,9 @@ def make_policy(spec: PolicySpec | str):
         try:
             from mrsched_gym.agents.rllib_module import load_rllib_policy
         except ImportError as e:
-            raise InputError(f"policy {spec.label!r}: loading an RLlib checkpoint needs Ray "
-                             f"(pip install 'mrsched-gym[ray]'): {e}") from None
+            raise MissingExtraError(f"policy {spec.label!r}: loading an RLlib checkpoint "
+                                    f"needs the ray extra ({install_hint('ray')}): {e}"
+                                    ) from None
         return load_rllib_policy(spec.target, name=spec.label)
     if spec.kind == "agent":
         if spec.target.endswith(".npz"):           # a shipped agent: numpy, no torch needed
@@ -384,8 +402,10 @@ def run_parallel(fn, tasks: Sequence, workers: int | None = None, progress: bool
     return out
 
 
-__all__ = ["PolicySpec", "EpisodeFailures", "check_policy", "collect_records", "evaluate",
+__all__ = ["AGENT", "BASELINE", "REFERENCE", "PolicySpec", "EpisodeFailures", "check_policy",
+           "collect_records", "evaluate",
            "file_digest", "make_env", "make_policy", "reusable_records",
-           "mean_ci95", "metric_names", "parse_policy", "policy_fingerprint", "run_episode",
+           "mean_ci95", "metric_names", "parse_policy", "policy_fingerprint", "policy_role",
+           "run_episode",
            "run_parallel", "run_task",
            "scenario_of", "summarize", "sweep_tasks", "unique_labels", "write_results"]

@@ -62,30 +62,32 @@ def table(records: Sequence[dict], headline: str, notes: dict | None = None) -> 
 
 
 def paired_vs_best(records: Sequence[dict], headline: str) -> list[str]:
-    """For each agent: the per-seed difference agent - best baseline (same worlds: common random
-    numbers), mean ± 95% CI, and on how many seeds the agent is better."""
+    """The paired differences (same worlds per seed: common random numbers), mean ± 95% CI and
+    on how many seeds the first policy is better: each agent and each reference rule minus the
+    best baseline (one of the spec's baselines: :func:`~mrsched_gym.evaluate.policy_role`),
+    then each agent minus each reference rule."""
+    from mrsched_gym.evaluate import AGENT, BASELINE, REFERENCE, policy_role
+    order = [r["policy"] for r in ranked(records, headline)]
+    role = {p: policy_role(p) for p in order}
+    base = [p for p in order if role[p] == BASELINE]
+    refs = [p for p in order if role[p] == REFERENCE]
+    pairs = [(p, base[0]) for p in order if base and role[p] != BASELINE]
+    pairs += [(a, r) for a in order if role[a] == AGENT for r in refs]
+    return [line for a, b in pairs if (line := paired_line(records, headline, a, b))]
+
+
+def paired_line(records: Sequence[dict], headline: str, a: str, b: str) -> str:
+    """``a - b`` per seed over the seeds both ran, as a sentence ('' if they share none)."""
     from mrsched_gym.results import mean_ci95
-    rows = ranked(records, headline)
-    base = [r["policy"] for r in rows if not r["policy"].startswith("agent:")]
-    if not base:
-        return []
-    best = base[0]
-    ref = {r["seed"]: r[headline] for r in records if r["policy"] == best}
-    out = []
-    for r in rows:
-        pol = r["policy"]
-        if not pol.startswith("agent:"):
-            continue
-        d = [x[headline] - ref[x["seed"]] for x in records
-             if x["policy"] == pol and x["seed"] in ref]
-        if not d:
-            continue
-        m, c = mean_ci95(d)
-        higher = better_sign(headline) < 0
-        wins = sum((v > 0) if higher else (v < 0) for v in d)
-        out.append(f"{pol} - {best} (paired over the same {len(d)} seeds): {_fmt(m, c)}; "
-                   f"{pol} {'higher' if higher else 'lower'} on {wins}/{len(d)} seeds")
-    return out
+    ref = {r["seed"]: r[headline] for r in records if r["policy"] == b}
+    d = [x[headline] - ref[x["seed"]] for x in records if x["policy"] == a and x["seed"] in ref]
+    if not d:
+        return ""
+    m, c = mean_ci95(d)
+    higher = better_sign(headline) < 0
+    wins = sum((v > 0) if higher else (v < 0) for v in d)
+    return (f"{a} - {b} (paired over the same {len(d)} seeds): {_fmt(m, c)}; "
+            f"{a} {'higher' if higher else 'lower'} on {wins}/{len(d)} seeds")
 
 
 def new_figure(w: float, h: float):

@@ -22,6 +22,11 @@ rejected at admission) — the estimate ``time limit + remaining work alone`` th
 * JCT statistics (``mean_jct_s``, ``p95_jct_s``, slowdown, fairness, high-priority sojourn) are
   over all arrived jobs, the unserved ones at their estimated completion; ``jobs_finished_pct``
   says how many actually finished.
+* ``n_jobs`` is the workload's size: every job it submits, including those whose submission
+  time the episode did not reach (a time limit shorter than the arrivals, e.g. an override);
+  the jobs that arrived are ``jobs_finished + jobs_unfinished + rejections`` (without a
+  statistics window, which ``rejections``, a reward component, ignores), and every
+  percentage above is over arrived jobs only.
 * With a statistics window (``Scenario.stats_window_s``, thesis 5.3.5.1: the steady-state middle
   of a long run) the job statistics above (job counts, makespan, JCT, deadline metrics, relative
   lateness, fairness) count only the jobs submitted or completed (at their finish or charged

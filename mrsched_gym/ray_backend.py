@@ -1,4 +1,4 @@
-"""Ray as the scale-out engine (optional extra: ``pip install 'mrsched-gym[ray]'``).
+"""Ray as the scale-out engine (optional extra: ``pip install -c constraints.txt -e '.[ray]'``).
 
 * **RLlib**: :func:`register_rllib_envs` registers every ``mrsched/*`` id (and any scenario
   name or path passed later) with Ray Tune's registry, so the env creator travels to every
@@ -34,6 +34,8 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from mrsched_gym.errors import MissingExtraError, install_hint
+
 RLLIB_PREFIX = "rllib:"
 
 
@@ -41,8 +43,8 @@ def _ray():
     try:
         import ray
     except ImportError as e:  # pragma: no cover - depends on the install
-        raise ImportError("the Ray backend needs the ray extra: pip install 'mrsched-gym[ray]'"
-                          ) from e
+        raise MissingExtraError(f"the Ray backend needs the ray extra: {install_hint('ray')}"
+                                ) from e
     return ray
 
 
@@ -181,14 +183,17 @@ def rllib_ppo_config(scenario: str = "mrsched/Hadoop-v0", env_overrides: dict | 
 
     Raises:
         ValueError: An unknown ``module``.
+        MRSchedError: A bad ``scenario`` or ``env_overrides`` (the env is built once here, so
+            that they fail in the driver, not later inside Ray's remote env runners).
     """
     _ray()
     from ray.rllib.algorithms.ppo import PPOConfig
     if module not in ("set", "mlp"):
         raise ValueError(f"module must be 'set' or 'mlp', got {module!r}")
-    register_rllib_envs([scenario])
     env_config = {**dict(env_overrides or {}),
                   "observation": "masked" if module == "set" else "flat"}
+    make_rllib_env({"scenario": scenario, **env_config}).close()
+    register_rllib_envs([scenario])
     config = (PPOConfig()
               .environment(RLLIB_PREFIX + scenario, env_config=env_config)
               .framework("torch")

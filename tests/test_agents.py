@@ -637,6 +637,27 @@ def test_shipped_agent_runs_in_the_harness_without_torch(tmp_path):
     assert float(out[0]) == with_torch["deadline_penalty_h"] and float(out[1]) == 0
 
 
+def test_without_torch_an_sb3_checkpoint_and_training_say_how_to_install_it(tmp_path):
+    """A fresh interpreter where importing torch fails: loading an SB3 checkpoint and
+    ``mrsched-gym train`` end in one ``error:`` line naming the install command from the clone
+    (the package is on no index), not a traceback."""
+    import subprocess
+    import sys
+    zip_path = pretrained_agents()["hadoop-v0"]["path"]
+    code = ("import sys; sys.modules['torch'] = None\n"
+            "from mrsched_gym.cli import main\n"
+            f"codes = [main(['demo', '--env', 'mrsched/Dedicated-v0', '--policies', "
+            f"'agent:{zip_path}']), main(['train', 'hadoop_set', '--steps', '8', '--out', "
+            f"{str(tmp_path)!r}])]\n"
+            "print(codes)\n")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert run.stdout.strip().splitlines()[-1] == "[2, 2]", run.stdout + run.stderr
+    errors = [ln for ln in run.stderr.splitlines() if ln.startswith("error:")]
+    assert len(errors) == 2 and "Traceback" not in run.stderr, run.stderr
+    assert "needs the rl extra: pip install -c constraints.txt -e '.[rl]'" in errors[0]
+    assert "training needs the rl extra: pip install -c constraints.txt -e '.[rl]'" in errors[1]
+
+
 def test_compare_includes_the_shipped_agent_by_default(tmp_path, capsys):
     from mrsched_gym.cli import main
     assert main(["compare", "--seeds", "1", "--workers", "1", "--quiet", "--no-plots",

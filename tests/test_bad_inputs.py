@@ -450,6 +450,9 @@ SEED_CASES = [   # Gymnasium's own rule: None or a Python int >= 0
 ]
 
 ENV_ARG_CASES = [
+    _case("misspelt-argument", "env_arg", {"observe_objectiv": True}, ConfigError,
+          "the env's own arguments: scenario, render_mode, strict_actions, observe_objective, "
+          "lean_info (did you mean 'observe_objective'?)"),
     _case("strict-string", "env_arg", {"strict_actions": "no"}, InputTypeError,
           "strict_actions must be True or False, got str 'no'"),
     _case("strict-int", "env_arg", {"strict_actions": 1}, InputTypeError,
@@ -504,6 +507,14 @@ CLI_CASES = [   # each fails before any episode runs
           MRSchedError, "error: nosuch: no such scenario file or bundled scenario"),
     _case("demo-missing-file", "cli", ["demo", "--env", "/no/such.yaml"], MRSchedError,
           "error: /no/such.yaml: scenario file not found"),
+    _case("compare-misspelt-id", "cli", ["compare", "--env", "mrsched/Hadop-v0", "--quiet"],
+          MRSchedError, "registered ids: mrsched/Hadoop-v0, "),
+    _case("compare-misspelt-id-hint", "cli", ["compare", "--env", "mrsched/Hadop-v0"],
+          MRSchedError, "did you mean 'mrsched/Hadoop-v0'?"),
+    _case("demo-unknown-policy", "cli", ["demo", "--policies", "edf", "edff"], MRSchedError,
+          "error: policy 'edff': unknown baseline 'edff'"),
+    _case("demo-bad-parameter", "cli", ["demo", "--policies", "fair:delay"], MRSchedError,
+          "error: policy 'fair:delay': parameter 'delay' is not key=value"),
     _case("show-unknown", "cli", ["show-scenario", "hadop"], MRSchedError,
           "error: hadop: no such scenario"),
     _case("show-duplicate-key", "cli", ["show-scenario", "{p}"], MRSchedError,

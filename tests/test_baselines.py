@@ -9,6 +9,7 @@ and the test flags it the day it starts to hold.
 
 import math
 import os
+import re
 
 import numpy as np
 import pytest
@@ -70,12 +71,33 @@ def test_applicability_of_decision_specific_baselines():
 def test_bad_parameters_are_rejected_with_the_field_name():
     with pytest.raises(ValueError, match="delay"):
         make_baseline("fair", delay=-1)
-    with pytest.raises(ValueError, match="primitive"):
-        make_baseline("preempt-kill", primitive="nuke")  # overrides the preset
+    with pytest.raises(TypeError, match="'primitive' is set by the name 'preempt-kill'"):
+        make_baseline("preempt-kill", primitive="suspend")   # the name would lie in records
     with pytest.raises(ValueError, match="eviction"):
         make_baseline("preempt-kill", eviction="random")
     with pytest.raises(KeyError, match="unknown baseline"):
         make_baseline("lottery")
+
+
+@pytest.mark.parametrize("name, params, message", [
+    ("fair", {"delay": 1.5}, "'delay' must be an integer, got float 1.5"),   # not truncated to 1
+    ("fair", {"delay": True}, "'delay' must be an integer, got bool True"),
+    ("fair", {"delay": "abc"}, "'delay' must be an integer, got str 'abc'"),
+    ("rds", {"interval_s": "abc"}, "'interval_s' must be a number"),
+    ("mp", {"admission": 1}, "'admission' must be true or false, got int 1"),
+    ("edf-affinity", {"min_ratio": True}, "'min_ratio' must be a number, got bool True"),
+    ("fair", {"dealy": 2}, "unknown parameter 'dealy'; known: delay, pools"),
+    ("edf", {"x": 1}, "unknown parameter 'x'; known: none"),
+])
+def test_parameters_of_the_wrong_type_or_name_are_refused(name, params, message):
+    with pytest.raises(TypeError, match=re.escape(message)):
+        make_baseline(name, **params)
+
+
+def test_parameters_of_the_right_type_are_taken():
+    assert make_baseline("fair", delay=2).delay == 2
+    assert make_baseline("rds", interval_s=300).interval_s == 300        # an int is a number
+    assert make_baseline("edf-affinity", min_ratio=0.5, slow_start=None).slow_start is None
 
 
 # ------------------------------------------------------------------ EDF (MIMP 5.2, RDS)

@@ -9,6 +9,7 @@ from mrsched_gym.benchmark import (
     SUITE,
     TEST_SEEDS,
     aggregate,
+    best_baseline,
     iqm,
     normalised_scores,
     prob_improvement,
@@ -30,6 +31,20 @@ def test_normalised_score_is_zero_for_random_and_one_for_the_best_baseline():
     assert np.mean(sc["edf"]) == pytest.approx(1.0)        # the best baseline (agents excluded)
     assert sc["fifo"] == pytest.approx([0.5, 0.5, 0.5])
     assert sc["agent:x"] == pytest.approx([1.125] * 3)      # better than every baseline
+
+
+def test_a_reference_rule_is_scored_but_never_the_anchor():
+    """A reference rule (srpt) better than every baseline keeps the best baseline at 1 (it is
+    not ``B``) and gets a probability of improvement like an agent."""
+    vals = {"random": [10, 12, 8], "edf": [2, 4, 0], "fifo": [6, 6, 6], "srpt": [1, 1, 1],
+            "agent:x": [1.5, 1.5, 1.5]}
+    sc = normalised_scores(records(vals))["mrsched/Hadoop-v0"]
+    assert np.mean(sc["edf"]) == pytest.approx(1.0)
+    assert sc["srpt"] == pytest.approx([1.125] * 3)
+    assert best_baseline(sc) == "edf"
+    rows = {r["policy"]: r for r in aggregate({"mrsched/Hadoop-v0": sc}, samples=50)}
+    assert rows["srpt"]["p_improvement"] == pytest.approx(rows["agent:x"]["p_improvement"])
+    assert "p_improvement" not in rows["edf"]
 
 
 def test_iqm_and_probability_of_improvement():
@@ -74,6 +89,31 @@ def test_benchmark_command_writes_scores_with_the_suite_version(tmp_path, capsys
     assert agents["agent:hadoop-v0"]["params_sha256"] == shipped["hadoop-v0"]["params_sha256"]
     assert agents["agent:general"]["affinity"] == shipped["general"]["affinity"]
     assert len(agents["agent:general"]["file_sha256_16"]) == 16
+
+
+def test_benchmark_ranks_the_references_it_is_given(tmp_path, capsys):
+    assert main(["benchmark", "--ids", "mrsched/Dedicated-v0", "--seeds", "2", "--workers",
+                 "1", "--quiet", "--no-plots", "--out", str(tmp_path), "--agents",
+                 "--references", "srpt-slowstart"]) == 0
+    assert "| srpt-slowstart (reference) |" in capsys.readouterr().out
+    data = json.loads((tmp_path / "benchmark" / "benchmark.json").read_text())
+    assert data["suite"]["references"] == ["srpt-slowstart"]
+    rows = {r["policy"]: r for r in data["aggregate"]}
+    assert "p_improvement" in rows["srpt-slowstart"] and "p_improvement" not in rows["edf"]
+
+
+@pytest.mark.parametrize("option, value, names", [
+    ("--references", "edf", "the spec's baselines are in the suite"),   # a spec baseline
+    ("--references", "agent:general", "agents go in --agents"),
+    ("--references", "nope", "unknown baseline 'nope'"),
+    ("--agents", "srpt", "'srpt': not an agent"),          # would be scored as a baseline
+    ("--agents", "edf", "'edf': not an agent"),
+])
+def test_benchmark_refuses_a_policy_in_the_wrong_option(tmp_path, capsys, option, value, names):
+    assert main(["benchmark", "--ids", "mrsched/Dedicated-v0", "--seeds", "1", "--quiet",
+                 "--out", str(tmp_path), option, value]) == 2
+    assert names in capsys.readouterr().err
+    assert not (tmp_path / "benchmark").exists()                    # nothing ran
 
 
 def test_a_local_file_named_like_a_shipped_agent_is_not_given_its_hash(tmp_path, monkeypatch):

@@ -109,6 +109,28 @@ def test_compare_command_writes_table_results_and_plots(tmp_path, capsys):
         assert (d / f).stat().st_size > 0, f
 
 
+def test_an_edited_copy_of_a_bundled_scenario_gets_a_folder_of_its_own(tmp_path, capsys):
+    """``show-scenario hadoop > my.yaml`` with the load edited keeps ``name: hadoop``: its
+    leaderboard must not replace the bundled world's ``results/hadoop``."""
+    from mrsched_gym.cli import main
+    assert main(["show-scenario", "hadoop"]) == 0
+    text = capsys.readouterr().out
+    head, workload, tail = text.partition("\nworkload:")
+    assert "\n  load: " in tail
+    mine = tmp_path / "my.yaml"
+    mine.write_text(head + workload + tail.replace("\n  load: ", "\n  load: 0.5 #", 1))
+    for env in ("mrsched/Hadoop-v0", str(mine)):
+        assert main(["compare", "--env", env, "--policies", "edf", "--seeds", "1",
+                     "--workers", "1", "--quiet", "--no-plots", "--out", str(tmp_path)]) == 0
+    folders = sorted(p.name for p in tmp_path.iterdir() if p.is_dir())
+    assert folders[0] == "hadoop" and len(folders) == 2
+    assert folders[1].startswith("hadoop-") and len(folders[1]) == len("hadoop-") + 8
+    ran = json.loads((tmp_path / folders[1] / "run.json").read_text())
+    assert ran["scenario"] == str(mine)
+    assert json.loads((tmp_path / "hadoop" / "run.json").read_text())["scenario"] == \
+        "mrsched/Hadoop-v0"
+
+
 def test_paired_difference_against_the_best_baseline():
     """Hand-made records: the agent's per-seed differences to the best baseline (b) are -1, -2,
     0."""
@@ -120,6 +142,20 @@ def test_paired_difference_against_the_best_baseline():
     assert line.startswith("agent:x - b (paired over the same 3 seeds): -1.00 ± 2.48")
     assert line.endswith("lower on 2/3 seeds")
     assert paired_vs_best([r for r in recs if r["policy"] != "agent:x"], "m") == []
+
+
+def test_a_reference_rule_is_paired_with_the_best_baseline_but_never_is_it():
+    """``srpt`` (a reference rule) beats every baseline: the pairs are still against the best
+    of the spec's baselines (b), and the agent is also paired with the reference; an RLlib
+    agent is an agent."""
+    from mrsched_gym.leaderboard import paired_vs_best
+    vals = {"fifo": [5, 5, 5], "b": [2, 3, 1], "srpt": [0, 0, 0], "agent:x": [1, 1, 1],
+            "rllib:y": [0, 0, 2]}
+    recs = [{"policy": p, "scenario": "s", "seed": i, "m": float(v)}
+            for p, vs in vals.items() for i, v in enumerate(vs)]
+    pairs = [line.split(" (paired")[0] for line in paired_vs_best(recs, "m")]
+    assert pairs == ["srpt - b", "rllib:y - b", "agent:x - b", "rllib:y - srpt",
+                     "agent:x - srpt"]
 
 
 # ------------------------------------------------------------------ a harness that loses nothing

@@ -154,9 +154,11 @@ def test_atc_is_named_only_and_checks_k():
     from mrsched_gym.errors import InputError
     assert all("atc" not in applicable_baselines(scenario_of(i))
                for i in ("mrsched/Hadoop-v0", "mrsched/Heterogeneous-v0"))
-    for bad in ("0", "-1", "inf", "nan", "true"):
+    for bad in ("0", "-1", "inf", "nan"):
         with pytest.raises(InputError, match="atc: k must be a positive finite number"):
             make_policy(f"atc:k={bad}")
+    with pytest.raises(InputError, match="atc: parameter 'k' must be a number, got bool True"):
+        make_policy("atc:k=true")                  # refused by its type, before the constructor
 
 
 # ---------------------------------------------------------------------- imitation

@@ -132,3 +132,21 @@ def test_relative_lateness_is_rds_eq1():
         expect += log.weight[j] * late / (log.deadline_s[j] - log.arrival_s[j])
     assert expect > 0
     assert info["metrics"]["relative_lateness"] == pytest.approx(expect, rel=1e-12)
+
+
+@pytest.mark.parametrize("env_id, kwargs, policy", [
+    ("mrsched/Hadoop-v0", {"time_limit_s": 1800}, "edf"),    # jobs left unsubmitted
+    ("mrsched/Admission-v0", {}, "mp+ac"),                    # jobs rejected
+])
+def test_n_jobs_is_the_workload_and_the_arrived_jobs_add_up(env_id, kwargs, policy):
+    """The metrics module's docstring: ``n_jobs`` counts every job of the workload; the
+    arrived ones are finished + unfinished + rejected, and the percentages are over them."""
+    from mrsched_gym.evaluate import make_policy, run_episode
+    res = run_episode(env_id, make_policy(policy), 0, env_kwargs=kwargs)
+    m = res["metrics"]
+    arrived = m["jobs_finished"] + m["jobs_unfinished"] + m["rejections"]
+    assert m["jobs_finished_pct"] == pytest.approx(100 * m["jobs_finished"] / arrived)
+    if kwargs:
+        assert arrived < m["n_jobs"]                    # the cut episode left jobs unsubmitted
+    else:
+        assert arrived == m["n_jobs"] and m["rejections"] > 0

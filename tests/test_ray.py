@@ -9,6 +9,7 @@ module directly, without a Ray cluster; one tiny PPO iteration then runs it end 
 from __future__ import annotations
 
 import math
+import re
 
 import gymnasium as gym
 import numpy as np
@@ -299,6 +300,17 @@ def test_rllib_ppo_trains_the_set_module_end_to_end(local_ray, tmp_path):
     by_name = run_episode("mrsched/Hadoop-v0", make_policy(f"rllib:{checkpoint}"), seed=0,
                           env_kwargs=SHORT)
     assert by_name["jct_s"] == out["jct_s"] and by_name["return"] == out["return"]
+
+
+@pytest.mark.parametrize("scenario, overrides, message", [
+    ("mrsched/Hadop-v0", None, "did you mean 'mrsched/Hadoop-v0'?"),
+    ("mrsched/Hadoop-v0", {"workload.lod": 0.5}, "unknown key 'lod'"),
+])
+def test_a_bad_scenario_fails_in_the_driver_not_in_the_env_runners(scenario, overrides,
+                                                                     message):
+    from mrsched_gym.errors import MRSchedError
+    with pytest.raises(MRSchedError, match=re.escape(message)):
+        rllib_ppo_config(scenario, env_overrides=overrides)
 
 
 def test_unknown_module_is_refused():
