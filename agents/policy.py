@@ -176,6 +176,31 @@ class AgentPolicy:
         self._shapes = {k: sp.shape for k, sp in space.spaces.items()}
         self._objective: np.ndarray | None = None
 
+    def check_fits(self, space: gym.spaces.Dict, where: str) -> None:
+        """Raise :class:`InputError` if the agent cannot act on observations of ``space`` (the
+        observation space of the world ``where``): a flat network needs the shapes it was
+        trained on, except the forecast (cut or padded), a longer decision array (the extra
+        decision kinds are skipped, :func:`fit_decision`) and the objective (read from the
+        world). A set network adapts to any cluster size and candidate count (:meth:`_adapt`).
+        The harness calls this before a sweep runs, so a mismatch fails up front."""
+        from mrsched_gym.agents.networks import SetExtractor
+        from mrsched_gym.errors import InputError
+        missing = sorted(set(self._shapes) - set(space.spaces) - {"objective"})
+        if missing:
+            raise InputError(f"{self.name}: {where} has no observation {missing} that the "
+                             f"agent was trained with")
+        if isinstance(self.policy.features_extractor, SetExtractor):
+            return
+        bad = {k: (s, space[k].shape) for k, s in self._shapes.items()
+               if k not in ("forecast", "objective") and space[k].shape != s
+               and not (k == "decision" and space[k].shape[0] > s[0])}
+        if bad:
+            detail = ", ".join(f"{k}: trained on {a}, {where} gives {b}"
+                               for k, (a, b) in bad.items())
+            raise InputError(f"{self.name}: a flat-network agent only runs on the observation "
+                             f"shapes it was trained on ({detail}); the set network adapts to "
+                             f"other cluster sizes and candidate counts")
+
     def reset(self, sim, seed: int | None = None) -> None:
         """An agent that observes the objective reads it from the world (what the env's
         ``observe_objective=True`` puts in the observation); otherwise stateless."""

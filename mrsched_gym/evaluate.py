@@ -350,7 +350,29 @@ def sweep_tasks(policies: Sequence[str | PolicySpec], scenarios: Sequence[str],
     for s in scenarios:
         scenario_of(s)
     specs = unique_labels([check_policy(p) for p in policies])
+    for sp in specs:
+        check_agent_fits(sp, scenarios, env_kwargs)
     return [(sp, sc, int(sd), env_kwargs) for sp in specs for sc in scenarios for sd in seeds]
+
+
+def check_agent_fits(spec: PolicySpec, scenarios: Sequence[str],
+                     env_kwargs: dict | None = None) -> None:
+    """Load an SB3 agent checkpoint once and check that it can act in every scenario (its
+    file, its algorithm, a flat network's input shapes), so a sweep with an agent that does
+    not fit fails before any episode runs. Shipped agents (set networks) and baselines pass."""
+    if spec.kind != "agent" or spec.target.endswith(".npz"):
+        return
+    from mrsched_gym.agents.policy import load_agent
+    try:
+        agent = load_agent(spec.target)
+    except (FileNotFoundError, ValueError) as e:
+        raise InputError(f"policy {spec.label!r}: {e}") from None
+    for sc in scenarios:
+        env = make_env(sc, env_kwargs)
+        try:
+            agent.check_fits(env.observation_space, f"scenario {sc!r}")
+        finally:
+            env.close()
 
 
 def unique_labels(specs: Sequence[PolicySpec]) -> list[PolicySpec]:

@@ -17,7 +17,8 @@ from mrsched_gym.agents.policy import AgentPolicy, load_agent, load_sb3, policy_
 from mrsched_gym.agents.pretrained import agents_for, pretrained_agents  # noqa: E402
 from mrsched_gym.agents.train import TRAIN_SEED_BASE, build_model, load_config, make_vec_env, train  # noqa: E402
 from mrsched_gym.encoding import observed_kind  # noqa: E402
-from mrsched_gym.evaluate import evaluate, mean_ci95, run_episode  # noqa: E402
+from mrsched_gym.errors import InputError  # noqa: E402
+from mrsched_gym.evaluate import evaluate, mean_ci95, run_episode, sweep_tasks  # noqa: E402
 from mrsched_gym.sim.decision import SCHEDULE  # noqa: E402
 
 #: Short episodes (15 min of arrivals) keep the training tests to seconds.
@@ -453,6 +454,16 @@ def test_set_agent_runs_on_other_cluster_sizes_flat_agent_refuses(trained, tmp_p
     flat = AgentPolicy(model, "flat")
     with pytest.raises(ValueError, match="flat-network agent"):
         run_episode("mrsched/Dedicated-v0", flat, 0, SHORT)
+    # a sweep checks it up front, before any episode runs; on its own world it fits
+    model.save(tmp_path / "flat.zip")
+    spec = f"agent:{tmp_path / 'flat.zip'}"
+    assert len(sweep_tasks([spec], ["mrsched/Hadoop-v0"], [0, 1], SHORT)) == 2
+    with pytest.raises(InputError, match=r"agent:flat: a flat-network agent .*nodes: trained on "
+                                         r"\(\d+, \d+\), scenario 'mrsched/Dedicated-v0' gives"):
+        sweep_tasks([spec, "edf"], ["mrsched/Hadoop-v0", "mrsched/Dedicated-v0"], [0], SHORT)
+    sweep_tasks([f"agent:{trained['final_model']}"], ["mrsched/Dedicated-v0"], [0], SHORT)
+    with pytest.raises(InputError, match="not found"):
+        sweep_tasks([f"agent:{tmp_path / 'none.zip'}"], ["mrsched/Hadoop-v0"], [0])
 
 
 # ---------------------------------------------------------------------- the shipped agent
@@ -593,7 +604,6 @@ def test_shipped_generalist_speculates_with_hadoops_rule_and_schedules_with_its_
 
 def test_a_speculation_rule_must_be_a_speculating_baseline():
     from mrsched_gym.agents.policy import SpeculationDelegate
-    from mrsched_gym.errors import InputError
     from mrsched_gym.evaluate import PolicySpec, make_policy, parse_policy
     shipped = parse_policy("agent:general")
     for bad in ("fifo", "nope"):
@@ -728,7 +738,6 @@ def test_an_agent_trained_on_a_flattened_observation_gets_a_clear_error(tmp_path
     FlattenObservation is refused with an error that names the wrapper, not an AttributeError."""
     from stable_baselines3 import PPO
 
-    from mrsched_gym.errors import InputError
     from mrsched_gym.evaluate import make_policy
     env = gym.wrappers.FlattenObservation(gym.make("mrsched/Hadoop-v0"))
     PPO("MlpPolicy", env, n_steps=32, batch_size=32, n_epochs=1, seed=0).save(tmp_path / "flat")
