@@ -8,7 +8,7 @@ import gymnasium as gym
 import numpy as np
 
 from mrsched_gym.encoding import DECISION_TAIL, decision_kind_slot, kind_slice
-from mrsched_gym.errors import MissingExtraError, install_hint
+from mrsched_gym.errors import InputError, MissingExtraError, install_hint
 from mrsched_gym.sim.decision import SCHEDULE, SPECULATE
 
 _SCHEDULE = decision_kind_slot(SCHEDULE)       # the schedule entry of obs["decision"]
@@ -166,7 +166,6 @@ class AgentPolicy:
         self.policy.set_training_mode(False)
         space = self.policy.observation_space
         if not isinstance(space, gym.spaces.Dict):
-            from mrsched_gym.errors import InputError
             raise InputError(
                 f"{name}: the model was trained on a {type(space).__name__} observation "
                 f"{getattr(space, 'shape', '')} (e.g. through FlattenObservation); the harness "
@@ -184,10 +183,9 @@ class AgentPolicy:
         world). A set network adapts to any cluster size and candidate count (:meth:`_adapt`).
         The harness calls this before a sweep runs, so a mismatch fails up front."""
         from mrsched_gym.agents.networks import SetExtractor
-        from mrsched_gym.errors import InputError
         missing = sorted(set(self._shapes) - set(space.spaces) - {"objective"})
         if missing:
-            raise InputError(f"{self.name}: {where} has no observation {missing} that the "
+            raise InputError(f"{where} has no observation {missing} that the "
                              f"agent was trained with")
         if isinstance(self.policy.features_extractor, SetExtractor):
             return
@@ -197,8 +195,8 @@ class AgentPolicy:
         if bad:
             detail = ", ".join(f"{k}: trained on {a}, {where} gives {b}"
                                for k, (a, b) in bad.items())
-            raise InputError(f"{self.name}: a flat-network agent only runs on the observation "
-                             f"shapes it was trained on ({detail}); the set network adapts to "
+            raise InputError(f"a flat-network agent only runs on the observation shapes it "
+                             f"was trained on ({detail}); the set network adapts to "
                              f"other cluster sizes and candidate counts")
 
     def reset(self, sim, seed: int | None = None) -> None:

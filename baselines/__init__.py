@@ -5,7 +5,12 @@ default parameters; :func:`make_baseline` also accepts keyword overrides
 (``make_baseline("fair", delay=0)``).
 """
 
+import numbers
+import types
+import typing
 from functools import partial
+
+import numpy as np
 
 from mrsched_gym.baselines.adaptive import AdaptiveScheduler, RASScheduler, ReverseAdaptiveScheduler
 from mrsched_gym.baselines.affinity import EDFAffinityScheduler
@@ -78,13 +83,22 @@ def make_baseline(name: str, **params) -> Scheduler:
     return sched
 
 
+def _is_integer(v) -> bool:
+    return isinstance(v, numbers.Integral) and not isinstance(v, (bool, np.bool_))
+
+
+def _is_number(v) -> bool:
+    return isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_))
+
+
 #: The plain types a parameter's annotation may name, and the values each accepts (a bool is
-#: not a number here, and a float is not an integer, even 2.0: ``delay=1.5`` must not become 1).
+#: not a number here, and a float is not an integer, even 2.0: ``delay=1.5`` must not become 1;
+#: numpy's scalars are accepted as the Python types they stand for).
 PARAMETER_TYPES = {
-    "int": (lambda v: isinstance(v, int) and not isinstance(v, bool), "an integer"),
-    "float": (lambda v: isinstance(v, (int, float)) and not isinstance(v, bool), "a number"),
-    "bool": (lambda v: isinstance(v, bool), "true or false"),
-    "str": (lambda v: isinstance(v, str), "a string"),
+    int: (_is_integer, "an integer"),
+    float: (_is_number, "a number"),
+    bool: (lambda v: isinstance(v, (bool, np.bool_)), "true or false"),
+    str: (lambda v: isinstance(v, str), "a string"),
 }
 
 
@@ -92,17 +106,27 @@ def check_parameters(name: str, params: dict) -> None:
     """Check ``params`` against the baseline's constructor: every name is one of its
     parameters, not one its registered name fixes (``preempt-kill`` fixes ``primitive``), and
     every value has the type the parameter is annotated with (``int``, ``float``, ``bool``,
-    ``str``, optionally ``| None``; other annotations, such as mappings, are the
+    ``str``, optionally ``| None`` or ``Optional``; other annotations, such as mappings, are the
     constructor's to check).
 
     Raises:
         TypeError: An unknown or fixed parameter, or a value of the wrong type.
     """
-    import inspect
-
     factory = BASELINES[name]
     fixed = factory.keywords if isinstance(factory, partial) else {}
-    sig = inspect.signature(_cls(name).__init__)
+    check_constructor_parameters(_cls(name), params, name, fixed)
+
+
+def check_constructor_parameters(cls: type, params: dict, name: str,
+                                 fixed: dict | None = None) -> None:
+    """:func:`check_parameters` for any scheduler class ``cls`` (errors say ``name``; ``fixed``
+    holds the parameters its registered name sets)."""
+    import inspect
+
+    fixed = fixed or {}
+    init = cls.__init__
+    sig = inspect.signature(init)
+    hints = typing.get_type_hints(init)
     known = [p for p in sig.parameters.values()
              if p.name != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
              and p.name not in fixed]
@@ -114,9 +138,12 @@ def check_parameters(name: str, params: dict) -> None:
         if key not in by_name:
             raise TypeError(f"{name}: unknown parameter {key!r}; known: "
                             f"{', '.join(by_name) or 'none'}")
-        ann = str(by_name[key].annotation).replace(" ", "")
-        optional = ann.endswith("|None")
-        check = PARAMETER_TYPES.get(ann.removesuffix("|None"))
+        hint = hints.get(key)
+        members = typing.get_args(hint) if typing.get_origin(hint) in (
+            typing.Union, types.UnionType) else (hint,)
+        optional = type(None) in members
+        plain = [m for m in members if m is not type(None)]
+        check = PARAMETER_TYPES.get(plain[0]) if len(plain) == 1 else None
         if check is None or (optional and value is None):
             continue
         accepts, what = check
@@ -138,4 +165,5 @@ def is_reference_rule(name: str) -> bool:
 
 
 __all__ = ["BASELINES", "PARAMETER_TYPES", "Scheduler", "applicable_baselines",
-           "check_parameters", "is_reference_rule", "make_baseline"]
+           "check_constructor_parameters", "check_parameters",
+           "is_reference_rule", "make_baseline"]

@@ -424,8 +424,9 @@ def _reproduce(args: argparse.Namespace) -> int:
 def _show(args: argparse.Namespace) -> int:
     import yaml
 
-    from mrsched_gym.config import load_scenario, to_dict
-    print(yaml.safe_dump(to_dict(load_scenario(args.scenario)), sort_keys=False))
+    from mrsched_gym.config import to_dict
+    from mrsched_gym.evaluate import scenario_of
+    print(yaml.safe_dump(to_dict(scenario_of(args.scenario)), sort_keys=False))
     return 0
 
 
@@ -550,7 +551,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                    help="exit 1 when a claim's outcome differs from the file's expectation")
     r.set_defaults(fn=_reproduce)
     s = sub.add_parser("show-scenario", help="print a scenario with every default filled in")
-    s.add_argument("scenario", help="bundled name or YAML path")
+    s.add_argument("scenario", help="registered id, bundled name or YAML path")
     s.set_defaults(fn=_show)
     ls = sub.add_parser("list", help="list registered ids, scenarios and baselines")
     ls.set_defaults(fn=_list)

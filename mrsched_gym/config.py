@@ -1028,13 +1028,20 @@ def config_source(path_or_name: str | os.PathLike[str], kind: str) -> tuple[str,
 
 
 def unknown_name_hint(kind: str, name: str) -> str:
-    """For an unknown scenario name, the registered env ids (which name scenarios too) and the
-    closest id or bundled name, as the end of the error's sentence; '' for other kinds."""
+    """For an unknown scenario name, the registered env ids (which name scenarios where a world
+    is asked for: the CLI, the harness, gym.make) and the closest id or bundled name, as the end
+    of the error's sentence; '' for other kinds. A registered id given where only a scenario
+    file is read (``MRSchedEnv(scenario=...)``, ``load_scenario``) is told its scenario's name."""
     if kind != "scenarios":
         return ""
     import difflib
 
-    from mrsched_gym.registration import ENV_IDS
+    from mrsched_gym.registration import ENV_IDS, ENV_OVERRIDES
+    if name in ENV_IDS:
+        extra = ENV_OVERRIDES.get(name)
+        return (f"; {name!r} is a registered env id (for gym.make and the command line): a "
+                f"scenario file is named by its bundled name, here {ENV_IDS[name]!r}"
+                + (f" with the overrides {dict(extra)}" if extra else ""))
     close = difflib.get_close_matches(name, [*ENV_IDS, *bundled_names(kind)], n=1, cutoff=0.6)
     return (f"; registered ids: {', '.join(ENV_IDS)}"
             + (f"; did you mean {close[0]!r}?" if close else ""))

@@ -224,10 +224,11 @@ class MRSchedEnv(gym.Env):
         try:
             self.scenario: Scenario = with_overrides(sc, overrides)
         except ConfigError as e:
-            flat = [k for k in overrides if "." not in k and "__" not in k]
-            if not flat:
+            unknown = [k for k in overrides if "." not in k and "__" not in k
+                       and str(e).startswith(f"override {k!r}: unknown key")]
+            if not unknown:            # not an unknown top-level key: no env argument meant
                 raise
-            close = difflib.get_close_matches(flat[0], ENV_ARGUMENTS, n=1)   # a misspelt one?
+            close = difflib.get_close_matches(unknown[0], ENV_ARGUMENTS, n=1)   # misspelt?
             raise ConfigError(f"{e}; the env's own arguments: {', '.join(ENV_ARGUMENTS)}"
                               + (f" (did you mean {close[0]!r}?)" if close else "")) from None
         self.render_mode = render_mode

@@ -357,22 +357,45 @@ def sweep_tasks(policies: Sequence[str | PolicySpec], scenarios: Sequence[str],
 
 def check_agent_fits(spec: PolicySpec, scenarios: Sequence[str],
                      env_kwargs: dict | None = None) -> None:
-    """Load an SB3 agent checkpoint once and check that it can act in every scenario (its
-    file, its algorithm, a flat network's input shapes), so a sweep with an agent that does
-    not fit fails before any episode runs. Shipped agents (set networks) and baselines pass."""
+    """Check that an SB3 agent checkpoint can act in every scenario (its file, its algorithm,
+    a flat network's input shapes), so a sweep with an agent that does not fit fails before any
+    episode runs. Shipped agents (set networks) and baselines pass."""
     if spec.kind != "agent" or spec.target.endswith(".npz"):
         return
-    from mrsched_gym.agents.policy import load_agent
+    path = Path(spec.target)
+    if not path.is_file():
+        raise InputError(f"policy {spec.label!r}: agent checkpoint {str(path)!r} not found")
+    stat = path.stat()
     try:
-        agent = load_agent(spec.target)
-    except (FileNotFoundError, ValueError) as e:
+        agent = agent_for_checks(str(path.resolve()), stat.st_mtime_ns, stat.st_size)
+    except ValueError as e:
         raise InputError(f"policy {spec.label!r}: {e}") from None
     for sc in scenarios:
         env = make_env(sc, env_kwargs)
         try:
             agent.check_fits(env.observation_space, f"scenario {sc!r}")
+        except InputError as e:
+            raise InputError(f"policy {spec.label!r}: {e}") from None
         finally:
             env.close()
+
+
+@functools.lru_cache(maxsize=8)
+def agent_for_checks(path: str, mtime_ns: int, size: int):
+    """The agent in a checkpoint file, loaded once per file version (``mtime_ns``, ``size``)
+    for :func:`check_agent_fits` (the command line checks a sweep before running it), without
+    changing the caller's torch thread count (loading sets it to one for the episodes)."""
+    from mrsched_gym.agents.policy import load_agent
+    try:
+        import torch
+    except ImportError:
+        return load_agent(path)             # raises MissingExtraError, with the install hint
+    threads = torch.get_num_threads()
+    try:
+        agent = load_agent(path)
+    finally:
+        torch.set_num_threads(threads)
+    return agent
 
 
 def unique_labels(specs: Sequence[PolicySpec]) -> list[PolicySpec]:

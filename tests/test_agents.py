@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 
 import gymnasium as gym
 import numpy as np
@@ -18,7 +19,13 @@ from mrsched_gym.agents.pretrained import agents_for, pretrained_agents  # noqa:
 from mrsched_gym.agents.train import TRAIN_SEED_BASE, build_model, load_config, make_vec_env, train  # noqa: E402
 from mrsched_gym.encoding import observed_kind  # noqa: E402
 from mrsched_gym.errors import InputError  # noqa: E402
-from mrsched_gym.evaluate import evaluate, mean_ci95, run_episode, sweep_tasks  # noqa: E402
+from mrsched_gym.evaluate import (  # noqa: E402
+    agent_for_checks,
+    evaluate,
+    mean_ci95,
+    run_episode,
+    sweep_tasks,
+)
 from mrsched_gym.sim.decision import SCHEDULE  # noqa: E402
 
 #: Short episodes (15 min of arrivals) keep the training tests to seconds.
@@ -458,10 +465,28 @@ def test_set_agent_runs_on_other_cluster_sizes_flat_agent_refuses(trained, tmp_p
     model.save(tmp_path / "flat.zip")
     spec = f"agent:{tmp_path / 'flat.zip'}"
     assert len(sweep_tasks([spec], ["mrsched/Hadoop-v0"], [0, 1], SHORT)) == 2
-    with pytest.raises(InputError, match=r"agent:flat: a flat-network agent .*nodes: trained on "
-                                         r"\(\d+, \d+\), scenario 'mrsched/Dedicated-v0' gives"):
+    with pytest.raises(InputError, match=r"policy 'agent:flat': a flat-network agent .*nodes: "
+                                         r"trained on \(\d+, \d+\), scenario "
+                                         r"'mrsched/Dedicated-v0' gives"):
         sweep_tasks([spec, "edf"], ["mrsched/Hadoop-v0", "mrsched/Dedicated-v0"], [0], SHORT)
     sweep_tasks([f"agent:{trained['final_model']}"], ["mrsched/Dedicated-v0"], [0], SHORT)
+    (tmp_path / "b").mkdir()                      # two files named alike: the error names which
+    (tmp_path / "b" / "flat.zip").write_bytes((tmp_path / "flat.zip").read_bytes())
+    named = f"policy 'agent:{tmp_path / 'b' / 'flat'}': a flat"
+    with pytest.raises(InputError, match=re.escape(named)):
+        sweep_tasks([f"agent:{tmp_path / 'b' / 'flat.zip'}", spec], ["mrsched/Dedicated-v0"], [0])
+    # a file is loaded once per version for the checks, and the caller's torch threads are kept
+    import torch
+    threads = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        loads = agent_for_checks.cache_info().misses
+        for _ in range(3):
+            sweep_tasks([spec], ["mrsched/Hadoop-v0"], [0], SHORT)
+        assert agent_for_checks.cache_info().misses == loads
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(threads)
     with pytest.raises(InputError, match="not found"):
         sweep_tasks([f"agent:{tmp_path / 'none.zip'}"], ["mrsched/Hadoop-v0"], [0])
 

@@ -453,6 +453,14 @@ ENV_ARG_CASES = [
     _case("misspelt-argument", "env_arg", {"observe_objectiv": True}, ConfigError,
           "the env's own arguments: scenario, render_mode, strict_actions, observe_objective, "
           "lean_info (did you mean 'observe_objective'?)"),
+    _case("misspelt-second-argument", "env_arg", {"time_limit_s": 100, "lean_inf": True},
+          ConfigError, "override 'lean_inf': unknown key 'lean_inf' (known: availability, "),
+    _case("misspelt-second-argument-hint", "env_arg", {"time_limit_s": 100, "lean_inf": True},
+          ConfigError, "(did you mean 'lean_info'?)"),
+    _case("env-id-as-scenario", "env_arg", {"scenario": "mrsched/HadoopOrchestrated-v0"},
+          ConfigError, "'mrsched/HadoopOrchestrated-v0' is a registered env id (for gym.make "
+          "and the command line): a scenario file is named by its bundled name, here 'hadoop' "
+          "with the overrides {'cluster.orchestrator': 'regression'}"),
     _case("strict-string", "env_arg", {"strict_actions": "no"}, InputTypeError,
           "strict_actions must be True or False, got str 'no'"),
     _case("strict-int", "env_arg", {"strict_actions": 1}, InputTypeError,
@@ -610,6 +618,19 @@ def _state(what: str) -> None:
         MRSchedEnv().reset(seed=0, options={"fast": True})
     elif what == "options_str":
         MRSchedEnv().reset(seed=0, options="fast")
+
+
+def test_a_bad_value_is_not_taken_for_a_misspelt_env_argument():
+    """The env's arguments are listed only when an override's top-level key is unknown."""
+    with pytest.raises(ConfigError) as e:
+        MRSchedEnv(time_limit_s=-5)
+    assert "time_limit_s: must be in (0, " in str(e.value)
+    assert "the env's own arguments" not in str(e.value)
+
+
+def test_show_scenario_takes_a_registered_id(capsys):
+    assert main(["show-scenario", "mrsched/HadoopOrchestrated-v0"]) == 0
+    assert "orchestrator: regression" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("case", BAD, ids=[f"{c.kind}-{c.id}" for c in BAD])

@@ -86,6 +86,8 @@ def test_bad_parameters_are_rejected_with_the_field_name():
     ("rds", {"interval_s": "abc"}, "'interval_s' must be a number"),
     ("mp", {"admission": 1}, "'admission' must be true or false, got int 1"),
     ("edf-affinity", {"min_ratio": True}, "'min_ratio' must be a number, got bool True"),
+    ("fair", {"delay": np.bool_(True)}, "'delay' must be an integer, got bool np.True_"),
+    ("fair", {"delay": np.float64(2.0)}, "'delay' must be an integer, got float64"),
     ("fair", {"dealy": 2}, "unknown parameter 'dealy'; known: delay, pools"),
     ("edf", {"x": 1}, "unknown parameter 'x'; known: none"),
 ])
@@ -98,6 +100,29 @@ def test_parameters_of_the_right_type_are_taken():
     assert make_baseline("fair", delay=2).delay == 2
     assert make_baseline("rds", interval_s=300).interval_s == 300        # an int is a number
     assert make_baseline("edf-affinity", min_ratio=0.5, slow_start=None).slow_start is None
+    # numpy's scalars stand for the Python types (a value read from an array)
+    assert make_baseline("fair", delay=np.int64(2)).delay == 2
+    assert make_baseline("edf-affinity", min_ratio=np.float32(0.5)).min_ratio == 0.5
+    assert make_baseline("mp", admission=np.bool_(True)).admission
+
+
+def test_the_type_check_reads_every_spelling_of_optional():
+    """``int | None``, ``None | int`` and ``Optional[int]`` are all checked (the hints are
+    resolved, not read as text)."""
+    from typing import Optional
+
+    from mrsched_gym.baselines import check_constructor_parameters
+
+    class Probe:
+        def __init__(self, a: int | None = None, b: None | int = None,
+                     c: Optional[int] = None) -> None:  # noqa: UP045 (the spelling under test)
+            pass
+
+    for key in "abc":
+        check_constructor_parameters(Probe, {key: None}, "probe")
+        with pytest.raises(TypeError, match=f"probe: parameter '{key}' must be an integer, "
+                                            f"got float 1.5"):
+            check_constructor_parameters(Probe, {key: 1.5}, "probe")
 
 
 # ------------------------------------------------------------------ EDF (MIMP 5.2, RDS)
