@@ -163,14 +163,14 @@ def plot_iqm(rows: Sequence[dict], path) -> Any:
     baselines blue)."""
     import matplotlib
 
-    from mrsched_gym.evaluate import policy_role
+    from mrsched_gym.evaluate import AGENT, BASELINE, REFERENCE, policy_role
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     fig, ax = plt.subplots(figsize=(6, 0.35 * len(rows) + 1))
     names = [r["policy"] for r in rows][::-1]
     mid = np.array([r["iqm"] for r in rows][::-1])
     err = np.array([[r["iqm"] - r["iqm_lo"], r["iqm_hi"] - r["iqm"]] for r in rows][::-1]).T
-    colour = {"agent": "C1", "reference": "C2", "baseline": "C0"}
+    colour = {AGENT: "C1", REFERENCE: "C2", BASELINE: "C0"}
     ax.barh(names, mid, xerr=err, capsize=3, color=[colour[policy_role(n)] for n in names])
     ax.axvline(0, color="grey", lw=0.8)
     ax.axvline(1, color="grey", lw=0.8, ls="--")

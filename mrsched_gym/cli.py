@@ -20,7 +20,7 @@ def _demo(args: argparse.Namespace) -> int:
     from mrsched_gym.evaluate import make_policy, run_episode, scenario_of, sweep_tasks
 
     names = args.policies or ["random", *applicable_baselines(scenario_of(args.env))]
-    tasks = sweep_tasks(list(dict.fromkeys(names)), [args.env], [args.seed])
+    tasks = sweep_tasks(names, [args.env], [args.seed])
     width = max(10, *(len(spec.label) for spec, *_ in tasks))
     print(f"{args.env}  seed={args.seed}  (one episode per policy; the leaderboard with "
           "confidence intervals is `mrsched-gym compare`)")
@@ -493,8 +493,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                        "of improvement with bootstrap CIs")
     b.add_argument("--ids", nargs="+", help="env ids (default: the suite, every id but "
                    "ThesisScale-v0 and Stragglers-v0)")
-    b.add_argument("--agents", nargs="*", help="agents to score (agent:NAME or agent:PATH.zip; "
-                   "default: the shipped agents)")
+    b.add_argument("--agents", nargs="*", help="agents to score (agent:NAME, agent:PATH.zip or "
+                   "rllib:FOLDER; default: the shipped agents)")
     b.add_argument("--references", nargs="*", default=[],
                    help="reference rules to score and rank beside the agents (srpt, atc, "
                    "srpt-slowstart, edf-affinity:slow_start=1, ...), never the best baseline "
@@ -521,7 +521,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     t.add_argument("--list", action="store_true", help="list the bundled configs")
     t.add_argument("--quiet", action="store_true", help="no progress bar")
     t.set_defaults(fn=_train)
-    d = sub.add_parser("demo", help="run one episode of each baseline and print key metrics")
+    d = sub.add_parser("demo", help="run one episode of each policy (default: random and the "
+                       "baselines that apply) and print key metrics")
     d.add_argument("--env", default="mrsched/Hadoop-v0",
                    help="env id, bundled scenario name or YAML path (default mrsched/Hadoop-v0)")
     d.add_argument("--seed", type=at_least(0), default=0)

@@ -521,6 +521,8 @@ CLI_CASES = [   # each fails before any episode runs
           MRSchedError, "did you mean 'mrsched/Hadoop-v0'?"),
     _case("demo-unknown-policy", "cli", ["demo", "--policies", "edf", "edff"], MRSchedError,
           "error: policy 'edff': unknown baseline 'edff'"),
+    _case("demo-duplicate-policy", "cli", ["demo", "--policies", "edf", "edf"], MRSchedError,
+          "error: policies: edf given more than once"),
     _case("demo-bad-parameter", "cli", ["demo", "--policies", "fair:delay"], MRSchedError,
           "error: policy 'fair:delay': parameter 'delay' is not key=value"),
     _case("show-unknown", "cli", ["show-scenario", "hadop"], MRSchedError,

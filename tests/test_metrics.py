@@ -146,6 +146,7 @@ def test_n_jobs_is_the_workload_and_the_arrived_jobs_add_up(env_id, kwargs, poli
     m = res["metrics"]
     arrived = m["jobs_finished"] + m["jobs_unfinished"] + m["rejections"]
     assert m["jobs_finished_pct"] == pytest.approx(100 * m["jobs_finished"] / arrived)
+    assert m["deadline_miss_pct"] == pytest.approx(100 * m["deadline_misses"] / arrived)
     if kwargs:
         assert arrived < m["n_jobs"]                    # the cut episode left jobs unsubmitted
     else:
