@@ -261,20 +261,23 @@ class AgentPolicy:
         return obs
 
 
-def load_agent(path: str | Path) -> AgentPolicy:
-    """Load a checkpoint saved by SB3 (``model.save``): MaskablePPO first, then PPO."""
+def load_agent(path: str | Path, one_thread: bool = True) -> AgentPolicy:
+    """Load a checkpoint saved by SB3 (``model.save``): MaskablePPO first, then PPO (torch set
+    to one thread, as episodes run, unless ``one_thread`` is False)."""
     path = Path(path)
-    return AgentPolicy(load_sb3(path), name=f"agent:{path.stem}")
+    return AgentPolicy(load_sb3(path, one_thread=one_thread), name=f"agent:{path.stem}")
 
 
-def load_sb3(path: str | Path, env=None):
-    """The SB3 model in a checkpoint (MaskablePPO, else PPO), attached to ``env`` if given."""
+def load_sb3(path: str | Path, env=None, one_thread: bool = True):
+    """The SB3 model in a checkpoint (MaskablePPO, else PPO), attached to ``env`` if given;
+    ``one_thread``: set torch to one thread (small policies act fastest so)."""
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"agent checkpoint {str(path)!r} not found")
     try:
         import torch
-        torch.set_num_threads(1)
+        if one_thread:
+            torch.set_num_threads(1)
         from sb3_contrib import MaskablePPO
         from stable_baselines3 import PPO
     except ImportError as e:

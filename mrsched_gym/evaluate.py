@@ -384,18 +384,9 @@ def check_agent_fits(spec: PolicySpec, scenarios: Sequence[str],
 def agent_for_checks(path: str, mtime_ns: int, size: int):
     """The agent in a checkpoint file, loaded once per file version (``mtime_ns``, ``size``)
     for :func:`check_agent_fits` (the command line checks a sweep before running it), without
-    changing the caller's torch thread count (loading sets it to one for the episodes)."""
+    changing the caller's torch thread count (an episode's loading sets it to one)."""
     from mrsched_gym.agents.policy import load_agent
-    try:
-        import torch
-    except ImportError:
-        return load_agent(path)             # raises MissingExtraError, with the install hint
-    threads = torch.get_num_threads()
-    try:
-        agent = load_agent(path)
-    finally:
-        torch.set_num_threads(threads)
-    return agent
+    return load_agent(path, one_thread=False)
 
 
 def unique_labels(specs: Sequence[PolicySpec]) -> list[PolicySpec]:
