@@ -44,6 +44,7 @@ from torch import nn
 
 from mrsched_gym.agents.set_layers import ILLEGAL_LOGIT, CandidateScorer, SetEncoder, mlp
 from mrsched_gym.encoding import decision_kind_slot
+from mrsched_gym.errors import InputError
 from mrsched_gym.sim.decision import SCHEDULE
 
 _SCHEDULE = decision_kind_slot(SCHEDULE)       # the schedule entry of obs["decision"]
@@ -174,8 +175,15 @@ def load_rllib_policy(path: str, name: str | None = None) -> RLlibPolicy:
     folder = Path(path)
     if (folder / MODULE_SUBDIR).is_dir():
         folder = folder / MODULE_SUBDIR
+    name = name or f"rllib:{Path(path).name}"
     module = RLModule.from_checkpoint(str(folder))
-    return RLlibPolicy(module, name or f"rllib:{Path(path).name}")
+    if not isinstance(module, SetRLModule):
+        raise InputError(f"the checkpoint holds a {type(module).__name__}, not the set "
+                         f"module (SetRLModule) the harness runs. RLlib's default module "
+                         f"(rllib_ppo_config(module='mlp')) reads the flattened observation "
+                         f"and no mask: evaluate it in your own loop on RLlibObservation, or "
+                         f"train with module='set'")
+    return RLlibPolicy(module, name)
 
 
 __all__ = ["DEFAULT_MODEL_CONFIG", "MODULE_SUBDIR", "RLlibPolicy", "SetRLModule",

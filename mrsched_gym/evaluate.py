@@ -357,19 +357,18 @@ def sweep_tasks(policies: Sequence[str | PolicySpec], scenarios: Sequence[str],
 
 def check_agent_fits(spec: PolicySpec, scenarios: Sequence[str],
                      env_kwargs: dict | None = None) -> None:
-    """Check that an SB3 agent checkpoint can act in every scenario (its file, its algorithm,
-    a flat network's input shapes), so a sweep with an agent that does not fit fails before any
-    episode runs. Shipped agents (set networks) and baselines pass."""
-    if spec.kind != "agent" or spec.target.endswith(".npz"):
+    """Check that an agent checkpoint can act in every scenario, so a sweep with one that
+    cannot fails before any episode runs: an SB3 checkpoint's algorithm and, for a flat
+    network, its input shapes; an RLlib checkpoint's module (the set module runs on any
+    cluster). Shipped agents (set networks) and baselines pass."""
+    if spec.kind not in ("agent", "rllib") or spec.target.endswith(".npz"):
         return
-    path = Path(spec.target)
-    if not path.is_file():
-        raise InputError(f"policy {spec.label!r}: agent checkpoint {str(path)!r} not found")
-    stat = path.stat()
     try:
-        agent = agent_for_checks(str(path.resolve()), stat.st_mtime_ns, stat.st_size)
-    except ValueError as e:
+        agent = agent_for_checks(spec.kind, spec.target, policy_fingerprint(spec))
+    except (FileNotFoundError, ValueError) as e:
         raise InputError(f"policy {spec.label!r}: {e}") from None
+    if spec.kind == "rllib":
+        return
     for sc in scenarios:
         env = make_env(sc, env_kwargs)
         try:
@@ -381,12 +380,15 @@ def check_agent_fits(spec: PolicySpec, scenarios: Sequence[str],
 
 
 @functools.lru_cache(maxsize=8)
-def agent_for_checks(path: str, mtime_ns: int, size: int):
-    """The agent in a checkpoint file, loaded once per file version (``mtime_ns``, ``size``)
-    for :func:`check_agent_fits` (the command line checks a sweep before running it), without
-    changing the caller's torch thread count (an episode's loading sets it to one)."""
+def agent_for_checks(kind: str, target: str, fingerprint: str):
+    """The agent of a checkpoint, loaded once per version (``fingerprint``, which holds the
+    files' hashes) for :func:`check_agent_fits` (the command line checks a sweep before it runs
+    it), without changing the caller's torch thread count (an episode's loading sets one)."""
+    if kind == "rllib":
+        return make_policy(PolicySpec(label=f"rllib:{Path(target).name}", kind=kind,
+                                      target=target))
     from mrsched_gym.agents.policy import load_agent
-    return load_agent(path, one_thread=False)
+    return load_agent(target, one_thread=False)
 
 
 def unique_labels(specs: Sequence[PolicySpec]) -> list[PolicySpec]:

@@ -88,7 +88,7 @@ def test_bad_policy_fails_before_any_ray_task():
         evaluate_ray(["nope"], ["mrsched/Hadoop-v0"], [0])
 
 
-def test_rllib_ppo_with_the_default_mlp_trains_one_tiny_iteration(local_ray):
+def test_rllib_ppo_with_the_default_mlp_trains_one_tiny_iteration(local_ray, tmp_path):
     cfg = rllib_ppo_config(env_overrides={"workload.duration_s": 900}, num_env_runners=0,
                            train_batch_size=256, minibatch_size=64, num_epochs=1, hidden=(32,),
                            module="mlp")
@@ -96,6 +96,17 @@ def test_rllib_ppo_with_the_default_mlp_trains_one_tiny_iteration(local_ray):
     res = train_rllib(cfg, iterations=1)
     assert res[0]["training_iteration"] == 1
     assert res[0]["num_env_steps_sampled_lifetime"] >= 256
+    # the harness runs set modules only: a sweep refuses this one before any episode runs
+    algo = cfg.build_algo()
+    try:
+        checkpoint = algo.save_to_path(tmp_path / "ckpt")
+    finally:
+        algo.stop()
+    from mrsched_gym.errors import InputError
+    from mrsched_gym.evaluate import sweep_tasks
+    with pytest.raises(InputError, match=r"policy 'rllib:ckpt': the checkpoint holds a "
+                                         r"\w+, not the set module \(SetRLModule\)"):
+        sweep_tasks(["edf", f"rllib:{checkpoint}"], ["mrsched/Hadoop-v0"], [0])
 
 
 # ---------------------------------------------------------------------- the set module
