@@ -87,11 +87,11 @@ def _compare(args: argparse.Namespace) -> int:
                 if args.backend == "ray":
                     from mrsched_gym.ray_backend import evaluate_ray
                     records = evaluate_ray(policies, [env], seeds, progress=not args.quiet,
-                                           done=done, on_result=folder.append)
+                                           done=done, on_result=folder.append, per_job=True)
                 else:
                     records = evaluate(policies, [env], seeds, workers=args.workers,
                                        progress=not args.quiet, done=done,
-                                       on_result=folder.append)
+                                       on_result=folder.append, per_job=True)
                 failures: list = []
             except EpisodeFailures as e:
                 records, failures = e.records, e.failures

@@ -38,6 +38,7 @@ import numpy as np
 import mrsched_gym  # noqa: F401  (registers the ids)
 from mrsched_gym.config import load_scenario
 from mrsched_gym.errors import InputError, MissingExtraError, install_hint
+from mrsched_gym.metrics import job_table
 from mrsched_gym.results import (
     EpisodeFailures,
     mean_ci95,
@@ -190,7 +191,7 @@ def scenario_of(scenario: str):
 
 # ---------------------------------------------------------------------- one episode
 def run_episode(scenario: str, policy, seed: int, env_kwargs: dict | None = None,
-                keep_log: bool = False) -> dict[str, Any]:
+                keep_log: bool = False, keep_jobs: bool = False) -> dict[str, Any]:
     """Run ``policy`` for one episode on ``scenario`` (an id, name or path) with ``seed``.
 
     A policy never changes the world: every policy of a comparison runs the same scenario (a
@@ -199,7 +200,8 @@ def run_episode(scenario: str, policy, seed: int, env_kwargs: dict | None = None
 
     Returns:
         ``{"metrics", "return", "steps", "wall_s", "jct_s"}`` (+ ``"log"``, the
-        :class:`~mrsched_gym.sim.log.EpisodeLog`, with ``keep_log``).
+        :class:`~mrsched_gym.sim.log.EpisodeLog`, with ``keep_log``; + ``"jobs"``, one row per
+        job as :func:`~mrsched_gym.metrics.job_table` columns, with ``keep_jobs``).
     """
     env = make_env(scenario, env_kwargs)
     t0 = time.perf_counter()
@@ -227,6 +229,8 @@ def run_episode(scenario: str, policy, seed: int, env_kwargs: dict | None = None
     out["jct_s"] = (log.finish_s - log.arrival_s)[fin].tolist()
     if keep_log:
         out["log"] = log
+    if keep_jobs:
+        out["jobs"] = job_table(log)
     env.close()
     return out
 
@@ -274,18 +278,19 @@ def collect_records(tasks: Sequence[tuple], finished: dict[tuple, dict]) -> list
     return records
 
 
-def run_task(task: tuple) -> dict[str, Any]:
+def run_task(task: tuple, per_job: bool = False) -> dict[str, Any]:
     """Run one episode of a sweep (a :func:`sweep_tasks` entry) with one BLAS/OpenMP thread.
 
-    Returns its record, or, if anything fails, a failure record ``{policy, scenario, seed,
-    error, traceback}`` — the sweep goes on.
+    Returns its record (with ``per_job``, the episode's job table under ``_jobs``), or, if
+    anything fails, a failure record ``{policy, scenario, seed, error, traceback}`` — the sweep
+    goes on.
     """
     from threadpoolctl import threadpool_limits
     policy_spec, scenario, seed, env_kwargs = task
     try:
         with threadpool_limits(limits=1):
             policy = make_policy(policy_spec)
-            res = run_episode(scenario, policy, seed, env_kwargs)
+            res = run_episode(scenario, policy, seed, env_kwargs, keep_jobs=per_job)
     except Exception as e:                     # noqa: BLE001 (recorded, with its traceback)
         return {"policy": policy_spec.label, "scenario": scenario, "seed": seed,
                 "error": f"{type(e).__name__}: {e}", "traceback": traceback.format_exc(),
@@ -294,6 +299,8 @@ def run_task(task: tuple) -> dict[str, Any]:
            "steps": res["steps"], "return": res["return"], "wall_s": res["wall_s"]}
     rec.update(res["metrics"])
     rec["_jct_s"] = res["jct_s"]
+    if per_job:
+        rec["_jobs"] = res["jobs"]
     rec["_policy_fp"] = policy_fingerprint(policy_spec)
     return rec
 
@@ -302,7 +309,7 @@ def run_task(task: tuple) -> dict[str, Any]:
 def evaluate(policies: Sequence[str | PolicySpec], scenarios: Sequence[str],
              seeds: Iterable[int], workers: int | None = None, progress: bool = True,
              env_kwargs: dict | None = None, done: Sequence[dict] = (),
-             on_result=None) -> list[dict[str, Any]]:
+             on_result=None, per_job: bool = False) -> list[dict[str, Any]]:
     """Run every policy on every scenario and seed (common random numbers across policies).
 
     Args:
@@ -316,11 +323,14 @@ def evaluate(policies: Sequence[str | PolicySpec], scenarios: Sequence[str],
             the same policy (same parameters; for an agent, the same checkpoint file and bytes)
             ran them.
         on_result: Called with each record (or failure record) the moment it finishes.
+        per_job: Keep every episode's job table (:func:`~mrsched_gym.metrics.job_table`)
+            under ``_jobs``; :func:`write_results` writes it as ``jobs.csv``.
 
     Returns:
         One record per (policy, scenario, seed), sorted in that order: ``policy``, ``scenario``,
         ``seed``, ``steps``, ``return``, ``wall_s`` and every metric by name (plus the
-        per-job completion times under ``_jct_s``, not written to the CSV).
+        finished jobs' completion times under ``_jct_s``, and ``_jobs`` with ``per_job``; the
+        ``_`` fields are left out of ``records.json`` and ``records.csv``).
 
     Raises:
         EpisodeFailures: After every episode ran, if some failed (it holds the records of the
@@ -329,7 +339,8 @@ def evaluate(policies: Sequence[str | PolicySpec], scenarios: Sequence[str],
     tasks = sweep_tasks(policies, scenarios, seeds, env_kwargs)
     finished = reusable_records(tasks, done)
     todo = [t for t in tasks if (t[0].label, t[1], t[2]) not in finished]
-    for r in run_parallel(run_task, todo, workers, progress, "episodes", on_result):
+    fn = functools.partial(run_task, per_job=True) if per_job else run_task
+    for r in run_parallel(fn, todo, workers, progress, "episodes", on_result):
         finished[task_key(r)] = r
     return collect_records(tasks, finished)
 

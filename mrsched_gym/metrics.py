@@ -98,6 +98,73 @@ def in_stats_window(log: EpisodeLog) -> np.ndarray:
         return ((log.arrival_s >= a) & (log.arrival_s < b)) | ((done >= a) & (done < b))
 
 
+def job_outcomes(log: EpisodeLog) -> dict[str, np.ndarray]:
+    """Per job (``[J]`` arrays, in job order) what :func:`episode_metrics` aggregates.
+
+    ``counted``: in the statistics window (:func:`in_stats_window`); ``arrived``, ``finished``
+    (both among the counted); ``completion_s``: the finish time, or for a job the episode left
+    unserved the completion charged for it (time limit + remaining work alone; ``nan`` for a job
+    that never arrived); ``jct_s`` = completion - arrival; ``has_deadline``; ``late_by_s``: when
+    the part of the job its deadline covers finished (or is charged to), minus the deadline
+    (negative: met early); ``missed``: a counted, arrived job with a deadline that it missed
+    (rejected and unserved jobs miss).
+    """
+    counted = in_stats_window(log)
+    arrived = log.arrived & counted
+    finished = ~np.isnan(log.finish_s) & counted
+    # completion time of every job: finished, or the estimate charged at the end
+    completion = np.where(finished, log.finish_s, log.est_finish_s)
+    has_dl = np.isfinite(log.deadline_s) & arrived
+    # the deadline judges the part of the job it covers (the whole job or its map phase)
+    due_done = ~np.isnan(log.deadline_finish_s)
+    late_by = np.where(due_done, log.deadline_finish_s, log.est_deadline_finish_s) - log.deadline_s
+    missed = has_dl & (~due_done | (late_by > 0))
+    return {"counted": counted, "arrived": arrived, "finished": finished,
+            "completion_s": completion, "jct_s": completion - log.arrival_s,
+            "has_deadline": has_dl, "late_by_s": late_by, "missed": missed}
+
+
+#: The columns of :func:`job_table`, in order.
+JOB_COLUMNS = ("job", "type", "label", "arrival_s", "deadline_s", "completion_s", "jct_s",
+               "late_by_s", "arrived", "finished", "rejected", "missed", "counted", "weight",
+               "priority", "n_tasks")
+
+
+def job_table(log: EpisodeLog) -> dict[str, list]:
+    """One row per job of the workload, as columns of plain Python values (``None`` where a
+    value does not exist: no deadline, never arrived): :data:`JOB_COLUMNS`, from
+    :func:`job_outcomes` (a job the episode left unserved is charged its completion, as every
+    metric charges it; ``finished`` says whether it really finished)."""
+    from mrsched_gym.workloads.profiles import TYPE_NAMES
+    out = job_outcomes(log)
+
+    def floats(x: np.ndarray, where: np.ndarray) -> list:
+        return [float(v) if w and math.isfinite(v) else None for v, w in zip(x, where,
+                                                                              strict=True)]
+
+    arrived = log.arrived
+    has_dl = np.isfinite(log.deadline_s)
+    labels = log.labels or [""] * len(log.arrival_s)
+    return {
+        "job": list(range(len(log.arrival_s))),
+        "type": [TYPE_NAMES[t] for t in log.type_idx],
+        "label": [str(v) for v in labels],
+        "arrival_s": [float(v) for v in log.arrival_s],
+        "deadline_s": floats(log.deadline_s, has_dl),
+        "completion_s": floats(out["completion_s"], arrived),
+        "jct_s": floats(out["jct_s"], arrived),
+        "late_by_s": floats(out["late_by_s"], has_dl & arrived),
+        "arrived": [bool(v) for v in arrived],
+        "finished": [bool(v) for v in ~np.isnan(log.finish_s)],
+        "rejected": [bool(v) for v in log.rejected],
+        "missed": [bool(v) for v in out["missed"]],
+        "counted": [bool(v) for v in out["counted"]],
+        "weight": [float(v) for v in log.weight],
+        "priority": [int(v) for v in log.priority],
+        "n_tasks": [int(v) for v in log.n_tasks],
+    }
+
+
 def episode_metrics(log: EpisodeLog, weights: Mapping[str, float] | None = None
                     ) -> dict[str, float]:
     """Compute every SPEC 7 metric from ``log``.
@@ -112,20 +179,13 @@ def episode_metrics(log: EpisodeLog, weights: Mapping[str, float] | None = None
     """
     c = log.counters
     n_all = len(log.arrival_s)
-    finished = ~np.isnan(log.finish_s)
-    counted = in_stats_window(log)
+    jobs = job_outcomes(log)
+    counted, arrived, finished = jobs["counted"], jobs["arrived"], jobs["finished"]
     n_jobs = int(counted.sum())
-    arrived = log.arrived & counted
-    finished &= counted
     unserved = arrived & ~finished
-    # completion time of every arrived job: finished, or the estimate charged at the end
-    done_s = np.where(finished, log.finish_s, log.est_finish_s)[arrived]
-    jct = done_s - log.arrival_s[arrived]
-    has_dl = np.isfinite(log.deadline_s) & arrived
-    # the deadline judges the part of the job it covers (the whole job or its map phase)
-    due_done = ~np.isnan(log.deadline_finish_s)
-    late_by = np.where(due_done, log.deadline_finish_s, log.est_deadline_finish_s) - log.deadline_s
-    missed = has_dl & (~due_done | (late_by > 0))
+    done_s = jobs["completion_s"][arrived]
+    jct = jobs["jct_s"][arrived]
+    has_dl, late_by, missed = jobs["has_deadline"], jobs["late_by_s"], jobs["missed"]
     met = has_dl & ~missed
     slowdown = jct / np.maximum(log.alone_s[arrived], 1e-9)
     hp = (log.priority > 0)[arrived]

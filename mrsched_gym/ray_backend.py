@@ -232,7 +232,7 @@ def train_rllib(config, iterations: int = 1) -> list[dict]:
 def evaluate_ray(policies: Sequence[str], scenarios: Sequence[str], seeds: Iterable[int],
                  env_kwargs: dict | None = None, address: str | None = None,
                  progress: bool = True, done: Sequence[dict] = (),
-                 on_result=None) -> list[dict[str, Any]]:
+                 on_result=None, per_job: bool = False) -> list[dict[str, Any]]:
     """:func:`mrsched_gym.evaluate.evaluate` with one Ray task per episode (same records, same
     order; failed episodes raise :class:`~mrsched_gym.results.EpisodeFailures` after the others
     finished). Policies, scenarios and seeds are checked before anything is submitted; episodes
@@ -246,7 +246,7 @@ def evaluate_ray(policies: Sequence[str], scenarios: Sequence[str], seeds: Itera
     todo = [t for t in tasks if (t[0].label, t[1], t[2]) not in finished]
     init_ray(address)
     remote = ray.remote(num_cpus=1)(run_task)
-    refs = [remote.remote(t) for t in todo]
+    refs = [remote.remote(t, per_job) for t in todo]
     from tqdm.auto import tqdm
     with tqdm(total=len(refs), desc="episodes (ray)", disable=not progress, unit="ep") as bar:
         pending = list(refs)

@@ -82,7 +82,8 @@ def csv_text(rows: Sequence[dict]) -> str:
 def write_results(records: Sequence[dict], out_dir: str | Path,
                   failures: Sequence[dict] = ()) -> dict[str, Path]:
     """Write records and their summary as JSON and CSV into ``out_dir`` (each file atomically),
-    and ``failures.json`` when episodes failed."""
+    ``jobs.csv`` when records carry their job tables (``evaluate(per_job=True)``: one row per
+    policy, scenario, seed and job) and ``failures.json`` when episodes failed."""
     out = Path(out_dir)
     summary = summarize(records)
     clean = [{k: json_safe(v) for k, v in r.items() if not k.startswith("_")} for r in records]
@@ -92,10 +93,27 @@ def write_results(records: Sequence[dict], out_dir: str | Path,
     atomic_write(paths["records.csv"], csv_text(records))
     atomic_write(paths["summary.json"], json.dumps(json_safe(summary), indent=1))
     atomic_write(paths["summary.csv"], csv_text(summary))
+    if any("_jobs" in r for r in records):
+        paths["jobs.csv"] = atomic_write(out / "jobs.csv", csv_text(job_rows(records)))
     if failures:
         paths["failures.json"] = atomic_write(out / "failures.json",
                                               json.dumps(json_safe(list(failures)), indent=1))
     return paths
+
+
+def job_rows(records: Sequence[dict]) -> list[dict[str, Any]]:
+    """The rows of ``jobs.csv``: ``policy``, ``scenario``, ``seed`` and the job's columns, for
+    every record that carries its job table (``_jobs``, columns of equal length)."""
+    rows = []
+    for r in records:
+        table = r.get("_jobs")
+        if not table:
+            continue
+        head = {"policy": r["policy"], "scenario": r["scenario"], "seed": r["seed"]}
+        cols = list(table)
+        rows += [dict(head, **dict(zip(cols, values, strict=True)))
+                 for values in zip(*table.values(), strict=True)]
+    return rows
 
 
 def nan_for_null(record: dict[str, Any]) -> dict[str, Any]:
@@ -300,6 +318,6 @@ class EpisodeFailures(MRSchedError):
                          f"{names}{more}")
 
 
-__all__ = ["EpisodeFailures", "RunFolder", "atomic_write", "csv_text", "file_mode", "json_safe",
-           "nan_for_null",
-           "mean_ci95", "metric_names", "summarize", "task_key", "write_results"]
+__all__ = ["EpisodeFailures", "RunFolder", "atomic_write", "csv_text", "file_mode", "job_rows",
+           "json_safe", "mean_ci95", "metric_names", "nan_for_null", "summarize", "task_key",
+           "write_results"]

@@ -4,6 +4,7 @@ import csv
 import json
 import math
 
+import numpy as np
 import pytest
 
 from mrsched_gym.cli import main
@@ -104,9 +105,42 @@ def test_compare_command_writes_table_results_and_plots(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "| 1 | edf |" in out and "deadline_penalty_h (mean ± 95% CI)" in out
     d = tmp_path / "hadoop"
-    for f in ("records.json", "records.csv", "summary.json", "summary.csv", "metrics.png",
-              "jct_cdf.png", "gantt.png"):
+    for f in ("records.json", "records.csv", "summary.json", "summary.csv", "jobs.csv",
+              "metrics.png", "jct_cdf.png", "gantt.png"):
         assert (d / f).stat().st_size > 0, f
+
+
+@pytest.mark.parametrize("env_id, kwargs, policies", [
+    ("mrsched/Hadoop-v0", {"time_limit_s": 1800.0}, ["fifo", "edf"]),     # cut: unfinished jobs
+    ("mrsched/Admission-v0", {"workload.duration_s": 1800.0}, ["mp+ac"]),  # rejected jobs
+])
+def test_the_job_table_adds_up_to_the_metrics(tmp_path, env_id, kwargs, policies):
+    """``evaluate(per_job=True)``: one row per job, whose columns give the episode's metrics
+    back (the unserved jobs charged as the metrics charge them); ``jobs.csv`` holds them all."""
+    recs = evaluate(policies, [env_id], [0, 1], workers=1, progress=False, env_kwargs=kwargs,
+                    per_job=True)
+    unserved = 0
+    for r in recs:
+        t = {k: np.array(v) for k, v in r["_jobs"].items()}
+        counted = t["counted"] & t["arrived"]
+        assert t["counted"].sum() == r["n_jobs"]
+        assert (t["finished"] & t["counted"]).sum() == r["jobs_finished"]
+        assert t["rejected"].sum() == r["rejections"]
+        assert t["missed"].sum() == r["deadline_misses"]
+        assert np.mean(t["jct_s"][counted].astype(float)) == pytest.approx(r["mean_jct_s"])
+        assert sorted(t["jct_s"][t["finished"]].astype(float)) == pytest.approx(
+            sorted(r["_jct_s"]))
+        unserved += int((counted & ~t["finished"]).sum())
+    assert unserved > 0                         # the charged completions were exercised
+    if env_id == "mrsched/Admission-v0":
+        assert sum(r["rejections"] for r in recs) > 0
+    paths = write_results(recs, tmp_path)
+    with open(paths["jobs.csv"]) as f:
+        rows = list(csv.DictReader(f))
+    assert len(rows) == sum(len(r["_jobs"]["job"]) for r in recs)
+    assert list(rows[0])[:4] == ["policy", "scenario", "seed", "job"]
+    plain = [{k: v for k, v in r.items() if k != "_jobs"} for r in recs]
+    assert "jobs.csv" not in write_results(plain, tmp_path / "plain")      # only when asked
 
 
 def test_an_edited_copy_of_a_bundled_scenario_gets_a_folder_of_its_own(tmp_path, capsys):
