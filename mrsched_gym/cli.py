@@ -42,16 +42,17 @@ def _compare(args: argparse.Namespace) -> int:
     from mrsched_gym import __version__
     from mrsched_gym.agents.pretrained import agents_for, pretrained_numpy_path, rl_available
     from mrsched_gym.baselines import applicable_baselines
-    from mrsched_gym.config import to_dict
+    from mrsched_gym.config import to_dict, with_overrides
     from mrsched_gym.errors import InputError, install_hint
     from mrsched_gym.evaluate import evaluate, scenario_of, sweep_tasks
     from mrsched_gym.metrics import RECORD_METRICS
     from mrsched_gym.results import EpisodeFailures, RunFolder, atomic_write, json_safe
 
     seeds = list(range(args.seed_start, args.seed_start + args.seeds))
+    overrides = parse_settings(args.set or [])
     plans = []
     for env in args.env:                       # check everything before any episode runs
-        sc = scenario_of(env)
+        sc = with_overrides(scenario_of(env), overrides)
         policies = args.policies or applicable_baselines(sc)
         if not args.policies and not args.no_agents and agents_for(env):
             runnable = [a for a in agents_for(env)
@@ -64,16 +65,19 @@ def _compare(args: argparse.Namespace) -> int:
         if headline not in RECORD_METRICS:
             raise InputError(f"--metric {headline!r}: unknown metric; known: "
                              f"{', '.join(RECORD_METRICS)}")
-        sweep_tasks(policies, [env], seeds)
+        sweep_tasks(policies, [env], seeds, overrides)
         plans.append((env, sc, policies, headline))
     if len({results_name(sc) for _, sc, _, _ in plans}) < len(plans):
         raise InputError("--env: two scenarios with the same name would share one output folder")
     failed = 0
     for env, sc, policies, headline in plans:
         t0 = time.perf_counter()
-        print(f"== {env} ({sc.name}): {len(policies)} policies x {len(seeds)} seeds, "
+        edits = " with " + ", ".join(f"{k}={v}" for k, v in overrides.items()) if overrides \
+            else ""
+        print(f"== {env} ({sc.name}){edits}: {len(policies)} policies x {len(seeds)} seeds, "
               f"headline {headline}", flush=True)
-        header = {"scenario": env, "world": to_dict(sc), "mrsched_gym": __version__}
+        header = {"scenario": env, "world": to_dict(sc), "mrsched_gym": __version__,
+                  **({"overrides": overrides} if overrides else {})}
         with RunFolder(args.out, results_name(sc), header) as folder:
             done = folder.resumable() if args.resume else []
             if done:
@@ -86,18 +90,20 @@ def _compare(args: argparse.Namespace) -> int:
             try:
                 if args.backend == "ray":
                     from mrsched_gym.ray_backend import evaluate_ray
-                    records = evaluate_ray(policies, [env], seeds, progress=not args.quiet,
-                                           done=done, on_result=folder.append, per_job=True)
+                    records = evaluate_ray(policies, [env], seeds, env_kwargs=overrides,
+                                           progress=not args.quiet, done=done,
+                                           on_result=folder.append, per_job=True)
                 else:
                     records = evaluate(policies, [env], seeds, workers=args.workers,
                                        progress=not args.quiet, done=done,
-                                       on_result=folder.append, per_job=True)
+                                       on_result=folder.append, per_job=True,
+                                       env_kwargs=overrides)
                 failures: list = []
             except EpisodeFailures as e:
                 records, failures = e.records, e.failures
             if records:
                 paths = _write_leaderboard(args, env, sc, records, failures, headline, seeds,
-                                           folder)
+                                           folder, overrides)
                 print(f"wrote {folder.final}: {', '.join(p.name for p in paths)}")
             else:                                   # every episode failed: keep the tracebacks
                 staged = folder.staging()
@@ -111,6 +117,28 @@ def _compare(args: argparse.Namespace) -> int:
         failed += len(failures)
         print(f"({time.perf_counter() - t0:.1f} s)")
     return 1 if failed else 0
+
+
+def parse_settings(items: list[str]) -> dict[str, object]:
+    """``--set KEY=VALUE`` items as scenario overrides: dotted keys (``workload.load``), values
+    read as YAML (``0.9``, ``true``, ``[1, 2]``, ``diurnal``); a key given twice is an error."""
+    import yaml
+
+    from mrsched_gym.errors import InputError
+    out: dict[str, object] = {}
+    for item in items:
+        key, eq, text = item.partition("=")
+        key = key.strip()
+        if not eq or not key:
+            raise InputError(f"--set {item!r}: expected KEY=VALUE (e.g. workload.load=0.9)")
+        if key in out:
+            raise InputError(f"--set: {key!r} given more than once")
+        try:
+            out[key] = yaml.safe_load(text) if text.strip() else ""
+        except yaml.YAMLError as e:
+            raise InputError(f"--set {item!r}: the value is not YAML: "
+                             f"{str(e).splitlines()[0]}") from None
+    return out
 
 
 def results_name(sc) -> str:
@@ -136,7 +164,8 @@ def results_name(sc) -> str:
     return f"{name}-{hashlib.sha256(text.encode()).hexdigest()[:8]}"
 
 
-def _write_leaderboard(args, env, sc, records, failures, headline, seeds, folder) -> list:
+def _write_leaderboard(args, env, sc, records, failures, headline, seeds, folder,
+                       overrides=None) -> list:
     """Print the table, then write data and plots into a staging folder and put it in place."""
     import shutil
 
@@ -159,7 +188,8 @@ def _write_leaderboard(args, env, sc, records, failures, headline, seeds, folder
     try:
         paths = write_results(records, staged, failures)
         atomic_write(staged / "run.json", json.dumps({
-            "scenario": env, "scenario_name": sc.name, "headline": headline,
+            "scenario": env, "scenario_name": sc.name, "overrides": overrides or {},
+            "headline": headline,
             "policies": sorted({r["policy"] for r in records}), "seeds": seeds,
             "failed_episodes": len(failures), "mrsched_gym": __version__,
             "command": "mrsched-gym " + " ".join(sys.argv[1:])}, indent=1))
@@ -167,7 +197,7 @@ def _write_leaderboard(args, env, sc, records, failures, headline, seeds, folder
         if not args.no_plots:
             best = ranked(records, headline)[0]["policy"]
             seed = min(r["seed"] for r in records if r["policy"] == best)
-            res = run_episode(env, make_policy(best), seed, keep_log=True)
+            res = run_episode(env, make_policy(best), seed, overrides, keep_log=True)
             paths["bars"] = plot_bars(records, headline, staged / "metrics.png")
             paths["cdf"] = plot_jct_cdf(records, staged / "jct_cdf.png", headline=headline)
             paths["gantt"] = plot_gantt(res["log"], f"{sc.name}, {best}, seed {seed}: "
@@ -484,6 +514,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                    "already finished (its journal); re-run the rest")
     c.add_argument("--no-agents", action="store_true",
                    help="leave out the shipped agents trained for the env (default: included)")
+    c.add_argument("--set", nargs="+", metavar="KEY=VALUE",
+                   help="scenario overrides for every env, e.g. --set workload.load=0.9 "
+                   "cluster.racks=2 (values read as YAML): vary one factor and compare; the "
+                   "results go to a folder of their own, results/NAME-<hash of the world>")
     c.add_argument("--backend", choices=("local", "ray"), default="local",
                    help="run the episodes in local processes or as Ray tasks (the ray extra; "
                    "joins a running cluster with RAY_ADDRESS)")

@@ -143,6 +143,27 @@ def test_the_job_table_adds_up_to_the_metrics(tmp_path, env_id, kwargs, policies
     assert "jobs.csv" not in write_results(plain, tmp_path / "plain")      # only when asked
 
 
+def test_compare_set_varies_one_factor_in_a_folder_of_its_own(tmp_path, capsys):
+    """``compare --set workload.load=0.5``: the episodes are those of the overridden world
+    (as ``evaluate(env_kwargs=...)`` runs them), written beside, not over, the default's."""
+    args = ["compare", "--policies", "edf", "--seeds", "2", "--workers", "1", "--quiet",
+            "--no-plots", "--out", str(tmp_path)]
+    assert main(args) == 0
+    assert main([*args, "--set", "workload.load=0.5", "cluster.racks=2"]) == 0
+    assert "== mrsched/Hadoop-v0 (hadoop) with workload.load=0.5, cluster.racks=2:" in \
+        capsys.readouterr().out
+    edited = [p for p in tmp_path.iterdir() if p.name.startswith("hadoop-")]
+    assert (tmp_path / "hadoop").is_dir() and len(edited) == 1
+    run = json.loads((edited[0] / "run.json").read_text())
+    assert run["overrides"] == {"workload.load": 0.5, "cluster.racks": 2}
+    got = json.loads((edited[0] / "records.json").read_text())
+    want = evaluate(["edf"], ["mrsched/Hadoop-v0"], [0, 1], workers=1, progress=False,
+                    env_kwargs={"workload.load": 0.5, "cluster.racks": 2})
+    default = json.loads((tmp_path / "hadoop" / "records.json").read_text())
+    assert [r["deadline_penalty_h"] for r in got] == [r["deadline_penalty_h"] for r in want]
+    assert [r["n_jobs"] for r in got] != [r["n_jobs"] for r in default]     # another world
+
+
 def test_an_edited_copy_of_a_bundled_scenario_gets_a_folder_of_its_own(tmp_path, capsys):
     """``show-scenario hadoop > my.yaml`` with the load edited keeps ``name: hadoop``: its
     leaderboard must not replace the bundled world's ``results/hadoop``."""
