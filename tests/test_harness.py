@@ -104,6 +104,7 @@ def test_compare_command_writes_table_results_and_plots(tmp_path, capsys):
     assert rc == 0
     out = capsys.readouterr().out
     assert "| 1 | edf |" in out and "deadline_penalty_h (mean ± 95% CI)" in out
+    assert "| mean_jct_s | p95_jct_s | jobs_finished_pct |" in out   # JCT with its finished share
     d = tmp_path / "hadoop"
     for f in ("records.json", "records.csv", "summary.json", "summary.csv", "jobs.csv",
               "metrics.png", "jct_cdf.png", "gantt.png"):
