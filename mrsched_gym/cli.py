@@ -67,7 +67,7 @@ def _compare(args: argparse.Namespace) -> int:
                              f"{', '.join(RECORD_METRICS)}")
         sweep_tasks(policies, [env], seeds, overrides)
         plans.append((env, sc, policies, headline))
-    if len({results_name(sc) for _, sc, _, _ in plans}) < len(plans):
+    if len({results_name(sc, bool(overrides)) for _, sc, _, _ in plans}) < len(plans):
         raise InputError("--env: two scenarios with the same name would share one output folder")
     failed = 0
     for env, sc, policies, headline in plans:
@@ -78,7 +78,7 @@ def _compare(args: argparse.Namespace) -> int:
               f"headline {headline}", flush=True)
         header = {"scenario": env, "world": to_dict(sc), "mrsched_gym": __version__,
                   **({"overrides": overrides} if overrides else {})}
-        with RunFolder(args.out, results_name(sc), header) as folder:
+        with RunFolder(args.out, results_name(sc, bool(overrides)), header) as folder:
             done = folder.resumable() if args.resume else []
             if done:
                 print(f"resuming: {len(done)} finished episodes from {folder.journal_path}")
@@ -134,19 +134,32 @@ def parse_settings(items: list[str]) -> dict[str, object]:
         if key in out:
             raise InputError(f"--set: {key!r} given more than once")
         try:
-            out[key] = yaml.safe_load(text) if text.strip() else ""
+            value = yaml.safe_load(text) if text.strip() else ""
         except yaml.YAMLError as e:
             raise InputError(f"--set {item!r}: the value is not YAML: "
                              f"{str(e).splitlines()[0]}") from None
+        out[key] = as_number(value)
     return out
 
 
-def results_name(sc) -> str:
+def as_number(value: object) -> object:
+    """A string that reads as a number (YAML 1.1 reads ``9e2`` as text) as that float."""
+    if isinstance(value, str):
+        try:
+            return float(value)
+        except ValueError:
+            return value
+    return value
+
+
+def results_name(sc, edited: bool = False) -> str:
     """The output folder of a scenario's leaderboard: its name, plus the orchestrator when that
     world has one (``hadoop``, ``hadoop_orch-regression``). A world that takes a bundled
     scenario's name but is none of the registered or bundled worlds (``show-scenario hadoop >
-    my.yaml`` with the load edited) gets the first 8 hex digits of its definition's SHA-256
-    too (``hadoop-1a2b3c4d``), so that it never replaces the bundled world's leaderboard."""
+    my.yaml`` with the load edited), and any world ``edited`` by ``compare --set`` (even back to
+    a default), gets the first 8 hex digits of its definition's SHA-256 too
+    (``hadoop-1a2b3c4d``), so that it never replaces the unedited world's leaderboard and each
+    value of a varied factor has a folder of its own."""
     import hashlib
 
     from mrsched_gym.config import bundled_scenarios, load_scenario, to_dict
@@ -154,12 +167,13 @@ def results_name(sc) -> str:
     from mrsched_gym.results import json_safe
     orch = sc.cluster.orchestrator
     name = sc.name if orch == "none" else f"{sc.name}_orch-{orch}"
-    if sc.name not in bundled_scenarios():
-        return name                                     # a name of its own
     world = to_dict(sc)
-    if to_dict(load_scenario(sc.name)) == world or any(
-            to_dict(scenario_for(i)) == world for i in ENV_IDS):
-        return name
+    if not edited:
+        if sc.name not in bundled_scenarios():
+            return name                                 # a name of its own
+        if to_dict(load_scenario(sc.name)) == world or any(
+                to_dict(scenario_for(i)) == world for i in ENV_IDS):
+            return name
     text = json.dumps(json_safe(world), sort_keys=True)
     return f"{name}-{hashlib.sha256(text.encode()).hexdigest()[:8]}"
 
@@ -514,7 +528,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                    "already finished (its journal); re-run the rest")
     c.add_argument("--no-agents", action="store_true",
                    help="leave out the shipped agents trained for the env (default: included)")
-    c.add_argument("--set", nargs="+", metavar="KEY=VALUE",
+    c.add_argument("--set", nargs="+", action="extend", metavar="KEY=VALUE",
                    help="scenario overrides for every env, e.g. --set workload.load=0.9 "
                    "cluster.racks=2 (values read as YAML): vary one factor and compare; the "
                    "results go to a folder of their own, results/NAME-<hash of the world>")

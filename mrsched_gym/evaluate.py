@@ -260,11 +260,14 @@ def file_digest(path: str, mtime_ns: int, size: int) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()[:16]
 
 
-def reusable_records(tasks: Sequence[tuple], done: Sequence[dict]) -> dict[tuple, dict]:
-    """The records of ``done`` that a sweep of ``tasks`` may reuse (same policy fingerprint),
-    keyed by (policy, scenario, seed)."""
+def reusable_records(tasks: Sequence[tuple], done: Sequence[dict],
+                     per_job: bool = False) -> dict[tuple, dict]:
+    """The records of ``done`` that a sweep of ``tasks`` may reuse (same policy fingerprint;
+    with ``per_job``, only those that carry their job table), keyed by (policy, scenario,
+    seed)."""
     fps = {t[0].label: policy_fingerprint(t[0]) for t in tasks}
-    return {task_key(r): r for r in done if r.get("_policy_fp") == fps.get(r["policy"])}
+    return {task_key(r): r for r in done if r.get("_policy_fp") == fps.get(r["policy"])
+            and (not per_job or "_jobs" in r)}
 
 
 def collect_records(tasks: Sequence[tuple], finished: dict[tuple, dict]) -> list[dict]:
@@ -337,7 +340,7 @@ def evaluate(policies: Sequence[str | PolicySpec], scenarios: Sequence[str],
             others and the failures).
     """
     tasks = sweep_tasks(policies, scenarios, seeds, env_kwargs)
-    finished = reusable_records(tasks, done)
+    finished = reusable_records(tasks, done, per_job)
     todo = [t for t in tasks if (t[0].label, t[1], t[2]) not in finished]
     fn = functools.partial(run_task, per_job=True) if per_job else run_task
     for r in run_parallel(fn, todo, workers, progress, "episodes", on_result):

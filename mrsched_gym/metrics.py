@@ -101,27 +101,28 @@ def in_stats_window(log: EpisodeLog) -> np.ndarray:
 def job_outcomes(log: EpisodeLog) -> dict[str, np.ndarray]:
     """Per job (``[J]`` arrays, in job order) what :func:`episode_metrics` aggregates.
 
-    ``counted``: in the statistics window (:func:`in_stats_window`); ``arrived``, ``finished``
-    (both among the counted); ``completion_s``: the finish time, or for a job the episode left
-    unserved the completion charged for it (time limit + remaining work alone; ``nan`` for a job
-    that never arrived); ``jct_s`` = completion - arrival; ``has_deadline``; ``late_by_s``: when
-    the part of the job its deadline covers finished (or is charged to), minus the deadline
-    (negative: met early); ``missed``: a counted, arrived job with a deadline that it missed
-    (rejected and unserved jobs miss).
+    ``counted``: in the statistics window (:func:`in_stats_window`); ``arrived``, ``finished``,
+    ``has_deadline`` and ``missed`` are among the counted jobs (what the metrics count);
+    ``completion_s``: the finish time, or for a job the episode left unserved the completion
+    charged for it (time limit + remaining work alone; ``nan`` for a job that never arrived);
+    ``jct_s`` = completion - arrival; ``late_by_s``: when the part of the job its deadline covers
+    finished (or is charged to), minus the deadline (negative: met early);
+    ``misses_deadline``: an arrived job, counted or not, that missed its deadline (rejected and
+    unserved jobs miss).
     """
     counted = in_stats_window(log)
     arrived = log.arrived & counted
-    finished = ~np.isnan(log.finish_s) & counted
+    done = ~np.isnan(log.finish_s)
     # completion time of every job: finished, or the estimate charged at the end
-    completion = np.where(finished, log.finish_s, log.est_finish_s)
-    has_dl = np.isfinite(log.deadline_s) & arrived
+    completion = np.where(done, log.finish_s, log.est_finish_s)
     # the deadline judges the part of the job it covers (the whole job or its map phase)
     due_done = ~np.isnan(log.deadline_finish_s)
     late_by = np.where(due_done, log.deadline_finish_s, log.est_deadline_finish_s) - log.deadline_s
-    missed = has_dl & (~due_done | (late_by > 0))
-    return {"counted": counted, "arrived": arrived, "finished": finished,
+    misses = np.isfinite(log.deadline_s) & log.arrived & (~due_done | (late_by > 0))
+    return {"counted": counted, "arrived": arrived, "finished": done & counted,
             "completion_s": completion, "jct_s": completion - log.arrival_s,
-            "has_deadline": has_dl, "late_by_s": late_by, "missed": missed}
+            "has_deadline": np.isfinite(log.deadline_s) & arrived, "late_by_s": late_by,
+            "missed": misses & counted, "misses_deadline": misses}
 
 
 #: The columns of :func:`job_table`, in order.
@@ -157,7 +158,7 @@ def job_table(log: EpisodeLog) -> dict[str, list]:
         "arrived": [bool(v) for v in arrived],
         "finished": [bool(v) for v in ~np.isnan(log.finish_s)],
         "rejected": [bool(v) for v in log.rejected],
-        "missed": [bool(v) for v in out["missed"]],
+        "missed": [bool(v) for v in out["misses_deadline"]],
         "counted": [bool(v) for v in out["counted"]],
         "weight": [float(v) for v in log.weight],
         "priority": [int(v) for v in log.priority],

@@ -242,7 +242,7 @@ def evaluate_ray(policies: Sequence[str], scenarios: Sequence[str], seeds: Itera
     from mrsched_gym.results import task_key
     ray = _ray()
     tasks = sweep_tasks(policies, scenarios, seeds, env_kwargs)
-    finished = reusable_records(tasks, done)
+    finished = reusable_records(tasks, done, per_job)
     todo = [t for t in tasks if (t[0].label, t[1], t[2]) not in finished]
     init_ray(address)
     remote = ray.remote(num_cpus=1)(run_task)

@@ -114,6 +114,7 @@ def test_compare_command_writes_table_results_and_plots(tmp_path, capsys):
 @pytest.mark.parametrize("env_id, kwargs, policies", [
     ("mrsched/Hadoop-v0", {"time_limit_s": 1800.0}, ["fifo", "edf"]),     # cut: unfinished jobs
     ("mrsched/Admission-v0", {"workload.duration_s": 1800.0}, ["mp+ac"]),  # rejected jobs
+    ("mrsched/Hadoop-v0", {"stats_window_s": [1200.0, 2400.0]}, ["fifo"]),  # jobs not counted
 ])
 def test_the_job_table_adds_up_to_the_metrics(tmp_path, env_id, kwargs, policies):
     """``evaluate(per_job=True)``: one row per job, whose columns give the episode's metrics
@@ -127,14 +128,22 @@ def test_the_job_table_adds_up_to_the_metrics(tmp_path, env_id, kwargs, policies
         assert t["counted"].sum() == r["n_jobs"]
         assert (t["finished"] & t["counted"]).sum() == r["jobs_finished"]
         assert t["rejected"].sum() == r["rejections"]
-        assert t["missed"].sum() == r["deadline_misses"]
         assert np.mean(t["jct_s"][counted].astype(float)) == pytest.approx(r["mean_jct_s"])
+        assert t["missed"][t["counted"]].sum() == r["deadline_misses"]
+        # every job the table describes, counted or not: a finished job has its completion, a
+        # job that arrived late for its deadline missed it
+        assert all(v is not None for v in t["completion_s"][t["finished"]])
+        late = np.array([v is not None and v > 0 for v in t["late_by_s"]])
+        assert t["missed"][late & t["arrived"]].all()
         assert sorted(t["jct_s"][t["finished"]].astype(float)) == pytest.approx(
             sorted(r["_jct_s"]))
         unserved += int((counted & ~t["finished"]).sum())
-    assert unserved > 0                         # the charged completions were exercised
+    if "time_limit_s" in kwargs:
+        assert unserved > 0                     # the charged completions were exercised
     if env_id == "mrsched/Admission-v0":
         assert sum(r["rejections"] for r in recs) > 0
+    if "stats_window_s" in kwargs:
+        assert not all(all(r["_jobs"]["counted"]) for r in recs)
     paths = write_results(recs, tmp_path)
     with open(paths["jobs.csv"]) as f:
         rows = list(csv.DictReader(f))
@@ -150,7 +159,7 @@ def test_compare_set_varies_one_factor_in_a_folder_of_its_own(tmp_path, capsys):
     args = ["compare", "--policies", "edf", "--seeds", "2", "--workers", "1", "--quiet",
             "--no-plots", "--out", str(tmp_path)]
     assert main(args) == 0
-    assert main([*args, "--set", "workload.load=0.5", "cluster.racks=2"]) == 0
+    assert main([*args, "--set", "workload.load=0.5", "--set", "cluster.racks=2"]) == 0
     assert "== mrsched/Hadoop-v0 (hadoop) with workload.load=0.5, cluster.racks=2:" in \
         capsys.readouterr().out
     edited = [p for p in tmp_path.iterdir() if p.name.startswith("hadoop-")]
@@ -163,6 +172,30 @@ def test_compare_set_varies_one_factor_in_a_folder_of_its_own(tmp_path, capsys):
     default = json.loads((tmp_path / "hadoop" / "records.json").read_text())
     assert [r["deadline_penalty_h"] for r in got] == [r["deadline_penalty_h"] for r in want]
     assert [r["n_jobs"] for r in got] != [r["n_jobs"] for r in default]     # another world
+    # set back to the default value, the world is Hadoop-v0's, in a folder of its own still
+    assert main([*args, "--set", "workload.load=0.7"]) == 0
+    assert len([p for p in tmp_path.iterdir() if p.name.startswith("hadoop-")]) == 2
+    assert json.loads((tmp_path / "hadoop" / "records.json").read_text()) == default
+
+
+def test_set_values_are_read_as_yaml_and_numbers():
+    from mrsched_gym.cli import parse_settings
+    assert parse_settings(["workload.duration_s=9e2", "cluster.racks=2", "a.b=true",
+                           "workload.kind=poisson"]) == {
+        "workload.duration_s": 900.0, "cluster.racks": 2, "a.b": True,
+        "workload.kind": "poisson"}
+
+
+def test_a_resumed_record_without_its_job_table_runs_again():
+    """A journal from before job tables: ``per_job`` sweeps re-run its episodes, so that
+    ``jobs.csv`` has every episode."""
+    from mrsched_gym.evaluate import reusable_records, run_task, sweep_tasks
+    tasks = sweep_tasks(["edf"], ["mrsched/Hadoop-v0"], [0], {"time_limit_s": 600.0})
+    rec = run_task(tasks[0], per_job=True)
+    old = {k: v for k, v in rec.items() if k != "_jobs"}
+    assert len(reusable_records(tasks, [rec], per_job=True)) == 1
+    assert len(reusable_records(tasks, [old])) == 1
+    assert reusable_records(tasks, [old], per_job=True) == {}
 
 
 def test_an_edited_copy_of_a_bundled_scenario_gets_a_folder_of_its_own(tmp_path, capsys):
