@@ -118,6 +118,7 @@ def aggregate(scores: dict[str, dict[str, np.ndarray]],
                 if all(p in scores[i] for i in ids)]
     n = {i: len(next(iter(scores[i].values()))) for i in ids}
     boots = [{i: rng.integers(0, n[i], n[i]) for i in ids} for _ in range(samples)]
+    best = {i: best_baseline(scores[i]) for i in ids}
     rows = []
     for p in policies:
         row: dict[str, Any] = {"policy": p}
@@ -127,9 +128,7 @@ def aggregate(scores: dict[str, dict[str, np.ndarray]],
         for i in ids:
             row[f"score:{i}"] = float(np.nanmean(scores[i][p]))
         if not is_anchor(p):
-            best = {i: best_baseline(scores[i]) for i in ids}
-
-            def poi(idx, p=p, best=best):
+            def poi(idx, p=p):
                 return float(np.nanmean([prob_improvement(scores[i][p][idx[i]],
                                                           scores[i][best[i]][idx[i]])
                                          for i in ids]))

@@ -66,11 +66,11 @@ def _compare(args: argparse.Namespace) -> int:
             raise InputError(f"--metric {headline!r}: unknown metric; known: "
                              f"{', '.join(RECORD_METRICS)}")
         sweep_tasks(policies, [env], seeds, overrides)
-        plans.append((env, sc, policies, headline))
-    if len({results_name(sc, bool(overrides)) for _, sc, _, _ in plans}) < len(plans):
+        plans.append((env, sc, policies, headline, results_name(sc, bool(overrides))))
+    if len({plan[-1] for plan in plans}) < len(plans):
         raise InputError("--env: two scenarios with the same name would share one output folder")
     failed = 0
-    for env, sc, policies, headline in plans:
+    for env, sc, policies, headline, out_name in plans:
         t0 = time.perf_counter()
         edits = " with " + ", ".join(f"{k}={v}" for k, v in overrides.items()) if overrides \
             else ""
@@ -78,7 +78,7 @@ def _compare(args: argparse.Namespace) -> int:
               f"headline {headline}", flush=True)
         header = {"scenario": env, "world": to_dict(sc), "mrsched_gym": __version__,
                   **({"overrides": overrides} if overrides else {})}
-        with RunFolder(args.out, results_name(sc, bool(overrides)), header) as folder:
+        with RunFolder(args.out, out_name, header) as folder:
             done = folder.resumable() if args.resume else []
             if done:
                 print(f"resuming: {len(done)} finished episodes from {folder.journal_path}")

@@ -342,7 +342,7 @@ def evaluate(policies: Sequence[str | PolicySpec], scenarios: Sequence[str],
     tasks = sweep_tasks(policies, scenarios, seeds, env_kwargs)
     finished = reusable_records(tasks, done, per_job)
     todo = [t for t in tasks if (t[0].label, t[1], t[2]) not in finished]
-    fn = functools.partial(run_task, per_job=True) if per_job else run_task
+    fn = functools.partial(run_task, per_job=per_job)
     for r in run_parallel(fn, todo, workers, progress, "episodes", on_result):
         finished[task_key(r)] = r
     return collect_records(tasks, finished)
@@ -454,10 +454,8 @@ def run_parallel(fn, tasks: Sequence, workers: int | None = None, progress: bool
     return out
 
 
-__all__ = ["AGENT", "BASELINE", "REFERENCE", "PolicySpec", "EpisodeFailures", "check_policy",
-           "collect_records", "evaluate",
-           "file_digest", "make_env", "make_policy", "reusable_records",
-           "mean_ci95", "metric_names", "parse_policy", "policy_fingerprint", "policy_role",
-           "run_episode",
-           "run_parallel", "run_task",
-           "scenario_of", "summarize", "sweep_tasks", "unique_labels", "write_results"]
+__all__ = ["AGENT", "BASELINE", "REFERENCE", "EpisodeFailures", "PolicySpec", "check_policy",
+           "collect_records", "evaluate", "file_digest", "make_env", "make_policy", "mean_ci95",
+           "metric_names", "parse_policy", "policy_fingerprint", "policy_role",
+           "reusable_records", "run_episode", "run_parallel", "run_task", "scenario_of",
+           "summarize", "sweep_tasks", "unique_labels", "write_results"]
