@@ -1,1 +1,2 @@
-"""Training code for learned schedulers (stable-baselines3 / sb3-contrib); see docs/agents.md."""
+"""Training code for learned schedulers (stable-baselines3 / sb3-contrib); see
+docs/notes/agents.md."""

@@ -1,4 +1,4 @@
-"""Policy networks for the env's set-structured observation (compared in docs/agents.md).
+"""Policy networks for the env's set-structured observation (compared in docs/notes/agents.md).
 
 The observation is a *set* of candidate jobs (``candidates`` [K, F], row ``i`` = action ``i``,
 zero rows past the candidates) and a set of nodes (``nodes`` [N, G]), plus global vectors

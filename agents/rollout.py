@@ -33,7 +33,7 @@ the workload (:func:`sample_future_arrivals`; the same draws for every candidate
 generator derived from the episode's seed on a stream apart from the world's) and takes the
 lowest mean cost. It knows the workload's law, not its draw: the non-clairvoyant rollout of
 Bertsekas's stochastic setting, estimated by sampling. It still knows the present jobs' task
-lengths and the timelines, and its choice carries the samples' noise (docs/agents.md: on
+lengths and the timelines, and its choice carries the samples' noise (docs/notes/agents.md: on
 Hadoop-v0 it is worse than its base).
 
 **The fair myopic variant** (``estimates=True``, ``arrivals=False``; ``tools/rollout_ceiling.py
@@ -44,7 +44,7 @@ play-out is then a function of what a scheduler knows (with one stated assumptio
 task's remaining work), and the rollout is a policy a scheduler could run. ``margin`` keeps
 the base's action unless a candidate's play-out is cheaper by that fraction. On Hadoop-v0 it
 loses the myopic rollout's edge and is not detectably better than its base, with or without
-a margin (docs/agents.md, "A fair myopic rollout").
+a margin (docs/notes/agents.md, "A fair myopic rollout").
 
 Cost: one full episode of the base policy per candidate per decision, times ``samples`` for
 the sampled rollout. A Hadoop-v0 episode with ``agent:hadoop-v0`` as the base: ~0.2 s per

@@ -24,7 +24,7 @@ masks what it masks.
 
 ``min_ratio`` of the shipped generalist: 0.55, chosen on its validation seeds among 0.2 (Monte
 Carlo only kept off the plain nodes), 0.5 and 0.6 (Crypt too, from nodes below 0.6 of its best
-speed), docs/agents.md. On every registered world 0.55 masks exactly what 0.6 masks, without
+speed), docs/notes/agents.md. On every registered world 0.55 masks exactly what 0.6 masks, without
 sitting on Heterogeneous-v0's ratio of exactly 0.6 (Crypt on a 1.5x node: 1.5 / 2.5).
 """
 
@@ -88,7 +88,7 @@ class EDFAffinityScheduler(ReferenceRule):
     """EDF under the affinity mask, a reference rule, not a paper's: the candidate with the
     earliest deadline among those that are not slow on the decision node (module docstring;
     :func:`~mrsched_gym.baselines.common.edf_key`). It shows what the mask alone does, beside
-    the agent that plays under it (docs/agents.md). Admission: accept. Preemption: wait.
+    the agent that plays under it (docs/notes/agents.md). Admission: accept. Preemption: wait.
 
     With ``slow_start`` it also holds back the reduces the slow-start rule holds
     (:mod:`mrsched_gym.baselines.slow_start`), as the generalist's metadata combines the two:

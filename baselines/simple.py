@@ -109,7 +109,7 @@ class SRPTScheduler(ReferenceRule):
     Preemption: wait.
 
     It ranks in no leaderboard by default (:meth:`applies_to` is False: the leaderboards hold
-    the spec's baselines); name it to compare with it (``--policies srpt``). docs/agents.md
+    the spec's baselines); name it to compare with it (``--policies srpt``). docs/notes/agents.md
     reports it beside the generalist.
     """
 
@@ -143,7 +143,7 @@ class ATCScheduler(ReferenceRule):
     map phase), ``s_j = d_j - now - p_j / m_j`` its slack (``m_j`` the tasks it still has,
     capped at the cluster's slots: the fastest it could finish), ``p_bar`` the mean of
     ``p_j / m_j`` over the candidate jobs, and ``k`` the look-ahead parameter (ATC's own; 4 by
-    default, chosen on the validation seeds, docs/agents.md). Jobs that cannot make their
+    default, chosen on the validation seeds, docs/notes/agents.md). Jobs that cannot make their
     deadline even at full parallelism (``s_j <= 0``) are ranked by weighted shortest remaining
     work (WSPT); jobs with slack are discounted by it, so the rule moves between WSPT under
     overload and a slack-driven, EDF-like order under light load. Our choices where the

@@ -10,7 +10,7 @@ slot until the job's last map finishes (SPEC 2.5: it cannot pass its un-shuffled
 EDF, a learned order) leaves the job's reduces holding reduce slots that no other job can use.
 On Admission-v0 (seeds 500-539: validation and beyond, not test) the hours of reduce slots held
 by jobs whose maps were unfinished were a median 3.1 h under ``srpt``, but 8.7-12.6 h on the
-three seeds where it lost most to Capacity (docs/agents.md).
+three seeds where it lost most to Capacity (docs/notes/agents.md).
 
 A scheduler may decline a slot (the env's skip), so it may also wait: at a schedule decision,
 candidate ``j`` is *held* when it is a reduce and its job has finished fewer than
@@ -22,7 +22,7 @@ still does its whole shuffle (``_reduce_attempt``): the rule trades the shuffle'
 the map phase for the slots the early reduces would hold.
 
 ``fraction`` of the shipped generalist: 1.0 (reduces wait for all their job's maps), chosen on
-its validation seeds 500-509 between 0.8 and 1.0 (docs/agents.md).
+its validation seeds 500-509 between 0.8 and 1.0 (docs/notes/agents.md).
 """
 
 from __future__ import annotations
@@ -85,7 +85,7 @@ class EDFSlowStartScheduler(SlowStartRule):
     """EDF under the slow-start rule, a reference rule, not a paper's: the earliest deadline
     (:func:`~mrsched_gym.baselines.common.edf_key`) among the candidates not held (module
     docstring). It shows what the rule alone does beside the agent that plays under it
-    (docs/agents.md). Admission: accept. Preemption: wait."""
+    (docs/notes/agents.md). Admission: accept. Preemption: wait."""
 
     name = "edf-slowstart"
 

@@ -718,7 +718,7 @@ def held_out():
 @HELD_OUT_GROUP
 def test_shipped_agent_beats_edf_seed_for_seed(held_out):
     """Common random numbers: the per-seed difference agent - EDF has a 95% CI below zero, and
-    the agent's mean is lower (docs/agents.md: 1.32 vs 2.07 job-hours, 17 of 20 seeds)."""
+    the agent's mean is lower (docs/notes/agents.md: 1.32 vs 2.07 job-hours, 17 of 20 seeds)."""
     a, e = held_out["agent:hadoop-v0"], held_out["edf"]
     dm, dc = mean_ci95(list(a - e))
     assert dm + dc < 0, f"paired difference {dm:.3f} ± {dc:.3f}"
@@ -730,7 +730,7 @@ def test_shipped_agent_beats_edf_seed_for_seed(held_out):
     "not yet: the target is non-overlapping 95% CIs; on seeds 0-19 the agent has 1.32 ± 0.76 "
     "and EDF 2.07 ± 1.39 job-hours. EDF's interval spans 0.68-3.46 because a few overloaded "
     "seeds dominate (seed 4: 13.3), so separation needs the agent's upper bound below 0.68; "
-    "see docs/agents.md"))
+    "see docs/notes/agents.md"))
 @HELD_OUT_GROUP
 def test_shipped_agent_ci_lies_below_edf_ci(held_out):
     """The headline criterion: the agent's 95% CI entirely below EDF's."""

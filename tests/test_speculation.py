@@ -222,7 +222,7 @@ def test_a_stragglers_episode_counts_its_copies():
 
 def test_a_speculation_rule_can_pair_with_any_scheduler():
     """SpeculationDelegate around a baseline: its schedule decisions are the baseline's, its
-    speculation decisions the rule's (the srpt + Hadoop pairing docs/agents.md compares)."""
+    speculation decisions the rule's (the srpt + Hadoop pairing docs/notes/agents.md compares)."""
     import gymnasium as gym
 
     from mrsched_gym.agents.policy import SpeculationDelegate

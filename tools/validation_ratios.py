@@ -5,7 +5,8 @@
         --baselines hadoop-speculative late --speculation hadoop-speculative
     python tools/validation_ratios.py --policies agent:hadoop-v0 --affinity 0.55 --slow-start 1
 
-The numbers behind docs/agents.md's choices of teachers and of ``atc``'s ``k``: on each id (the
+The numbers behind docs/notes/agents.md's choices of teachers and of ``atc``'s ``k``: on each
+id (the
 pool of ``configs/agents/general.yaml`` by default) every policy's mean headline over the
 validation seeds 500-509 (the training config's ``eval``), divided by the lowest mean among
 ``--baselines`` (EDF, FIFO, Fair, Capacity: the training's validation score). With
@@ -14,7 +15,7 @@ validation seeds 500-509 (the training config's ``eval``), divided by the lowest
 With ``--affinity RATIO`` and ``--slow-start FRACTION`` every agent among ``--policies`` plays
 under those decision rules, as a shipped agent whose metadata names them (``agents/affinity.py``,
 ``agents/slow_start.py``): e.g. the specialist under the generalist's rules, a teacher it could
-have had (docs/agents.md); a baseline under them is a reference rule of its own
+have had (docs/notes/agents.md); a baseline under them is a reference rule of its own
 (``edf-affinity:slow_start=1``, ``srpt-slowstart``).
 Records are kept in ``--records`` (a policy already there for an id is not run again, unless
 its fingerprint changed: an agent's file or metadata, e.g. its affinity mask).

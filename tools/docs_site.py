@@ -1,0 +1,305 @@
+"""MkDocs hooks: the site's generated pages, built from the code and data at every build.
+
+``mkdocs.yml`` names this file under ``hooks:``. ``on_files`` adds pages that cannot go stale
+because nothing of them is committed: one page per registered env id (from the registry and the
+scenario files), the baselines by paper with how faithful each reproduction is (from
+``docs/reproductions.json`` and ``configs/reproductions/``), the scenario-file reference (from
+the config classes, :mod:`docs_config_reference`) and the CLI (from argparse's help).
+``python tools/docs_site.py OUT`` writes them to a folder, for reading without a build.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+import os
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import docs_config_reference  # noqa: E402
+
+#: Short names of the source papers, in the order of the baselines page.
+PAPERS = (
+    ("MIMP", "Zhang et al., *Minimizing Interference and Maximizing Progress for Hadoop Virtual "
+     "Machines*", ("edf", "mp", "mp+ac"), ("mimp-interference", "mimp-scheduling")),
+    ("MROrchestrator", "Sharma et al., *MROrchestrator: A Fine-Grained Resource Orchestration "
+     "Framework for Hadoop MapReduce*", ("drf",), ("mrorchestrator",)),
+    ("Pastorelli et al.", "Pastorelli, Dell'Amico and Michiardi, *OS-Assisted Task Preemption "
+     "for Hadoop*", ("preempt-kill", "preempt-wait", "preempt-suspend"),
+     ("pastorelli-preemption",)),
+    ("RDS", "Cheng et al., *Resource and Deadline-aware Job Scheduling in Dynamic Hadoop "
+     "Clusters*", ("rds",), ("rds-case-study", "rds-evaluation")),
+    ("Thesis ch. 3", "Polo, *Multi-constraint Scheduling of MapReduce Workloads* (PhD thesis), "
+     "chapter 3: the Adaptive Scheduler", ("adaptive", "adaptive-data", "adaptive-hardware"),
+     ("thesis-ch3-adaptive",)),
+    ("Thesis ch. 4", "Polo, thesis, chapter 4: the Resource-aware Adaptive Scheduler (RAS)",
+     ("ras",), ("thesis-ch4-ras",)),
+    ("Thesis ch. 5", "Polo, thesis, chapter 5: the Reverse-Adaptive Scheduler for shared "
+     "environments", ("reverse-adaptive",), ("thesis-ch5-reverse",)),
+    ("Hadoop and the LATE paper", "Hadoop's own schedulers and speculation, and Zaharia et al., "
+     "*Improving MapReduce Performance in Heterogeneous Environments* (OSDI 2008)",
+     ("random", "fifo", "fair", "capacity", "late", "hadoop-speculative"),
+     ("late-speculation",)),
+    ("Reference rules (no source paper)", "Textbook rules, ranked only when named, never the "
+     "best baseline that sets a benchmark score of 1",
+     ("srpt", "atc", "edf-affinity", "edf-slowstart", "srpt-slowstart"), ()),
+)
+
+
+def env_slug(env_id: str) -> str:
+    """``mrsched/Hadoop-v0`` -> ``hadoop-v0`` (the page's file name)."""
+    return env_id.split("/", 1)[1].lower()
+
+
+def _first_paragraph(obj) -> str:
+    import inspect
+    return (inspect.getdoc(obj) or "").split("\n\n")[0].replace("\n", " ")
+
+
+def env_page(env_id: str) -> str:
+    """One env id in Gymnasium's env-page shape."""
+    import gymnasium as gym
+
+    from mrsched_gym.baselines import applicable_baselines, is_reference_rule
+    from mrsched_gym.registration import ENV_IDS, ENV_OVERRIDES, scenario_for
+
+    sc = scenario_for(env_id)
+    env = gym.make(env_id)
+    obs_space = env.observation_space
+    k = env.action_space.n - 1
+    env.close()
+    overrides = dict(ENV_OVERRIDES.get(env_id, {}))
+    weights = ", ".join(f"`{n}` x {w:g}" for n, w in sc.reward.weights.items())
+    kinds = ["schedule"] + [name for name, on in (
+        ("admit", sc.decisions.admission), ("preempt", sc.decisions.preemption.enabled),
+        ("speculate", sc.decisions.speculation.enabled)) if on]
+    baselines = [n for n in applicable_baselines(sc) if not is_reference_rule(n)]
+    rows = "\n".join(f"| `{key}` | `{box.shape}` | `{box.dtype}` |"
+                     for key, box in obs_space.spaces.items())
+    over = (f" with {', '.join(f'`{p}: {v}`' for p, v in overrides.items())}"
+            if overrides else "")
+    return f"""# {env_id.split('/', 1)[1]}
+
+| | |
+|---|---|
+| id | `{env_id}` |
+| scenario | `{ENV_IDS[env_id]}` (`configs/scenarios/{ENV_IDS[env_id]}.yaml`){over} |
+| action space | `{env.action_space}` |
+| observation space | `Dict` of float32 `Box` arrays (below) |
+| decisions | {', '.join(kinds)} |
+| headline metric | `{sc.reward.headline}` (lower is better) |
+| import | `gymnasium.make("{env_id}")` after `import mrsched_gym` |
+
+## Description
+
+{sc.description.strip() or _first_paragraph(sc)}
+
+Baselines that apply here: {', '.join(f'`{b}`' for b in baselines)}.
+
+## Action Space
+
+`Discrete({k + 1})`: action `i < {k}` picks candidate `i` of the current decision, action `{k}` is
+**skip** (schedule: leave the node idle until the next event; admit: reject; preempt: wait;
+speculate: launch no copy). `env.unwrapped.action_masks()` and `info["action_mask"]` give the
+legal actions; an illegal integer is treated as skip and flagged in `info["invalid_action"]`
+(`strict_actions=True` raises instead).
+
+## Observation Space
+
+| key | shape | dtype |
+|---|---|---|
+{rows}
+
+Every feature is documented in [`mrsched_gym.encoding`](../reference/api.md#env). With
+`observe_objective=True` the dict also holds `objective` (6): the reward weights.
+
+## Rewards
+
+Minus the weighted increments of the reward components since the previous decision: {weights}.
+The episode return equals `-info["metrics"]["objective"]`; the headline metric the leaderboard
+ranks is `{sc.reward.headline}`.
+
+## Starting State
+
+`reset(seed=...)` draws the whole world from the env's `np_random` (jobs, per-task work,
+interactive load, availability and its forecast); `step` is deterministic, so every policy sees
+the same world for a seed.
+
+## Episode End
+
+Terminated when every job has finished or been rejected; truncated at `time_limit_s` =
+{sc.time_limit_s:,.0f} s of simulated time. The last step's `info["metrics"]` holds every metric.
+
+## Arguments
+
+```python
+gymnasium.make("{env_id}", scenario=None, render_mode=None, strict_actions=False,
+               observe_objective=False, lean_info=False, **overrides)
+```
+
+`overrides` set scenario fields by path, e.g. `workload__load=0.9`; every field is in the
+[scenario file reference](../reference/scenario-file.md). `render_mode` is `"ansi"` or
+`"rgb_array"`.
+
+## Version History
+
+* v0: initial release (mrsched-gym 0.1.0).
+"""
+
+
+def envs_index() -> str:
+    """The table of registered ids."""
+    from mrsched_gym.registration import ENV_IDS, scenario_for
+    lines = ["# Environments", "", "Every id is registered when `mrsched_gym` is imported. "
+             "One page per id below, generated from its scenario file.", "",
+             "| id | scenario | headline | nodes | candidates K |", "|---|---|---|---|---|"]
+    for env_id, name in ENV_IDS.items():
+        sc = scenario_for(env_id)
+        lines.append(f"| [`{env_id}`]({env_slug(env_id)}.md) | `{name}` | "
+                     f"`{sc.reward.headline}` | {sc.cluster.n_nodes} | "
+                     f"{sc.decisions.max_candidates} |")
+    return "\n".join(lines) + "\n"
+
+
+def _fmt(x) -> str:
+    if x is None:
+        return "-"
+    if isinstance(x, float):
+        return f"{x:.3g}"
+    return str(x)
+
+
+def baselines_page() -> str:
+    """The baselines, one section per source paper, with how faithful each reproduction is."""
+    from mrsched_gym.baselines import BASELINES
+    from mrsched_gym.reproduce import load_reproduction
+
+    summary = json.loads((ROOT / "docs" / "reproductions.json").read_text())
+    lines = ["# Baselines", "",
+             "Each baseline is a small class acting through the same decision interface as an "
+             "agent (`decide(sim)` returns the action index), with its paper's parameters as "
+             "defaults: `make_baseline(\"fair\", delay=0)` overrides one, and on the command line "
+             "`fair:delay=0`. Every gap-filling choice is written in its module's docstring "
+             "(see the [API reference](reference/api.md#baselines)).", "",
+             "*How faithful* comes from the paper's own experiments re-run in the simulator "
+             "(`mrsched-gym reproduce`): the claims that hold as the paper says, and the paper's "
+             "numbers beside ours. This page is generated from `docs/reproductions.json` when "
+             "the site is built; [Validation](validation.md) has every case.", ""]
+    for short, title, names, reproductions in PAPERS:
+        lines += [f"## {short}", "", title + ".", "", "| name | class | what it does |",
+                  "|---|---|---|"]
+        for n in names:
+            cls = getattr(BASELINES[n], "func", BASELINES[n])   # a partial names its class
+            lines.append(f"| `{n}` | `{cls.__name__}` | "
+                         f"{_first_paragraph(cls).replace('|', '/')} |")
+        for rep_name in reproductions:
+            rep = load_reproduction(rep_name)
+            claims = [c for c in summary["claims"] if c["reproduction"] == rep_name]
+            comps = [c for c in summary["comparisons"] if c["reproduction"] == rep_name]
+            held = [c for c in claims if c["kind"] != "calibration"]
+            ok = sum(1 for c in held if c["holds"] == (c.get("expect", "hold") == "hold"))
+            checks = [c for c in claims if c["kind"] == "calibration"]
+            tally = []
+            if held:
+                tally.append(f"claims reproduced: {sum(c['holds'] for c in held)} of "
+                             f"{len(held)} ({ok} of {len(held)} as this project expects)")
+            if checks:
+                tally.append(f"calibration checks passed: {sum(c['holds'] for c in checks)} "
+                             f"of {len(checks)}")
+            lines += ["", f"### How faithful: `{rep_name}`", "",
+                      f"**{rep.title}** ({rep.seeds} seeds). {'; '.join(tally).capitalize()}.",
+                      ""]
+            for c in claims:
+                mark = "holds" if c["holds"] else "does not hold"
+                lines.append(f"- {mark} ({c['cases_held']} of {c['cases_total']} cases): "
+                             f"{c['claim']}")
+            if comps:
+                lines += ["", "| figure | item | policy | metric | paper | ours | unit |",
+                          "|---|---|---|---|---|---|---|"]
+                for c in comps[:8]:
+                    lines.append(f"| {c['figure']} | {c['item']} | {c['policy']} | "
+                                 f"{c['metric']} | {_fmt(c['paper'])} | {_fmt(c['ours'])} | "
+                                 f"{c['unit']} |")
+                if len(comps) > 8:
+                    lines.append(f"\n{len(comps) - 8} more numbers on the "
+                                 f"[validation page](validation.md#{rep_name}).")
+            if rep.notes:
+                lines += ["", "Why ours differs: " + rep.notes.strip()]
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _parser() -> argparse.ArgumentParser:
+    """The ``mrsched-gym`` parser, caught as ``main`` is about to parse."""
+    from mrsched_gym import cli
+
+    class Caught(Exception):
+        pass
+
+    def catch(self, *args, **kwargs):
+        raise Caught(self)
+
+    original = argparse.ArgumentParser.parse_args
+    argparse.ArgumentParser.parse_args = catch
+    try:
+        cli.main([])
+    except Caught as e:
+        return e.args[0]
+    finally:
+        argparse.ArgumentParser.parse_args = original
+    raise RuntimeError("mrsched_gym.cli.main did not parse its arguments")
+
+
+def cli_page() -> str:
+    """``mrsched-gym --help`` and every subcommand's help."""
+    old = os.environ.get("COLUMNS")
+    os.environ["COLUMNS"] = "100"
+    try:
+        parser = _parser()
+        lines = ["# Command line", "", "`mrsched-gym` (also `python -m mrsched_gym` where "
+                 "available). Generated from the parser's help when the site is built.", "",
+                 "```text", parser.format_help().rstrip(), "```", ""]
+        for action in parser._actions:   # noqa: SLF001 - argparse has no public accessor
+            if isinstance(action, argparse._SubParsersAction):   # noqa: SLF001
+                for name, sub in action.choices.items():
+                    lines += [f"## `{name}`", "", "```text", sub.format_help().rstrip(),
+                              "```", ""]
+        return "\n".join(lines)
+    finally:
+        if old is None:
+            os.environ.pop("COLUMNS", None)
+        else:
+            os.environ["COLUMNS"] = old
+
+
+def generated_pages() -> dict[str, str]:
+    """Site path -> Markdown of every generated page."""
+    from mrsched_gym.registration import ENV_IDS
+    with contextlib.redirect_stdout(io.StringIO()):
+        pages = {"envs/index.md": envs_index(), "baselines.md": baselines_page(),
+                 "reference/scenario-file.md": docs_config_reference.page(),
+                 "reference/cli.md": cli_page()}
+        for env_id in ENV_IDS:
+            pages[f"envs/{env_slug(env_id)}.md"] = env_page(env_id)
+    return pages
+
+
+def on_files(files, config):
+    """MkDocs hook: add the generated pages to the site's files."""
+    from mkdocs.structure.files import File
+    for path, text in generated_pages().items():
+        files.append(File.generated(config, path, content=text))
+    return files
+
+
+if __name__ == "__main__":
+    out = Path(sys.argv[1] if len(sys.argv) > 1 else "generated-docs")
+    for path, text in generated_pages().items():
+        (out / path).parent.mkdir(parents=True, exist_ok=True)
+        (out / path).write_text(text, encoding="utf-8")
+        print(out / path)
