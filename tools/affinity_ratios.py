@@ -2,7 +2,7 @@
 
     python tools/affinity_ratios.py --ratios none 0.2 0.5 0.55 0.6 --workers 2
 
-The numbers behind docs/agents.md's choice of ``min_ratio`` (``"affinity"`` in
+The numbers behind docs/notes/agents.md's choice of ``min_ratio`` (``"affinity"`` in
 ``agents/pretrained/general.json``): the shipped network (numpy forward pass, its speculation
 rule left out: the pool has no speculation world) wrapped in
 :class:`~mrsched_gym.agents.affinity.AffinityDelegate` at each ratio (``none``: the bare network),

@@ -1,4 +1,4 @@
-"""The numbers behind docs/agents.md: held-out result, generalisation, learning curves.
+"""The numbers behind docs/notes/agents.md: held-out result, generalisation, learning curves.
 
     python tools/agent_report.py --runs runs/hadoop_set runs/hadoop_flat > docs/agents_results.md
 

@@ -1,4 +1,4 @@
-"""The per-family table of the generalist (docs/agents.md, "The generalist").
+"""The per-family table of the generalist (docs/notes/agents.md, "The generalist").
 
     python tools/general_report.py --records runs/general_test --workers 2
 

@@ -90,7 +90,7 @@ def main() -> None:
     if rules:
         meta["validation"]["note"] = (f"the network alone, as trained: without "
                                       f"{' and '.join(rules)} it is shipped with "
-                                      f"(docs/agents.md has both)")
+                                      f"(docs/notes/agents.md has both)")
     if a.speculation:                          # SpeculationDelegate (agents/policy.py)
         meta["speculation"] = a.speculation
     (dest / f"{a.name}.json").write_text(json.dumps(meta, indent=1) + "\n")
