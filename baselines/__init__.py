@@ -153,7 +153,7 @@ def check_constructor_parameters(cls: type, params: dict, name: str,
 
 
 def applicable_baselines(scenario) -> list[str]:
-    """Names of the baselines that belong in ``scenario``'s leaderboard (SPEC 4)."""
+    """Names of the baselines that belong in ``scenario``'s leaderboard."""
     return [n for n in BASELINES if _cls(n).applies_to(scenario)]
 
 

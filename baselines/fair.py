@@ -4,7 +4,7 @@
   their pool's min share first (most starved first), then the lowest running-tasks / weight ratio;
   delay scheduling skips a job up to ``delay`` times while it has no node-local map on the offered
   node, then allows rack-local, and after ``2 * delay`` skips any placement (Zaharia's two-level
-  wait, counted in skipped offers as SPEC 4 states it).
+  wait, counted in skipped offers).
 * Capacity: the Hadoop Capacity Scheduler: queues with guaranteed capacity shares; the free slot
   goes to the queue furthest below its guarantee (used / capacity), FIFO within the queue.
 * DRF: Dominant Resource Fairness (Ghodsi et al., NSDI 2011, the Mesos allocator MROrchestrator

@@ -5,7 +5,7 @@ SlowStartDelegate`, and of the reference rules ``edf-slowstart`` and ``srpt-slow
 Hadoop offers a job's reduces to the scheduler once 5% of its maps are done
 (``mapreduce.job.reduce.slowstart.completedmaps``, the scenarios' ``decisions.slow_start``), so
 that their shuffle overlaps the rest of the map phase. A reduce launched that early holds its
-slot until the job's last map finishes (SPEC 2.5: it cannot pass its un-shuffled share,
+slot until the job's last map finishes (it cannot pass its un-shuffled share,
 ``mrsched_gym/sim/tasks.py``), and a scheduler that then serves other jobs' maps first (SRPT,
 EDF, a learned order) leaves the job's reduces holding reduce slots that no other job can use.
 On Admission-v0 (seeds 500-539: validation and beyond, not test) the hours of reduce slots held

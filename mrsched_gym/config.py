@@ -172,7 +172,7 @@ class NodeGroup:
             are sped up by (:data:`~mrsched_gym.workloads.profiles.ACCELERATORS`: ``"cell"``).
         kind: ``"dedicated"`` or ``"shared"`` (co-hosts an interactive service, MIMP 3.1).
         map_slots: Map slots per node (slots mode); ``None`` = MROrchestrator rule
-            min{C-1, (M-2)/2, D/50} (seed 001 footnote 1).
+            min{C-1, (M-2)/2, D/50} (MROrchestrator footnote 1).
         reduce_slots: Reduce slots per node (slots mode); ``None`` = half the map slots, at least 1.
             ``0`` = the nodes run maps only (MIMP 3.1: shared nodes run map tasks, reduces run
             on dedicated nodes); slots mode only, and some node of the cluster must keep reduce
@@ -211,7 +211,7 @@ class NodeGroup:
 
     @property
     def effective_map_slots(self) -> int:
-        """Map slots per node: configured, or MROrchestrator's Hadoop rule (seed 001,
+        """Map slots per node: configured, or MROrchestrator's Hadoop rule (MROrchestrator,
         footnote 1)."""
         if self.map_slots is not None:
             return self.map_slots
@@ -249,13 +249,13 @@ class ClusterConfig:
         swap_slowdown: Slowdown per unit of relative memory shortfall (spill or swap): a task
             with allocation m below its demand d runs at 1 / (1 + swap_slowdown * (1 - m/d)).
         orchestrator: MROrchestrator setting: ``"none"``, ``"uniform"`` or ``"regression"``
-            (seed 001 III, Algorithms 1-2): every ``orchestrator_epoch_s`` the node-level
+            (MROrchestrator III, Algorithms 1-2): every ``orchestrator_epoch_s`` the node-level
             orchestrator re-divides each node's memory and, on a node whose CPU is contended,
             its CPU among the running tasks, by the UNIFORM (job-phase mean) or REGRESSION
             (per-task need; CPU by progress rate relative to the job-phase) estimates (module
             docstring of :mod:`mrsched_gym.sim.rates`). ``"none"``: static per-slot memory,
             CPU in proportion to demand.
-        orchestrator_epoch_s: Re-allocation period of the orchestrator (seed 001: 20 s).
+        orchestrator_epoch_s: Re-allocation period of the orchestrator (MROrchestrator: 20 s).
         task_demand_cv: Per-task variation of resource demand around its profile (lognormal cv).
     """
 
@@ -622,7 +622,7 @@ class PreemptionConfig:
         enabled: Offer preemption decisions when a higher-priority job is waiting.
         primitives: Primitives the policy may choose: ``"kill"`` and/or ``"suspend"``;
             ``wait`` is the skip action.
-        kill_cleanup_s: Clean-up time that occupies the slot after a kill (seed 002 IV-C).
+        kill_cleanup_s: Clean-up time that occupies the slot after a kill (Pastorelli et al. IV-C).
         max_suspended_per_node: Suspended tasks a node may hold.
     """
 
@@ -644,7 +644,7 @@ class PreemptionConfig:
 
 @dataclass(frozen=True)
 class SpeculationConfig:
-    """Speculative-execution decisions (SPEC 2.6; LATE, Zaharia et al., OSDI 2008).
+    """Speculative-execution decisions (LATE, Zaharia et al., OSDI 2008).
 
     With ``enabled``, a node with room that no pending task can use is offered for a backup
     copy of a running task (``SPECULATE`` decision, :mod:`mrsched_gym.sim.speculation`).

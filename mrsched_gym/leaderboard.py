@@ -12,7 +12,7 @@ import numpy as np
 from mrsched_gym.results import summarize
 
 #: Metrics shown beside the headline (when not the headline itself). The JCT statistics are
-#: followed by the share of the arrived jobs that really finished (SPEC 7: JCT metrics state
+#: followed by the share of the arrived jobs that really finished (JCT metrics state
 #: the finished fraction; an unserved job's JCT is the completion charged for it).
 KEY_METRICS = ("deadline_miss_pct", "mean_jct_s", "p95_jct_s", "jobs_finished_pct",
                "utilisation", "data_locality_pct", "wasted_work_s", "web_response_mean_ms",

@@ -1,4 +1,4 @@
-"""Metrics of SPEC section 7: pure functions of an :class:`~mrsched_gym.sim.log.EpisodeLog`.
+"""The episode metrics: pure functions of an :class:`~mrsched_gym.sim.log.EpisodeLog`.
 
 One implementation, shared by the env's final ``info``, baselines and agents.
 
@@ -168,7 +168,7 @@ def job_table(log: EpisodeLog) -> dict[str, list]:
 
 def episode_metrics(log: EpisodeLog, weights: Mapping[str, float] | None = None
                     ) -> dict[str, float]:
-    """Compute every SPEC 7 metric from ``log``.
+    """Compute every metric from ``log``.
 
     Args:
         log: The episode log.

@@ -19,7 +19,7 @@ ENV_IDS = FrozenDict({
     "mrsched/HadoopTrace-v0": "hadoop_trace",      # SWIM + NASA-HTTP + Google 2019 + ALOJA traces
     "mrsched/GreenTrace-v0": "green_trace",        # SWIM + PVWatts solar availability + ALOJA
     "mrsched/Stragglers-v0": "stragglers",         # stragglers + speculative execution (LATE)
-    # The same worlds with MROrchestrator's node-level resource re-division (seed 001, REGRESSION
+    # The same worlds with MROrchestrator's node-level resource re-division (REGRESSION
     # estimator) in the resource manager: a property of the cluster, so every policy, agents
     # included, runs under it and one leaderboard ranks them in one world.
     "mrsched/HadoopOrchestrated-v0": "hadoop",

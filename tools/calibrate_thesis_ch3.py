@@ -9,7 +9,7 @@ FIFO, which is every scheduler when one job runs) and the parameters the thesis 
 are fitted so that its completion time alone matches the thesis's. Deterministic: the seeds are
 the reproduction's (0-4), and every search is over a fixed grid.
 
-What the thesis gives (seed 004):
+What the thesis gives (thesis):
 
 * times in isolation (3.5.3): Simulator J1 3,549 s, WordCount J2 1,264 s, Sort J3 602 s, Join J4
   and J5 101 s each (the goals are 1.69x / 2.37x / 4.98x / 1.48x of them, tight 1.69x / 1.18x /

@@ -17,7 +17,7 @@ Whenever the simulation needs a choice it stops and poses a :class:`Decision`
 * ``SPECULATE`` (``decisions.speculation.enabled``): node ``node`` has room that no pending task
   can use. Candidates are :class:`SpeculateCandidate` ``(task,)``, running tasks without a
   copy, longest estimated time left first (LATE's ranking); choosing one launches a backup copy
-  of it on the node, skip launches none (SPEC 2.6; Zaharia et al., OSDI 2008).
+  of it on the node, skip launches none (Zaharia et al., OSDI 2008).
 
 Candidates are named tuples: read them by name (``cand.job.jid``, ``cand.phase``); they still
 unpack and index like the plain tuples they replaced. Each kind's behaviour (posing and

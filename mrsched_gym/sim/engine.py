@@ -1,4 +1,4 @@
-"""The discrete-event simulator of a Hadoop/MapReduce cluster (SPEC section 2): the facade.
+"""The discrete-event simulator of a Hadoop/MapReduce cluster : the facade.
 
 No Gymnasium here: the simulator imports only the standard library, numpy and the project's
 config/model modules. One event loop (:meth:`Simulator._run`) is the only place time advances.

@@ -1,4 +1,4 @@
-"""The MROrchestrator's CPU division and estimates (seed 001 III, Algorithms 1-2): functions
+"""The MROrchestrator's CPU division and estimates (MROrchestrator III, Algorithms 1-2): functions
 over the simulator's state that the rate model (:mod:`mrsched_gym.sim.rates`, which runs the
 orchestrator's epochs) and the simulator's read-only summaries use. What they model is in the
 rates module's docstring.
@@ -28,7 +28,7 @@ def cpu_factors(tasks: list[Task], capacity: float, usable: list[float]) -> list
     times ``usable`` (its progress limit from the node's disk and network shares and its data
     node). The capacity is water-filled in proportion to the requests: c_i = min(cap_i,
     lambda x e_i) with sum c_i = capacity (Algorithm 1 moves allocations to the estimates; the
-    Performance Balancer arbitrates a node's requests, seed 001 III step 4). With every
+    Performance Balancer arbitrates a node's requests, MROrchestrator III step 4). With every
     estimate equal to its demand and nothing else limiting, this is the OS share
     capacity / sum of demands.
 
@@ -66,7 +66,7 @@ def cpu_factors(tasks: list[Task], capacity: float, usable: list[float]) -> list
 
 
 def uniform_cpu_estimates(tasks: list[Task]) -> list[float]:
-    """UNIFORM CPU estimates (seed 001 III-B2, Algorithm 2 lines 3-4): every task's entitlement
+    """UNIFORM CPU estimates (MROrchestrator III-B2, Alg. 2 lines 3-4): every task's entitlement
     is the mean CPU use of its job's tasks of the same phase; we take the job-phase's profile
     mean demand (the mean over its tasks of the usage a profiler sees, as for memory)."""
     out = []
@@ -95,7 +95,7 @@ def usable_fractions(sim: Simulator, n: int, f: float | None = None) -> list[flo
 
 
 def regression_cpu_estimates(sim: Simulator, tasks: list[Task]) -> list[float]:
-    """REGRESSION CPU estimates (seed 001 III-A Eq. 1-2, III-B1, Algorithm 2 lines 5-7).
+    """REGRESSION CPU estimates (MROrchestrator III-A Eq. 1-2, III-B1, Algorithm 2 lines 5-7).
 
     A task's progress rate is its progress score over its elapsed time, P / T (Eq. 1:
     T_hat = (1 - P) / P x T at that pace; the straggler test of [26] that the GRM uses,

@@ -30,7 +30,7 @@ rate = cpu_speed x accelerator speed-up x f_share x f_mem x 1/NormTCT_j(r)
   slots use CPU and disk better but shrink each slot's memory.
 * NormTCT_j(r): interference on shared nodes (MIMP Eq. 2, :mod:`mrsched_gym.models.interference`).
 * Remote map reads add block_mb / net_mb_s (x off_rack_factor off-rack) of work and raise the
-  task's network demand, so concurrent remote reads contend (SPEC 2.4).
+  task's network demand, so concurrent remote reads contend.
 * Data-node I/O (MIMP 5.1, "Data Node I/O"): half of a map's disk demand is reading its input
   block (``READ_FRACTION``), half writing its output locally. A remote map reads from the least
   loaded replica (in its rack when rack-local), so its read demand loads that *data node's* disk;
@@ -38,7 +38,7 @@ rate = cpu_speed x accelerator speed-up x f_share x f_mem x 1/NormTCT_j(r)
   (f_share also takes min(1, 1/D_io) of the data node). MIMP's Eq. 5 predictor of this load
   belongs to the MP baseline; the simulator models the overload itself.
 * A reduce task's work is its shuffle (its share of map output / net_mb_s) plus its reduce work;
-  it stalls at its un-shuffled share until more maps finish (SPEC 2.5).
+  it stalls at its un-shuffled share until more maps finish.
 
 A rate change re-schedules the task's end event (:func:`schedule_end`), and :func:`sync` brings
 a task's remaining work up to now before its rate or state changes.
@@ -298,7 +298,7 @@ def schedule_end(sim: Simulator, t: Task) -> None:
 
 
 def orchestrate(sim: Simulator) -> None:
-    """MROrchestrator epoch (seed 001 III, Algorithms 1-2): memory estimates for the tasks
+    """MROrchestrator epoch (MROrchestrator III, Algorithms 1-2): memory estimates for the tasks
     launched since the last epoch, then new CPU estimates for every running task."""
     uniform = sim.scenario.cluster.orchestrator == "uniform"
     nodes = set()

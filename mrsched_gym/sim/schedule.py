@@ -1,4 +1,4 @@
-"""The ``SCHEDULE`` decision: which job gets a node's free capacity (SPEC 2.2, 2.4).
+"""The ``SCHEDULE`` decision: which job gets a node's free capacity .
 
 Nodes with free capacity are offered one at a time (``Simulator.offer``, lowest index first);
 an offered node that no runnable job can use is dropped until the next event frees or adds

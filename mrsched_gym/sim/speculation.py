@@ -1,5 +1,5 @@
 """The ``SPECULATE`` decision: a backup copy of a running task on a node with spare room
-(SPEC 2.6; LATE, Zaharia et al., OSDI 2008; Hadoop's native speculation).
+(LATE, Zaharia et al., OSDI 2008; Hadoop's native speculation).
 
 With ``decisions.speculation.enabled`` an offered node that no pending task can use (Hadoop
 looks for a speculative task only after the non-running ones, LATE paper section 2.1) is posed

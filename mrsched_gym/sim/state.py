@@ -15,7 +15,7 @@ PHASE_NAMES = ("map", "reduce")
 PENDING, RUNNING, SUSPENDED, DONE = 0, 1, 2, 3
 # Job states
 FUTURE, WAITING_ADMISSION, ACTIVE, FINISHED, REJECTED = 0, 1, 2, 3, 4
-# Locality levels of a map launch (SPEC 2.4)
+# Locality levels of a map launch
 NODE_LOCAL, RACK_LOCAL, OFF_RACK = 0, 1, 2
 #: Tolerance of the simulator's float comparisons (work left, reservations, memory).
 EPS = 1e-9
@@ -26,7 +26,7 @@ class Task:
 
     Progress is fluid: ``remaining`` work (reference seconds) shrinks at ``rate`` since ``t_last``.
     A reduce task cannot go below ``floor`` (its un-shuffled share plus its reduce work) until the
-    job's maps are done (SPEC 2.5: shuffle progresses as map outputs become available).
+    job's maps are done (shuffle progresses as map outputs become available).
 
     Args:
         tid: Task id (attempts are numbered in launch order).
@@ -206,7 +206,7 @@ class Job:
         return stack[-1] if stack else -1
 
     def map_locality(self, node: int, rack: int) -> int:
-        """Best locality level a pending map of this job has on ``node`` (SPEC 2.4)."""
+        """Best locality level a pending map of this job has on ``node``."""
         state = self.map_state               # (:meth:`_peek` inlined: this runs per candidate)
         stack = self.by_node.get(node)
         if stack:

@@ -1,14 +1,14 @@
 """The task life cycle: launch, resume, kill, suspend, completion, and memory pressure.
 
 A launch takes the best-placed pending map of the job for the node (node-local, rack-local,
-any; SPEC 2.4) or its next reduce, or resumes the job's task suspended on that node. A remote map
+any) or its next reduce, or resumes the job's task suspended on that node. A remote map
 reads its block over the network (extra work ``block_mb / net_mb_s``, x ``off_rack_factor``
 off-rack) from a data node (:func:`~mrsched_gym.sim.cluster.pick_source`): ``READ_FRACTION`` of
 its disk demand then loads that node instead of its own. A reduce's work is its shuffle plus its
-reduce work; it cannot pass its un-shuffled share (``floor``) until more maps finish (SPEC 2.5).
+reduce work; it cannot pass its un-shuffled share (``floor``) until more maps finish.
 A speculative copy (:func:`launch_copy`) runs beside its original; the first to finish wins
 and the other is killed (outcome ``superseded``, its work wasted). Killing loses a task's work
-(SPEC 2.6; the slot is held for ``kill_cleanup_s``); suspending
+(the slot is held for ``kill_cleanup_s``); suspending
 keeps its memory on the node, paged out only when a new task needs it (Pastorelli III). With
 ``memory_overcommit: fail`` the newest tasks of an over-committed node are killed. A suspended
 task resumes only on its node (a restart elsewhere is a kill + relaunch).
@@ -67,8 +67,8 @@ def launch(sim: Simulator, job: Job, phase: int, n: int) -> None:
 
 
 def launch_copy(sim: Simulator, t: Task, n: int) -> None:
-    """Start a backup copy of the running task ``t`` on node ``n`` (speculative execution,
-    SPEC 2.6): the same map (reading its block from a replica unless ``n`` holds one) or
+    """Start a backup copy of the running task ``t`` on node ``n`` (speculative execution):
+    the same map (reading its block from a replica unless ``n`` holds one) or
     reduce (shuffling again). The two copies are each other's ``twin``; the first to finish
     wins and the other is killed (:func:`kill`, outcome ``superseded``). A copy is not counted
     in the job's locality counts, which count map tasks."""
@@ -244,7 +244,7 @@ def requeue(sim: Simulator, t: Task) -> None:
 
 
 def kill(sim: Simulator, t: Task, cleanup: bool = True, outcome: str = "killed") -> None:
-    """Kill a running task: its work is lost and it returns to pending (SPEC 2.6), unless a
+    """Kill a running task: its work is lost and it returns to pending, unless a
     copy of it still runs (speculative execution), which then goes on alone."""
     n = t.node
     twin = t.twin
@@ -308,7 +308,7 @@ def _complete(sim: Simulator, t: Task) -> None:
     job = t.job
     twin = t.twin
     _detach(sim, t)
-    if twin is not None:                  # the first copy to finish wins (SPEC 2.6)
+    if twin is not None:                  # the first copy to finish wins
         sim.n_copies_won += t.is_copy
         kill(sim, twin, outcome="superseded")
     t.state = DONE

@@ -1,6 +1,6 @@
 """The world's timelines applied to the cluster as time passes: the interactive load on shared
 nodes (interference, MIMP Eq. 1-2) and the availability f(t) (capacity, or nodes that leave and
-join; SPEC 2.3). Both were drawn at reset (:mod:`mrsched_gym.sim.world`); each advances one step
+join). Both were drawn at reset (:mod:`mrsched_gym.sim.world`); each advances one step
 per ``step_s`` through its own periodic event.
 """
 
@@ -82,7 +82,7 @@ def apply_avail(sim: Simulator, step: int) -> None:
 
 
 def _node_down(sim: Simulator, n: int) -> None:
-    """A node leaves: running and suspended tasks are lost and return to pending (SPEC 2.3)."""
+    """A node leaves: running and suspended tasks are lost and return to pending."""
     for t in list(sim.tasks_on[n]):
         kill(sim, t, cleanup=False, outcome="lost")
         sim.n_lost += 1

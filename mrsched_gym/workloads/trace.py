@@ -1,7 +1,7 @@
 """Trace replay: real job arrivals and sizes (SWIM Facebook 2009), task durations from ALOJA
 HiBench.
 
-SPEC 2.9 "Trace replay". A job trace gives, per job, its submit time and its map input, shuffle and
+Trace replay. A job trace gives, per job, its submit time and its map input, shuffle and
 output bytes (no task counts, no durations). We turn each job in the replayed window into tasks:
 
 * **Arrival**: submit time minus the window start (the window is
