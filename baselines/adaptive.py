@@ -1,4 +1,4 @@
-"""The Adaptive, RAS and Reverse-Adaptive schedulers of Polo's thesis (seed ``004``).
+"""The Adaptive, RAS and Reverse-Adaptive schedulers of Polo's thesis.
 
 Adaptive Scheduler (ch. 3.3-3.4):
 

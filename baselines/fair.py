@@ -8,10 +8,10 @@
 * Capacity: the Hadoop Capacity Scheduler: queues with guaranteed capacity shares; the free slot
   goes to the queue furthest below its guarantee (used / capacity), FIFO within the queue.
 * DRF: Dominant Resource Fairness (Ghodsi et al., NSDI 2011, the Mesos allocator MROrchestrator
-  compares against, seed ``001`` II): the job with the smallest (weighted) dominant share of the
+  compares against, its section II): the job with the smallest (weighted) dominant share of the
   cluster's CPU, disk bandwidth and memory gets the next task.
 
-MROrchestrator (seed ``001``) is not a scheduler but a node-level resource manager under one: it
+MROrchestrator is not a scheduler but a node-level resource manager under one: it
 is a cluster setting (``cluster.orchestrator: uniform | regression``, Algorithms 1-2 in
 :mod:`mrsched_gym.sim.rates`), with registered orchestrated worlds such as
 ``mrsched/HadoopOrchestrated-v0`` where every policy runs under it. Its paper's comparison (Fair

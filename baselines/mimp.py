@@ -1,4 +1,4 @@
-"""MIMP's Maximum Progress (MP) scheduler and admission control (seed ``000``, Zhang et al.).
+"""MIMP's Maximum Progress (MP) scheduler and admission control (Zhang et al.).
 
 MP (Section 5.2) at every free slot:
 

@@ -1,4 +1,4 @@
-"""Priority scheduling with task preemption by kill, wait or suspend (seed ``002``, Pastorelli
+"""Priority scheduling with task preemption by kill, wait or suspend (Pastorelli
 et al.).
 
 Scheduling: the highest-priority job first, oldest first within a priority class (the simple

@@ -1,4 +1,4 @@
-"""RDS: Resource and Deadline-aware Scheduling in dynamic Hadoop clusters (seed ``003``, Cheng
+"""RDS: Resource and Deadline-aware Scheduling in dynamic Hadoop clusters (Cheng
 et al.).
 
 Every control interval (10 minutes in the paper, Section IV; III.D: "The scheduling optimizer is

@@ -1,4 +1,4 @@
-"""The receding-horizon allocation problem of RDS (seed ``003``, Section III.D, Eq. 4-5).
+"""The receding-horizon allocation problem of RDS (Section III.D, Eq. 4-5).
 
 Variables ``u[j, i]``: slots for job j in control interval i of the horizon. Minimise
 

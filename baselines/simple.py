@@ -1,5 +1,5 @@
 """Policy-free reference points: Random, Hadoop's default FIFO scheduler, EDF, and two textbook
-rules outside the seed papers: shortest remaining work first (SRPT) and the apparent tardiness
+rules outside the source papers: shortest remaining work first (SRPT) and the apparent tardiness
 cost rule (ATC)."""
 
 from __future__ import annotations
@@ -77,7 +77,7 @@ class EDFScheduler(Scheduler):
 
 
 class ReferenceRule(Scheduler):
-    """A textbook rule outside the seed papers: ranked in no leaderboard by default
+    """A textbook rule outside the source papers: ranked in no leaderboard by default
     (:meth:`applies_to` is False), only when named. It picks among the schedule candidates
     (:meth:`pick`); admission: accept, preemption: wait (:func:`default_action`)."""
 
@@ -99,7 +99,7 @@ class ReferenceRule(Scheduler):
 class SRPTScheduler(ReferenceRule):
     """Shortest remaining work first (SRPT at task boundaries), a reference rule, not a paper's.
 
-    None of the seed papers compares against it, but it is the textbook rule for mean time in
+    None of the source papers compares against it, but it is the textbook rule for mean time in
     system (Schrage 1968: optimal on one machine with preemption), so it is the natural check
     of what an agent learned where that is scored. The free slot goes to the candidate job
     with the least remaining work: the thesis Eq. 1 numerator
@@ -133,7 +133,7 @@ class ATCScheduler(ReferenceRule):
 
     The textbook dispatching rule for total weighted tardiness, which is what
     ``deadline_penalty_h`` integrates (the weights of the jobs past their deadlines, over time).
-    None of the seed papers compares against it. The free slot goes to the candidate job with
+    None of the source papers compares against it. The free slot goes to the candidate job with
     the largest index
 
         I_j = w_j / p_j * exp(-max(s_j, 0) / (k * p_bar))

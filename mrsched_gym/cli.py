@@ -577,7 +577,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     d.add_argument("--policies", nargs="*", help="policies as in compare (default: random and "
                    "the baselines that apply to the scenario)")
     d.set_defaults(fn=_demo)
-    r = sub.add_parser("reproduce", help="run a seed paper's experiment and print the paper's "
+    r = sub.add_parser("reproduce", help="run a source paper's experiment and print the paper's "
                        "numbers next to ours (--list names them)")
     r.add_argument("names", nargs="*", help="reproduction names (or 'all'); none = --list")
     r.add_argument("--list", action="store_true", help="list the reproductions")

@@ -1,4 +1,4 @@
-"""Dynamic availability f(t) of the capacity offered to MapReduce (RDS ``003``; thesis ch. 5).
+"""Dynamic availability f(t) of the capacity offered to MapReduce (RDS; thesis ch. 5).
 
 Generators (all drawn at reset from their own stream, piecewise constant over ``step_s``):
 

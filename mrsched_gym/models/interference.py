@@ -1,4 +1,4 @@
-"""Interactive services co-located on shared nodes (MIMP, seed ``000``).
+"""Interactive services co-located on shared nodes (MIMP).
 
 * The web VM's CPU demand u(t) (fraction of the node's CPU) is a piecewise-constant series drawn at
   reset: ``constant``, ``diurnal`` (sinusoid with a per-node phase jitter), ``bursty`` (Poisson

@@ -13,7 +13,7 @@ Whenever the simulation needs a choice it stops and poses a :class:`Decision`
   :class:`AdmitCandidate` ``(job,)``, accepts it; skip rejects it (MIMP 5.3).
 * ``PREEMPT``: the high-priority ``job`` waits for capacity. Candidates are
   :class:`PreemptCandidate` ``(task, primitive)``, victims ranked lowest priority first then most
-  recently started (least work lost); skip is ``wait`` (Pastorelli et al., seed ``002``).
+  recently started (least work lost); skip is ``wait`` (Pastorelli et al.).
 * ``SPECULATE`` (``decisions.speculation.enabled``): node ``node`` has room that no pending task
   can use. Candidates are :class:`SpeculateCandidate` ``(task,)``, running tasks without a
   copy, longest estimated time left first (LATE's ranking); choosing one launches a backup copy

@@ -1,5 +1,5 @@
-"""The ``PREEMPT`` decision: evict a lower-priority task for a waiting job (seed ``002``,
-Pastorelli et al.).
+"""The ``PREEMPT`` decision: evict a lower-priority task for a waiting job (Pastorelli
+et al.).
 
 With ``decisions.preemption.enabled`` an accepted job of priority > 0 joins
 ``Simulator.preempt_queue`` with a budget of one preemption per map. While it waits for capacity

@@ -2,15 +2,15 @@
 
 Each profile says where its numbers come from. Seeds are cited by file prefix:
 
-* ``000`` MIMP (Zhang et al.): TCT_j(r) = a*e^(b*r) + c*e^(d*r) (Eq. 1), NormTCT (Eq. 2),
+* MIMP (Zhang et al.): TCT_j(r) = a*e^(b*r) + c*e^(d*r) (Eq. 1), NormTCT (Eq. 2),
   Fig. 2 (Pi suffers far more than Sort when the web VM takes CPU). The paper does not publish the
   fitted coefficients, so the ones below are our fits to the *shape* of Fig. 2: NormTCT(0.1) is
   about 7 for Pi and about 2.7 for Sort, and NormTCT(r >= 0.6) is within 10% of 1 for every type.
-* ``001`` MROrchestrator: the six-job suite (Sort, WordCount, PiEst, DistGrep, Twitter, Kmeans)
-  and its qualitative resource sensitivities (Section IV; Table I is not legible in the seed text,
+* MROrchestrator: the six-job suite (Sort, WordCount, PiEst, DistGrep, Twitter, Kmeans)
+  and its qualitative resource sensitivities (Section IV; Table I is not legible in our copy,
   so CPU/IO/memory intensities are our reading of the prose: Sort uses CPU in map and memory+I/O in
   reduce, PiEst is CPU bound, DistGrep is I/O bound, Twitter and Kmeans are large and memory heavy).
-* ``004`` Polo thesis: Table 4.2 (Sort, Combine, Select demand profiles, in % of a TaskTracker),
+* Polo's thesis: Table 4.2 (Sort, Combine, Select demand profiles, in % of a TaskTracker),
   Section 3.5.1 (Simulator and Join have irregular task lengths; Montecarlo and Crypt are
   accelerable with up to 25x and 2.5x speed-up).
 
