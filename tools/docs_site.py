@@ -15,6 +15,7 @@ import contextlib
 import io
 import json
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -57,8 +58,10 @@ def env_slug(env_id: str) -> str:
 
 
 def _first_paragraph(obj) -> str:
+    """The docstring's first paragraph on one line, Sphinx roles shown as code."""
     import inspect
-    return (inspect.getdoc(obj) or "").split("\n\n")[0].replace("\n", " ")
+    text = (inspect.getdoc(obj) or "").split("\n\n")[0].replace("\n", " ")
+    return re.sub(r":\w+:`~?([^`]*)`", r"`\1`", text)
 
 
 def env_page(env_id: str) -> str:
@@ -194,9 +197,11 @@ def baselines_page() -> str:
         lines += [f"## {short}", "", title + ".", "", "| name | class | what it does |",
                   "|---|---|---|"]
         for n in names:
-            cls = getattr(BASELINES[n], "func", BASELINES[n])   # a partial names its class
-            lines.append(f"| `{n}` | `{cls.__name__}` | "
-                         f"{_first_paragraph(cls).replace('|', '/')} |")
+            factory = BASELINES[n]
+            cls = getattr(factory, "func", factory)   # a partial names its class
+            bound = ", ".join(f"`{k}={v!r}`" for k, v in getattr(factory, "keywords", {}).items())
+            what = _first_paragraph(cls).replace("|", "/") + (f" Here: {bound}." if bound else "")
+            lines.append(f"| `{n}` | `{cls.__name__}` | {what} |")
         for rep_name in reproductions:
             rep = load_reproduction(rep_name)
             claims = [c for c in summary["claims"] if c["reproduction"] == rep_name]
