@@ -272,3 +272,30 @@ def test_site_builds_strictly(tmp_path):
     assert done.returncode == 0, done.stderr[-4000:]
     assert (tmp_path / "site" / "envs" / "hadoop-v0" / "index.html").is_file()
     assert (tmp_path / "site" / "reference" / "api" / "index.html").is_file()
+
+
+def test_readme_leaderboard_rows_are_what_compare_prints(tmp_path):
+    """The README's leaderboard is the first command's output: a few of its rows re-run (every
+    cell but the rank, which depends on the other rows) must be printed as the README has them."""
+    policies = ["agent:general", "edf", "fifo"]
+    done = subprocess.run(
+        [sys.executable, "-m", "mrsched_gym.cli", "compare", "--policies", *policies,
+         "--seeds", "10", "--workers", "1", "--quiet", "--no-plots", "--out", str(tmp_path)],
+        capture_output=True, text=True, timeout=300, cwd=tmp_path,
+        env=dict(os.environ, MPLBACKEND="Agg"))
+    assert done.returncode == 0, done.stderr[-3000:]
+
+    def rows(text):
+        out = {}
+        for line in text.splitlines():
+            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            if len(cells) > 2 and cells[0].isdigit():
+                out[cells[1]] = cells[2:]
+        return out
+
+    printed = rows(done.stdout)
+    readme = rows((ROOT / "README.md").read_text(encoding="utf-8"))
+    header = next(ln for ln in done.stdout.splitlines() if ln.startswith("| # | policy"))
+    assert header in (ROOT / "README.md").read_text(encoding="utf-8")
+    for p in policies:
+        assert printed[p] == readme[p], p
