@@ -64,6 +64,34 @@ def _first_paragraph(obj) -> str:
     return re.sub(r":\w+:`~?([^`]*)`", r"`\1`", text)
 
 
+def feature_table(obs_space) -> str:
+    """Every feature of the observation by key and index, with its bounds."""
+    from mrsched_gym import features as ft
+
+    n_kinds = obs_space["decision"].shape[0] - len(ft.DECISION_TAIL_FEATURES)
+    for key, feats in (("candidates", ft.CANDIDATE_COLUMNS), ("nodes", ft.NODE_COLUMNS)):
+        if obs_space[key].shape[-1] != len(feats):   # the table and the space disagree
+            raise RuntimeError(f"obs[{key!r}] has {obs_space[key].shape[-1]} columns, the "
+                               f"feature table {len(feats)}")
+    columns = {
+        "decision": [ft.Feature(f"{ft.KIND_FEATURE.name} ({n_kinds} entries: schedule, admit, "
+                                f"preempt{', speculate' if n_kinds > 3 else ''})",
+                                ft.KIND_FEATURE.low, ft.KIND_FEATURE.high)] * n_kinds
+                    + list(ft.DECISION_TAIL_FEATURES),
+        "candidates": list(ft.CANDIDATE_COLUMNS), "nodes": list(ft.NODE_COLUMNS),
+        "forecast": [ft.FORECAST_FEATURE], "objective": list(ft.OBJECTIVE_FEATURES)}
+    rows = ["| key | index | feature | low | high |", "|---|---|---|---|---|"]
+    for key, feats in columns.items():
+        for i, f in enumerate(feats):
+            if key == "decision" and 0 < i < n_kinds:
+                continue                      # the one-hot's entries share one row
+            index = f"0-{n_kinds - 1}" if key == "decision" and i == 0 else str(i)
+            if key == "forecast":
+                index = "each step"
+            rows.append(f"| `{key}` | {index} | {f.name} | {f.low:g} | {f.high:g} |")
+    return "\n".join(rows)
+
+
 def env_page(env_id: str) -> str:
     """One env id in Gymnasium's env-page shape."""
     import gymnasium as gym
@@ -118,8 +146,10 @@ legal actions; an illegal integer is treated as skip and flagged in `info["inval
 |---|---|---|
 {rows}
 
-Every feature is documented in [`mrsched_gym.encoding`](../reference/api.md#env). With
-`observe_objective=True` the dict also holds `objective` (6): the reward weights.
+With `observe_objective=True` the dict also holds `objective` (6): the reward weights. Every
+feature, with its bounds (from `mrsched_gym.features`):
+
+{feature_table(obs_space)}
 
 ## Rewards
 
