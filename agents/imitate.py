@@ -15,7 +15,7 @@ fitted policy, at step 0.
 
 Teachers act as the harness runs them: a baseline decides from the world's simulator, an agent
 from the world's own (unpadded) observation and mask, after ``reset(sim, seed)`` at each
-episode; a rollout teacher (``rollout:SPEC`` or ``myopic-rollout:SPEC``,
+episode; a rollout teacher (``rollout:POLICY`` or ``myopic-rollout:POLICY``,
 :mod:`~mrsched_gym.agents.rollout`) plays copies of the world's env from the current state,
 over ``teacher_workers`` processes. With a pool of worlds (``worlds``), the world's skip
 is the pool's skip.
@@ -53,8 +53,8 @@ class ImitateConfig:
 
     Attributes:
         teachers: World id (or ``default``) -> the policy whose actions are learned there (any
-            policy spec: ``srpt``, ``edf``, ``agent:general``..., or ``rollout:SPEC``, the
-            clairvoyant rollout teacher over that policy, or ``myopic-rollout:SPEC``, the
+            policy spec: ``srpt``, ``edf``, ``agent:general``..., or ``rollout:POLICY``, the
+            clairvoyant rollout teacher over that policy, or ``myopic-rollout:POLICY``, the
             rollout without the jobs still to arrive, :mod:`~mrsched_gym.agents.rollout`).
             Every world the run plays needs one: its id or ``default``. In a work-conserving
             run (``work_conserving``) a state where the teacher leaves a slot idle with a

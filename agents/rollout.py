@@ -16,11 +16,11 @@ base's (the cost improvement property; tested).
 **It is clairvoyant, hence a teacher only.** The copy carries the world drawn at reset: the
 future arrivals, task lengths, interference and availability. The teacher therefore chooses
 with knowledge no scheduler has; it is used to label states for imitation
-(``imitate.teachers``: ``rollout:SPEC``, e.g. ``rollout:agent:hadoop-v0``), never ranked, and
+(``imitate.teachers``: ``rollout:POLICY``, e.g. ``rollout:agent:hadoop-v0``), never ranked, and
 :func:`~mrsched_gym.evaluate.parse_policy` does not know it. The student learns the teacher's
 choice given what it observes, i.e. as much of the improvement as the observation supports.
 
-**The myopic variant** (``myopic-rollout:SPEC``, ``arrivals=False``) removes the jobs that
+**The myopic variant** (``myopic-rollout:POLICY``, ``arrivals=False``) removes the jobs that
 have not arrived yet from every copy (:func:`drop_future_arrivals`): each candidate is judged
 by how the jobs already in the system fare, played out to their end. It does not know when,
 or which, jobs will come; it still knows the present jobs' task lengths and the capacity and

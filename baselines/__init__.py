@@ -159,7 +159,7 @@ def applicable_baselines(scenario) -> list[str]:
 
 def is_reference_rule(name: str) -> bool:
     """Whether the baseline called ``name`` is a reference rule (a textbook rule outside the
-    spec's baselines, :class:`~mrsched_gym.baselines.simple.ReferenceRule`: ranked only when
+    classical baselines, :class:`~mrsched_gym.baselines.simple.ReferenceRule`: ranked only when
     named)."""
     return name in BASELINES and issubclass(_cls(name), ReferenceRule)
 

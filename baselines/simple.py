@@ -83,7 +83,7 @@ class ReferenceRule(Scheduler):
 
     @classmethod
     def applies_to(cls, scenario) -> bool:
-        """Never by default (a reference rule outside the spec's baselines)."""
+        """Never by default (a reference rule outside the classical baselines)."""
         return False
 
     def decide(self, sim) -> int:
@@ -109,7 +109,7 @@ class SRPTScheduler(ReferenceRule):
     Preemption: wait.
 
     It ranks in no leaderboard by default (:meth:`applies_to` is False: the leaderboards hold
-    the spec's baselines); name it to compare with it (``--policies srpt``). docs/notes/agents.md
+    the classical baselines); name it to compare with it (``--policies srpt``). docs/notes/agents.md
     reports it beside the generalist.
     """
 

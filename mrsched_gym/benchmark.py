@@ -14,12 +14,12 @@
   improvement over the best baseline of each world, P(score_agent > score_best) averaged over ids
   (ties count half); both with 95% stratified bootstrap confidence intervals (seeds resampled
   within each id, a fixed bootstrap seed, so the numbers are reproducible).
-* **Reference rules** (``--references``): textbook rules outside the spec's baselines
+* **Reference rules** (``--references``): textbook rules outside the classical baselines
   (``srpt``, or an order under the shipped generalist's decision rules such as
   ``edf-affinity:slow_start=1``; :func:`~mrsched_gym.evaluate.policy_role`) are scored and
   ranked like the agents, so that a cited table shows what a hand-written rule reaches beside
   a learned agent, but they are never the anchor ``B``: the score's 1 stays the best of the
-  spec's baselines whichever references are named.
+  classical baselines whichever references are named.
 
 The results (``benchmark.json``, ``scores.csv``, ``records.json``, ``benchmark.md``, ``iqm.png``)
 carry the suite's version: the package version, the ids and the seeds.
@@ -54,7 +54,7 @@ def headline_of(env_id: str) -> str:
 
 def is_anchor(policy: str) -> bool:
     """Whether ``policy`` (a record's label) may be the best baseline ``B`` of a world: one of
-    the spec's baselines, not an agent nor a reference rule
+    the classical baselines, not an agent nor a reference rule
     (:func:`~mrsched_gym.evaluate.policy_role`)."""
     from mrsched_gym.evaluate import BASELINE, policy_role
     return policy_role(policy) == BASELINE

@@ -327,7 +327,7 @@ def check_agents(agents: Sequence[str]) -> None:
         if policy_role(parse_policy(a).label) != AGENT:
             raise InputError(f"--agents {a!r}: not an agent (agent:NAME, agent:PATH.zip or "
                              f"rllib:FOLDER); reference rules go in --references, and the "
-                             f"spec's baselines are in the suite already")
+                             f"classical baselines are in the suite already")
 
 
 def reference_labels(references: Sequence[str]) -> list[str]:
@@ -335,7 +335,7 @@ def reference_labels(references: Sequence[str]) -> list[str]:
     (:func:`~mrsched_gym.evaluate.policy_role`).
 
     Raises:
-        InputError: Naming what is not a reference rule: an unknown name, one of the spec's
+        InputError: Naming what is not a reference rule: an unknown name, one of the classical
             baselines (the suite runs them already) or an agent (``--agents``).
     """
     from mrsched_gym.baselines import BASELINES, is_reference_rule
@@ -347,7 +347,7 @@ def reference_labels(references: Sequence[str]) -> list[str]:
         if policy_role(spec.label) != REFERENCE:
             known = ", ".join(n for n in BASELINES if is_reference_rule(n))
             raise InputError(f"--references {ref!r}: not a reference rule (known: {known}); "
-                             f"the spec's baselines are in the suite already and agents go "
+                             f"the classical baselines are in the suite already and agents go "
                              f"in --agents")
         out.append(spec.label)
     return list(dict.fromkeys(out))

@@ -121,9 +121,9 @@ AGENT, REFERENCE, BASELINE = "agent", "reference", "baseline"
 
 def policy_role(label: str) -> str:
     """What the policy of a record's ``label`` is: :data:`AGENT` (``agent:...``, ``rllib:...``),
-    :data:`REFERENCE` (a reference rule: a textbook rule outside the spec's baselines, ranked
+    :data:`REFERENCE` (a reference rule: a textbook rule outside the classical baselines, ranked
     only when named, e.g. ``srpt`` or ``edf-affinity:slow_start=1``) or :data:`BASELINE` (one of
-    the spec's baselines). Only a baseline is ever "the best baseline" that leaderboards pair
+    the classical baselines). Only a baseline is ever "the best baseline" that leaderboards pair
     agents with and that anchors the benchmark's score."""
     from mrsched_gym.baselines import is_reference_rule
 

@@ -67,7 +67,7 @@ def table(records: Sequence[dict], headline: str, notes: dict | None = None) -> 
 def paired_vs_best(records: Sequence[dict], headline: str) -> list[str]:
     """The paired differences (same worlds per seed: common random numbers), mean ± 95% CI and
     on how many seeds the first policy is better: each agent and each reference rule minus the
-    best baseline (one of the spec's baselines: :func:`~mrsched_gym.evaluate.policy_role`),
+    best baseline (one of the classical baselines: :func:`~mrsched_gym.evaluate.policy_role`),
     then each agent minus each reference rule."""
     from mrsched_gym.evaluate import AGENT, BASELINE, REFERENCE, policy_role
     order = [r["policy"] for r in ranked(records, headline)]

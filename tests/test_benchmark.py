@@ -106,7 +106,7 @@ def test_benchmark_ranks_the_references_it_is_given(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("option, value, names", [
-    ("--references", "edf", "the spec's baselines are in the suite"),   # a spec baseline
+    ("--references", "edf", "the classical baselines are in the suite"),   # a spec baseline
     ("--references", "agent:general", "agents go in --agents"),
     ("--references", "nope", "unknown baseline 'nope'"),
     ("--agents", "srpt", "'srpt': not an agent"),          # would be scored as a baseline
