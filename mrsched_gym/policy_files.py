@@ -168,8 +168,8 @@ def checked_label(obj: Any, where: str) -> str:
     try:
         name = policy_label(obj)
         as_policy(obj, name)
-    except InputTypeError as e:
-        raise InputError(f"policy {where!r}: {e}") from None
+    except InputTypeError as e:                  # "policy LABEL: what" -> named by where
+        raise InputError(f"policy {where!r}: {str(e).partition(': ')[2]}") from None
     if name.partition(":")[0] in BASELINES or name.startswith(("agent:", "rllib:")):
         raise InputError(f"policy {where!r}: its name {name!r} is a built-in policy's; give it "
                          f"a name of its own (a name attribute), or use the built-in {name!r}")
@@ -194,7 +194,11 @@ def object_parts(obj: Any) -> tuple[str, str, bytes | None]:
     Raises:
         InputError: ``obj`` is no policy, or its label is taken by a built-in policy.
     """
-    where = obj.__name__ if isinstance(obj, type) else type(obj).__name__
+    if isinstance(obj, type) or inspect.isfunction(obj):
+        where = obj.__name__
+    else:
+        where = getattr(obj, "name", None)
+        where = where if isinstance(where, str) and where else type(obj).__name__
     label = checked_label(obj, where)
     try:
         payload: bytes | None = pickle.dumps(obj)
