@@ -383,3 +383,20 @@ def test_duplicate_labels_and_baseline_names_are_refused():
     nameless.name = ""
     with pytest.raises(InputError, match="name attribute must be a non-empty string"):
         records([nameless])
+
+
+def test_benchmark_scores_a_policy_file_as_an_agent(tmp_path, monkeypatch, capsys):
+    """``benchmark --agents my_policy.py:FileEDF``: scored beside the baselines (never the
+    anchor), with edf's scores, and its file's hash in the suite."""
+    (tmp_path / "my_policy.py").write_text(EDF_FILE)
+    monkeypatch.chdir(tmp_path)
+    assert main(["benchmark", "--ids", "mrsched/Dedicated-v0", "--seeds", "2", "--workers",
+                 "1", "--quiet", "--no-plots", "--out", str(tmp_path / "out"), "--agents",
+                 "my_policy.py:FileEDF"]) == 0
+    data = json.loads((tmp_path / "out" / "benchmark" / "benchmark.json").read_text())
+    rows = {r["policy"]: r for r in data["aggregate"]}
+    assert "p_improvement" in rows["FileEDF"] and "p_improvement" not in rows["edf"]
+    assert rows["FileEDF"]["iqm"] == rows["edf"]["iqm"]
+    digest = ev.policy_fingerprint(ev.parse_policy("my_policy.py:FileEDF"))
+    assert data["suite"]["agents"]["FileEDF"] == {"fingerprint": digest}
+    assert digest.startswith("my_policy.py:FileEDF:") and len(digest.split(":")[-1]) == 16
