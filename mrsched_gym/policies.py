@@ -27,6 +27,7 @@ reset, before the first decision, with the new episode's :class:`ClusterView` an
 from __future__ import annotations
 
 import inspect
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, runtime_checkable
 
 import numpy as np
@@ -140,7 +141,8 @@ class ObservationAdapter:
         name: Its label.
     """
 
-    def __init__(self, act, name: str) -> None:
+    def __init__(self, act: Callable[[dict[str, np.ndarray], np.ndarray], int],
+                 name: str) -> None:
         self.fn = act
         self.name = name
 
@@ -161,7 +163,7 @@ class ModelAdapter:
         name: Its label.
     """
 
-    def __init__(self, model: ModelPolicy, name: str) -> None:
+    def __init__(self, model: Any, name: str) -> None:
         self.model = model
         self.name = name
         self.masked = "action_masks" in inspect.signature(model.predict).parameters
@@ -177,7 +179,7 @@ class ModelAdapter:
             action, _ = self.model.predict(obs, deterministic=True)
         return int(np.asarray(action).reshape(-1)[0])
 
-    def check_fits(self, space, where: str) -> None:
+    def check_fits(self, space: Any, where: str) -> None:
         """Raise :class:`~mrsched_gym.errors.InputError` if the model was built for another
         observation space than ``space`` (that of the world ``where``)."""
         from mrsched_gym.errors import InputError
@@ -215,7 +217,7 @@ def policy_label(obj: Any) -> str:
     return name
 
 
-def as_policy(obj: Any, name: str | None = None):
+def as_policy(obj: Any, name: str | None = None) -> Any:
     """What the harness runs for ``obj``: ``reset(sim, seed)`` plus ``decide(sim)`` (a
     scheduler) or ``act(obs, mask)``.
 
@@ -263,8 +265,8 @@ def as_policy(obj: Any, name: str | None = None):
         f"(see mrsched_gym.policies)")
 
 
-def check_call(fn, n_args: int, contract: str, label: str, keyword: str | None = None,
-               hint: str = "") -> None:
+def check_call(fn: Callable[..., Any], n_args: int, contract: str, label: str,
+               keyword: str | None = None, hint: str = "") -> None:
     """Raise :class:`InputTypeError` unless ``fn`` can be called with ``n_args`` positional
     arguments (and ``keyword=``), as the contract calls it; a function whose signature cannot
     be read passes."""

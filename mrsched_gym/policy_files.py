@@ -27,7 +27,9 @@ import inspect
 import pickle
 import re
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from mrsched_gym.errors import InputError, InputTypeError
@@ -80,7 +82,7 @@ def source_digest(path: Path) -> str:
 
 
 @functools.lru_cache(maxsize=32)
-def load_file_module(path: str, digest: str):
+def load_file_module(path: str, digest: str) -> ModuleType:
     """Execute the policy file ``path`` (version ``digest``) as a module, once per version."""
     stem = re.sub(r"\W", "_", Path(path).stem)
     name = f"mrsched_policy_{stem}_{digest[:8]}"
@@ -136,7 +138,8 @@ def load_code_object(spec: str, params: dict[str, Any]) -> Any:
     return target
 
 
-def code_spec_parts(spec: str, parse_value) -> tuple[str, str, tuple]:
+def code_spec_parts(spec: str, parse_value: Callable[[str], Any]
+                    ) -> tuple[str, str, tuple[tuple[str, Any], ...]]:
     """``(label, target, params)`` of a code spec, after loading it and checking that it is a
     policy: ``target`` is the spec without its parameters, ``params`` the parameters read by
     ``parse_value``.
@@ -176,7 +179,7 @@ def checked_label(obj: Any, where: str) -> str:
     return name
 
 
-def code_fingerprint(target: str, params: tuple) -> str:
+def code_fingerprint(target: str, params: tuple[tuple[str, Any], ...]) -> str:
     """A code spec's resume fingerprint: the spec, its source file's hash and its parameters."""
     path = source_file(target.partition(":")[0])
     digest = source_digest(path) if path is not None else "unknown"
@@ -195,13 +198,14 @@ def object_parts(obj: Any) -> tuple[str, str, bytes | None]:
         InputError: ``obj`` is no policy, or its label is taken by a built-in policy.
     """
     if isinstance(obj, type) or inspect.isfunction(obj):
-        where = obj.__name__
+        where = str(obj.__name__)
     else:
-        where = getattr(obj, "name", None)
-        where = where if isinstance(where, str) and where else type(obj).__name__
+        own = getattr(obj, "name", None)
+        where = own if isinstance(own, str) and own else type(obj).__name__
     label = checked_label(obj, where)
+    payload: bytes | None
     try:
-        payload: bytes | None = pickle.dumps(obj)
+        payload = pickle.dumps(obj)
         pickle.loads(payload)
     except Exception:                            # noqa: BLE001 - any pickling failure
         payload = None
