@@ -83,7 +83,8 @@ def source_digest(path: Path) -> str:
 
 @functools.lru_cache(maxsize=32)
 def load_file_module(path: str, digest: str) -> ModuleType:
-    """Execute the policy file ``path`` (version ``digest``) as a module, once per version."""
+    """Execute the policy file ``path`` (version ``digest``) as a module, once per version,
+    with its folder on ``sys.path`` meanwhile (so it can import the modules beside it)."""
     stem = re.sub(r"\W", "_", Path(path).stem)
     name = f"mrsched_policy_{stem}_{digest[:8]}"
     spec = importlib.util.spec_from_file_location(name, path)
@@ -91,17 +92,22 @@ def load_file_module(path: str, digest: str) -> ModuleType:
         raise ImportError(f"cannot load {path} as Python")
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module                  # dataclasses and pickle look classes up here
+    folder = str(Path(path).parent)
+    sys.path.insert(0, folder)                  # its sibling modules import, as for a script
     try:
         spec.loader.exec_module(module)
     except BaseException:
         del sys.modules[name]
         raise
+    finally:
+        sys.path.remove(folder)
     return module
 
 
 def load_code_object(spec: str, params: dict[str, Any]) -> Any:
     """The policy a code spec names: its class instantiated with ``params``, or the function or
-    instance it names (no parameters then).
+    instance it names (no parameters then; a deep copy of an instance, so no state carries
+    over from another episode).
 
     Raises:
         InputError: The file or module fails to load, has no such attribute, or the class
@@ -115,6 +121,9 @@ def load_code_object(spec: str, params: dict[str, Any]) -> Any:
         else:
             module = importlib.import_module(loc)
     except ModuleNotFoundError as e:
+        if loc.endswith(".py") or not e.name or not (loc + ".").startswith(e.name + "."):
+            raise InputError(f"policy {spec!r}: {loc} failed to load: "
+                             f"{type(e).__name__}: {e}") from None
         raise InputError(f"policy {spec!r}: module {loc!r} cannot be imported ({e})") from None
     except Exception as e:                       # noqa: BLE001 - the user's code failed
         raise InputError(f"policy {spec!r}: {loc} failed to load: "
@@ -135,7 +144,10 @@ def load_code_object(spec: str, params: dict[str, Any]) -> Any:
             raise InputError(f"policy {spec!r}: {e}") from None
     if params:
         raise InputError(f"policy {spec!r}: {attr} is not a class, so it takes no parameters")
-    return target
+    try:                                         # an instance: a fresh copy per episode
+        return copy.deepcopy(target)
+    except Exception:                            # noqa: BLE001 - fall back to the object
+        return target
 
 
 def code_spec_parts(spec: str, parse_value: Callable[[str], Any]

@@ -3,6 +3,7 @@ kind of outside policy runs through run_episode, evaluate and ``mrsched-gym comp
 beside the baselines with the same records; bad ones fail with one clear error first."""
 
 import json
+import textwrap
 
 import numpy as np
 import pytest
@@ -326,11 +327,14 @@ def test_an_edited_policy_file_runs_again_on_resume(tmp_path, monkeypatch, capsy
     ("my_policy.py:FileEDF:label=edf", "its name 'edf' is a built-in policy's"),
     ("broken.py:X", "policy 'broken.py:X': broken.py failed to load: SyntaxError"),
     ("no_such_pkg.mod:X", "module 'no_such_pkg.mod' cannot be imported"),
+    ("needs_dep.py:X", "policy 'needs_dep.py:X': needs_dep.py failed to load: "
+                       "ModuleNotFoundError: No module named 'no_such_dependency'"),
 ])
 def test_bad_policy_specs_fail_with_one_line_before_any_episode(tmp_path, monkeypatch, capsys,
                                                                  spec, message):
     (tmp_path / "my_policy.py").write_text(EDF_FILE)
     (tmp_path / "broken.py").write_text("def f(:\n")
+    (tmp_path / "needs_dep.py").write_text("import no_such_dependency\n")
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(ev, "run_episode", lambda *a, **k: pytest.fail("an episode ran"))
     assert compare(tmp_path, "edf", spec) == 2
@@ -400,3 +404,30 @@ def test_benchmark_scores_a_policy_file_as_an_agent(tmp_path, monkeypatch, capsy
     digest = ev.policy_fingerprint(ev.parse_policy("my_policy.py:FileEDF"))
     assert data["suite"]["agents"]["FileEDF"] == {"fingerprint": digest}
     assert digest.startswith("my_policy.py:FileEDF:") and len(digest.split(":")[-1]) == 16
+
+
+def test_a_policy_file_imports_its_neighbours_and_an_instance_starts_afresh(tmp_path):
+    """The file's folder is importable while it loads; an instance it names runs each episode
+    on a fresh copy (its state does not carry over), in workers or not."""
+    (tmp_path / "helpers.py").write_text("LIMIT = 50\n")
+    (tmp_path / "stateful.py").write_text(textwrap.dedent('''
+        from helpers import LIMIT
+
+
+        class Counter:
+            def __init__(self):
+                self.n = 0
+
+            def decide(self, decision, view):
+                self.n += 1
+                return view.K if self.n < LIMIT or not decision.candidates else 0
+
+
+        COUNTER = Counter()
+    '''))
+    spec = f"{tmp_path / 'stateful.py'}:COUNTER"
+    one = records([spec, "fifo"], seeds=(0, 1), workers=1)
+    two = records([spec, "fifo"], seeds=(0, 1), workers=2)
+    assert [values(r) for r in one] == [values(r) for r in two]
+    fresh = records([Counter()], seeds=(1,))
+    assert values(one[1]) == values(fresh[0])           # seed 1 as if it were the first
