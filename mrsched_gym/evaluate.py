@@ -477,7 +477,10 @@ def unique_labels(specs: Sequence[PolicySpec]) -> list[PolicySpec]:
            if count[sp.label] > 1 and sp.kind in ("agent", "rllib") else sp for sp in specs]
     dup = [k for k, n in Counter(sp.label for sp in out).items() if n > 1]
     if dup:
-        raise InputError(f"policies: {', '.join(dup)} given more than once")
+        outside = any(sp.kind in ("code", "object") for sp in out if sp.label in dup)
+        raise InputError(f"policies: {', '.join(dup)} given more than once" + (
+            " (a policy object or file is labelled by its name attribute, else its class "
+            "name: give each one a name of its own)" if outside else ""))
     return out
 
 

@@ -377,7 +377,8 @@ def test_objects_that_fit_no_kind_are_refused_naming_what_is_missing(obj, messag
 
 
 def test_duplicate_labels_and_baseline_names_are_refused():
-    with pytest.raises(InputError, match="policies: my-edf given more than once"):
+    with pytest.raises(InputError, match="policies: my-edf given more than once .*give each "
+                       "one a name of its own"):
         records([EarliestDeadline(), EarliestDeadline()])
     clash = EarliestDeadline()
     clash.name = "fifo"
