@@ -360,8 +360,9 @@ def evaluate(policies: Sequence[Any], scenarios: Sequence[str],
         policies: Policy strings or specs (see :func:`parse_policy`), or policy objects (the
             contract of :mod:`mrsched_gym.policies`; labelled by their ``name`` attribute, else
             their class name). An object is pickled once and every episode runs on a fresh
-            copy, in a worker process; one that does not pickle runs its episodes in this
-            process, each on a deep copy (:mod:`mrsched_gym.policy_files`).
+            copy of it (in a worker process, or here with ``workers=1``); one that does not
+            pickle runs its episodes in this process, each on a deep copy
+            (:mod:`mrsched_gym.policy_files`).
         scenarios: Env ids, bundled scenario names or YAML paths.
         seeds: Episode seeds.
         workers: Processes (default: the machine's cores; 1 = in this process).
