@@ -124,13 +124,16 @@ def test_protocols_are_exported_for_typing():
 
 
 def test_evaluate_ranks_objects_beside_the_baselines_with_the_same_records():
-    recs = records([EarliestDeadline(), "edf", first_legal, "fifo", SeededRandom()])
+    recs = records([EarliestDeadline(), "edf", first_legal, FirstLegal(), MyFifo(),
+                    OwnScheduler(), "fifo", SeededRandom()])
     by = {}
     for r in recs:
         by.setdefault(r["policy"], []).append(r)
-    assert list(by) == ["my-edf", "edf", "first_legal", "fifo", "SeededRandom"]
+    assert list(by) == ["my-edf", "edf", "first_legal", "FirstLegal", "MyFifo", "own", "fifo",
+                        "SeededRandom"]
     assert [values(r) for r in by["my-edf"]] == [values(r) for r in by["edf"]]
-    assert [values(r) for r in by["first_legal"]] == [values(r) for r in by["fifo"]]
+    for same in ("first_legal", "FirstLegal", "MyFifo", "own"):
+        assert [values(r) for r in by[same]] == [values(r) for r in by["fifo"]], same
     rows = {r["policy"]: r for r in ev.summarize(recs)}
     assert rows["my-edf"]["deadline_penalty_h_ci95"] == rows["edf"]["deadline_penalty_h_ci95"]
 
@@ -231,6 +234,19 @@ def first_legal(obs, mask):
     return int(mask.nonzero()[0][0])
 
 
+class FirstLegalAct:
+    def act(self, obs, mask):
+        return int(mask.nonzero()[0][0])
+
+
+from mrsched_gym.baselines import Scheduler  # noqa: E402
+
+
+class Oldest(Scheduler):
+    def decide(self, view):
+        return 0 if view.decision.candidates else view.K
+
+
 NOT_A_POLICY = 3
 '''
 
@@ -252,15 +268,18 @@ def test_compare_ranks_a_policy_file_beside_edf_with_the_same_record(tmp_path, m
     f.write_text(EDF_FILE)
     monkeypatch.chdir(tmp_path)
     assert compare(tmp_path, "my_policy.py:FileEDF:slack=0", "edf",
-                   "my_policy.py:first_legal", "fifo") == 0
+                   "my_policy.py:first_legal", "my_policy.py:FirstLegalAct",
+                   "my_policy.py:Oldest", "fifo") == 0
     out = capsys.readouterr().out
     assert "FileEDF:slack=0" in out and "first_legal" in out
     recs = written(tmp_path)
     by = {}
     for r in recs:
         by.setdefault(r["policy"], []).append(values(r))
-    assert set(by) == {"FileEDF:slack=0", "edf", "first_legal", "fifo"}
-    assert by["FileEDF:slack=0"] == by["edf"] and by["first_legal"] == by["fifo"]
+    assert set(by) == {"FileEDF:slack=0", "edf", "first_legal", "FirstLegalAct", "Oldest",
+                       "fifo"}
+    assert by["FileEDF:slack=0"] == by["edf"]
+    assert by["first_legal"] == by["FirstLegalAct"] == by["Oldest"] == by["fifo"]
     # a parameter that changes decisions changes the record (the parameter reaches the class)
     assert compare(tmp_path, "my_policy.py:FileEDF:reverse=true,label=latest") == 0
     recs = written(tmp_path)
@@ -315,7 +334,7 @@ def test_an_edited_policy_file_runs_again_on_resume(tmp_path, monkeypatch, capsy
     ("my_policy.py", "policy 'my_policy.py': name the class after the file or module, as "
                      "my_policy.py:ClassName"),
     ("my_policy.py:Missing", "policy 'my_policy.py:Missing': my_policy.py has no 'Missing' "
-                             "(its classes: FileEDF)"),
+                             "(its classes: FileEDF, FirstLegalAct, Oldest)"),
     ("my_policy.py:NOT_A_POLICY", "policy 'my_policy.py:NOT_A_POLICY': not a policy: a int "
                                   "has no decide(decision, view)"),
     ("my_policy.py:FileEDF:speed=2", "policy 'my_policy.py:FileEDF:speed=2': bad parameter "
@@ -432,3 +451,27 @@ def test_a_policy_file_imports_its_neighbours_and_an_instance_starts_afresh(tmp_
     assert [values(r) for r in one] == [values(r) for r in two]
     fresh = records([Counter()], seeds=(1,))
     assert values(one[1]) == values(fresh[0])           # seed 1 as if it were the first
+
+
+PPO_FILE = '''
+import gymnasium as gym
+from sb3_contrib import MaskablePPO
+
+import mrsched_gym  # noqa: F401
+
+MODEL = MaskablePPO("MultiInputPolicy", gym.make("mrsched/Hadoop-v0"), n_steps=64,
+                    batch_size=64, seed=0, device="cpu")
+MODEL.name = "tiny-ppo"
+'''
+
+
+def test_compare_runs_an_sb3_model_named_in_a_file(tmp_path, monkeypatch):
+    pytest.importorskip("sb3_contrib")
+    (tmp_path / "ppo_file.py").write_text(PPO_FILE)
+    monkeypatch.chdir(tmp_path)
+    assert compare(tmp_path, "ppo_file.py:MODEL", "fifo") == 0
+    recs = [r for r in written(tmp_path) if r["policy"] == "tiny-ppo"]
+    assert len(recs) == 2 and all(r["invalid_actions"] == 0 for r in recs)
+    again = records(["ppo_file.py:MODEL"])              # the same file in Python
+    keys = ("seed", "steps", "deadline_penalty_h", "mean_jct_s", "utilisation")
+    assert [[r[k] for k in keys] for r in recs] == [[r[k] for k in keys] for r in again]
