@@ -255,6 +255,8 @@ def as_policy(obj: Any, name: str | None = None) -> Any:
         check_call(obj.act, 2, "act(obs, mask)", label)
         return obj if hasattr(obj, "reset") else ObservationAdapter(obj.act, label)
     if hasattr(obj, "predict"):
+        check_call(obj.predict, 1, "predict(obs, deterministic=True) (an SB3 model's)", label,
+                   keyword="deterministic")
         return ModelAdapter(obj, label)
     if callable(obj):
         check_call(obj, 2, "a function (obs, mask) -> int", label)

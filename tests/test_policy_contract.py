@@ -367,6 +367,11 @@ class OneArgDecide:
         return view.K
 
 
+class NotSB3:
+    def predict(self, x):
+        return 0
+
+
 class BadReset:
     def reset(self):
         pass
@@ -384,6 +389,8 @@ class BadReset:
                      "decide(decision, view) (or subclass mrsched_gym.baselines.Scheduler"),
     (BadReset(), "policy BadReset: reset() cannot be called as reset(view, seed=None)"),
     (lambda obs: 0, "cannot be called as a function (obs, mask) -> int"),
+    (NotSB3(), "policy NotSB3: predict(x) cannot be called as predict(obs, deterministic=True) "
+               "(an SB3 model's)"),
 ])
 def test_objects_that_fit_no_kind_are_refused_naming_what_is_missing(obj, message):
     with pytest.raises(InputTypeError) as e:
