@@ -4,6 +4,15 @@ Importing the package registers the ``mrsched/*`` ids with Gymnasium (no other s
 """
 
 from mrsched_gym.config import ConfigError, Scenario, load_scenario, with_overrides
+from mrsched_gym.policies import (
+    ModelPolicy,
+    ObservationFunction,
+    ObservationPolicy,
+    PolicyLike,
+    Resettable,
+    RulePolicy,
+    as_policy,
+)
 from mrsched_gym.registration import ENV_IDS, register_envs
 
 # The one version source: pyproject.toml reads it statically, importlib.metadata reports it.
@@ -11,5 +20,6 @@ __version__ = "0.4.0"
 
 register_envs()
 
-__all__ = ["ConfigError", "ENV_IDS", "Scenario", "load_scenario", "with_overrides",
-           "__version__"]
+__all__ = ["ConfigError", "ENV_IDS", "ModelPolicy", "ObservationFunction", "ObservationPolicy",
+           "PolicyLike", "Resettable", "RulePolicy", "Scenario", "as_policy", "load_scenario",
+           "with_overrides", "__version__"]

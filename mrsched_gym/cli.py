@@ -65,7 +65,8 @@ def _compare(args: argparse.Namespace) -> int:
         if headline not in RECORD_METRICS:
             raise InputError(f"--metric {headline!r}: unknown metric; known: "
                              f"{', '.join(RECORD_METRICS)}")
-        sweep_tasks(policies, [env], seeds, overrides)
+        specs = {t[0].label: t[0] for t in sweep_tasks(policies, [env], seeds, overrides)}
+        policies = list(specs.values())         # parsed once: a policy file is loaded once
         plans.append((env, sc, policies, headline, results_name(sc, bool(overrides))))
     if len({plan[-1] for plan in plans}) < len(plans):
         raise InputError("--env: two scenarios with the same name would share one output folder")
@@ -103,7 +104,8 @@ def _compare(args: argparse.Namespace) -> int:
                 records, failures = e.records, e.failures
             if records:
                 paths = _write_leaderboard(args, env, sc, records, failures, headline, seeds,
-                                           folder, overrides)
+                                           folder, overrides,
+                                           {sp.label: sp for sp in policies})
                 print(f"wrote {folder.final}: {', '.join(p.name for p in paths)}")
             else:                                   # every episode failed: keep the tracebacks
                 staged = folder.staging()
@@ -179,8 +181,9 @@ def results_name(sc, edited: bool = False) -> str:
 
 
 def _write_leaderboard(args, env, sc, records, failures, headline, seeds, folder,
-                       overrides=None) -> list:
-    """Print the table, then write data and plots into a staging folder and put it in place."""
+                       overrides=None, specs=None) -> list:
+    """Print the table, then write data and plots into a staging folder and put it in place
+    (``specs``: the policies by label, for the Gantt chart's episode of the best one)."""
     import shutil
 
     from mrsched_gym import __version__
@@ -211,7 +214,8 @@ def _write_leaderboard(args, env, sc, records, failures, headline, seeds, folder
         if not args.no_plots:
             best = ranked(records, headline)[0]["policy"]
             seed = min(r["seed"] for r in records if r["policy"] == best)
-            res = run_episode(env, make_policy(best), seed, overrides, keep_log=True)
+            res = run_episode(env, make_policy((specs or {}).get(best, best)), seed, overrides,
+                              keep_log=True)
             paths["bars"] = plot_bars(records, headline, staged / "metrics.png")
             paths["cdf"] = plot_jct_cdf(records, staged / "jct_cdf.png", headline=headline)
             paths["gantt"] = plot_gantt(res["log"], f"{sc.name}, {best}, seed {seed}: "
@@ -325,9 +329,9 @@ def check_agents(agents: Sequence[str]) -> None:
     from mrsched_gym.evaluate import AGENT, parse_policy, policy_role
     for a in agents:
         if policy_role(parse_policy(a).label) != AGENT:
-            raise InputError(f"--agents {a!r}: not an agent (agent:NAME, agent:PATH.zip or "
-                             f"rllib:FOLDER); reference rules go in --references, and the "
-                             f"classical baselines are in the suite already")
+            raise InputError(f"--agents {a!r}: not an agent (agent:NAME, agent:PATH.zip, "
+                             f"rllib:FOLDER, FILE.py:Class); reference rules go in "
+                             f"--references, and the classical baselines are in the suite already")
 
 
 def reference_labels(references: Sequence[str]) -> list[str]:
@@ -365,7 +369,7 @@ def agent_versions(agents: Sequence[str]) -> dict[str, dict]:
     for a in agents:
         spec = parse_policy(a)
         target = Path(spec.target)
-        if not target.is_file():                    # an RLlib checkpoint folder
+        if not target.is_file():                    # an RLlib folder, a policy in code
             out[spec.label] = {"fingerprint": policy_fingerprint(spec)}
             continue
         st = target.stat()
@@ -513,8 +517,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                        "by its headline metric, with result files and plots")
     c.add_argument("--env", nargs="+", default=["mrsched/Hadoop-v0"],
                    help="env ids, bundled scenario names or scenario YAML paths")
-    c.add_argument("--policies", nargs="*", help="baseline names (name:key=value,...) or "
-                   "agent:PATH.zip; default: every baseline that applies to the scenario")
+    c.add_argument("--policies", nargs="*", help="baseline names (name:key=value,...), "
+                   "agent:PATH.zip, rllib:FOLDER, or your own policy as FILE.py:Class or "
+                   "package.module:Class (:key=value,... for its parameters); default: every "
+                   "baseline that applies to the scenario")
     c.add_argument("--seeds", type=at_least(1), default=10, help="number of seeds (default 10)")
     c.add_argument("--seed-start", type=at_least(0), default=0, help="first seed (default 0)")
     c.add_argument("--workers", type=at_least(1), default=None,
@@ -541,8 +547,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                        "of improvement with bootstrap CIs")
     b.add_argument("--ids", nargs="+", help="env ids (default: the suite, every id but "
                    "ThesisScale-v0 and Stragglers-v0)")
-    b.add_argument("--agents", nargs="*", help="agents to score (agent:NAME, agent:PATH.zip or "
-                   "rllib:FOLDER; default: the shipped agents)")
+    b.add_argument("--agents", nargs="*", help="agents to score (agent:NAME, agent:PATH.zip, "
+                   "rllib:FOLDER, or your own policy as FILE.py:Class or package.module:Class; "
+                   "default: the shipped agents)")
     b.add_argument("--references", nargs="*", default=[],
                    help="reference rules to score and rank beside the agents (srpt, atc, "
                    "srpt-slowstart, edf-affinity:slow_start=1, ...), never the best baseline "

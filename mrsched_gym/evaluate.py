@@ -15,9 +15,13 @@
 
 Policies are named by strings: a baseline name (``"fifo"``), a baseline with parameters
 (``"fair:delay=0"``), a trained agent checkpoint (``"agent:path/to/model.zip"`` or any path
-ending in ``.zip``; loaded with sb3-contrib's MaskablePPO, or SB3 PPO) or a shipped agent
+ending in ``.zip``; loaded with sb3-contrib's MaskablePPO, or SB3 PPO), a shipped agent
 (``"agent:hadoop-v0"``, :mod:`mrsched_gym.agents.pretrained`; run by the numpy forward pass of
-:mod:`mrsched_gym.agents.numpy_policy`, no torch needed).
+:mod:`mrsched_gym.agents.numpy_policy`, no torch needed) or a policy in code
+(``"my_policy.py:MyPolicy"``, ``"package.module:Class:key=value"``,
+:mod:`mrsched_gym.policy_files`). In Python a policy may also be an object that implements the
+contract of :mod:`mrsched_gym.policies` (``decide(decision, view)``, ``act(obs, mask)``, a
+function ``(obs, mask)``, an SB3 model or a ``Scheduler``).
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ import mrsched_gym  # noqa: F401  (registers the ids)
 from mrsched_gym.config import load_scenario
 from mrsched_gym.errors import InputError, MissingExtraError, install_hint
 from mrsched_gym.metrics import job_table
+from mrsched_gym.policies import as_policy
 from mrsched_gym.results import (
     EpisodeFailures,
     mean_ci95,
@@ -55,8 +60,11 @@ DEFAULT_ENV = "mrsched/Hadoop-v0"
 @dataclass(frozen=True)
 class PolicySpec:
     """A policy by name: ``kind`` is ``"baseline"``, ``"agent"`` (an SB3 checkpoint or a shipped
-    agent) or ``"rllib"`` (an RLlib checkpoint folder). ``params``: a baseline's parameter
-    overrides, or a shipped agent's decision rules from its metadata: the affinity mask
+    agent), ``"rllib"`` (an RLlib checkpoint folder), ``"code"`` (a policy in a file or module,
+    ``target`` ``"file.py:Class"`` or ``"package.module:Class"``) or ``"object"`` (a policy
+    object given in Python: ``target`` is its key and resume fingerprint, ``payload`` its pickle,
+    :func:`mrsched_gym.policy_files.object_parts`). ``params``: a baseline's or a code policy's
+    parameters, or a shipped agent's decision rules from its metadata: the affinity mask
     (:class:`~mrsched_gym.agents.affinity.AffinityDelegate`), the slow-start rule
     (:class:`~mrsched_gym.agents.slow_start.SlowStartDelegate`) and the speculation rule
     (:class:`~mrsched_gym.agents.policy.SpeculationDelegate`)."""
@@ -65,6 +73,7 @@ class PolicySpec:
     kind: str
     target: str
     params: tuple = field(default_factory=tuple)
+    payload: bytes | None = field(default=None, repr=False)
 
 
 def _parse_value(v: str) -> Any:
@@ -77,9 +86,17 @@ def _parse_value(v: str) -> Any:
 
 
 def parse_policy(spec: str) -> PolicySpec:
-    """Parse ``"fifo"``, ``"fair:delay=0,pools=type"``, ``"agent:model.zip"``, ``"x.zip"`` or
-    ``"rllib:FOLDER"`` (what ``algo.save_to_path`` wrote, or its module folder)."""
+    """Parse ``"fifo"``, ``"fair:delay=0,pools=type"``, ``"agent:model.zip"``, ``"x.zip"``,
+    ``"rllib:FOLDER"`` (what ``algo.save_to_path`` wrote, or its module folder),
+    ``"my_policy.py:MyPolicy"`` or ``"package.module:Class"`` (with ``:key=value,...``
+    parameters for the class; the file is loaded and the policy built once, so a bad one fails
+    here, :mod:`mrsched_gym.policy_files`).
+
+    Raises:
+        InputError: A bad spec (the message names it and what is wrong).
+    """
     from mrsched_gym.baselines import BASELINES
+    from mrsched_gym.policy_files import code_spec_parts, is_code_spec
 
     if spec.startswith("rllib:"):
         path = spec[len("rllib:"):]
@@ -103,9 +120,13 @@ def parse_policy(spec: str) -> PolicySpec:
                               target=info["numpy_path"] or info["path"], params=params)
         return PolicySpec(label=f"agent:{Path(path).stem}", kind="agent", target=path)
     name, _, rest = spec.partition(":")
+    if name not in BASELINES and is_code_spec(spec):
+        label, target, params = code_spec_parts(spec, _parse_value)
+        return PolicySpec(label=label, kind="code", target=target, params=params)
     if name not in BASELINES:
         raise InputError(f"policy {spec!r}: unknown baseline {name!r}; known: "
-                         f"{', '.join(BASELINES)} (or agent:PATH.zip, rllib:FOLDER)")
+                         f"{', '.join(BASELINES)} (or agent:PATH.zip, rllib:FOLDER, "
+                         f"FILE.py:Class, package.module:Class)")
     params = []
     for item in filter(None, rest.split(",")):
         k, eq, v = item.partition("=")
@@ -120,21 +141,30 @@ AGENT, REFERENCE, BASELINE = "agent", "reference", "baseline"
 
 
 def policy_role(label: str) -> str:
-    """What the policy of a record's ``label`` is: :data:`AGENT` (``agent:...``, ``rllib:...``),
+    """What the policy of a record's ``label`` is: :data:`AGENT` (``agent:...``, ``rllib:...``,
+    and any outside policy: a policy file or object, whose label is no baseline's name),
     :data:`REFERENCE` (a reference rule: a textbook rule outside the classical baselines, ranked
     only when named, e.g. ``srpt`` or ``edf-affinity:slow_start=1``) or :data:`BASELINE` (one of
     the classical baselines). Only a baseline is ever "the best baseline" that leaderboards pair
     agents with and that anchors the benchmark's score."""
-    from mrsched_gym.baselines import is_reference_rule
+    from mrsched_gym.baselines import BASELINES, is_reference_rule
 
-    if label.startswith(("agent:", "rllib:")):
+    if label.startswith(("agent:", "rllib:")) or label.partition(":")[0] not in BASELINES:
         return AGENT
     return REFERENCE if is_reference_rule(label.partition(":")[0]) else BASELINE
 
 
 def make_policy(spec: PolicySpec | str):
-    """Instantiate a policy (a baseline :class:`Scheduler` or an agent adapter)."""
+    """Instantiate a policy (a baseline :class:`Scheduler`, an agent adapter, or an outside
+    policy through :func:`~mrsched_gym.policies.as_policy`: a code policy built afresh, a
+    policy object as a fresh copy, :func:`~mrsched_gym.policy_files.object_copy`)."""
     spec = parse_policy(spec) if isinstance(spec, str) else spec
+    if spec.kind == "code":
+        from mrsched_gym.policy_files import load_code_object
+        return as_policy(load_code_object(spec.target, dict(spec.params)), spec.label)
+    if spec.kind == "object":
+        from mrsched_gym.policy_files import object_copy
+        return as_policy(object_copy(spec.target, spec.payload), spec.label)
     if spec.kind == "rllib":
         try:
             from mrsched_gym.agents.rllib_module import load_rllib_policy
@@ -194,6 +224,10 @@ def run_episode(scenario: str, policy, seed: int, env_kwargs: dict | None = None
                 keep_log: bool = False, keep_jobs: bool = False) -> dict[str, Any]:
     """Run ``policy`` for one episode on ``scenario`` (an id, name or path) with ``seed``.
 
+    ``policy`` is a policy string (:func:`parse_policy`) or any object of the contract of
+    :mod:`mrsched_gym.policies` (run as it is: its state carries over between calls; its
+    ``reset(view, seed)`` is called first).
+
     A policy never changes the world: every policy of a comparison runs the same scenario (a
     cluster mechanism such as the MROrchestrator is part of the scenario, e.g.
     ``mrsched/HadoopOrchestrated-v0``).
@@ -203,6 +237,7 @@ def run_episode(scenario: str, policy, seed: int, env_kwargs: dict | None = None
         :class:`~mrsched_gym.sim.log.EpisodeLog`, with ``keep_log``; + ``"jobs"``, one row per
         job as :func:`~mrsched_gym.metrics.job_table` columns, with ``keep_jobs``).
     """
+    policy = make_policy(policy) if isinstance(policy, (str, PolicySpec)) else as_policy(policy)
     env = make_env(scenario, env_kwargs)
     t0 = time.perf_counter()
     obs, info = env.reset(seed=seed)
@@ -238,7 +273,13 @@ def run_episode(scenario: str, policy, seed: int, env_kwargs: dict | None = None
 def policy_fingerprint(spec: PolicySpec) -> str:
     """What makes a policy's episodes reusable on resume: its label for a baseline (parameters
     included), its file and the file's hash for an agent (a retrained checkpoint differs), every
-    file's hash for an RLlib checkpoint folder."""
+    file's hash for an RLlib checkpoint folder, the source file's hash for a code policy, the
+    hashes of its pickle and class source for a policy object."""
+    if spec.kind == "code":
+        from mrsched_gym.policy_files import code_fingerprint
+        return code_fingerprint(spec.target, spec.params)
+    if spec.kind == "object":
+        return spec.target
     if spec.kind == "rllib":
         digests = []
         for p in sorted(p for p in Path(spec.target).rglob("*") if p.is_file()):
@@ -309,22 +350,28 @@ def run_task(task: tuple, per_job: bool = False) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------------- many episodes
-def evaluate(policies: Sequence[str | PolicySpec], scenarios: Sequence[str],
+def evaluate(policies: Sequence[Any], scenarios: Sequence[str],
              seeds: Iterable[int], workers: int | None = None, progress: bool = True,
              env_kwargs: dict | None = None, done: Sequence[dict] = (),
              on_result=None, per_job: bool = False) -> list[dict[str, Any]]:
     """Run every policy on every scenario and seed (common random numbers across policies).
 
     Args:
-        policies: Policy strings or specs (see :func:`parse_policy`).
+        policies: Policy strings or specs (see :func:`parse_policy`), or policy objects (the
+            contract of :mod:`mrsched_gym.policies`; labelled by their ``name`` attribute, else
+            their class name). An object is pickled once and every episode runs on a fresh
+            copy of it (in a worker process, or here with ``workers=1``); one that does not
+            pickle runs its episodes in this process, each on a deep copy
+            (:mod:`mrsched_gym.policy_files`).
         scenarios: Env ids, bundled scenario names or YAML paths.
         seeds: Episode seeds.
         workers: Processes (default: the machine's cores; 1 = in this process).
         progress: Show a progress bar (tqdm) on stderr.
         env_kwargs: Scenario overrides applied to every run.
         done: Records of episodes already finished (e.g. from a journal): not run again when
-            the same policy (same parameters; for an agent, the same checkpoint file and bytes)
-            ran them.
+            the same policy (same parameters; for an agent, the same checkpoint file and bytes;
+            for a code policy, the same source file bytes; for an object, the same pickle and
+            class source) ran them.
         on_result: Called with each record (or failure record) the moment it finishes.
         per_job: Keep every episode's job table (:func:`~mrsched_gym.metrics.job_table`)
             under ``_jobs``; :func:`write_results` writes it as ``jobs.csv``.
@@ -343,12 +390,22 @@ def evaluate(policies: Sequence[str | PolicySpec], scenarios: Sequence[str],
     finished = reusable_records(tasks, done, per_job)
     todo = [t for t in tasks if (t[0].label, t[1], t[2]) not in finished]
     fn = functools.partial(run_task, per_job=per_job)
-    for r in run_parallel(fn, todo, workers, progress, "episodes", on_result):
+    here = [t for t in todo if in_process_only(t[0])]       # objects that do not pickle
+    pooled = [t for t in todo if not in_process_only(t[0])]
+    for r in run_parallel(fn, pooled, workers, progress, "episodes", on_result):
+        finished[task_key(r)] = r
+    for r in run_parallel(fn, here, 1, progress, "episodes (in this process)", on_result):
         finished[task_key(r)] = r
     return collect_records(tasks, finished)
 
 
-def sweep_tasks(policies: Sequence[str | PolicySpec], scenarios: Sequence[str],
+def in_process_only(spec: PolicySpec) -> bool:
+    """Whether ``spec`` is a policy object that does not pickle, so its episodes run in the
+    process that holds it."""
+    return spec.kind == "object" and spec.payload is None
+
+
+def sweep_tasks(policies: Sequence[Any], scenarios: Sequence[str],
                 seeds: Iterable[int], env_kwargs: dict | None = None) -> list[tuple]:
     """The :func:`run_task` arguments of a sweep, in record order (policy, scenario, seed), after
     checking every scenario, policy and seed: a bad one fails before anything runs. Policy labels
@@ -374,15 +431,21 @@ def check_agent_fits(spec: PolicySpec, scenarios: Sequence[str],
     """Check that an agent checkpoint can act in every scenario, so a sweep with one that
     cannot fails before any episode runs: an SB3 checkpoint's algorithm and, for a flat
     network, its input shapes; an RLlib checkpoint's module (the set module runs on any
-    cluster). Shipped agents (set networks) and baselines pass."""
-    if spec.kind not in ("agent", "rllib") or spec.target.endswith(".npz"):
+    cluster); an outside policy's own ``check_fits`` if it has one (an SB3 model object's
+    observation space). Shipped agents (set networks) and baselines pass."""
+    if spec.kind in ("code", "object"):
+        agent = make_policy(spec)
+        if not hasattr(agent, "check_fits"):
+            return
+    elif spec.kind not in ("agent", "rllib") or spec.target.endswith(".npz"):
         return
-    try:
-        agent = agent_for_checks(spec.kind, spec.target, policy_fingerprint(spec))
-    except (FileNotFoundError, ValueError) as e:
-        raise InputError(f"policy {spec.label!r}: {e}") from None
-    if spec.kind == "rllib":
-        return
+    else:
+        try:
+            agent = agent_for_checks(spec.kind, spec.target, policy_fingerprint(spec))
+        except (FileNotFoundError, ValueError) as e:
+            raise InputError(f"policy {spec.label!r}: {e}") from None
+        if spec.kind == "rllib":
+            return
     for sc in scenarios:
         env = make_env(sc, env_kwargs)
         try:
@@ -415,12 +478,25 @@ def unique_labels(specs: Sequence[PolicySpec]) -> list[PolicySpec]:
            if count[sp.label] > 1 and sp.kind in ("agent", "rllib") else sp for sp in specs]
     dup = [k for k, n in Counter(sp.label for sp in out).items() if n > 1]
     if dup:
-        raise InputError(f"policies: {', '.join(dup)} given more than once")
+        outside = any(sp.kind in ("code", "object") for sp in out if sp.label in dup)
+        raise InputError(f"policies: {', '.join(dup)} given more than once" + (
+            " (a policy object or file is labelled by its name attribute, else its class "
+            "name: give each one a name of its own)" if outside else ""))
     return out
 
 
-def check_policy(spec: PolicySpec | str) -> PolicySpec:
-    """Parse a policy and build it once if it is a baseline, so bad parameters fail early."""
+def check_policy(spec: Any) -> PolicySpec:
+    """Parse a policy and build it once if it is a baseline, so bad parameters fail early; a
+    policy object becomes an ``"object"`` spec (:func:`~mrsched_gym.policy_files.object_parts`).
+
+    Raises:
+        InputError: A bad policy string, or an object that is no policy (the message names what
+            is missing).
+    """
+    if not isinstance(spec, (str, PolicySpec)):
+        from mrsched_gym.policy_files import object_parts
+        label, key, payload = object_parts(spec)
+        return PolicySpec(label=label, kind="object", target=key, payload=payload)
     sp = parse_policy(spec) if isinstance(spec, str) else spec
     if sp.kind == "baseline":
         make_policy(sp)

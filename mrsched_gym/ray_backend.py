@@ -229,7 +229,7 @@ def train_rllib(config, iterations: int = 1) -> list[dict]:
 
 
 # ---------------------------------------------------------------------- evaluation sweeps
-def evaluate_ray(policies: Sequence[str], scenarios: Sequence[str], seeds: Iterable[int],
+def evaluate_ray(policies: Sequence[Any], scenarios: Sequence[str], seeds: Iterable[int],
                  env_kwargs: dict | None = None, address: str | None = None,
                  progress: bool = True, done: Sequence[dict] = (),
                  on_result=None, per_job: bool = False) -> list[dict[str, Any]]:
@@ -238,10 +238,21 @@ def evaluate_ray(policies: Sequence[str], scenarios: Sequence[str], seeds: Itera
     finished). Policies, scenarios and seeds are checked before anything is submitted; episodes
     in ``done`` (same policy fingerprint) are not run again, and ``on_result`` gets each record
     as soon as Ray returns it (the journal of ``mrsched-gym compare``)."""
-    from mrsched_gym.evaluate import collect_records, reusable_records, run_task, sweep_tasks
+    from mrsched_gym.errors import InputError
+    from mrsched_gym.evaluate import (
+        collect_records,
+        in_process_only,
+        reusable_records,
+        run_task,
+        sweep_tasks,
+    )
     from mrsched_gym.results import task_key
     ray = _ray()
     tasks = sweep_tasks(policies, scenarios, seeds, env_kwargs)
+    local = sorted({t[0].label for t in tasks if in_process_only(t[0])})
+    if local:
+        raise InputError(f"policies: {', '.join(local)} do not pickle, so they cannot run as "
+                         f"Ray tasks (use evaluate, which runs them in this process)")
     finished = reusable_records(tasks, done, per_job)
     todo = [t for t in tasks if (t[0].label, t[1], t[2]) not in finished]
     init_ray(address)

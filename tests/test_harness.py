@@ -221,29 +221,32 @@ def test_an_edited_copy_of_a_bundled_scenario_gets_a_folder_of_its_own(tmp_path,
 
 
 def test_paired_difference_against_the_best_baseline():
-    """Hand-made records: the agent's per-seed differences to the best baseline (b) are -1, -2,
-    0."""
+    """Hand-made records: the agent's per-seed differences to the best baseline (edf) are -1,
+    -2, 0; a policy that is no baseline (an outside policy's label) is paired like an agent."""
     from mrsched_gym.leaderboard import paired_vs_best
-    vals = {"a": [5, 5, 5], "b": [2, 3, 1], "agent:x": [1, 1, 1]}
+    vals = {"fifo": [5, 5, 5], "edf": [2, 3, 1], "agent:x": [1, 1, 1]}
     recs = [{"policy": p, "scenario": "s", "seed": i, "m": float(v)}
             for p, vs in vals.items() for i, v in enumerate(vs)]
     (line,) = paired_vs_best(recs, "m")
-    assert line.startswith("agent:x - b (paired over the same 3 seeds): -1.00 ± 2.48")
+    assert line.startswith("agent:x - edf (paired over the same 3 seeds): -1.00 ± 2.48")
     assert line.endswith("lower on 2/3 seeds")
     assert paired_vs_best([r for r in recs if r["policy"] != "agent:x"], "m") == []
+    mine = [dict(r, policy="MyPolicy") for r in recs if r["policy"] == "agent:x"]
+    (line,) = paired_vs_best([r for r in recs if r["policy"] != "agent:x"] + mine, "m")
+    assert line.startswith("MyPolicy - edf (paired over the same 3 seeds): -1.00 ± 2.48")
 
 
 def test_a_reference_rule_is_paired_with_the_best_baseline_but_never_is_it():
     """``srpt`` (a reference rule) beats every baseline: the pairs are still against the best
-    of the spec's baselines (b), and the agent is also paired with the reference; an RLlib
+    of the spec's baselines (edf), and the agent is also paired with the reference; an RLlib
     agent is an agent."""
     from mrsched_gym.leaderboard import paired_vs_best
-    vals = {"fifo": [5, 5, 5], "b": [2, 3, 1], "srpt": [0, 0, 0], "agent:x": [1, 1, 1],
+    vals = {"fifo": [5, 5, 5], "edf": [2, 3, 1], "srpt": [0, 0, 0], "agent:x": [1, 1, 1],
             "rllib:y": [0, 0, 2]}
     recs = [{"policy": p, "scenario": "s", "seed": i, "m": float(v)}
             for p, vs in vals.items() for i, v in enumerate(vs)]
     pairs = [line.split(" (paired")[0] for line in paired_vs_best(recs, "m")]
-    assert pairs == ["srpt - b", "rllib:y - b", "agent:x - b", "rllib:y - srpt",
+    assert pairs == ["srpt - edf", "rllib:y - edf", "agent:x - edf", "rllib:y - srpt",
                      "agent:x - srpt"]
 
 
@@ -445,8 +448,8 @@ def test_every_episode_failing_still_writes_the_failures(monkeypatch, tmp_path):
 def test_higher_is_better_metrics_rank_descending():
     from mrsched_gym.leaderboard import paired_vs_best, ranked, table
     recs = [{"policy": p, "scenario": "s", "seed": i, "utilisation": v}
-            for p, vs in {"a": [0.5, 0.6], "b": [0.8, 0.9], "agent:x": [0.9, 0.95]}.items()
+            for p, vs in {"fifo": [0.5, 0.6], "edf": [0.8, 0.9], "agent:x": [0.9, 0.95]}.items()
             for i, v in enumerate(vs)]
-    assert [r["policy"] for r in ranked(recs, "utilisation")] == ["agent:x", "b", "a"]
+    assert [r["policy"] for r in ranked(recs, "utilisation")] == ["agent:x", "edf", "fifo"]
     assert "higher utilisation is better" in table(recs, "utilisation")
     assert "agent:x higher on 2/2 seeds" in paired_vs_best(recs, "utilisation")[0]

@@ -341,3 +341,29 @@ def test_set_module_reads_the_objective_when_the_env_observes_it():
     assert not torch.allclose(a, b)          # the objective is an input of the context
     obs, _ = env.reset(seed=0)
     assert obs["observations"]["objective"].tolist() == [0, 1, 0, 0, 0, 0]
+
+
+def test_a_policy_file_runs_as_ray_tasks_and_an_unpicklable_object_is_refused(local_ray,
+                                                                               tmp_path):
+    """``FILE.py:Class`` runs in the Ray workers as in the local harness (EDF from the policy
+    contract gives edf's records); an object that does not pickle is refused up front."""
+    from mrsched_gym.errors import InputError
+    mine = tmp_path / "mine.py"
+    mine.write_text(
+        "from mrsched_gym.sim.decision import DecisionKind\n\n\n"
+        "class Mine:\n"
+        "    def decide(self, decision, view):\n"
+        "        if decision.kind == DecisionKind.ADMIT:\n"
+        "            return 0\n"
+        "        if decision.kind != DecisionKind.SCHEDULE or not decision.candidates:\n"
+        "            return view.K\n"
+        "        keys = [(c.job.deadline_s, c.job.jid, c.phase) for c in decision.candidates]\n"
+        "        return keys.index(min(keys))\n")
+    kw = {"workload.duration_s": 900}
+    recs = evaluate_ray([f"{mine}:Mine", "edf"], ["mrsched/Hadoop-v0"], [0, 1], env_kwargs=kw,
+                        progress=False)
+    assert [r["policy"] for r in recs] == ["Mine", "Mine", "edf", "edf"]
+    for r, e in zip(recs[:2], recs[2:], strict=True):
+        assert all(_same(r[k], e[k]) for k in e if k not in ("policy", "wall_s", "_policy_fp"))
+    with pytest.raises(InputError, match="<lambda> do not pickle, so they cannot run as Ray"):
+        evaluate_ray([lambda obs, mask: 0], ["mrsched/Hadoop-v0"], [0], progress=False)

@@ -1,0 +1,259 @@
+"""Outside policies in a sweep: policy files on the command line, policy objects in Python.
+
+* A **code spec** names a policy in Python code: ``path/to/file.py:Class`` or
+  ``package.module:Class``, with optional parameters ``:key=value,key=value`` passed to the class
+  (``my_policy.py:MyPolicy:slack=60``). The attribute may also be a function or an instance (no
+  parameters then). The label is the policy's ``name`` attribute, else its class name, plus the
+  parameters (``MyPolicy:slack=60``). Its resume fingerprint holds the source file's hash, so an
+  edited file runs again on ``--resume``.
+* A **policy object** given to :func:`~mrsched_gym.evaluate.evaluate` is pickled once; every
+  episode (in a worker process or in this one) runs on a fresh copy unpickled from those bytes,
+  so its records do not depend on the number of workers or the episode order. An object that
+  does not pickle (a lambda, a class defined inside a function) runs its episodes in this
+  process, each on a ``copy.deepcopy`` of it (the object itself if it cannot be copied), and is
+  never reused on resume.
+
+The contract the objects implement is :mod:`mrsched_gym.policies`.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import hashlib
+import importlib
+import importlib.util
+import inspect
+import pickle
+import re
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from mrsched_gym.errors import InputError, InputTypeError
+from mrsched_gym.policies import as_policy, policy_label
+
+#: Policy objects that do not pickle, by key (they run in this process only).
+LOCAL_OBJECTS: dict[str, Any] = {}
+
+
+# ---------------------------------------------------------------------- code specs
+def is_code_spec(spec: str) -> bool:
+    """Whether ``spec`` names a policy in code: its first part is a ``.py`` file or a dotted
+    module path (``my_policy.py:MyPolicy``, ``pkg.module:Class``)."""
+    loc = spec.partition(":")[0]
+    return loc.endswith(".py") or ("." in loc and "=" not in loc and bool(
+        re.fullmatch(r"[A-Za-z_][\w.]*", loc)))
+
+
+def split_code_spec(spec: str) -> tuple[str, str, str]:
+    """``(location, attribute, parameter text)`` of a code spec.
+
+    Raises:
+        InputError: No attribute is named, or the file does not exist.
+    """
+    loc, _, rest = spec.partition(":")
+    attr, _, params = rest.partition(":")
+    if not attr.strip():
+        raise InputError(f"policy {spec!r}: name the class after the file or module, as "
+                         f"{loc}:ClassName")
+    if loc.endswith(".py") and not Path(loc).is_file():
+        raise InputError(f"policy {spec!r}: policy file {loc!r} not found")
+    return loc, attr.strip(), params
+
+
+def source_file(loc: str) -> Path | None:
+    """The source file of a code spec's location (the ``.py`` file, or the module's file)."""
+    if loc.endswith(".py"):
+        return Path(loc)
+    try:
+        found = importlib.util.find_spec(loc)
+    except (ImportError, ValueError):
+        return None
+    origin = getattr(found, "origin", None)
+    return Path(origin) if origin and Path(origin).is_file() else None
+
+
+def source_digest(path: Path) -> str:
+    """The first 16 hex digits of the SHA-256 of ``path``'s bytes."""
+    return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+
+
+@functools.lru_cache(maxsize=32)
+def load_file_module(path: str, digest: str) -> ModuleType:
+    """Execute the policy file ``path`` (version ``digest``) as a module, once per version,
+    with its folder on ``sys.path`` meanwhile (so it can import the modules beside it)."""
+    stem = re.sub(r"\W", "_", Path(path).stem)
+    name = f"mrsched_policy_{stem}_{digest[:8]}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load {path} as Python")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module                  # dataclasses and pickle look classes up here
+    folder = str(Path(path).parent)
+    sys.path.insert(0, folder)                  # its sibling modules import, as for a script
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[name]
+        raise
+    finally:
+        sys.path.remove(folder)
+    return module
+
+
+def load_code_object(spec: str, params: dict[str, Any]) -> Any:
+    """The policy a code spec names: its class instantiated with ``params``, or the function or
+    instance it names (no parameters then; a deep copy of an instance, so no state carries
+    over from another episode).
+
+    Raises:
+        InputError: The file or module fails to load, has no such attribute, or the class
+            refuses the parameters (each message names the spec).
+    """
+    loc, attr, _ = split_code_spec(spec)
+    try:
+        if loc.endswith(".py"):
+            path = Path(loc)
+            module = load_file_module(str(path.resolve()), source_digest(path))
+        else:
+            module = importlib.import_module(loc)
+    except ModuleNotFoundError as e:
+        if loc.endswith(".py") or not e.name or not (loc + ".").startswith(e.name + "."):
+            raise InputError(f"policy {spec!r}: {loc} failed to load: "
+                             f"{type(e).__name__}: {e}") from None
+        raise InputError(f"policy {spec!r}: module {loc!r} cannot be imported ({e})") from None
+    except Exception as e:                       # noqa: BLE001 - the user's code failed
+        raise InputError(f"policy {spec!r}: {loc} failed to load: "
+                         f"{type(e).__name__}: {e}") from None
+    if not hasattr(module, attr):
+        public = sorted(n for n, v in vars(module).items()
+                        if isinstance(v, type) and not n.startswith("_")
+                        and getattr(v, "__module__", None) == module.__name__)
+        raise InputError(f"policy {spec!r}: {loc} has no {attr!r} (its classes: "
+                         f"{', '.join(public) or 'none'})")
+    target = getattr(module, attr)
+    if isinstance(target, type):
+        try:
+            return target(**params)
+        except TypeError as e:
+            raise InputError(f"policy {spec!r}: bad parameter for {attr}: {e}") from None
+        except ValueError as e:
+            raise InputError(f"policy {spec!r}: {e}") from None
+    if params:
+        raise InputError(f"policy {spec!r}: {attr} is not a class, so it takes no parameters")
+    try:                                         # an instance: a fresh copy per episode
+        return copy.deepcopy(target)
+    except Exception:                            # noqa: BLE001 - fall back to the object
+        return target
+
+
+def code_spec_parts(spec: str, parse_value: Callable[[str], Any]
+                    ) -> tuple[str, str, tuple[tuple[str, Any], ...]]:
+    """``(label, target, params)`` of a code spec, after loading it and checking that it is a
+    policy: ``target`` is the spec without its parameters, ``params`` the parameters read by
+    ``parse_value``.
+
+    Raises:
+        InputError: A bad spec, parameter or file, or an object that is no policy.
+    """
+    loc, attr, text = split_code_spec(spec)
+    params = []
+    for item in filter(None, text.split(",")):
+        k, eq, v = item.partition("=")
+        if not eq or not k.strip():
+            raise InputError(f"policy {spec!r}: parameter {item!r} is not key=value")
+        params.append((k.strip(), parse_value(v.strip())))
+    obj = load_code_object(spec, dict(params))
+    name = checked_label(obj, spec)
+    label = name + (":" + ",".join(f"{k}={v}" for k, v in params) if params else "")
+    return label, f"{loc}:{attr}", tuple(params)
+
+
+def checked_label(obj: Any, where: str) -> str:
+    """The label of a policy object (:func:`~mrsched_gym.policies.policy_label`), after
+    checking that it is a policy and that its label is not taken by the built-in policies.
+
+    Raises:
+        InputError: ``obj`` is no policy, or its label names a baseline or an agent.
+    """
+    from mrsched_gym.baselines import BASELINES
+    try:
+        name = policy_label(obj)
+        as_policy(obj, name)
+    except InputTypeError as e:                  # "policy LABEL: what" -> named by where
+        raise InputError(f"policy {where!r}: {str(e).partition(': ')[2]}") from None
+    if name.partition(":")[0] in BASELINES or name.startswith(("agent:", "rllib:")):
+        raise InputError(f"policy {where!r}: its name {name!r} is a built-in policy's; give it "
+                         f"a name of its own (a name attribute), or use the built-in {name!r}")
+    return name
+
+
+def code_fingerprint(target: str, params: tuple[tuple[str, Any], ...]) -> str:
+    """A code spec's resume fingerprint: the spec, its source file's hash and its parameters."""
+    path = source_file(target.partition(":")[0])
+    digest = source_digest(path) if path is not None else "unknown"
+    extra = "".join(f",{k}={v}" for k, v in params)
+    return f"{target}:{digest}{extra}"
+
+
+# ---------------------------------------------------------------------- policy objects
+def object_parts(obj: Any) -> tuple[str, str, bytes | None]:
+    """``(label, key, payload)`` of a policy object. The payload is its pickle, ``None`` when it
+    does not pickle and unpickle (it is then kept in :data:`LOCAL_OBJECTS` under ``key``). The
+    key is the object's resume fingerprint: its class, the hash of its pickle and of its class's
+    source file; an object that does not pickle gets one unique to this process (never reused).
+
+    Raises:
+        InputError: ``obj`` is no policy, or its label is taken by a built-in policy.
+    """
+    if isinstance(obj, type) or inspect.isfunction(obj):
+        where = str(obj.__name__)
+    else:
+        own = getattr(obj, "name", None)
+        where = own if isinstance(own, str) and own else type(obj).__name__
+    label = checked_label(obj, where)
+    payload: bytes | None
+    try:
+        payload = pickle.dumps(obj)
+        pickle.loads(payload)
+    except Exception:                            # noqa: BLE001 - any pickling failure
+        payload = None
+    # a function's own module and name; an instance's class's
+    named = obj if inspect.isfunction(obj) else type(obj)
+    module = getattr(named, "__module__", None) or "?"
+    name = f"{module}.{getattr(named, '__qualname__', type(obj).__name__)}"
+    if payload is None:
+        key = f"local:{name}@{id(obj)}"
+        LOCAL_OBJECTS[key] = obj
+        return label, key, None
+    path = getattr(sys.modules.get(module), "__file__", None)
+    src = ":" + source_digest(Path(path)) if path and Path(path).is_file() else ""
+    return label, f"object:{name}:{hashlib.sha256(payload).hexdigest()[:16]}{src}", payload
+
+
+def object_copy(key: str, payload: bytes | None) -> Any:
+    """A fresh copy of a policy object for one episode (see the module docstring).
+
+    Raises:
+        InputError: An object that does not pickle, asked for outside the process that holds
+            it.
+    """
+    if payload is not None:
+        return pickle.loads(payload)
+    if key not in LOCAL_OBJECTS:
+        raise InputError(f"policy object {key}: it does not pickle, so it runs only in the "
+                         f"process it was given in")
+    obj = LOCAL_OBJECTS[key]
+    try:
+        return copy.deepcopy(obj)
+    except Exception:                            # noqa: BLE001 - fall back to the object
+        return obj
+
+
+__all__ = ["LOCAL_OBJECTS", "checked_label", "code_fingerprint", "code_spec_parts",
+           "is_code_spec", "load_code_object", "load_file_module", "object_copy",
+           "object_parts", "source_digest", "source_file",
+           "split_code_spec"]
