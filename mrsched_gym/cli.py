@@ -215,8 +215,8 @@ def _write_leaderboard(args, env, sc, records, failures, headline, seeds, folder
             res = run_episode(env, make_policy(best), seed, overrides, keep_log=True)
             paths["bars"] = plot_bars(records, headline, staged / "metrics.png")
             paths["cdf"] = plot_jct_cdf(records, staged / "jct_cdf.png", headline=headline)
-            paths["gantt"] = plot_gantt(res["log"], f"{sc.name}, {best}, seed {seed}: "
-                                        "running tasks per job (solid map, dotted reduce)",
+            paths["gantt"] = plot_gantt(res["log"], f"{sc.name}, {best} (best by {headline}), "
+                                        f"seed {seed}: when each job's tasks ran",
                                         staged / "gantt.png")
         folder.commit(staged, keep_journal=bool(failures))
     except BaseException:
