@@ -592,6 +592,15 @@ def curve_metric(env: str) -> str:
 
 def plot_learning_curves(histories: dict[str, list[dict]], baselines: dict[str, float],
                          path: Path, title: str = "", metric: str = "validation mean") -> Path:
+    """Write :func:`learning_curve_figure` to ``path``."""
+    fig = learning_curve_figure(histories, baselines, title, metric)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path)
+    return path
+
+
+def learning_curve_figure(histories: dict[str, list[dict]], baselines: dict[str, float],
+                          title: str = "", metric: str = "validation mean"):
     """Validation mean (band: 95% CI) against env steps for each run, baselines as lines, on
     linear axes; ``metric`` names the y axis (the headline metric and what is averaged)."""
     from mrsched_gym.leaderboard import new_figure
@@ -616,9 +625,7 @@ def plot_learning_curves(histories: dict[str, list[dict]], baselines: dict[str, 
     ax.set_title(title)
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
     fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path)
-    return path
+    return fig
 
 
 # ---------------------------------------------------------------------- the run

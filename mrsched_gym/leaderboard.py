@@ -94,11 +94,15 @@ def paired_line(records: Sequence[dict], headline: str, a: str, b: str) -> str:
 
 
 def new_figure(w: float, h: float):
-    """A headless matplotlib ``Figure`` of ``w`` x ``h`` inches at 100 dpi (Agg, no pyplot)."""
+    """A headless matplotlib ``Figure`` of ``w`` x ``h`` inches at 100 dpi, on an Agg canvas
+    (no pyplot): its layout and text sizes are those of the saved PNG."""
     import matplotlib
     matplotlib.use("Agg")
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
-    return Figure(figsize=(w, h), dpi=100)
+    fig = Figure(figsize=(w, h), dpi=100)
+    FigureCanvasAgg(fig)
+    return fig
 
 
 #: Metrics that can be negative (every other metric is >= 0); ``*_pct`` metrics lie in
