@@ -616,7 +616,8 @@ def learning_curve_figure(histories: dict[str, list[dict]], baselines: dict[str,
         ax.plot(x, m, marker=".", label=f"{name} (band: 95% CI)")
         ax.fill_between(x, m - c, m + c, alpha=0.15)
     for i, (b, v) in enumerate(sorted(baselines.items(), key=lambda kv: kv[1])):
-        ax.axhline(v, ls="--", lw=1, color=f"C{i + len(histories)}", label=b)
+        ax.axhline(v, ls="--", lw=1, color=f"C{i + len(histories)}",
+                   label=b if "baseline" in b else f"{b} (baseline)")
     ax.set_xlabel("env steps (decisions)")
     ax.set_ylabel(metric)
     values = [h["mean"] for hist in histories.values() for h in hist] + list(baselines.values())

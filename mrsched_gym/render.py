@@ -212,12 +212,65 @@ DEADLINE_RGB = np.array([110, 0, 170], dtype=np.uint8)
 NOW_RGB = np.array([255, 0, 0], dtype=np.uint8)
 
 
+def round_up(x: float) -> float:
+    """The smallest of 1, 1.5, 2, 2.5, 3, 4, 5, 6, 8 times a power of ten that is >= ``x``
+    (time axes repeat across episodes, so their static frames are drawn once)."""
+    k = 10.0 ** math.floor(math.log10(max(x, 1e-9)))
+    return next(m * k for m in (1, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10) if m * k >= x * (1 - 1e-12))
+
+
+_STATIC: dict[tuple, tuple[np.ndarray, tuple[int, int, int, int]]] = {}
+
+
+def static_frame(name: str, x_max: float, w: int, h: int
+                 ) -> tuple[np.ndarray, tuple[int, int, int, int]]:
+    """The static parts of an ``rgb_array`` frame (axes, time ticks to ``x_max``, labels,
+    legend), drawn by matplotlib once per scenario name, axis and size in a process, and the
+    plotting area's pixel columns and rows ``(x0, x1, y0, y1)`` inside the spines."""
+    key = (name, x_max, w, h)
+    if key in _STATIC:
+        return _STATIC[key]
+    import matplotlib
+    matplotlib.use("Agg")
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+
+    fig = Figure(figsize=(w / 100, h / 100), dpi=100)
+    canvas = FigureCanvasAgg(fig)
+    ax = fig.add_axes((0.06, 0.11, 0.72, 0.80))
+    ax.set_xlim(0, x_max)
+    ax.set_yticks([])
+    ax.set_xlabel("Elapsed time (s)")
+    ax.set_ylabel("Jobs, one row each, by arrival (first on top)")
+    ax.set_title(f"{name}: tasks running per job (red line: now)", fontsize=10)
+    handles = [Patch(color="0.35", label="map tasks (job's colour)"),
+               Patch(color="0.75", label="reduce tasks (paler)"),
+               Line2D([], [], color="black", lw=2, label="arrival"),
+               Line2D([], [], color=DEADLINE_RGB / 255, lw=2, label="deadline"),
+               Line2D([], [], color=NOW_RGB / 255, lw=2, label="now")]
+    ax.legend(handles=handles, fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0),
+              borderaxespad=0)
+    canvas.draw()
+    frame = np.asarray(canvas.buffer_rgba())[:, :, :3].copy()
+    frame.setflags(write=False)
+    bb = ax.get_window_extent()
+    box = (int(math.ceil(bb.x0)) + 1, int(bb.x1) - 1,
+           int(math.ceil(h - bb.y1)) + 1, int(h - bb.y0) - 1)
+    if len(_STATIC) >= 32:
+        _STATIC.pop(next(iter(_STATIC)))
+    _STATIC[key] = (frame, box)
+    return frame, box
+
+
 class RgbRenderer:
     """The ``rgb_array`` frames of one episode, drawn with numpy onto a frame whose static
-    parts (axes, ticks, labels, legend) matplotlib draws once (again only when the time axis
-    has to grow): one row per job, by arrival, with its map (upper half) and reduce (lower half,
-    paler) tasks running, its arrival (black) and deadline (purple) marks, and the current time as
-    a red vertical line. Finished task segments are painted once, as they appear in the log."""
+    parts (axes, ticks, labels, legend) matplotlib draws once per time axis
+    (:func:`static_frame`, kept across episodes): one row per job, by arrival, with its map
+    (upper half) and reduce (lower half, paler) tasks running, its arrival (black) and deadline
+    (purple) marks, and the current time as a red vertical line (:data:`NOW_RGB`). Finished
+    task segments are painted once, as they appear in the log."""
 
     def __init__(self, sim, width_px: int = 900, height_px: int = 500) -> None:
         self._sim = weakref.ref(sim)
@@ -226,44 +279,19 @@ class RgbRenderer:
         self.n = 0
 
     def _layout(self) -> None:
-        """Draw the static frame for the current time span and job count; reset the raster."""
-        import matplotlib
-        matplotlib.use("Agg")
-        from matplotlib.backends.backend_agg import FigureCanvasAgg
-        from matplotlib.figure import Figure
-        from matplotlib.lines import Line2D
-        from matplotlib.patches import Patch
-
+        """Choose the time axis (a round number past the last arrival and now, grown by half
+        when time passes it, at most the episode's time limit), take its static frame and
+        reset the raster for the current job count."""
         sim = self._sim()
         self.n = max(1, len(sim.jobs))
         arrivals = [j.arrival_s for j in sim.jobs if math.isfinite(j.arrival_s)]
+        span = max([sim.now, *arrivals, 1.0])
+        self.x_max = round_up(max(span * 1.15, self.x_max * 1.5))
         limit = sim.scenario.time_limit_s
-        if limit is not None and math.isfinite(limit) and sim.now <= limit:
+        if limit is not None and sim.now <= limit < self.x_max:
             self.x_max = float(limit)                 # the episode ends there at the latest
-        else:                                         # grows (a new layout) when time passes it
-            span = max([sim.now, *arrivals, 1.0])
-            self.x_max = max(span * 1.15, self.x_max * 1.5)
-        fig = Figure(figsize=(self.w / 100, self.h / 100), dpi=100)
-        canvas = FigureCanvasAgg(fig)
-        ax = fig.add_axes((0.08, 0.11, 0.70, 0.80))
-        ax.set_xlim(0, self.x_max)
-        ax.set_ylim(self.n, 0)
-        ax.set_xlabel("Elapsed time (s)")
-        ax.set_ylabel(f"Job (by arrival), {self.n} jobs")
-        ax.set_title(f"{sim.scenario.name}: tasks running per job (red line: now)", fontsize=10)
-        handles = [Patch(color="0.35", label="map tasks (job's colour)"),
-                   Patch(color="0.75", label="reduce tasks (paler)"),
-                   Line2D([], [], color="black", lw=2, label="arrival"),
-                   Line2D([], [], color=DEADLINE_RGB / 255, lw=2, label="deadline"),
-                   Line2D([], [], color=NOW_RGB / 255, lw=2, label="now")]
-        ax.legend(handles=handles, fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0),
-                  borderaxespad=0)
-        canvas.draw()
-        self.frame = np.asarray(canvas.buffer_rgba())[:, :, :3].copy()
-        bb = ax.get_window_extent()
-        # the plotting area in pixel rows/columns (image rows run top-down), inside the spines
-        self.x0, self.x1 = int(math.ceil(bb.x0)) + 1, int(bb.x1) - 1
-        self.y0, self.y1 = int(math.ceil(self.h - bb.y1)) + 1, int(self.h - bb.y0) - 1
+        self.frame, (self.x0, self.x1, self.y0, self.y1) = static_frame(
+            sim.scenario.name, self.x_max, self.w, self.h)
         pw, ph = self.x1 - self.x0, self.y1 - self.y0
         self.raster = np.full((ph, pw, 3), 255, dtype=np.uint8)
         cols = job_colours(self.n)

@@ -198,6 +198,23 @@ def test_rgb_array_has_a_moving_current_time_marker_and_draws_incrementally(monk
     assert len(np.unique(body, axis=0)) > 20
 
 
+def test_rgb_array_static_frame_is_drawn_once_per_axis():
+    """A second episode of the same world reuses the static frame (no matplotlib draw)."""
+    import gymnasium as gym
+
+    from mrsched_gym import render
+    assert [render.round_up(x) for x in (0.9, 4140, 4000, 7001)] == [1.0, 5000, 4000, 8000]
+    env = gym.make("mrsched/Hadoop-v0", render_mode="rgb_array", **SMALL)
+    env.reset(seed=0)
+    env.render()
+    drawn = dict(render._STATIC)
+    env.reset(seed=0)                                        # a new simulator, the same world
+    first = env.render()
+    assert render._STATIC.keys() == drawn.keys()
+    assert all(render._STATIC[k] is drawn[k] for k in drawn)
+    assert now_column(first) < 0.2 * first.shape[1]           # time 0: the line at the left
+
+
 @pytest.mark.slow
 def test_rgb_array_frame_time():
     """A generous bound (the measured time is about 1-6 ms a frame; the bound is 0.1 s)."""
