@@ -494,10 +494,14 @@ def list_data() -> dict:
 def list_table() -> str:
     """The readable form of ``list``: one row per registered id (scenario, headline metric,
     applicable baselines, shipped agents), then the bundled scenarios and the shipped agents."""
+    import textwrap
+
     from mrsched_gym.agents.pretrained import agents_for
-    from mrsched_gym.baselines import applicable_baselines
+    from mrsched_gym.baselines import applicable_baselines, is_reference_rule
     from mrsched_gym.evaluate import scenario_of
     data = list_data()
+    refs = [b for b in data["baselines"] if is_reference_rule(b)]
+    rules = [b for b in data["baselines"] if b not in refs]
     per_id = {e: applicable_baselines(scenario_of(e)) for e in data["env_ids"]}
     common = [b for b in next(iter(per_id.values())) if all(b in v for v in per_id.values())]
     rows = [("id", "scenario", "headline", "baselines", "shipped agents")]
@@ -510,10 +514,15 @@ def list_table() -> str:
     lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
              for r in rows]
     lines.insert(1, "  ".join("-" * w for w in widths))
-    lines += ["", f"common baselines ({len(common)}): {', '.join(common)}",
-              f"all baselines ({len(data['baselines'])}): {', '.join(data['baselines'])}",
-              f"bundled scenarios: {', '.join(data['scenarios'])}", "",
-              "shipped agents (use as --policies agent:NAME):"]
+    lines.append("")
+    for head, names in ((f"common baselines ({len(common)})", common),
+                        (f"every baseline ({len(rules)})", rules),
+                        (f"reference rules ({len(refs)}, ranked beside agents, never the "
+                         "score's anchor)", refs),
+                        ("bundled scenarios", data["scenarios"])):
+        lines += textwrap.wrap(f"{head}: {', '.join(names)}", 100, subsequent_indent="    ",
+                               break_on_hyphens=False)
+    lines += ["", "shipped agents (use as --policies agent:NAME):"]
     for name, info in data["agents"].items():
         envs = info["envs"]
         where = envs[0] if len(envs) == 1 else f"{len(envs)} ids ({envs[0]}, ...)"
