@@ -51,19 +51,6 @@ def job_colours(n: int) -> np.ndarray:
     return np.asarray(colormaps["turbo"](pos))[:, :3]
 
 
-def running_tasks_series(task_log: list, jid: int, phase: int, end_s: float
-                         ) -> tuple[np.ndarray, np.ndarray]:
-    """Step series (times, running count) of one job's tasks of one phase from the task log."""
-    ev = [(s, 1) for s, e, j, _, p, _ in task_log if j == jid and p == phase]
-    ev += [(e, -1) for s, e, j, _, p, _ in task_log if j == jid and p == phase]
-    if not ev:
-        return np.array([0.0, end_s]), np.array([0, 0])
-    ev.sort()
-    t = np.array([x for x, _ in ev])
-    c = np.cumsum([d for _, d in ev])
-    return t, c
-
-
 def busy_spans(task_log: list, n_jobs: int) -> dict[tuple[int, int], list[tuple[float, float]]]:
     """Per ``(job, phase)``: the merged time spans in which at least one of its tasks ran."""
     by: dict[tuple[int, int], list[tuple[float, float]]] = {}
