@@ -227,7 +227,7 @@ def gantt_figure(log, title: str, max_jobs: int = 150):
     fig = new_figure(11, 6.5)
     drawn = draw_gantt(fig, log.task_log, log.arrival_s, log.deadline_s, log.deadline_finish_s,
                        [TYPE_NAMES[t] for t in log.type_idx], log.end_s, title,
-                       max_jobs=max_jobs, finish_s=log.finish_s)
+                       max_jobs=max_jobs, finish_s=log.finish_s, rejected=log.rejected)
     fig.subplots_adjust(left=0.12, right=0.78, top=0.9, bottom=0.08)
     return fig, drawn
 

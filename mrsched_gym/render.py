@@ -85,7 +85,8 @@ def shown_jobs(task_log: list, arrived: np.ndarray, max_jobs: int) -> tuple[list
 
 
 def draw_gantt(fig, task_log: list, arrival_s, deadline_s, deadline_finish_s, labels,
-               end_s: float, title: str, max_jobs: int = 150, finish_s=None) -> dict:
+               end_s: float, title: str, max_jobs: int = 150, finish_s=None,
+               rejected=None) -> dict:
     """A job Gantt chart of one episode on ``fig`` (two axes sharing the time axis, 0 to
     ``end_s``, the episode's end).
 
@@ -109,6 +110,8 @@ def draw_gantt(fig, task_log: list, arrival_s, deadline_s, deadline_finish_s, la
         max_jobs: The most rows drawn.
         finish_s: Completion time per job (``nan``: unfinished; the grey line then runs to the
             end); default ``deadline_finish_s``.
+        rejected: Per job, whether admission control refused it (a grey cross at its arrival,
+            no line); default none.
 
     Returns:
         ``{"tasks": top axis, "jobs": bottom axis, "shown": job ids drawn, "colours": [n, 3]}``.
@@ -122,26 +125,35 @@ def draw_gantt(fig, task_log: list, arrival_s, deadline_s, deadline_finish_s, la
     finish = dfinish if finish_s is None else np.asarray(finish_s, dtype=float)
     n = len(arrival)
     shown, rule = shown_jobs(task_log, arrival <= end_s, max_jobs)
+    n_arrived = int(np.sum(arrival <= end_s))
+    refused = np.zeros(n, dtype=bool) if rejected is None else np.asarray(rejected, dtype=bool)
     colours = job_colours(len(shown))
     row = {j: k for k, j in enumerate(shown)}
     gs = fig.add_gridspec(2, 1, height_ratios=(1, 2.6), hspace=0.08)
     ax_t = fig.add_subplot(gs[0])
     ax_j = fig.add_subplot(gs[1], sharex=ax_t)
 
-    # top: running tasks stacked per job, on the common grid of task start and end times
-    segs = [(s, e, row[j]) for s, e, j, *_ in task_log if j in row and e > s]
+    # top: running tasks stacked per job (the jobs not drawn as rows in one grey layer at the
+    # bottom), on the common grid of task start and end times
+    other = len(shown)                              # the index of the grey layer
+    segs = [(s, e, row.get(j, other)) for s, e, j, *_ in task_log if e > s]
     if segs:
         grid = np.unique(np.concatenate([[0.0, end_s], [s for s, _, _ in segs],
                                          [e for _, e, _ in segs]]))
-        count = np.zeros((len(shown), len(grid)))
+        count = np.zeros((len(shown) + 1, len(grid)))
         for s, e, k in segs:
             count[k, np.searchsorted(grid, s):np.searchsorted(grid, e)] += 1
         base = np.zeros(len(grid))
-        for k in range(len(shown)):
+        for k in (other, *range(len(shown))):
             if count[k].any():
                 ax_t.fill_between(grid, base, base + count[k], step="post", lw=0,
-                                  color=colours[k])
+                                  color="0.6" if k == other else colours[k],
+                                  label=f"the {n_arrived - len(shown)} other jobs"
+                                  if k == other else None)
                 base = base + count[k]
+        if count[other].any():
+            ax_t.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0),
+                        borderaxespad=0)
     ax_t.set_ylabel("Running tasks\n(stacked by job)")
     ax_t.tick_params(labelbottom=False)
 
@@ -151,7 +163,9 @@ def draw_gantt(fig, task_log: list, arrival_s, deadline_s, deadline_finish_s, la
         c = colours[k]
         pale = 0.45 * c + 0.55
         leave = finish[j] if math.isfinite(finish[j]) else end_s
-        ax_j.plot([arrival[j], max(leave, arrival[j])], [k, k], color="0.75", lw=0.8, zorder=1)
+        if not refused[j]:
+            ax_j.plot([arrival[j], max(leave, arrival[j])], [k, k], color="0.75", lw=0.8,
+                      zorder=1)
         maps = [(a, b - a) for a, b in spans.get((j, 0), [])]
         reds = [(a, b - a) for a, b in spans.get((j, 1), [])]
         if maps:
@@ -171,6 +185,9 @@ def draw_gantt(fig, task_log: list, arrival_s, deadline_s, deadline_finish_s, la
         if sel.any():
             ax_j.scatter(x_dl[sel], ks[sel] - 0.1, marker=marker, s=14, color=colour, zorder=4,
                          clip_on=marker == "v")
+    if refused[idx].any():
+        ax_j.scatter(arrival[idx][refused[idx]], ks[refused[idx]], marker="x", s=16,
+                     color="0.45", lw=1, zorder=4)
     ax_j.set_xlim(0, end_s)
     ax_j.set_ylim(len(shown) - 0.5, -0.5)
     step = max(1, int(math.ceil(len(shown) / 12)))
@@ -187,6 +204,9 @@ def draw_gantt(fig, task_log: list, arrival_s, deadline_s, deadline_finish_s, la
                Line2D([], [], color="red", marker="v", ls="", ms=5, label="deadline missed"),
                Line2D([], [], color="0.4", marker=">", ls="", ms=5,
                       label="deadline after the end")]
+    if refused[idx].any():
+        handles.append(Line2D([], [], color="0.45", marker="x", ls="", ms=5,
+                              label="rejected at admission"))
     ax_j.legend(handles=handles, fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0),
                 borderaxespad=0)
     fig.suptitle(f"{title}\n{rule}, one colour each", fontsize=10)

@@ -121,6 +121,25 @@ def test_gantt_states_its_rule_when_it_draws_the_top_n(episode_log):
     assert len(drawn["shown"]) == 5
     text = fig._suptitle.get_text()
     assert "the 5 of" in text and "most task time" in text
+    others = int(episode_log.arrived.sum()) - 5       # their tasks: one grey layer of the stack
+    assert [t.get_text() for t in drawn["tasks"].get_legend().get_texts()] == \
+        [f"the {others} other jobs"]
+
+
+def test_gantt_marks_rejected_jobs():
+    log = run_episode("mrsched/Admission-v0", make_policy("mp+ac"), 0, SMALL,
+                      keep_log=True)["log"]
+    assert log.rejected.any()
+    _, drawn = gantt_figure(log, "test")
+    ax = drawn["jobs"]
+    assert "rejected at admission" in {t.get_text() for t in ax.get_legend().get_texts()}
+    crosses = [c for c in ax.collections
+               if c.get_offsets().shape[0] == int(log.rejected.sum())]
+    assert any(np.allclose(c.get_offsets()[:, 0], log.arrival_s[log.rejected])
+               for c in crosses)
+    # a rejected job spends no time in the system: no grey line on its row
+    rows = {int(round(line.get_ydata()[0])) for line in ax.get_lines()}
+    assert not rows & set(np.flatnonzero(log.rejected[log.arrived]).tolist())
 
 
 # ---------------------------------------------------------------------- iqm.png
