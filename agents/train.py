@@ -580,11 +580,31 @@ def _baselines(cfg: TrainConfig, out: Path) -> dict[str, float]:
     return means
 
 
+def curve_metric(env: str) -> str:
+    """The y-axis label of a learning curve on ``env``: its headline metric, what is averaged
+    and which way is better."""
+    from mrsched_gym.evaluate import scenario_of
+    from mrsched_gym.leaderboard import better_sign
+    headline = scenario_of(env).reward.headline
+    better = "higher" if better_sign(headline) < 0 else "lower"
+    return f"{headline}, mean over validation seeds\n({better} is better)"
+
+
 def plot_learning_curves(histories: dict[str, list[dict]], baselines: dict[str, float],
                          path: Path, title: str = "", metric: str = "validation mean") -> Path:
-    """Validation mean (band: 95% CI) against env steps for each run, baselines as lines."""
+    """Write :func:`learning_curve_figure` to ``path``."""
+    fig = learning_curve_figure(histories, baselines, title, metric)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path)
+    return path
+
+
+def learning_curve_figure(histories: dict[str, list[dict]], baselines: dict[str, float],
+                          title: str = "", metric: str = "validation mean"):
+    """Validation mean (band: 95% CI) against env steps for each run, baselines as lines, on
+    linear axes; ``metric`` names the y axis (the headline metric and what is averaged)."""
     from mrsched_gym.leaderboard import new_figure
-    fig = new_figure(7, 4)
+    fig = new_figure(8, 4.5)
     ax = fig.add_subplot(111)
     for name, hist in histories.items():
         if not hist:
@@ -593,19 +613,20 @@ def plot_learning_curves(histories: dict[str, list[dict]], baselines: dict[str, 
         m = np.array([h["mean"] for h in hist], float)
         c = np.nan_to_num(np.array([h["ci95"] if h["ci95"] is not None else np.nan
                                     for h in hist], float))
-        ax.plot(x, m, marker=".", label=name)
+        ax.plot(x, m, marker=".", label=f"{name} (band: 95% CI)")
         ax.fill_between(x, m - c, m + c, alpha=0.15)
     for i, (b, v) in enumerate(sorted(baselines.items(), key=lambda kv: kv[1])):
-        ax.axhline(v, ls="--", lw=1, color=f"C{i + len(histories)}", label=b)
+        ax.axhline(v, ls="--", lw=1, color=f"C{i + len(histories)}",
+                   label=b if "baseline" in b else f"{b} (baseline)")
     ax.set_xlabel("env steps (decisions)")
     ax.set_ylabel(metric)
-    ax.set_yscale("symlog", linthresh=1.0)
+    values = [h["mean"] for hist in histories.values() for h in hist] + list(baselines.values())
+    if values and min(values) >= 0:
+        ax.set_ylim(bottom=0)                     # a non-negative metric: from 0
     ax.set_title(title)
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
     fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path)
-    return path
+    return fig
 
 
 # ---------------------------------------------------------------------- the run
@@ -693,7 +714,7 @@ def train(cfg: TrainConfig, out_dir: str | Path = "runs", resume: str | Path | N
                          out / "learning_curve.png",
                          title=f"{cfg.name} on {'a pool of worlds' if pool else cfg.env}",
                          metric="mean over ids of agent / best baseline" if pool
-                         else "validation mean")
+                         else curve_metric(cfg.env))
     return {"out": str(out), "best": state["best"], "best_step": state["best_step"],
             "baselines": baselines, "history": state["history"],
             "best_model": str(out / "best_model.zip"), "final_model": str(out / "final_model.zip")}

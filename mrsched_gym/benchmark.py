@@ -157,31 +157,43 @@ def table(rows: Sequence[dict], ids: Sequence[str]) -> str:
     return "\n".join(lines)
 
 
-def plot_iqm(rows: Sequence[dict], path) -> Any:
-    """Horizontal bars of the IQM with their 95% CIs (agents orange, reference rules green,
-    baselines blue)."""
-    import matplotlib
+def iqm_figure(rows: Sequence[dict]):
+    """Horizontal bars of the IQM with their 95% CIs, best on top, coloured by role (agents
+    orange, reference rules green, baselines blue) with a legend of the roles present."""
+    from matplotlib.patches import Patch
 
     from mrsched_gym.evaluate import AGENT, BASELINE, REFERENCE, policy_role
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    fig, ax = plt.subplots(figsize=(6, 0.35 * len(rows) + 1))
+    from mrsched_gym.leaderboard import new_figure
+    fig = new_figure(7.5, 0.32 * len(rows) + 2.0)
+    ax = fig.add_subplot(111)
     names = [r["policy"] for r in rows][::-1]
     mid = np.array([r["iqm"] for r in rows][::-1])
     err = np.array([[r["iqm"] - r["iqm_lo"], r["iqm_hi"] - r["iqm"]] for r in rows][::-1]).T
     colour = {AGENT: "C1", REFERENCE: "C2", BASELINE: "C0"}
-    ax.barh(names, mid, xerr=err, capsize=3, color=[colour[policy_role(n)] for n in names])
+    label = {AGENT: "agent", REFERENCE: "reference rule", BASELINE: "baseline"}
+    roles = [policy_role(n) for n in names]
+    ax.barh(names, mid, xerr=np.maximum(err, 0), capsize=3, color=[colour[r] for r in roles])
     ax.axvline(0, color="grey", lw=0.8)
     ax.axvline(1, color="grey", lw=0.8, ls="--")
-    ax.set_xlabel("normalised score, IQM over ids x seeds (0 = random, 1 = best baseline)")
+    ax.tick_params(axis="y", labelsize=8)
+    ax.set_xlabel("normalised score: IQM over ids x seeds, 95% bootstrap CI\n"
+                  "(0 = random, 1 = best baseline; higher is better)")
+    present = [r for r in (AGENT, REFERENCE, BASELINE) if r in roles]
+    ax.legend(handles=[Patch(color=colour[r], label=label[r]) for r in present],
+              fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
     fig.tight_layout()
-    tmp = str(path) + ".tmp.png"
-    fig.savefig(tmp, dpi=110)
-    plt.close(fig)
+    return fig
+
+
+def plot_iqm(rows: Sequence[dict], path) -> Any:
+    """Write :func:`iqm_figure` to ``path`` (atomically; the whole figure, labels included)."""
     import os
+    fig = iqm_figure(rows)
+    tmp = str(path) + ".tmp.png"
+    fig.savefig(tmp, dpi=110, bbox_inches="tight")
     os.replace(tmp, path)
     return path
 
 
 __all__ = ["SUITE", "TEST_SEEDS", "aggregate", "best_baseline", "headline_of", "iqm",
-           "is_anchor", "normalised_scores", "plot_iqm", "prob_improvement", "table"]
+           "iqm_figure", "is_anchor", "normalised_scores", "plot_iqm", "prob_improvement", "table"]

@@ -1,5 +1,5 @@
-"""Command line: ``mrsched-gym compare | benchmark | train | reproduce | demo | show-scenario |
-list``."""
+"""Command line: mrsched-gym compare | benchmark | train | reproduce | demo | show-scenario |
+list (python -m mrsched_gym works the same)."""
 
 from __future__ import annotations
 
@@ -19,11 +19,12 @@ def _demo(args: argparse.Namespace) -> int:
     from mrsched_gym.baselines import applicable_baselines
     from mrsched_gym.evaluate import make_policy, run_episode, scenario_of, sweep_tasks
 
-    names = args.policies or ["random", *applicable_baselines(scenario_of(args.env))]
+    names = args.policies or list(dict.fromkeys(["random",
+                                                  *applicable_baselines(scenario_of(args.env))]))
     tasks = sweep_tasks(names, [args.env], [args.seed])
     width = max(10, *(len(spec.label) for spec, *_ in tasks))
     print(f"{args.env}  seed={args.seed}  (one episode per policy; the leaderboard with "
-          "confidence intervals is `mrsched-gym compare`)")
+          "confidence intervals is: mrsched-gym compare)")
     print(f"{'policy':{width}s} {'steps':>7s} " + " ".join(f"{k:>22s}" for k in KEY_METRICS))
     for spec, *_ in tasks:
         res = run_episode(args.env, make_policy(spec), args.seed)
@@ -218,8 +219,8 @@ def _write_leaderboard(args, env, sc, records, failures, headline, seeds, folder
                               keep_log=True)
             paths["bars"] = plot_bars(records, headline, staged / "metrics.png")
             paths["cdf"] = plot_jct_cdf(records, staged / "jct_cdf.png", headline=headline)
-            paths["gantt"] = plot_gantt(res["log"], f"{sc.name}, {best}, seed {seed}: "
-                                        "running tasks per job (solid map, dotted reduce)",
+            paths["gantt"] = plot_gantt(res["log"], f"{sc.name}, {best} (best by {headline}), "
+                                        f"seed {seed}: when each job's tasks ran",
                                         staged / "gantt.png")
         folder.commit(staged, keep_journal=bool(failures))
     except BaseException:
@@ -478,25 +479,70 @@ def _show(args: argparse.Namespace) -> int:
     return 0
 
 
-def _list(args: argparse.Namespace) -> int:
+def list_data() -> dict:
+    """What ``list --json`` prints: registered ids with their scenario names, bundled scenarios,
+    baselines and the shipped agents (name -> the ids it was trained for, whether its numpy
+    weights let it run without the rl extra, its training config)."""
     from mrsched_gym import ENV_IDS
+    from mrsched_gym.agents.pretrained import pretrained_agents
     from mrsched_gym.baselines import BASELINES
     from mrsched_gym.config import bundled_scenarios
-    print(json.dumps({"env_ids": dict(ENV_IDS), "scenarios": bundled_scenarios(),
-                      "baselines": list(BASELINES)}, indent=2))
+    agents = {name: {"envs": list(info.get("envs") or [info.get("env")]),
+                     "config": info.get("config"), "algo": info.get("algo"),
+                     "runs_without_torch": bool(info.get("numpy_path"))}
+              for name, info in pretrained_agents().items()}
+    return {"env_ids": dict(ENV_IDS), "scenarios": bundled_scenarios(),
+            "baselines": list(BASELINES), "agents": agents}
+
+
+def list_table() -> str:
+    """The readable form of ``list``: one row per registered id (scenario, headline metric,
+    applicable baselines, shipped agents), then the bundled scenarios and the shipped agents."""
+    import textwrap
+
+    from mrsched_gym.agents.pretrained import agents_for
+    from mrsched_gym.baselines import applicable_baselines, is_reference_rule
+    from mrsched_gym.evaluate import scenario_of
+    data = list_data()
+    refs = [b for b in data["baselines"] if is_reference_rule(b)]
+    rules = [b for b in data["baselines"] if b not in refs]
+    per_id = {e: applicable_baselines(scenario_of(e)) for e in data["env_ids"]}
+    common = [b for b in next(iter(per_id.values())) if all(b in v for v in per_id.values())]
+    rows = [("id", "scenario", "headline", "baselines", "shipped agents")]
+    for e, name in data["env_ids"].items():
+        extra = [b for b in per_id[e] if b not in common]
+        base = f"{len(per_id[e])}: common" + (" + " + ", ".join(extra) if extra else "")
+        agents = ", ".join(a[len("agent:"):] for a in agents_for(e)) or "-"
+        rows.append((e, name, scenario_of(e).reward.headline, base, agents))
+    widths = [max(len(r[k]) for r in rows) for k in range(len(rows[0]))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
+             for r in rows]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    lines.append("")
+    for head, names in ((f"common baselines ({len(common)})", common),
+                        (f"every baseline ({len(rules)})", rules),
+                        (f"reference rules ({len(refs)}, ranked beside agents, never the "
+                         "score's anchor)", refs),
+                        ("bundled scenarios", data["scenarios"])):
+        lines += textwrap.wrap(f"{head}: {', '.join(names)}", 100, subsequent_indent="    ",
+                               break_on_hyphens=False)
+    lines += ["", "shipped agents (use as --policies agent:NAME):"]
+    for name, info in data["agents"].items():
+        envs = info["envs"]
+        where = envs[0] if len(envs) == 1 else f"{len(envs)} ids ({envs[0]}, ...)"
+        torch = "" if info["runs_without_torch"] else "  [needs the rl extra]"
+        lines.append(f"  {name:12s} trained for {where}, config {info['config']}{torch}")
+    lines += ["", "mrsched-gym list --json prints the same as JSON."]
+    return "\n".join(lines)
+
+
+def _list(args: argparse.Namespace) -> int:
+    print(json.dumps(list_data(), indent=2) if args.json else list_table())
     return 0
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``mrsched-gym`` command.
-
-    Bad arguments are refused by argparse (usage and an ``error:`` line, exit 2). The project's
-    own errors (:class:`~mrsched_gym.errors.MRSchedError`: a bad scenario, trace, policy name...)
-    print as one ``error: <message>`` line on stderr and exit 2; anything else is a bug and keeps
-    its traceback.
-    """
-    from mrsched_gym.errors import MRSchedError
-
+def build_parser() -> argparse.ArgumentParser:
+    """The ``mrsched-gym`` argument parser, one subparser per subcommand."""
     def at_least(lo: int):
         """An argparse ``type=``: an integer >= ``lo``."""
         def parse(text: str) -> int:
@@ -609,14 +655,41 @@ def main(argv: Sequence[str] | None = None) -> int:
     s = sub.add_parser("show-scenario", help="print a scenario with every default filled in")
     s.add_argument("scenario", help="registered id, bundled name or YAML path")
     s.set_defaults(fn=_show)
-    ls = sub.add_parser("list", help="list registered ids, scenarios and baselines")
+    ls = sub.add_parser("list", help="list registered ids (scenario, headline, baselines, "
+                        "shipped agents), bundled scenarios and baselines")
+    ls.add_argument("--json", action="store_true", help="print JSON (for scripts) instead of "
+                    "the table")
     ls.set_defaults(fn=_list)
-    args = p.parse_args(argv)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``mrsched-gym`` command (and of ``python -m mrsched_gym``).
+
+    Bad arguments are refused by argparse (usage and an ``error:`` line, exit 2). The project's
+    own errors (:class:`~mrsched_gym.errors.MRSchedError`: a bad scenario, trace, policy name...)
+    print as one ``error: <message>`` line on stderr and exit 2; anything else is a bug and keeps
+    its traceback. A reader that closes the pipe early (``... | head``) ends the command quietly
+    (exit 1).
+    """
+    from mrsched_gym.errors import MRSchedError
+
+    args = build_parser().parse_args(argv)
     try:
-        return args.fn(args)
+        code = args.fn(args)
+        sys.stdout.flush()
+        return code
     except MRSchedError as e:
         print("error: " + " ".join(str(e).split("\n")), file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        # the reader closed the pipe early (mrsched-gym show-scenario hadoop | head): end quietly.
+        # Python flushes stdout again at exit; point it at devnull so that flush cannot fail
+        # (the recipe of the Python docs, "Note on SIGPIPE").
+        import os
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 1
 
 
 if __name__ == "__main__":

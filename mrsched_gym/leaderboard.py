@@ -94,67 +94,146 @@ def paired_line(records: Sequence[dict], headline: str, a: str, b: str) -> str:
 
 
 def new_figure(w: float, h: float):
-    """A headless matplotlib ``Figure`` of ``w`` x ``h`` inches at 100 dpi (Agg, no pyplot)."""
+    """A headless matplotlib ``Figure`` of ``w`` x ``h`` inches at 100 dpi, on an Agg canvas
+    (no pyplot): its layout and text sizes are those of the saved PNG."""
     import matplotlib
     matplotlib.use("Agg")
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
-    return Figure(figsize=(w, h), dpi=100)
+    fig = Figure(figsize=(w, h), dpi=100)
+    FigureCanvasAgg(fig)
+    return fig
 
 
-def plot_bars(records: Sequence[dict], headline: str, path: Path) -> Path:
-    """Bars with 95% CIs for the headline and three key metrics, one bar per policy."""
+#: Metrics that can be negative (every other metric is >= 0); ``*_pct`` metrics lie in
+#: [0, 100] and :data:`UNIT_METRICS` in [0, 1].
+SIGNED_METRICS = frozenset({"return", "objective", "mean_distance_to_deadline_s",
+                            "relative_lateness"})
+UNIT_METRICS = frozenset({"utilisation", "cpu_utilisation", "jain_fairness"})
+
+
+def metric_range(metric: str) -> tuple[float, float]:
+    """The values ``metric`` can take: ``(0, 100)`` for percentages, ``(0, 1)`` for shares,
+    unbounded for :data:`SIGNED_METRICS`, else ``(0, inf)``."""
+    if metric in SIGNED_METRICS:
+        return -math.inf, math.inf
+    if metric.endswith("_pct"):
+        return 0.0, 100.0
+    if metric in UNIT_METRICS:
+        return 0.0, 1.0
+    return 0.0, math.inf
+
+
+def clipped_interval(mean: np.ndarray, half: np.ndarray, metric: str
+                     ) -> tuple[np.ndarray, np.ndarray]:
+    """The interval ``mean ± half`` clipped to :func:`metric_range` (an undefined half-width,
+    one seed: no interval), as its lower and upper ends."""
+    lo_b, hi_b = metric_range(metric)
+    half = np.nan_to_num(np.asarray(half, dtype=float))
+    mean = np.asarray(mean, dtype=float)
+    return np.clip(mean - half, lo_b, hi_b), np.clip(mean + half, lo_b, hi_b)
+
+
+def bars_figure(records: Sequence[dict], headline: str):
+    """Bars of the means with their 95% CIs (Student's t over seeds, clipped to the metric's
+    range: a non-negative metric's interval never goes below 0) for the headline and three key
+    metrics, one bar per policy, best first."""
     rows = ranked(records, headline)
     metrics = [headline] + [k for k in ("deadline_miss_pct", "mean_jct_s", "utilisation")
                             if k != headline][:3]
-    fig = new_figure(4.2 * len(metrics), 4.6)
+    fig = new_figure(4.2 * len(metrics), 0.28 * len(rows) + 1.8)
     names = [r["policy"] for r in rows]
     for k, m in enumerate(metrics):
         ax = fig.add_subplot(1, len(metrics), k + 1)
         mean = np.array([r.get(f"{m}_mean", math.nan) for r in rows], dtype=float)
-        ci = np.nan_to_num(np.array([r.get(f"{m}_ci95", math.nan) for r in rows], dtype=float))
-        ax.barh(range(len(rows)), np.nan_to_num(mean), xerr=ci, color=[
+        ci = np.array([r.get(f"{m}_ci95", math.nan) for r in rows], dtype=float)
+        lo, hi = clipped_interval(mean, ci, m)
+        shown = np.nan_to_num(mean)
+        err = np.vstack([np.nan_to_num(shown - lo), np.nan_to_num(hi - shown)])
+        ax.barh(range(len(rows)), shown, xerr=np.maximum(err, 0), color=[
             "C0" if k == 0 else "C7"] * len(rows), capsize=2)
         ax.set_yticks(range(len(rows)))
         ax.set_yticklabels(names if k == 0 else [""] * len(rows), fontsize=8)
         ax.invert_yaxis()
-        ax.set_title(m, fontsize=9)
-    fig.suptitle(f"{records[0]['scenario']}: mean ± 95% CI over {rows[0]['n']} seeds")
+        lo_b, hi_b = metric_range(m)
+        if lo_b == 0:
+            ax.set_xlim(left=0)
+        better = "higher" if better_sign(m) < 0 else "lower"
+        ax.set_title(f"{m}\n({better} is better)", fontsize=9)
+    fig.suptitle(f"{records[0]['scenario']}: mean and 95% CI over {rows[0]['n']} seeds "
+                 "(Student's t, clipped to the metric's range)", fontsize=10)
     fig.tight_layout()
-    fig.savefig(path)
+    return fig
+
+
+def plot_bars(records: Sequence[dict], headline: str, path: Path) -> Path:
+    """Write :func:`bars_figure` to ``path``."""
+    bars_figure(records, headline).savefig(path)
     return path
 
 
-def plot_jct_cdf(records: Sequence[dict], path: Path, max_policies: int = 8,
-                 headline: str | None = None) -> Path:
-    """Empirical CDF of job completion times (all seeds pooled), the best policies."""
+def jct_cdf_figure(records: Sequence[dict], headline: str | None = None):
+    """Empirical CDF of job completion times (all seeds pooled), one line per policy, every
+    policy (in ranking order when ``headline`` is given); a policy without completion times is
+    named in the figure as left out."""
+    from matplotlib import colormaps
     rows = ranked(records, headline) if headline else summarize(records)
-    names = [r["policy"] for r in rows][:max_policies]
-    fig = new_figure(7, 4.5)
+    names = [r["policy"] for r in rows]
+    fig = new_figure(9.5, 5)
     ax = fig.add_subplot(111)
-    for name in names:
+    palette = colormaps["tab20"].colors
+    styles = ("-", "--", ":", "-.")
+    missing = []
+    for k, name in enumerate(names):
         jct = np.sort(np.concatenate([np.asarray(r.get("_jct_s", []), dtype=float)
                                       for r in records if r["policy"] == name] or [np.zeros(0)]))
-        if len(jct):
-            ax.step(jct, np.arange(1, len(jct) + 1) / len(jct), where="post", label=name)
+        jct = jct[np.isfinite(jct)]
+        if not len(jct):
+            missing.append(name)
+            continue
+        ax.step(jct, np.arange(1, len(jct) + 1) / len(jct), where="post",
+                label=f"{k + 1}. {name}" if headline else name, color=palette[k % 20],
+                linestyle=styles[(k // 20) % 4], lw=1.3)
     ax.set_xscale("log")
-    ax.set_xlabel("Job completion time (s)")
-    ax.set_ylabel("Fraction of jobs")
-    ax.set_title(f"{records[0]['scenario']}: job completion time CDF")
-    ax.legend(fontsize=7)
+    ax.set_xlabel("Job completion time (s, log scale)")
+    ax.set_ylabel("Fraction of finished jobs (seeds pooled)")
+    shown = len(names) - len(missing)
+    title = f"{records[0]['scenario']}: job completion time CDF, all {shown} policies"
+    if missing:
+        title = (f"{records[0]['scenario']}: job completion time CDF, {shown} of {len(names)} "
+                 f"policies\nleft out (no completion times): {', '.join(missing)}")
+    ax.set_title(title, fontsize=10)
+    if shown:
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0,
+                  title=f"rank by {headline}" if headline else None, title_fontsize=7)
     fig.tight_layout()
-    fig.savefig(path)
+    return fig
+
+
+def plot_jct_cdf(records: Sequence[dict], path: Path, headline: str | None = None) -> Path:
+    """Write :func:`jct_cdf_figure` to ``path``."""
+    jct_cdf_figure(records, headline).savefig(path)
     return path
 
 
-def plot_gantt(log, title: str, path: Path) -> Path:
-    """Running tasks per job over time for one episode (thesis Fig. 3.4 style)."""
+def gantt_figure(log, title: str, max_jobs: int = 150):
+    """The job Gantt chart of one episode (:func:`~mrsched_gym.render.draw_gantt`): every job
+    that arrived (or the ``max_jobs`` with the most task time, as the figure says), each in its
+    own colour, the time axis ending at the episode's end. Returns the figure and the dict of
+    :func:`~mrsched_gym.render.draw_gantt`."""
     from mrsched_gym.render import draw_gantt
     from mrsched_gym.workloads.profiles import TYPE_NAMES
 
-    fig = new_figure(10, 5)
-    ax = fig.add_subplot(111)
-    draw_gantt(ax, log.task_log, log.arrival_s, log.deadline_s,
-               [TYPE_NAMES[t] for t in log.type_idx], log.end_s, title)
-    fig.tight_layout()
+    fig = new_figure(11, 6.5)
+    drawn = draw_gantt(fig, log.task_log, log.arrival_s, log.deadline_s, log.deadline_finish_s,
+                       [TYPE_NAMES[t] for t in log.type_idx], log.end_s, title,
+                       max_jobs=max_jobs, finish_s=log.finish_s, rejected=log.rejected)
+    fig.subplots_adjust(left=0.12, right=0.78, top=0.9, bottom=0.08)
+    return fig, drawn
+
+
+def plot_gantt(log, title: str, path: Path) -> Path:
+    """Write :func:`gantt_figure` to ``path``."""
+    fig, _ = gantt_figure(log, title)
     fig.savefig(path)
     return path

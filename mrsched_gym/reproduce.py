@@ -447,18 +447,22 @@ def plot(rep: Reproduction, records: list[dict], path: Path) -> Path | None:
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
+    from mrsched_gym.leaderboard import clipped_interval
     m = rep.plot["metric"]
     policies = list(dict.fromkeys(p for c in rep.cases for p in c.policies))
     fig, ax = plt.subplots(figsize=(7, 3.6))
     names = [c.name for c in rep.cases]
     for k, p in enumerate(policies):
-        xs, ys, es = [], [], []
+        xs, ys, hw = [], [], []
         for i, c in enumerate(rep.cases):
             if p in c.policies:
                 mu, ci = value_of(records, c.name, p, m)
                 xs.append(i)
                 ys.append(mu)
-                es.append(0.0 if math.isnan(ci) else ci)
+                hw.append(ci)
+        lo, hi = clipped_interval(np.asarray(ys), np.asarray(hw), m)
+        es = np.maximum(0.0, np.nan_to_num([np.asarray(ys) - lo, hi - np.asarray(ys)]))
         if rep.plot.get("kind") == "line":
             ax.errorbar(xs, ys, yerr=es, marker="o", capsize=3, label=p)
         else:
@@ -466,7 +470,7 @@ def plot(rep: Reproduction, records: list[dict], path: Path) -> Path | None:
             ax.bar(np.asarray(xs) + (k - (len(policies) - 1) / 2) * w, ys, w, yerr=es,
                    capsize=2, label=p)
     ax.set_xticks(range(len(names)), names, rotation=30, ha="right", fontsize=8)
-    ax.set_ylabel(m)
+    ax.set_ylabel(f"{m}\n(mean, 95% CI clipped to its range)", fontsize=9)
     ax.set_title(rep.title, fontsize=9)
     ax.legend(fontsize=8)
     fig.tight_layout()
