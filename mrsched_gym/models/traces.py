@@ -77,6 +77,50 @@ def resolve_trace(name_or_path: str | Path) -> Path:
     return p
 
 
+def trace_fields(data: object, path: str = "") -> dict[str, str]:
+    """Every ``trace`` field of a scenario's plain data (:func:`~mrsched_gym.config.to_dict`):
+    dotted field path -> the bundled name or path it holds."""
+    out: dict[str, str] = {}
+    if isinstance(data, dict):
+        for k, v in data.items():
+            sub = f"{path}.{k}" if path else str(k)
+            if k == "trace" and isinstance(v, str) and v:
+                out[sub] = v
+            else:
+                out.update(trace_fields(v, sub))
+    return out
+
+
+def file_sha256(path: str | Path) -> str:
+    """The SHA-256 of a file's bytes (hex)."""
+    import hashlib
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def trace_digests(data: object) -> dict[str, str]:
+    """``{trace as given: SHA-256 of its file}`` for every trace a scenario (plain data)
+    reads, so that a resumed run notices a trace whose content changed.
+
+    Raises:
+        TraceError: A trace file is missing, naming the field.
+    """
+    out = {}
+    for fieldname, name in trace_fields(data).items():
+        try:
+            p = resolve_trace(name)
+            out[name] = file_sha256(p)
+        except TraceError as e:
+            raise TraceError(f"{fieldname}: {e}") from None
+        except OSError as e:
+            raise TraceError(f"{fieldname}: {name}: cannot read the trace: {e.strerror}"
+                             ) from None
+    return out
+
+
 def _open_bytes(p: Path) -> IO[bytes]:
     """Open a trace as bytes, decompressing gzip; refuse formats that are not CSV text."""
     with p.open("rb") as fh:
