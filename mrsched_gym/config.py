@@ -14,6 +14,11 @@ and bad values raise :class:`ConfigError` naming the file and the dotted field p
 
 Load with :func:`load_scenario` (a path or a bundled name such as ``"hadoop"``); apply overrides
 with :func:`with_overrides` (``{"workload": {"load": 0.8}}`` or ``{"workload.load": 0.8}``).
+
+A relative file path inside a scenario file (every ``trace:`` field that is not a bundled trace
+name) is read relative to the folder of that scenario file, not the working directory
+(:func:`resolve_relative_paths` makes it absolute when the file is loaded); a path given as an
+override (``--set workload.trace=...``) is relative to the working directory as usual.
 """
 
 from __future__ import annotations
@@ -1130,7 +1135,26 @@ def load_scenario(path_or_name: str | Path) -> Scenario:
         InputTypeError: ``path_or_name`` is neither a string nor a path.
     """
     source, text = config_source(path_or_name, "scenarios")
-    return scenario_from_dict(_read_yaml(text, source), source=source)
+    data = _read_yaml(text, source)
+    if not source.startswith("configs/"):                 # a file of the user's
+        data = resolve_relative_paths(data, Path(source).parent)
+    return scenario_from_dict(data, source=source)
+
+
+def resolve_relative_paths(data: Any, folder: Path) -> Any:
+    """``data`` (a scenario file's plain data) with every relative ``trace:`` path that is not
+    a bundled trace name made relative to ``folder`` (the scenario file's folder)."""
+    from mrsched_gym.models.traces import BUNDLED_TRACES
+    if isinstance(data, Mapping):
+        out = {}
+        for k, v in data.items():
+            if k == "trace" and isinstance(v, str) and v and v not in BUNDLED_TRACES \
+                    and not Path(v).is_absolute():
+                out[k] = os.path.abspath(folder / v)
+            else:
+                out[k] = resolve_relative_paths(v, folder)
+        return out
+    return data
 
 
 def to_dict(obj: Any) -> Any:
