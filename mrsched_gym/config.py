@@ -66,6 +66,13 @@ MAX_PERIODIC_STEPS = 1_000_000
 MAX_TIMELINE_CELLS = 10_000_000
 #: Simulated time of an episode (366 days).
 MAX_TIME_LIMIT_S = 366 * 86400.0
+#: Nodes x expected decisions (about one per task) of an episode: what a step costs grows with
+#: the cluster (observation rows, candidate and node scans), so the two limits above do not
+#: bound an episode's time together. Measured on one core: 10,000 nodes run at ~4-5k decisions
+#: per second at the start of an episode, slower as queues grow (an audit saw 0.45k/s), so an
+#: episode at this limit (e.g. 10,000 nodes x 100,000 tasks) takes minutes per policy and
+#: anything larger is refused with the estimate.
+MAX_NODE_DECISIONS = 1_000_000_000
 
 
 def _check(cond: bool, fld: str, msg: str) -> None:
@@ -861,6 +868,13 @@ def _check_episode_size(sc: Scenario) -> None:
            f"time_limit_s / orchestrator_epoch_s gives {epochs:,.0f} epochs, more than the limit "
            f"of {MAX_PERIODIC_STEPS:,}")
     jobs, tasks = size["jobs"], size["tasks"]
+    work = size["nodes"] * tasks
+    _check(work <= MAX_NODE_DECISIONS or tasks > MAX_TASKS, "cluster.nodes",
+           f"{size['nodes']:,} nodes x about {tasks:,.0f} decisions (one per expected task) = "
+           f"{work:,.0f} node-decisions, more than the limit of {MAX_NODE_DECISIONS:,} (at "
+           "4k to 0.45k decisions/s on a large cluster the episode would take "
+           f"{tasks / 4000 / 60:,.1f} to {tasks / 450 / 60:,.0f} minutes per policy); use "
+           "fewer nodes or lower workload.load or workload.duration_s")
     if tasks <= MAX_TASKS:
         return
     if sc.workload.kind == "jobs":

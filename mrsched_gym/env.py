@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import os
+import threading
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -199,6 +200,7 @@ class MRSchedEnv(gym.Env):
     """
 
     metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
+    _busy = 0           # the thread inside reset/step/advance (0: none); see :meth:`_claim`
 
     def __init__(self, scenario: str | Path | Scenario | None = None,
                  render_mode: str | None = None, strict_actions: bool = False,
@@ -267,13 +269,29 @@ class MRSchedEnv(gym.Env):
         if options is not None and not (isinstance(options, Mapping) and not options):
             raise InputError(f"reset(options=...): this environment takes no options, got "
                              f"{_describe(options)}")
-        super().reset(seed=seed)
-        self.sim.reset(self.np_random)
-        self.encoder.reset()
-        self.rewards.reset(self.sim)
-        self._steps = 0
-        self._phase = _RUNNING
-        return self._observe(), self._info(invalid=False)
+        self._claim("reset")
+        try:
+            super().reset(seed=seed)
+            self.sim.reset(self.np_random)
+            self.encoder.reset()
+            self.rewards.reset(self.sim)
+            self._steps = 0
+            self._phase = _RUNNING
+            return self._observe(), self._info(invalid=False)
+        finally:
+            self._busy = 0
+
+    def _claim(self, method: str) -> None:
+        """Refuse a call while another thread is inside ``reset``/``step``/``advance`` of this
+        env (one env is not thread-safe; using it from several threads one after the other is
+        fine). A check of one attribute: no measurable cost per step."""
+        me = threading.get_ident()
+        if self._busy and self._busy != me:
+            raise EpisodeStateError(
+                f"{method}() called from thread {me} while thread {self._busy} is inside a "
+                "call of the same env: an env is not thread-safe; give each thread its own env "
+                "(gymnasium's AsyncVectorEnv runs envs in processes)")
+        self._busy = me
 
     def step(self, action: Any) -> tuple[dict[str, np.ndarray], float, bool, bool, dict]:
         """Apply ``action`` to the current decision and run the world to the next one.
@@ -287,8 +305,12 @@ class MRSchedEnv(gym.Env):
             InputTypeError: ``action`` is not an integer (:meth:`action_index`).
             InputError: An illegal action with ``strict_actions=True``.
         """
-        reward, terminated, truncated, info = self._advance(action, "step")
-        return self._observe(), reward, terminated, truncated, info
+        self._claim("step")
+        try:
+            reward, terminated, truncated, info = self._advance(action, "step")
+            return self._observe(), reward, terminated, truncated, info
+        finally:
+            self._busy = 0
 
     def advance(self, action: Any) -> tuple[float, bool, bool, dict]:
         """:meth:`step` without building the observation, for a caller that decides from the
@@ -306,7 +328,11 @@ class MRSchedEnv(gym.Env):
             InputTypeError: ``action`` is not an integer (:meth:`action_index`).
             InputError: An illegal action with ``strict_actions=True``.
         """
-        return self._advance(action, "advance")
+        self._claim("advance")
+        try:
+            return self._advance(action, "advance")
+        finally:
+            self._busy = 0
 
     def _advance(self, action: Any, method: str) -> tuple[float, bool, bool, dict]:
         """:meth:`advance`, its errors naming the public ``method`` called."""
