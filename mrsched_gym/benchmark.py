@@ -175,11 +175,9 @@ def plot_iqm(rows: Sequence[dict], path) -> Any:
     ax.axvline(1, color="grey", lw=0.8, ls="--")
     ax.set_xlabel("normalised score, IQM over ids x seeds (0 = random, 1 = best baseline)")
     fig.tight_layout()
-    tmp = str(path) + ".tmp.png"
-    fig.savefig(tmp, dpi=110)
+    from mrsched_gym.results import save_figure
+    save_figure(fig, path, dpi=110)
     plt.close(fig)
-    import os
-    os.replace(tmp, path)
     return path
 
 

@@ -120,8 +120,8 @@ def plot_bars(records: Sequence[dict], headline: str, path: Path) -> Path:
         ax.set_title(m, fontsize=9)
     fig.suptitle(f"{records[0]['scenario']}: mean ± 95% CI over {rows[0]['n']} seeds")
     fig.tight_layout()
-    fig.savefig(path)
-    return path
+    from mrsched_gym.results import save_figure
+    return save_figure(fig, path)
 
 
 def plot_jct_cdf(records: Sequence[dict], path: Path, max_policies: int = 8,
@@ -142,8 +142,8 @@ def plot_jct_cdf(records: Sequence[dict], path: Path, max_policies: int = 8,
     ax.set_title(f"{records[0]['scenario']}: job completion time CDF")
     ax.legend(fontsize=7)
     fig.tight_layout()
-    fig.savefig(path)
-    return path
+    from mrsched_gym.results import save_figure
+    return save_figure(fig, path)
 
 
 def plot_gantt(log, title: str, path: Path) -> Path:
@@ -156,5 +156,5 @@ def plot_gantt(log, title: str, path: Path) -> Path:
     draw_gantt(ax, log.task_log, log.arrival_s, log.deadline_s,
                [TYPE_NAMES[t] for t in log.type_idx], log.end_s, title)
     fig.tight_layout()
-    fig.savefig(path)
-    return path
+    from mrsched_gym.results import save_figure
+    return save_figure(fig, path)

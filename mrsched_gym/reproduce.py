@@ -33,7 +33,6 @@ runs.
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -488,9 +487,7 @@ def plot(rep: Reproduction, records: list[dict], path: Path) -> Path | None:
     ax.set_title(rep.title, fontsize=9)
     ax.legend(fontsize=8)
     fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp.png")
-    fig.savefig(tmp, dpi=110)
+    from mrsched_gym.results import save_figure
+    save_figure(fig, path, dpi=110)
     plt.close(fig)
-    os.replace(tmp, path)
     return path

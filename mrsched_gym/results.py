@@ -153,6 +153,14 @@ def atomic_write(path: str | Path, text: str) -> Path:
     return durable_write(path, text)
 
 
+def save_figure(fig: Any, path: str | Path, **kwargs: Any) -> Path:
+    """Save a matplotlib figure with :func:`durable_write` (rendered in memory first), in the
+    format of ``path``'s suffix."""
+    buf = io.BytesIO()
+    fig.savefig(buf, format=Path(path).suffix.lstrip(".") or "png", **kwargs)
+    return durable_write(path, buf.getvalue())
+
+
 def json_safe(x: Any) -> Any:
     """``x`` with non-finite floats as ``None`` (valid JSON), recursively."""
     if isinstance(x, float) and not math.isfinite(x):
@@ -657,4 +665,4 @@ class EpisodeFailures(MRSchedError):
 __all__ = ["MARKER", "EpisodeFailures", "RunFolder", "atomic_write", "check_record",
            "close_inherited", "csv_text", "durable_write", "excerpt", "file_mode", "fsync_dir",
            "header_diff", "job_rows", "json_safe", "mean_ci95", "metric_names", "nan_for_null",
-           "safe_child", "summarize", "task_key", "write_results"]
+           "safe_child", "save_figure", "summarize", "task_key", "write_results"]
