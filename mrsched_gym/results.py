@@ -73,8 +73,8 @@ def safe_child(out: str | Path, name: object, field: str) -> Path:
         why = (f"may hold only the characters {SLUG_CHARS} (at most 200; no '/', spaces or "
                "other path syntax)")
     if why is None:
-        root = Path(out).resolve()
-        if (root / text).resolve().parent != root:
+        root = Path(out).resolve()                  # lexically: a link at the child is
+        if Path(os.path.normpath(root / text)).parent != root:   # the caller's to refuse
             why = f"does not resolve inside {out}"
     if why is not None:
         raise InputError(f"{field} {excerpt(name)}: not usable as a file or folder name: it "
