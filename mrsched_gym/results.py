@@ -415,8 +415,8 @@ class RunFolder:
 
     def __exit__(self, *exc) -> None:
         self._close_journal()
-        for path in self._staged:
-            self._remove_ours(path)
+        for path in self._staged:                   # made by this run (marker or not)
+            self._remove_ours(path, checked=True)
         self._staged = []
         self._unlock()
 
@@ -457,6 +457,12 @@ class RunFolder:
         for pattern in (f".{self.name}.staging.*", f".{self.name}.old.*"):
             for path in self.parent.glob(pattern):
                 self._remove_ours(path)
+        for path in self.parent.glob(f".{self.journal_path.name}.*.tmp"):  # a cut rewrite
+            if path.is_file() and not path.is_symlink():
+                try:
+                    path.unlink()
+                except OSError:
+                    pass
 
     # ------------------------------------------------------------------ journal
     def resumable(self) -> list[dict]:
