@@ -87,8 +87,10 @@ def excerpt(value: object, limit: int = 40) -> str:
     characters of it, as a Python literal, so control characters and odd bytes show escaped)."""
     if isinstance(value, bytes):
         value = value.decode("utf-8", "backslashreplace")
-    text = value if isinstance(value, str) else repr(value)
-    return repr(text[:limit]) + ("..." if len(text) > limit else "")
+    if not isinstance(value, str):
+        text = repr(value)
+        return text[:limit] + ("..." if len(text) > limit else "")
+    return repr(value[:limit]) + ("..." if len(value) > limit else "")
 
 
 def fsync_dir(path: str | Path) -> None:
