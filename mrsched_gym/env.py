@@ -200,7 +200,6 @@ class MRSchedEnv(gym.Env):
     """
 
     metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
-    _busy = 0           # the thread inside reset/step/advance (0: none); see :meth:`_claim`
 
     def __init__(self, scenario: str | Path | Scenario | None = None,
                  render_mode: str | None = None, strict_actions: bool = False,
@@ -279,19 +278,19 @@ class MRSchedEnv(gym.Env):
             self._phase = _RUNNING
             return self._observe(), self._info(invalid=False)
         finally:
-            self._busy = 0
+            self.__dict__.pop("_busy", None)
 
     def _claim(self, method: str) -> None:
         """Refuse a call while another thread is inside ``reset``/``step``/``advance`` of this
         env (one env is not thread-safe; using it from several threads one after the other is
         fine). A check of one attribute: no measurable cost per step."""
         me = threading.get_ident()
-        if self._busy and self._busy != me:
+        owner = self.__dict__.setdefault("_busy", me)         # atomic under the GIL
+        if owner != me:
             raise EpisodeStateError(
-                f"{method}() called from thread {me} while thread {self._busy} is inside a "
-                "call of the same env: an env is not thread-safe; give each thread its own env "
+                f"{method}() called from thread {me} while thread {owner} is inside a call of "
+                "the same env: an env is not thread-safe; give each thread its own env "
                 "(gymnasium's AsyncVectorEnv runs envs in processes)")
-        self._busy = me
 
     def step(self, action: Any) -> tuple[dict[str, np.ndarray], float, bool, bool, dict]:
         """Apply ``action`` to the current decision and run the world to the next one.
@@ -310,7 +309,7 @@ class MRSchedEnv(gym.Env):
             reward, terminated, truncated, info = self._advance(action, "step")
             return self._observe(), reward, terminated, truncated, info
         finally:
-            self._busy = 0
+            self.__dict__.pop("_busy", None)
 
     def advance(self, action: Any) -> tuple[float, bool, bool, dict]:
         """:meth:`step` without building the observation, for a caller that decides from the
@@ -332,7 +331,7 @@ class MRSchedEnv(gym.Env):
         try:
             return self._advance(action, "advance")
         finally:
-            self._busy = 0
+            self.__dict__.pop("_busy", None)
 
     def _advance(self, action: Any, method: str) -> tuple[float, bool, bool, dict]:
         """:meth:`advance`, its errors naming the public ``method`` called."""
