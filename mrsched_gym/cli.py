@@ -550,7 +550,7 @@ def reusable_reproduction(out: Path, fingerprint: dict) -> list[dict] | None:
               file=sys.stderr)
         return None
     bad = [i for i, r in enumerate(records if isinstance(records, list) else [None])
-           if check_record(r) is not None]
+           if not isinstance(r, dict) or check_record({"scenario": r.get("case"), **r})]
     if bad:
         print(f"note: not reusing {out}: records.json entry {bad[0]} is not an episode "
               "record; running again", file=sys.stderr)

@@ -152,6 +152,7 @@ def test_reproduce_fingerprint_holds_the_traces_content():
     ('[{"policy": "fifo", "scen', None, "unreadable or cut (line 1)"),
     ("", None, "unreadable or cut"),
     ("[1]", None, "records.json entry 0 is not an episode record"),
+    ('[{"case": "a", "policy": "fifo", "seed": 1.5}]', None, "entry 0 is not an episode"),
     ('[{"policy": "fifo", "scenario": "s", "seed": 0}]', {"version": "0"},
      "version changed"),
     ('[{"policy": "fifo", "scenario": "s", "seed": 0}]', "{cut", "unreadable or cut"),
@@ -169,7 +170,7 @@ def test_reproduce_reuse_over_a_cut_or_stale_folder_runs_again(tmp_path, capsys,
 
 def test_reproduce_reuse_takes_matching_records(tmp_path):
     fp = {"reproduction": "r", "version": "1", "files_sha256": {"t": "ab"}}
-    (tmp_path / "records.json").write_text('[{"policy": "fifo", "scenario": "s", "seed": 0, '
+    (tmp_path / "records.json").write_text('[{"case": "a", "policy": "fifo", "seed": 0, '
                                            '"x": null}]')
     (tmp_path / "run.json").write_text(json.dumps(fp))
     recs = reusable_reproduction(tmp_path, fp)
