@@ -19,6 +19,7 @@ def _demo(args: argparse.Namespace) -> int:
     from mrsched_gym.baselines import applicable_baselines
     from mrsched_gym.evaluate import make_policy, run_episode, scenario_of, sweep_tasks
 
+    pickle_notice(args.policies or [])
     names = args.policies or ["random", *applicable_baselines(scenario_of(args.env))]
     tasks = sweep_tasks(names, [args.env], [args.seed])
     width = max(10, *(len(spec.label) for spec, *_ in tasks))
