@@ -162,3 +162,18 @@ def test_the_train_helper_is_importable_for_run_names(tmp_path):
     assert helper(tmp_path, "my-run_1", "train config: name") == tmp_path / "my-run_1"
     with pytest.raises(InputError, match="train config: name '../runs'"):
         helper(tmp_path, "../runs", "train config: name")
+
+
+def test_replacing_an_old_results_folder_never_follows_its_links(tmp_path, capsys):
+    """Finding 10: ``rmtree(ignore_errors=True)`` left dangling links behind; removing the old
+    folder must remove its links, not what they point at."""
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (victim / "data.txt").write_text("keep")
+    out = tmp_path / "out"
+    assert _compare(out, capsys)[0] == 0
+    (out / "hadoop" / "evil").symlink_to(victim)
+    assert _compare(out, capsys)[0] == 0
+    assert (victim / "data.txt").read_text() == "keep"
+    assert not (out / "hadoop" / "evil").exists() and not (out / "hadoop" / "evil").is_symlink()
+    assert sorted(p.name for p in out.iterdir()) == ["hadoop"]

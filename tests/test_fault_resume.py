@@ -175,3 +175,24 @@ def test_reproduce_reuse_takes_matching_records(tmp_path):
     (tmp_path / "run.json").write_text(json.dumps(fp))
     recs = reusable_reproduction(tmp_path, fp)
     assert recs[0]["seed"] == 0 and recs[0]["x"] != recs[0]["x"]      # null read as NaN
+
+
+def test_an_agent_whose_checkpoint_changed_is_named_and_re_run(tmp_path, capsys):
+    """Resumed episodes of an agent run again when its file's hash changed, and the command
+    says which agent and how many episodes."""
+    from mrsched_gym.cli import say_notes
+    from mrsched_gym.evaluate import parse_policy, policy_fingerprint
+    ckpt = tmp_path / "model.zip"
+    ckpt.write_bytes(b"weights v1")
+    spec = parse_policy(f"agent:{ckpt}")
+    old_fp = policy_fingerprint(spec)
+    done = [{"policy": spec.label, "scenario": "s", "seed": s, "_policy_fp": old_fp}
+            for s in (0, 1)]
+    with RunFolder(tmp_path, "run", HEAD) as folder:
+        say_notes(folder, done, [f"agent:{ckpt}"], "s", [0, 1])
+        assert capsys.readouterr().err == ""
+        ckpt.write_bytes(b"weights v2, retrained")
+        say_notes(folder, done, [f"agent:{ckpt}"], "s", [0, 1])
+    err = capsys.readouterr().err
+    assert "agent:model: its checkpoint changed since the journal" in err
+    assert "its 2 resumed episodes run again" in err
