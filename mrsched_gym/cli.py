@@ -95,7 +95,7 @@ def _compare(args: argparse.Namespace) -> int:
                   **({"files_sha256": files} if files else {})}
         with RunFolder(args.out, out_name, header, f"scenario {env}: name") as folder:
             done = folder.resumable() if args.resume else []
-            say_notes(folder, done, policies, env, seeds, overrides)
+            say_notes(folder, done, policies, env)
             if done:
                 print(f"resuming: {len(done)} finished episodes from {folder.journal_path}")
             elif folder.unfinished_episodes():
@@ -164,8 +164,7 @@ def check_world(env: str, overrides: dict | None = None) -> None:
     make_env(env, overrides).close()
 
 
-def say_notes(folder, done: Sequence[dict], policies: Sequence[str], scenario: str,
-              seeds: Sequence[int], overrides: dict | None = None) -> None:
+def say_notes(folder, done: Sequence[dict], policies: Sequence[str], scenario: str) -> None:
     """Print what resuming skips: journal lines that were not records (naming the line), and
     agents whose checkpoint changed since the journal (their episodes run again)."""
     from mrsched_gym.evaluate import parse_policy, policy_fingerprint, unique_labels
@@ -343,7 +342,7 @@ def _benchmark(args: argparse.Namespace) -> int:
     with RunFolder(args.out, "benchmark", header) as folder:
         done = folder.resumable() if args.resume else []
         for env_id, policies in plan:
-            say_notes(folder, done, policies, env_id, seeds)
+            say_notes(folder, done, policies, env_id)
         folder.open_journal(keep=done)
         for env_id, policies in plan:
             print(f"== {env_id}: {len(policies)} policies x {len(seeds)} seeds", flush=True)
