@@ -174,3 +174,22 @@ def test_the_thread_check_costs_nothing_noticeable():
         env.__dict__.pop("_busy", None)
     per_call = min(timeit.repeat(claim_release, number=20000, repeat=3)) / 20000
     assert per_call < 2e-6
+
+
+def _fd_is_open(fd: int) -> bool:
+    try:
+        os.fstat(fd)
+    except OSError:
+        return False
+    return True
+
+
+def test_pool_workers_do_not_hold_the_lock_or_journal(tmp_path):
+    """Finding 16: workers forked while the lock was held kept it after their parent ended.
+    A worker closes its copies of the lock's and the journal's descriptors at start."""
+    from mrsched_gym.evaluate import run_parallel
+    with RunFolder(tmp_path, "run", {"x": 1}) as folder:
+        folder.open_journal()
+        fds = [folder._lock_fd, folder._journal_fd]
+        assert all(_fd_is_open(fd) for fd in fds)
+        assert run_parallel(_fd_is_open, fds, workers=2, progress=False) == [False, False]
