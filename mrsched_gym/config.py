@@ -358,7 +358,8 @@ class InterferenceConfig:
         step_s: Resolution of the piecewise-constant load series (s).
         noise: Standard deviation of per-step multiplicative noise.
         trace: Path or bundled name of a load trace (``load: trace``), e.g. ``nasa-http-1995``;
-            scaled so its mean over the episode window is ``mean``.
+            scaled so its mean over the episode window is ``mean``. A relative path in a
+            scenario file is relative to that file's folder.
         trace_offset_s: Where in the trace the episode starts (s).
         min_share: Starvation guard of the background policy (e/p, MIMP 4.2) and minimum credit
             share of the Hadoop VM.
@@ -423,7 +424,8 @@ class AvailabilityConfig:
         mean_off_s: On/off generator: mean down time of a node (s).
         trace: Path or bundled name of an availability trace (``generator: trace``), e.g.
             ``google-2019-cpu`` or ``pvwatts-golden``; values are divided by their maximum over
-            the episode window and mapped into [min_fraction, 1].
+            the episode window and mapped into [min_fraction, 1] (a trace that is 0 throughout is
+            refused). A relative path in a scenario file is relative to that file's folder.
         trace_offset_s: Where in the trace the episode starts (s).
         trace_invert: Use 1 - value (a usage trace whose complement is the free capacity).
         forecast_steps: Length of the forecast window exposed to policies (steps of ``step_s``).
@@ -550,7 +552,8 @@ class WorkloadConfig:
         task_work_scale: Synthetic: multiplier of every type's mean task work (longer tasks at
             the same load mean fewer jobs; thesis Table 5.6 has ~2500 jobs a week at load 1.0).
         jobs: The fixed job list (kind ``"jobs"``).
-        trace: Trace: bundled name (``swim-fb2009-day0``) or path of a job trace.
+        trace: Trace: bundled name (``swim-fb2009-day0``) or path of a job trace (relative
+            to the scenario file's folder when given in one).
         trace_offset_s: Trace: start of the replayed window in the trace (s).
         trace_random_window: Trace: draw the window's start per episode, uniform over the trace
             from ``trace_offset_s`` on (whole minutes), so seeds replay different hours.
