@@ -186,12 +186,10 @@ def iqm_figure(rows: Sequence[dict]):
 
 
 def plot_iqm(rows: Sequence[dict], path) -> Any:
-    """Write :func:`iqm_figure` to ``path`` (atomically; the whole figure, labels included)."""
-    import os
+    """Write :func:`iqm_figure` to ``path`` (durably; the whole figure, labels included)."""
+    from mrsched_gym.results import save_figure
     fig = iqm_figure(rows)
-    tmp = str(path) + ".tmp.png"
-    fig.savefig(tmp, dpi=110, bbox_inches="tight")
-    os.replace(tmp, path)
+    save_figure(fig, path, dpi=110, bbox_inches="tight")
     return path
 
 

@@ -19,6 +19,7 @@ def _demo(args: argparse.Namespace) -> int:
     from mrsched_gym.baselines import applicable_baselines
     from mrsched_gym.evaluate import make_policy, run_episode, scenario_of, sweep_tasks
 
+    pickle_notice(args.policies or [])
     names = args.policies or list(dict.fromkeys(["random",
                                                   *applicable_baselines(scenario_of(args.env))]))
     tasks = sweep_tasks(names, [args.env], [args.seed])
@@ -47,13 +48,22 @@ def _compare(args: argparse.Namespace) -> int:
     from mrsched_gym.errors import InputError, install_hint
     from mrsched_gym.evaluate import evaluate, scenario_of, sweep_tasks
     from mrsched_gym.metrics import RECORD_METRICS
-    from mrsched_gym.results import EpisodeFailures, RunFolder, atomic_write, json_safe
+    from mrsched_gym.models.traces import trace_digests
+    from mrsched_gym.results import (
+        EpisodeFailures,
+        RunFolder,
+        atomic_write,
+        json_safe,
+        safe_child,
+    )
 
     seeds = list(range(args.seed_start, args.seed_start + args.seeds))
     overrides = parse_settings(args.set or [])
+    pickle_notice(args.policies or [])
     plans = []
     for env in args.env:                       # check everything before any episode runs
         sc = with_overrides(scenario_of(env), overrides)
+        check_world(env, overrides)
         policies = args.policies or applicable_baselines(sc)
         if not args.policies and not args.no_agents and agents_for(env):
             runnable = [a for a in agents_for(env)
@@ -68,7 +78,9 @@ def _compare(args: argparse.Namespace) -> int:
                              f"{', '.join(RECORD_METRICS)}")
         specs = {t[0].label: t[0] for t in sweep_tasks(policies, [env], seeds, overrides)}
         policies = list(specs.values())         # parsed once: a policy file is loaded once
-        plans.append((env, sc, policies, headline, results_name(sc, bool(overrides))))
+        out_name = results_name(sc, bool(overrides))
+        safe_child(args.out, out_name, f"scenario {env}: name")
+        plans.append((env, sc, policies, headline, out_name))
     if len({plan[-1] for plan in plans}) < len(plans):
         raise InputError("--env: two scenarios with the same name would share one output folder")
     failed = 0
@@ -78,10 +90,14 @@ def _compare(args: argparse.Namespace) -> int:
             else ""
         print(f"== {env} ({sc.name}){edits}: {len(policies)} policies x {len(seeds)} seeds, "
               f"headline {headline}", flush=True)
-        header = {"scenario": env, "world": to_dict(sc), "mrsched_gym": __version__,
-                  **({"overrides": overrides} if overrides else {})}
-        with RunFolder(args.out, out_name, header) as folder:
+        world = to_dict(sc)
+        files = trace_digests(world)
+        header = {"scenario": env, "world": world, "mrsched_gym": __version__,
+                  **({"overrides": overrides} if overrides else {}),
+                  **({"files_sha256": files} if files else {})}
+        with RunFolder(args.out, out_name, header, f"scenario {env}: name") as folder:
             done = folder.resumable() if args.resume else []
+            say_notes(folder, done, policies, env)
             if done:
                 print(f"resuming: {len(done)} finished episodes from {folder.journal_path}")
             elif folder.unfinished_episodes():
@@ -103,6 +119,14 @@ def _compare(args: argparse.Namespace) -> int:
                 failures: list = []
             except EpisodeFailures as e:
                 records, failures = e.records, e.failures
+            if records and all(_undefined(r.get(headline)) for r in records):
+                staged = folder.staging()
+                from mrsched_gym.results import write_results
+                write_results(records, staged, failures)
+                folder.commit(staged, keep_journal=bool(failures))
+                raise InputError(f"--metric {headline}: undefined for every policy on {env} "
+                                 f"(no episode defines it), so nothing can be ranked; the "
+                                 f"records are in {folder.final}; choose another --metric")
             if records:
                 paths = _write_leaderboard(args, env, sc, records, failures, headline, seeds,
                                            folder, overrides,
@@ -120,6 +144,49 @@ def _compare(args: argparse.Namespace) -> int:
         failed += len(failures)
         print(f"({time.perf_counter() - t0:.1f} s)")
     return 1 if failed else 0
+
+
+_PICKLE_NOTICE = ("note: {what}: SB3 checkpoints (.zip) are Python pickles: loading one runs any "
+                  "code it holds; load trusted files only (the shipped agents are numpy "
+                  "weights and JSON)")
+_noticed: list[bool] = []
+
+
+def pickle_notice(policies: Sequence[str]) -> None:
+    """Say once per process that an SB3 checkpoint loaded by path is a pickle (finding 14)."""
+    zips = [p for p in policies if isinstance(p, str) and p.endswith(".zip")]
+    if zips and not _noticed:
+        _noticed.append(True)
+        print(_PICKLE_NOTICE.format(what=", ".join(zips)), file=sys.stderr)
+
+
+def check_world(env: str, overrides: dict | None = None) -> None:
+    """Build the env of ``env`` once, so that what only building reads (trace files and their
+    values) fails before the first episode, not in every episode."""
+    from mrsched_gym.evaluate import make_env
+    make_env(env, overrides).close()
+
+
+def say_notes(folder, done: Sequence[dict], policies: Sequence[str], scenario: str) -> None:
+    """Print what resuming skips: journal lines that were not records (naming the line), and
+    agents whose checkpoint changed since the journal (their episodes run again)."""
+    from mrsched_gym.evaluate import parse_policy, policy_fingerprint, unique_labels
+    for note in folder.notes:
+        print(f"note: {note}", file=sys.stderr)
+    folder.notes.clear()
+    specs = unique_labels([parse_policy(p) for p in policies])
+    fps = {sp.label: policy_fingerprint(sp) for sp in specs if sp.kind != "baseline"}
+    for label, fp in fps.items():
+        stale = [r for r in done if r["policy"] == label and r["scenario"] == scenario
+                 and r.get("_policy_fp") != fp]
+        if stale:
+            print(f"note: {label}: its checkpoint changed since the journal (file hash); its "
+                  f"{len(stale)} resumed episodes run again", file=sys.stderr)
+
+
+def _undefined(value: object) -> bool:
+    import math
+    return value is None or (isinstance(value, float) and math.isnan(value))
 
 
 def parse_settings(items: list[str]) -> dict[str, object]:
@@ -185,8 +252,6 @@ def _write_leaderboard(args, env, sc, records, failures, headline, seeds, folder
                        overrides=None, specs=None) -> list:
     """Print the table, then write data and plots into a staging folder and put it in place
     (``specs``: the policies by label, for the Gantt chart's episode of the best one)."""
-    import shutil
-
     from mrsched_gym import __version__
     from mrsched_gym.evaluate import make_policy, run_episode
     from mrsched_gym.leaderboard import (
@@ -202,37 +267,32 @@ def _write_leaderboard(args, env, sc, records, failures, headline, seeds, folder
     print(table(records, headline))
     for line in paired_vs_best(records, headline):
         print(line)
-    staged = folder.staging()
-    try:
-        paths = write_results(records, staged, failures)
-        atomic_write(staged / "run.json", json.dumps({
-            "scenario": env, "scenario_name": sc.name, "overrides": overrides or {},
-            "headline": headline,
-            "policies": sorted({r["policy"] for r in records}), "seeds": seeds,
-            "failed_episodes": len(failures), "mrsched_gym": __version__,
-            "command": "mrsched-gym " + " ".join(sys.argv[1:])}, indent=1))
-        paths["run.json"] = staged / "run.json"
-        if not args.no_plots:
-            best = ranked(records, headline)[0]["policy"]
-            seed = min(r["seed"] for r in records if r["policy"] == best)
-            res = run_episode(env, make_policy((specs or {}).get(best, best)), seed, overrides,
-                              keep_log=True)
-            paths["bars"] = plot_bars(records, headline, staged / "metrics.png")
-            paths["cdf"] = plot_jct_cdf(records, staged / "jct_cdf.png", headline=headline)
-            paths["gantt"] = plot_gantt(res["log"], f"{sc.name}, {best} (best by {headline}), "
-                                        f"seed {seed}: when each job's tasks ran",
-                                        staged / "gantt.png")
-        folder.commit(staged, keep_journal=bool(failures))
-    except BaseException:
-        shutil.rmtree(staged, ignore_errors=True)
-        raise
+    staged = folder.staging()       # removed by the folder if anything below fails
+    paths = write_results(records, staged, failures)
+    atomic_write(staged / "run.json", json.dumps({
+        "scenario": env, "scenario_name": sc.name, "overrides": overrides or {},
+        "headline": headline,
+        "policies": sorted({r["policy"] for r in records}), "seeds": seeds,
+        "failed_episodes": len(failures), "mrsched_gym": __version__,
+        "command": "mrsched-gym " + " ".join(sys.argv[1:])}, indent=1))
+    paths["run.json"] = staged / "run.json"
+    if not args.no_plots:
+        best = ranked(records, headline)[0]["policy"]
+        seed = min(r["seed"] for r in records if r["policy"] == best)
+        res = run_episode(env, make_policy((specs or {}).get(best, best)), seed, overrides,
+                          keep_log=True)
+        paths["bars"] = plot_bars(records, headline, staged / "metrics.png")
+        paths["cdf"] = plot_jct_cdf(records, staged / "jct_cdf.png", headline=headline)
+        paths["gantt"] = plot_gantt(res["log"], f"{sc.name}, {best} (best by {headline}), "
+                                    f"seed {seed}: when each job's tasks ran",
+                                    staged / "gantt.png")
+    folder.commit(staged, keep_journal=bool(failures))
     return [folder.final / Path(p).name for p in paths.values()]
 
 
 def _benchmark(args: argparse.Namespace) -> int:
     """The benchmark protocol (:mod:`mrsched_gym.benchmark`): every id of the suite on the test
     seeds, normalised scores, IQM and probability of improvement with bootstrap CIs."""
-    import shutil
     import time
 
     from mrsched_gym import __version__
@@ -246,8 +306,10 @@ def _benchmark(args: argparse.Namespace) -> int:
         plot_iqm,
         table,
     )
+    from mrsched_gym.config import to_dict
     from mrsched_gym.errors import InputError
     from mrsched_gym.evaluate import evaluate, scenario_of, sweep_tasks
+    from mrsched_gym.models.traces import trace_digests
     from mrsched_gym.results import (
         EpisodeFailures,
         RunFolder,
@@ -263,19 +325,29 @@ def _benchmark(args: argparse.Namespace) -> int:
     agents = args.agents if args.agents is not None else [
         f"agent:{n}" for n, info in pretrained_agents().items() if info.get("numpy_path")]
     check_agents(agents)
+    pickle_notice(agents)
     references = reference_labels(args.references)
     plan = []
+    worlds: dict[str, dict] = {}
+    files: dict[str, str] = {}
     for env_id in ids:                          # everything checked before the first episode
-        policies = list(dict.fromkeys(["random", *applicable_baselines(scenario_of(env_id)),
+        sc = scenario_of(env_id)
+        check_world(env_id)
+        worlds[env_id] = to_dict(sc)
+        files.update(trace_digests(worlds[env_id]))
+        policies = list(dict.fromkeys(["random", *applicable_baselines(sc),
                                        *agents, *references]))
         sweep_tasks(policies, [env_id], seeds)
         plan.append((env_id, policies))
     t0 = time.perf_counter()
     records: list[dict] = []
     failures: list[dict] = []
-    with RunFolder(args.out, "benchmark", {"ids": ids, "seeds": seeds,
-                                           "mrsched_gym": __version__}) as folder:
+    header = {"ids": ids, "seeds": seeds, "mrsched_gym": __version__, "worlds": worlds,
+              **({"files_sha256": files} if files else {})}
+    with RunFolder(args.out, "benchmark", header) as folder:
         done = folder.resumable() if args.resume else []
+        for env_id, policies in plan:
+            say_notes(folder, done, policies, env_id)
         folder.open_journal(keep=done)
         for env_id, policies in plan:
             print(f"== {env_id}: {len(policies)} policies x {len(seeds)} seeds", flush=True)
@@ -299,22 +371,18 @@ def _benchmark(args: argparse.Namespace) -> int:
                    "normalisation": "(random - x) / (random - best baseline), per id",
                    "agents": agent_versions(agents), "references": references}
         print(text)
-        staged = folder.staging()
-        try:
-            write_results(records, staged)
-            atomic_write(staged / "benchmark.json", json.dumps(json_safe(
-                {"suite": version, "aggregate": rows}), indent=1))
-            atomic_write(staged / "scores.csv", csv_text(
-                [{"scenario": i, "policy": p, "seed": s, "score": float(v)}
-                 for i, by in scores.items() for p, vals in by.items()
-                 for s, v in zip(seeds, vals, strict=False)]))
-            atomic_write(staged / "benchmark.md", f"suite: {json.dumps(version)}\n\n{text}\n")
-            if not args.no_plots:
-                plot_iqm(rows, staged / "iqm.png")
-            folder.commit(staged)
-        except BaseException:
-            shutil.rmtree(staged, ignore_errors=True)
-            raise
+        staged = folder.staging()       # removed by the folder if anything below fails
+        write_results(records, staged)
+        atomic_write(staged / "benchmark.json", json.dumps(json_safe(
+            {"suite": version, "aggregate": rows}), indent=1))
+        atomic_write(staged / "scores.csv", csv_text(
+            [{"scenario": i, "policy": p, "seed": s, "score": float(v)}
+             for i, by in scores.items() for p, vals in by.items()
+             for s, v in zip(seeds, vals, strict=False)]))
+        atomic_write(staged / "benchmark.md", f"suite: {json.dumps(version)}\n\n{text}\n")
+        if not args.no_plots:
+            plot_iqm(rows, staged / "iqm.png")
+        folder.commit(staged)
     print(f"wrote {folder.final} ({time.perf_counter() - t0:.1f} s)")
     return 0
 
@@ -421,7 +489,7 @@ def _reproduce(args: argparse.Namespace) -> int:
         summary_json,
         validation_page,
     )
-    from mrsched_gym.results import atomic_write, json_safe, nan_for_null
+    from mrsched_gym.results import atomic_write, json_safe, safe_child
 
     if args.list or not args.names:
         for name in bundled_reproductions():
@@ -437,14 +505,9 @@ def _reproduce(args: argparse.Namespace) -> int:
         if args.seeds:
             rep.seeds = args.seeds
         t0 = time.perf_counter()
-        out = Path(args.out) / rep.name
+        out = safe_child(args.out, rep.name, "reproduction name")
         fingerprint = run_fingerprint(rep)
-        records = None
-        if args.reuse and (out / "run.json").is_file() and (out / "records.json").is_file():
-            if json.loads((out / "run.json").read_text()) == fingerprint:
-                records = json.loads((out / "records.json").read_text(),
-                                     object_hook=nan_for_null)
-                print(f"reusing the records of {out} (same file, size and version)")
+        records = reusable_reproduction(out, fingerprint) if args.reuse else None
         if records is None:
             records = run_reproduction(rep, workers=args.workers, progress=not args.quiet)
         text = report(rep, records)
@@ -468,6 +531,37 @@ def _reproduce(args: argparse.Namespace) -> int:
     if args.doc:
         print(f"wrote {atomic_write(args.doc, validation_page(results))}")
     return 1 if failed and args.strict else 0
+
+
+def reusable_reproduction(out: Path, fingerprint: dict) -> list[dict] | None:
+    """The records of an earlier run in ``out`` when its ``run.json`` equals ``fingerprint``
+    (same cases, seeds, version and file contents), else ``None``, saying why it is not reused
+    (what changed, or which file is unreadable or cut)."""
+    from mrsched_gym.results import check_record, header_diff, nan_for_null
+    run, recs = out / "run.json", out / "records.json"
+    if not run.is_file() or not recs.is_file():
+        return None
+    try:
+        old = json.loads(run.read_text(encoding="utf-8"))
+        records = json.loads(recs.read_text(encoding="utf-8"), object_hook=nan_for_null)
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        where = f" (line {e.lineno})" if isinstance(e, json.JSONDecodeError) else ""
+        print(f"note: not reusing {out}: {getattr(e, 'filename', None) or 'a file'} there is "
+              f"unreadable or cut{where}: {type(e).__name__}; running again", file=sys.stderr)
+        return None
+    if old != fingerprint:
+        changes = header_diff(old, fingerprint) if isinstance(old, dict) else ["run.json"]
+        print(f"note: not reusing {out}: {'; '.join(changes[:4])}; running again",
+              file=sys.stderr)
+        return None
+    bad = [i for i, r in enumerate(records if isinstance(records, list) else [None])
+           if not isinstance(r, dict) or check_record({"scenario": r.get("case"), **r})]
+    if bad:
+        print(f"note: not reusing {out}: records.json entry {bad[0]} is not an episode "
+              "record; running again", file=sys.stderr)
+        return None
+    print(f"reusing the records of {out} (same cases, seeds, version and file contents)")
+    return records
 
 
 def _show(args: argparse.Namespace) -> int:
@@ -564,7 +658,8 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--env", nargs="+", default=["mrsched/Hadoop-v0"],
                    help="env ids, bundled scenario names or scenario YAML paths")
     c.add_argument("--policies", nargs="*", help="baseline names (name:key=value,...), "
-                   "agent:PATH.zip, rllib:FOLDER, or your own policy as FILE.py:Class or "
+                   "agent:PATH.zip (an SB3 zip is a pickle: loading it runs code, so load "
+                   "trusted files only), rllib:FOLDER, or your own policy as FILE.py:Class or "
                    "package.module:Class (:key=value,... for its parameters); default: every "
                    "baseline that applies to the scenario")
     c.add_argument("--seeds", type=at_least(1), default=10, help="number of seeds (default 10)")
@@ -595,7 +690,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "ThesisScale-v0 and Stragglers-v0)")
     b.add_argument("--agents", nargs="*", help="agents to score (agent:NAME, agent:PATH.zip, "
                    "rllib:FOLDER, or your own policy as FILE.py:Class or package.module:Class; "
-                   "default: the shipped agents)")
+                   "default: the shipped agents; an SB3 zip is a pickle: load trusted files "
+                   "only)")
     b.add_argument("--references", nargs="*", default=[],
                    help="reference rules to score and rank beside the agents (srpt, atc, "
                    "srpt-slowstart, edf-affinity:slow_start=1, ...), never the best baseline "
@@ -675,6 +771,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     from mrsched_gym.errors import MRSchedError
 
     args = build_parser().parse_args(argv)
+    from mrsched_gym.lifecycle import handle_termination, signal_number
+    handle_termination()
     try:
         code = args.fn(args)
         sys.stdout.flush()
@@ -690,6 +788,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 1
+    except KeyboardInterrupt as e:
+        import signal
+        sig = signal_number(e)
+        print(f"\ninterrupted ({signal.Signals(sig).name}): finished episodes are in the run's "
+              "journal (--resume continues)", file=sys.stderr)
+        return 128 + sig
 
 
 if __name__ == "__main__":

@@ -14,6 +14,11 @@ and bad values raise :class:`ConfigError` naming the file and the dotted field p
 
 Load with :func:`load_scenario` (a path or a bundled name such as ``"hadoop"``); apply overrides
 with :func:`with_overrides` (``{"workload": {"load": 0.8}}`` or ``{"workload.load": 0.8}``).
+
+A relative file path inside a scenario file (every ``trace:`` field that is not a bundled trace
+name) is read relative to the folder of that scenario file, not the working directory
+(:func:`resolve_relative_paths` makes it absolute when the file is loaded); a path given as an
+override (``--set workload.trace=...``) is relative to the working directory as usual.
 """
 
 from __future__ import annotations
@@ -61,6 +66,13 @@ MAX_PERIODIC_STEPS = 1_000_000
 MAX_TIMELINE_CELLS = 10_000_000
 #: Simulated time of an episode (366 days).
 MAX_TIME_LIMIT_S = 366 * 86400.0
+#: Nodes x expected decisions (about one per task) of an episode: what a step costs grows with
+#: the cluster (observation rows, candidate and node scans), so the two limits above do not
+#: bound an episode's time together. Measured on one core: 10,000 nodes run at ~4-5k decisions
+#: per second at the start of an episode, slower as queues grow (an audit saw 0.45k/s), so an
+#: episode at this limit (e.g. 10,000 nodes x 100,000 tasks) takes minutes per policy and
+#: anything larger is refused with the estimate.
+MAX_NODE_DECISIONS = 1_000_000_000
 
 
 def _check(cond: bool, fld: str, msg: str) -> None:
@@ -346,7 +358,8 @@ class InterferenceConfig:
         step_s: Resolution of the piecewise-constant load series (s).
         noise: Standard deviation of per-step multiplicative noise.
         trace: Path or bundled name of a load trace (``load: trace``), e.g. ``nasa-http-1995``;
-            scaled so its mean over the episode window is ``mean``.
+            scaled so its mean over the episode window is ``mean``. A relative path in a
+            scenario file is relative to that file's folder.
         trace_offset_s: Where in the trace the episode starts (s).
         min_share: Starvation guard of the background policy (e/p, MIMP 4.2) and minimum credit
             share of the Hadoop VM.
@@ -411,7 +424,8 @@ class AvailabilityConfig:
         mean_off_s: On/off generator: mean down time of a node (s).
         trace: Path or bundled name of an availability trace (``generator: trace``), e.g.
             ``google-2019-cpu`` or ``pvwatts-golden``; values are divided by their maximum over
-            the episode window and mapped into [min_fraction, 1].
+            the episode window and mapped into [min_fraction, 1] (a trace that is 0 throughout is
+            refused). A relative path in a scenario file is relative to that file's folder.
         trace_offset_s: Where in the trace the episode starts (s).
         trace_invert: Use 1 - value (a usage trace whose complement is the free capacity).
         forecast_steps: Length of the forecast window exposed to policies (steps of ``step_s``).
@@ -538,7 +552,8 @@ class WorkloadConfig:
         task_work_scale: Synthetic: multiplier of every type's mean task work (longer tasks at
             the same load mean fewer jobs; thesis Table 5.6 has ~2500 jobs a week at load 1.0).
         jobs: The fixed job list (kind ``"jobs"``).
-        trace: Trace: bundled name (``swim-fb2009-day0``) or path of a job trace.
+        trace: Trace: bundled name (``swim-fb2009-day0``) or path of a job trace (relative
+            to the scenario file's folder when given in one).
         trace_offset_s: Trace: start of the replayed window in the trace (s).
         trace_random_window: Trace: draw the window's start per episode, uniform over the trace
             from ``trace_offset_s`` on (whole minutes), so seeds replay different hours.
@@ -856,6 +871,13 @@ def _check_episode_size(sc: Scenario) -> None:
            f"time_limit_s / orchestrator_epoch_s gives {epochs:,.0f} epochs, more than the limit "
            f"of {MAX_PERIODIC_STEPS:,}")
     jobs, tasks = size["jobs"], size["tasks"]
+    work = size["nodes"] * tasks
+    _check(work <= MAX_NODE_DECISIONS or tasks > MAX_TASKS, "cluster.nodes",
+           f"{size['nodes']:,} nodes x about {tasks:,.0f} decisions (one per expected task) = "
+           f"{work:,.0f} node-decisions, more than the limit of {MAX_NODE_DECISIONS:,} (at "
+           "4k to 0.45k decisions/s on a large cluster the episode would take "
+           f"{tasks / 4000 / 60:,.1f} to {tasks / 450 / 60:,.0f} minutes per policy); use "
+           "fewer nodes or lower workload.load or workload.duration_s")
     if tasks <= MAX_TASKS:
         return
     if sc.workload.kind == "jobs":
@@ -1130,7 +1152,26 @@ def load_scenario(path_or_name: str | Path) -> Scenario:
         InputTypeError: ``path_or_name`` is neither a string nor a path.
     """
     source, text = config_source(path_or_name, "scenarios")
-    return scenario_from_dict(_read_yaml(text, source), source=source)
+    data = _read_yaml(text, source)
+    if not source.startswith("configs/"):                 # a file of the user's
+        data = resolve_relative_paths(data, Path(source).parent)
+    return scenario_from_dict(data, source=source)
+
+
+def resolve_relative_paths(data: Any, folder: Path) -> Any:
+    """``data`` (a scenario file's plain data) with every relative ``trace:`` path that is not
+    a bundled trace name made relative to ``folder`` (the scenario file's folder)."""
+    from mrsched_gym.models.traces import BUNDLED_TRACES
+    if isinstance(data, Mapping):
+        out = {}
+        for k, v in data.items():
+            if k == "trace" and isinstance(v, str) and v and v not in BUNDLED_TRACES \
+                    and not Path(v).is_absolute():
+                out[k] = os.path.abspath(folder / v)
+            else:
+                out[k] = resolve_relative_paths(v, folder)
+        return out
+    return data
 
 
 def to_dict(obj: Any) -> Any:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import os
+import threading
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -267,13 +268,29 @@ class MRSchedEnv(gym.Env):
         if options is not None and not (isinstance(options, Mapping) and not options):
             raise InputError(f"reset(options=...): this environment takes no options, got "
                              f"{_describe(options)}")
-        super().reset(seed=seed)
-        self.sim.reset(self.np_random)
-        self.encoder.reset()
-        self.rewards.reset(self.sim)
-        self._steps = 0
-        self._phase = _RUNNING
-        return self._observe(), self._info(invalid=False)
+        self._claim("reset")
+        try:
+            super().reset(seed=seed)
+            self.sim.reset(self.np_random)
+            self.encoder.reset()
+            self.rewards.reset(self.sim)
+            self._steps = 0
+            self._phase = _RUNNING
+            return self._observe(), self._info(invalid=False)
+        finally:
+            self.__dict__.pop("_busy", None)
+
+    def _claim(self, method: str) -> None:
+        """Refuse a call while another thread is inside ``reset``/``step``/``advance`` of this
+        env (one env is not thread-safe; using it from several threads one after the other is
+        fine). A check of one attribute: no measurable cost per step."""
+        me = threading.get_ident()
+        owner = self.__dict__.setdefault("_busy", me)         # atomic under the GIL
+        if owner != me:
+            raise EpisodeStateError(
+                f"{method}() called from thread {me} while thread {owner} is inside a call of "
+                "the same env: an env is not thread-safe; give each thread its own env "
+                "(gymnasium's AsyncVectorEnv runs envs in processes)")
 
     def step(self, action: Any) -> tuple[dict[str, np.ndarray], float, bool, bool, dict]:
         """Apply ``action`` to the current decision and run the world to the next one.
@@ -287,8 +304,12 @@ class MRSchedEnv(gym.Env):
             InputTypeError: ``action`` is not an integer (:meth:`action_index`).
             InputError: An illegal action with ``strict_actions=True``.
         """
-        reward, terminated, truncated, info = self._advance(action, "step")
-        return self._observe(), reward, terminated, truncated, info
+        self._claim("step")
+        try:
+            reward, terminated, truncated, info = self._advance(action, "step")
+            return self._observe(), reward, terminated, truncated, info
+        finally:
+            self.__dict__.pop("_busy", None)
 
     def advance(self, action: Any) -> tuple[float, bool, bool, dict]:
         """:meth:`step` without building the observation, for a caller that decides from the
@@ -306,7 +327,11 @@ class MRSchedEnv(gym.Env):
             InputTypeError: ``action`` is not an integer (:meth:`action_index`).
             InputError: An illegal action with ``strict_actions=True``.
         """
-        return self._advance(action, "advance")
+        self._claim("advance")
+        try:
+            return self._advance(action, "advance")
+        finally:
+            self.__dict__.pop("_busy", None)
 
     def _advance(self, action: Any, method: str) -> tuple[float, bool, bool, dict]:
         """:meth:`advance`, its errors naming the public ``method`` called."""

@@ -32,6 +32,11 @@ class MissingExtraError(MRSchedError, ImportError):
     the message says how to install it (:func:`install_hint`)."""
 
 
+class OutputError(MRSchedError, OSError):
+    """A result, journal or lock file cannot be written (disk full, a folder where a file goes,
+    a path this run did not create); the message names the path and what is kept where."""
+
+
 def install_hint(extra: str) -> str:
     """How to install the optional ``extra``: from the clone (the package is on no package
     index), with the constraints file that pins torch to its CPU build."""
@@ -39,4 +44,4 @@ def install_hint(extra: str) -> str:
 
 
 __all__ = ["EpisodeStateError", "InputError", "InputTypeError", "MRSchedError",
-           "MissingExtraError", "install_hint"]
+           "MissingExtraError", "OutputError", "install_hint"]

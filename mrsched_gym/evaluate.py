@@ -521,8 +521,9 @@ def run_parallel(fn, tasks: Sequence, workers: int | None = None, progress: bool
             return out
         import multiprocessing as mp
         ctx = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
-        with ctx.Pool(workers) as pool:
-            for r in pool.imap(fn, tasks, chunksize=1):
+        from mrsched_gym.lifecycle import ParentGuard, worker_init
+        with ctx.Pool(workers, initializer=worker_init) as pool:
+            for r in pool.imap(ParentGuard(fn), tasks, chunksize=1):
                 out.append(r)
                 if on_result is not None:
                     on_result(r)

@@ -167,9 +167,9 @@ def bars_figure(records: Sequence[dict], headline: str):
 
 
 def plot_bars(records: Sequence[dict], headline: str, path: Path) -> Path:
-    """Write :func:`bars_figure` to ``path``."""
-    bars_figure(records, headline).savefig(path)
-    return path
+    """Write :func:`bars_figure` to ``path`` (durably)."""
+    from mrsched_gym.results import save_figure
+    return save_figure(bars_figure(records, headline), path)
 
 
 def jct_cdf_figure(records: Sequence[dict], headline: str | None = None):
@@ -211,9 +211,9 @@ def jct_cdf_figure(records: Sequence[dict], headline: str | None = None):
 
 
 def plot_jct_cdf(records: Sequence[dict], path: Path, headline: str | None = None) -> Path:
-    """Write :func:`jct_cdf_figure` to ``path``."""
-    jct_cdf_figure(records, headline).savefig(path)
-    return path
+    """Write :func:`jct_cdf_figure` to ``path`` (durably)."""
+    from mrsched_gym.results import save_figure
+    return save_figure(jct_cdf_figure(records, headline), path)
 
 
 def gantt_figure(log, title: str, max_jobs: int = 150):
@@ -233,7 +233,7 @@ def gantt_figure(log, title: str, max_jobs: int = 150):
 
 
 def plot_gantt(log, title: str, path: Path) -> Path:
-    """Write :func:`gantt_figure` to ``path``."""
+    """Write :func:`gantt_figure` to ``path`` (durably)."""
     fig, _ = gantt_figure(log, title)
-    fig.savefig(path)
-    return path
+    from mrsched_gym.results import save_figure
+    return save_figure(fig, path)

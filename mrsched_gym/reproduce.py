@@ -33,7 +33,6 @@ runs.
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -121,8 +120,26 @@ def run_fingerprint(rep: Reproduction) -> dict[str, Any]:
     from mrsched_gym import __version__
     worlds = [[c.name, _fingerprinted_scenario(c.scenario), list(c.policies)] for c in rep.cases]
     text = json.dumps([worlds, rep.job_metrics], sort_keys=True, default=str)
+    files = input_digests(rep)
     return {"reproduction": rep.name, "cases_sha256": hashlib.sha256(text.encode()).hexdigest(),
-            "seeds": rep.seeds, "version": __version__}
+            "seeds": rep.seeds, "version": __version__,
+            **({"files_sha256": files} if files else {})}
+
+
+def input_digests(rep: Reproduction) -> dict[str, str]:
+    """The content of every file the cases read: the SHA-256 of each trace, and each agent's
+    fingerprint (its checkpoint's hash), so ``--reuse`` notices an edited file."""
+    from mrsched_gym.config import to_dict
+    from mrsched_gym.evaluate import parse_policy, policy_fingerprint
+    from mrsched_gym.models.traces import trace_digests
+    out: dict[str, str] = {}
+    for c in rep.cases:
+        out.update(trace_digests(to_dict(c.scenario)))
+        for p in c.policies:
+            spec = parse_policy(p)
+            if spec.kind != "baseline":
+                out[spec.label] = policy_fingerprint(spec)
+    return out
 
 
 @dataclass(frozen=True)
@@ -474,9 +491,7 @@ def plot(rep: Reproduction, records: list[dict], path: Path) -> Path | None:
     ax.set_title(rep.title, fontsize=9)
     ax.legend(fontsize=8)
     fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp.png")
-    fig.savefig(tmp, dpi=110)
+    from mrsched_gym.results import save_figure
+    save_figure(fig, path, dpi=110)
     plt.close(fig)
-    os.replace(tmp, path)
     return path

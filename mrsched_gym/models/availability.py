@@ -30,7 +30,7 @@ import math
 import numpy as np
 
 from mrsched_gym.config import AvailabilityConfig
-from mrsched_gym.models.traces import TraceError, check_series
+from mrsched_gym.models.traces import TraceError, series_extent
 
 
 def check_trace(cfg: AvailabilityConfig) -> None:
@@ -53,9 +53,14 @@ def check_trace(cfg: AvailabilityConfig) -> None:
     else:
         value_range, rule = (0.0, math.inf), "capacity cannot be negative"
     try:
-        last = check_series(cfg.trace, value_range, rule)
+        last, lo, hi = series_extent(cfg.trace, value_range, rule)
     except TraceError as e:
         raise TraceError(f"availability.trace: {e}") from None
+    if cfg.generator == "trace" and (lo >= 1.0 if cfg.trace_invert else hi <= 0.0):
+        raise TraceError(f"availability.trace: {cfg.trace}: every value is "
+                         f"{'1 (full usage)' if cfg.trace_invert else '0'}, so no capacity is "
+                         "ever available (it would silently become the min_fraction floor); "
+                         "check the trace's column")
     if cfg.trace_offset_s > last:
         raise TraceError(f"availability.trace_offset_s: {cfg.trace_offset_s:g} is past the last "
                          f"row of {cfg.trace} (time {last:g})")

@@ -49,6 +49,18 @@ BUNDLED_TRACES: dict[str, str] = {
 
 JOB_COLUMNS = ("submit_s", "map_input_bytes", "shuffle_bytes", "output_bytes")
 
+#: Plausibility bounds of trace values (a finite but absurd value, e.g. 1e300 bytes, would give
+#: tasks of ~1e290 s): a job's bytes (1 PB; the bundled SWIM days peak below 1e13), a time in a
+#: trace (about 31 years) and a series value (web load, capacity, usage).
+MAX_JOB_BYTES = 1e15
+MAX_TRACE_TIME_S = 1e9
+MAX_SERIES_VALUE = 1e9
+
+
+def _excerpt(line: str, limit: int = 40) -> str:
+    """A short escaped excerpt of an offending line for an error message."""
+    return repr(line[:limit]) + ("..." if len(line) > limit else "")
+
 _GZIP_MAGIC = b"\x1f\x8b"
 _UTF8_BOM = b"\xef\xbb\xbf"
 #: Leading bytes of file formats a trace cannot be, and what to call them in the error.
@@ -75,6 +87,50 @@ def resolve_trace(name_or_path: str | Path) -> Path:
         what = "is a directory, not a trace file" if p.is_dir() else "trace file not found"
         raise TraceError(f"{p}: {what} (bundled traces: {', '.join(BUNDLED_TRACES)})")
     return p
+
+
+def trace_fields(data: object, path: str = "") -> dict[str, str]:
+    """Every ``trace`` field of a scenario's plain data (:func:`~mrsched_gym.config.to_dict`):
+    dotted field path -> the bundled name or path it holds."""
+    out: dict[str, str] = {}
+    if isinstance(data, dict):
+        for k, v in data.items():
+            sub = f"{path}.{k}" if path else str(k)
+            if k == "trace" and isinstance(v, str) and v:
+                out[sub] = v
+            else:
+                out.update(trace_fields(v, sub))
+    return out
+
+
+def file_sha256(path: str | Path) -> str:
+    """The SHA-256 of a file's bytes (hex)."""
+    import hashlib
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def trace_digests(data: object) -> dict[str, str]:
+    """``{trace as given: SHA-256 of its file}`` for every trace a scenario (plain data)
+    reads, so that a resumed run notices a trace whose content changed.
+
+    Raises:
+        TraceError: A trace file is missing, naming the field.
+    """
+    out = {}
+    for fieldname, name in trace_fields(data).items():
+        try:
+            p = resolve_trace(name)
+            out[name] = file_sha256(p)
+        except TraceError as e:
+            raise TraceError(f"{fieldname}: {e}") from None
+        except OSError as e:
+            raise TraceError(f"{fieldname}: {name}: cannot read the trace: {e.strerror}"
+                             ) from None
+    return out
 
 
 def _open_bytes(p: Path) -> IO[bytes]:
@@ -123,9 +179,9 @@ def _numbers(p: Path, lineno: int, parts: list[str], n: int, line: str) -> list[
     try:
         vals = [float(x) for x in parts[:n]]
     except ValueError:
-        raise TraceError(f"{p}:{lineno}: not a number: {line[:80]!r}") from None
+        raise TraceError(f"{p}:{lineno}: not a number: {_excerpt(line)}") from None
     if not all(math.isfinite(v) for v in vals):
-        raise TraceError(f"{p}:{lineno}: non-finite value in {line[:80]!r}")
+        raise TraceError(f"{p}:{lineno}: non-finite value in {_excerpt(line)}")
     return vals
 
 
@@ -150,7 +206,7 @@ def read_series(path: str | Path, value_range: tuple[float, float] | None = None
     cols = header.strip().split(",")
     if len(cols) < 2 or cols[0].strip() != "time_s":
         raise TraceError(f"{p}:1: header must start with 'time_s,<value column>', got "
-                         f"{header.strip()[:80]!r}")
+                         f"{_excerpt(header.strip())}")
     for lineno, line in lines:
         line = line.strip()
         if not line:
@@ -158,6 +214,13 @@ def read_series(path: str | Path, value_range: tuple[float, float] | None = None
         t, v = _numbers(p, lineno, line.split(","), 2, line)
         if times and t <= times[-1]:
             raise TraceError(f"{p}:{lineno}: time {t} is not after {times[-1]}")
+        if not -MAX_TRACE_TIME_S <= t <= MAX_TRACE_TIME_S:
+            raise TraceError(f"{p}:{lineno}: time_s {t:g} is implausible (beyond "
+                             f"{MAX_TRACE_TIME_S:g} s)")
+        if abs(v) > MAX_SERIES_VALUE:
+            raise TraceError(f"{p}:{lineno}: value {v:g} is implausible (beyond "
+                             f"{MAX_SERIES_VALUE:g}); a series holds loads, fractions or "
+                             "capacities")
         if value_range is not None and not value_range[0] <= v <= value_range[1]:
             raise TraceError(f"{p}:{lineno}: value {v:g} is outside [{value_range[0]:g}, "
                              f"{value_range[1]:g}]" + (f" ({rule})" if rule else ""))
@@ -175,6 +238,13 @@ def check_series(path: str | Path, value_range: tuple[float, float] | None = Non
     Cached per file version (path, size and modification time), so checking the same trace for
     many environments reads it once.
     """
+    return series_extent(path, value_range, rule)[0]
+
+
+def series_extent(path: str | Path, value_range: tuple[float, float] | None = None,
+                  rule: str = "") -> tuple[float, float, float]:
+    """``(last time, smallest value, largest value)`` of a series checked as
+    :func:`check_series` checks it (cached the same way)."""
     p = resolve_trace(path)
     st = p.stat()
     return _checked_series(str(p), st.st_size, st.st_mtime_ns, value_range, rule)
@@ -182,9 +252,10 @@ def check_series(path: str | Path, value_range: tuple[float, float] | None = Non
 
 @functools.lru_cache(maxsize=64)
 def _checked_series(path: str, size: int, mtime_ns: int,
-                    value_range: tuple[float, float] | None, rule: str) -> float:
-    times, _ = read_series(path, value_range, rule)
-    return float(times[-1])
+                    value_range: tuple[float, float] | None, rule: str
+                    ) -> tuple[float, float, float]:
+    times, values = read_series(path, value_range, rule)
+    return float(times[-1]), float(values.min()), float(values.max())
 
 
 def read_job_trace(path: str | Path) -> np.ndarray:
@@ -225,6 +296,10 @@ def _job_row(p: Path, lineno: int, line: str, swim: bool, rows: list[list[float]
     for col, v in zip(JOB_COLUMNS, vals, strict=False):
         if v < 0:
             raise TraceError(f"{p}:{lineno}: negative value {v:g} of {col}")
+        limit = MAX_TRACE_TIME_S if col == "submit_s" else MAX_JOB_BYTES
+        if v > limit:
+            raise TraceError(f"{p}:{lineno}: {col} {v:g} is implausible (more than "
+                             f"{limit:g}{' s' if col == 'submit_s' else ' bytes, 1 PB'})")
     if rows and vals[0] < rows[-1][0]:
         raise TraceError(f"{p}:{lineno}: submit time {vals[0]} is before {rows[-1][0]}")
     return vals
