@@ -96,8 +96,11 @@ class TrainConfig:
         torch_threads: ``torch.set_num_threads``; 1 is fastest for these small networks on CPU.
         work_conserving: Never skip at a schedule decision that has a candidate (skip stays
             legal at admission / preemption decisions). MaskablePPO: through the mask
-            (:class:`~mrsched_gym.agents.policy.WorkConserving`); the set policy also in its
-            head. Stored in the checkpoint and applied again at evaluation.
+            (:class:`~mrsched_gym.agents.policy.WorkConserving`, the env's default mask);
+            the set policy also in its head. ``false``: skip offered at every decision (the
+            env's ``allow_idle=True`` mask, :class:`~mrsched_gym.agents.policy.AllowIdle`), for
+            agents that may wait (delay scheduling). Stored in the checkpoint and applied again
+            at evaluation, whatever the evaluation env's mask.
         normalize_reward: Scale rewards by a running estimate of the return's standard
             deviation (SB3 ``VecNormalize(norm_obs=False)``; training only, the policy never
             sees it). The per-decision rewards are small (job-hours), which otherwise starves
@@ -281,10 +284,13 @@ def make_vec_env(cfg: TrainConfig, n_envs: int | None = None, seed_offset: int =
     from stable_baselines3.common.vec_env import SubprocVecEnv
 
     from mrsched_gym.agents.networks import InProcessVecEnv, RewardNormalize
-    from mrsched_gym.agents.policy import WorkConserving
+    from mrsched_gym.agents.policy import AllowIdle, WorkConserving
     from mrsched_gym.evaluate import make_env
     env, kw = cfg.env, {**cfg.env_kwargs, "lean_info": True}
-    wrap = WorkConserving if cfg.work_conserving and cfg.algo == "maskable_ppo" else None
+    # MaskablePPO learns from the mask: work-conserving (the env's default, kept over a pool of
+    # worlds) or, with work_conserving: false, skip offered at every decision (allow_idle)
+    wrap = None if cfg.algo != "maskable_ppo" else \
+        WorkConserving if cfg.work_conserving else AllowIdle
     if cfg.worlds is not None:
         from mrsched_gym.agents.worlds import WorldPool
         worlds = cfg.worlds
