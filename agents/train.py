@@ -447,29 +447,38 @@ def _callbacks(cfg: TrainConfig, out: Path, baselines: dict, state: dict, progre
     seeds = list(range(cfg.eval.seed_start, cfg.eval.seed_start + cfg.eval.n_seeds))
 
     class Progress(BaseCallback):
-        """A tqdm bar over env steps, with the last validation result."""
+        """A tqdm bar over env steps, with the latest validation result and the best so far
+        (shown the moment an evaluation ends, the last one included)."""
 
         def _on_training_start(self) -> None:
             from tqdm.auto import tqdm
             self.bar = tqdm(total=cfg.total_timesteps, initial=self.model.num_timesteps,
                             disable=not progress, unit="step", desc=cfg.name, smoothing=0.05)
             self.last = self.model.num_timesteps
+            self.shown = 0                          # evaluations shown so far
+            self._show()
+
+        def _show(self) -> None:
+            if len(state["history"]) != self.shown:
+                self.shown = len(state["history"])
+                h = state["history"][-1]
+                self.bar.set_postfix(val=f"{h['mean']:.2f}", best=f"{state['best']:.2f}")
 
         def _on_step(self) -> bool:
             n = self.model.num_timesteps
             self.bar.update(n - self.last)
             self.last = n
-            if state["history"]:
-                h = state["history"][-1]
-                self.bar.set_postfix(val=f"{h['mean']:.2f}", best=f"{state['best']:.2f}",
-                                     refresh=False)
+            self._show()
             return True
 
         def _on_training_end(self) -> None:
+            self.bar.update(self.model.num_timesteps - self.last)
+            self._show()
             self.bar.close()
 
     class EvalVsBaselines(BaseCallback):
-        """Evaluate on the validation seeds, log beside the baselines, keep the best checkpoint."""
+        """Evaluate on the validation seeds, log beside the baselines, keep the best checkpoint;
+        the last evaluation at the end of training (logged to TensorBoard like the others)."""
 
         def _on_training_start(self) -> None:
             self.next = (self.model.num_timesteps // cfg.eval.every_steps + 1) \
@@ -480,6 +489,10 @@ def _callbacks(cfg: TrainConfig, out: Path, baselines: dict, state: dict, progre
                 self.next += cfg.eval.every_steps
                 run_eval(self.model, self.logger)
             return True
+
+        def _on_training_end(self) -> None:
+            if not state["history"] or state["history"][-1]["step"] != self.model.num_timesteps:
+                run_eval(self.model, self.logger)
 
     def run_eval(model, logger=None) -> None:
         t0 = time.perf_counter()
@@ -492,15 +505,18 @@ def _callbacks(cfg: TrainConfig, out: Path, baselines: dict, state: dict, progre
         if cfg.worlds is not None:
             row.update({f"ratio_{i.split('/')[-1]}": round(v, 4)
                         for i, v in zip(cfg.worlds.ids, vals, strict=True)})
+        better = mean < state["best"]
+        if better:
+            state["best"], state["best_step"] = mean, step
         if logger is not None:
             logger.record("eval/headline_mean", mean)
+            logger.record("eval/best", state["best"])
             for b, v in baselines.items():
                 if not isinstance(v, dict):
                     logger.record(f"eval/baseline_{b}", v)
             logger.dump(step)
         model.save(str(out / "last_model.zip"))
-        if mean < state["best"]:
-            state["best"], state["best_step"] = mean, step
+        if better:
             model.save(str(out / "best_model.zip"))
         _write_state(out, state)
 
@@ -540,7 +556,8 @@ def _callbacks(cfg: TrainConfig, out: Path, baselines: dict, state: dict, progre
     extra = [ValueWarmup()] if cfg.value_warmup_steps else []
     if cfg.imitate is not None and cfg.imitate.ppo_batches:
         extra.append(KeepImitating())
-    return [Progress(), EvalVsBaselines(), *extra], run_eval
+    # the evaluation first: at each step and at the end, the bar then shows what it found
+    return [EvalVsBaselines(), Progress(), *extra], run_eval
 
 
 def is_value_parameter(name: str) -> bool:
@@ -690,7 +707,7 @@ def train(cfg: TrainConfig, out_dir: str | Path = "runs", resume: str | Path | N
         model.learn(remaining, callback=callbacks, tb_log_name=cfg.name,
                     reset_num_timesteps=resume is None)
     if not state["history"] or state["history"][-1]["step"] != model.num_timesteps:
-        run_eval(model, None)
+        run_eval(model, None)                   # nothing was learned (resumed at the total)
     model.save(str(out / "final_model.zip"))
     venv.close()
     pool = cfg.worlds is not None
