@@ -254,7 +254,6 @@ class MRSchedEnv(gym.Env):
             close = difflib.get_close_matches(unknown[0], ENV_ARGUMENTS, n=1)   # misspelt?
             raise ConfigError(f"{e}; the env's own arguments: {', '.join(ENV_ARGUMENTS)}"
                               + (f" (did you mean {close[0]!r}?)" if close else "")) from None
-        _tell_torch_threads()
         self.render_mode = render_mode
         self.strict_actions = bool(strict_actions)
         self.lean_info = bool(lean_info)
@@ -295,6 +294,7 @@ class MRSchedEnv(gym.Env):
         if options is not None and not (isinstance(options, Mapping) and not options):
             raise InputError(f"reset(options=...): this environment takes no options, got "
                              f"{_describe(options)}")
+        _tell_torch_threads()
         super().reset(seed=seed)
         self.sim.reset(self.np_random)
         self.encoder.reset()
@@ -442,9 +442,11 @@ _told_threads = False
 
 
 def _tell_torch_threads() -> None:
-    """Warn once per process if torch is loaded with more than one intra-op thread: the small
-    policies trained on this env step several times faster with ``torch.set_num_threads(1)``
-    (docs/guide/train.md). The env never imports torch nor changes its settings."""
+    """Warn once per process if torch is loaded with more than one intra-op thread when an
+    episode starts (at ``reset``, so after a harness has set its agents to one thread): the
+    small policies trained on this env step several times faster with
+    ``torch.set_num_threads(1)`` (docs/guide/train.md). The env never imports torch nor
+    changes its settings."""
     global _told_threads
     torch = sys.modules.get("torch")
     if _told_threads or torch is None or not hasattr(torch, "get_num_threads"):
