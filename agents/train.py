@@ -18,7 +18,13 @@ in the bundled files. An output folder holds::
     last_model.zip       the newest checkpoint (written at each evaluation), to resume from
     final_model.zip      the model after the last step
     imitate.json         with an ``imitate`` section: one row per DAgger round
-    tb/                  TensorBoard logs (``tensorboard --logdir OUT/tb``)
+    tb/                  TensorBoard logs (``tensorboard --logdir OUT/tb``): every evaluation
+
+A run locks its folder while it runs; a folder that holds a run is refused unless the run is
+resumed (``--resume``) or replaced (``--overwrite``, which removes only the files above); the
+checkpoints and state files are replaced durably (temporary file, fsync, rename), so a kill
+leaves the previous version whole. The run name (``name:``) is a slug, the folder's name
+inside ``--out``.
 
 Seeds: the training envs reset with seeds ``TRAIN_SEED_BASE + 1000 * seed + i`` (env ``i``) and
 continue their own streams after that, so they never replay the validation seeds
