@@ -12,6 +12,9 @@ pytest.importorskip("sb3_contrib")
 
 from mrsched_gym.agents.train import load_config, train  # noqa: E402
 
+#: One pytest-xdist worker runs the module, so that its finished run is built once.
+pytestmark = pytest.mark.xdist_group("train_run")
+
 ROOT = Path(__file__).resolve().parents[1]
 SHORT = {"workload.duration_s": 900}
 
