@@ -444,9 +444,9 @@ _told_threads = False
 def _tell_torch_threads() -> None:
     """Warn once per process if torch is loaded with more than one intra-op thread when an
     episode starts (at ``reset``, so after a harness has set its agents to one thread): the
-    small policies trained on this env step several times faster with
-    ``torch.set_num_threads(1)`` (docs/guide/train.md). The env never imports torch nor
-    changes its settings."""
+    small policies trained on this env gain little from more threads and slow down many times
+    when the cores are shared (docs/guide/train.md, "Threads"). The env never imports torch
+    nor changes its settings."""
     global _told_threads
     torch = sys.modules.get("torch")
     if _told_threads or torch is None or not hasattr(torch, "get_num_threads"):
@@ -455,9 +455,10 @@ def _tell_torch_threads() -> None:
     n = torch.get_num_threads()
     if n > 1:
         gym.logger.warn(
-            f"torch uses {n} threads: a small policy trained on this env runs several times "
-            f"faster with torch.set_num_threads(1) before training (docs/guide/train.md, "
-            f"\"Threads\"). Said once per process.")
+            f"torch uses {n} threads: the small networks trained on this env gain little from "
+            f"them and run many times slower when the cores are shared; call "
+            f"torch.set_num_threads(1) before training (docs/guide/train.md, \"Threads\"). "
+            f"Said once per process.")
 
 
 def _describe(value: Any) -> str:
