@@ -830,6 +830,9 @@ def train(cfg: TrainConfig, out_dir: str | Path = "runs", resume: str | Path | N
             raise InputError(f"{out} holds a run ({', '.join(held)}): --resume "
                              f"{out / 'last_model.zip'} continues it, --overwrite replaces it, "
                              f"or choose another --out or name")
+        for f in RUN_FILES:                     # what a killed save left (ours: we hold the lock)
+            for stale in out.glob(f".{f}.*.tmp"):
+                stale.unlink()
         if overwrite:
             _clear_run(out)
         return _train(cfg, out, resume, progress)

@@ -122,7 +122,9 @@ def test_a_folder_holding_a_run_is_refused_unless_resume_or_overwrite(run, tmp_p
     copy = tmp_path / "p"
     shutil.copytree(parent, copy)
     (copy / "done" / "notes.txt").write_text("mine")
+    (copy / "done" / ".best_model.zip.k1ll3d.tmp").write_bytes(b"PK")    # a killed save's
     again = train(tiny("done", total_timesteps=512), copy, overwrite=True, progress=False)
+    assert not list((copy / "done").glob(".*.tmp"))
     assert [h["step"] for h in again["history"]] == [512]
     assert (copy / "done" / "notes.txt").read_text() == "mine"      # only the run's files go
 
