@@ -192,13 +192,13 @@ class _Player:
     def mask(self) -> np.ndarray:
         """The legal actions (skip removed at a schedule decision with a candidate when the
         run is work-conserving, as in PPO's envs)."""
-        from mrsched_gym.agents.policy import work_conserving_mask
+        from mrsched_gym.agents.policy import idle_mask, work_conserving_mask
         from mrsched_gym.sim.decision import SCHEDULE
         _, world = self.world()
         mask = self.env.action_masks()
         if self.work_conserving:
-            mask = work_conserving_mask(mask, world.sim.decision.kind == SCHEDULE)
-        return mask
+            return work_conserving_mask(mask, world.sim.decision.kind == SCHEDULE)
+        return idle_mask(mask)                      # the env's allow_idle=True mask
 
     def teacher_action(self) -> int:
         """The teacher's action in the current state, in this env's action space."""

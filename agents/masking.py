@@ -43,6 +43,8 @@ class MaskingDelegate:
         if out:
             mask = mask.copy()
             mask[out] = False
+            if not mask[:-1].any():     # no candidate left: skip is the legal action (the
+                mask[-1] = True         # env's work-conserving mask offers it then too)
         return self.agent.act(obs, mask)
 
     def masked_candidates(self, sim) -> list[int]:

@@ -335,6 +335,9 @@ class NumpySetPolicy:
         cands = obs["candidates"]
         K = len(cands)
         schedule = bool(obs["decision"][_SCHEDULE] > 0.5)
+        if self.masked and not self.work_conserving and not mask[K]:
+            mask = mask.copy()                      # trained with idling allowed: act so
+            mask[K] = True                          # under the env's work-conserving mask too
         if self.masked:
             legal = mask[:K]
             flags = (cands[:, VALID_FEATURE] > self._half).tobytes()

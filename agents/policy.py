@@ -129,9 +129,22 @@ class SpeculationDelegate:
         return self.agent.decide(self._sim)            # a baseline
 
 
+def idle_mask(mask: np.ndarray) -> np.ndarray:
+    """``mask`` with skip (the last action) legal: the mask of an env made with
+    ``allow_idle=True`` (skip is legal in the simulator at every decision)."""
+    if mask[-1]:
+        return mask
+    mask = mask.copy()
+    mask[-1] = True
+    return mask
+
+
 class WorkConserving(gym.Wrapper):
     """``action_masks()`` without skip while a candidate can use the free slot (schedule
-    decisions only; admission and preemption keep skip = reject / wait). For MaskablePPO."""
+    decisions only; admission and preemption keep skip = reject / wait). For MaskablePPO.
+
+    The env's default mask is work-conserving already; this wrapper keeps it so over an env
+    made with ``allow_idle=True`` (and over a pool of worlds, whatever their masks)."""
 
     def action_masks(self) -> np.ndarray:
         """The env's action mask, without skip at a schedule decision with a legal candidate
@@ -145,12 +158,26 @@ class WorkConserving(gym.Wrapper):
         return mask
 
 
+class AllowIdle(gym.Wrapper):
+    """``action_masks()`` with skip at every decision, as the env made with
+    ``allow_idle=True`` gives it, over any env (a pool of worlds too): for agents that may
+    leave a slot idle while a task waits (delay scheduling)."""
+
+    def action_masks(self) -> np.ndarray:
+        """The env's action mask with skip legal (:func:`idle_mask`)."""
+        return idle_mask(self.env.unwrapped.action_masks())
+
+
 class AgentPolicy:
     """A stable-baselines3 / sb3-contrib model acting on the env's observation and mask.
 
-    Deterministic actions; MaskablePPO gets the action mask (made work-conserving when the model
-    was trained so: ``model.mrsched_work_conserving``), other algorithms' illegal choices are
-    mapped to skip by the env (counted in ``invalid_actions``).
+    Deterministic actions; MaskablePPO gets the action mask as the env gives it (work-conserving
+    by default), made work-conserving when the model was trained so
+    (``model.mrsched_work_conserving`` True) and with skip at every decision when the model was
+    trained with idling allowed (``mrsched_work_conserving`` False, what ``mrsched-gym train``
+    saves with ``work_conserving: false``), so a checkpoint acts under the mask it was trained
+    on whatever the env's ``allow_idle``; other algorithms' illegal choices are mapped to skip by
+    the env (counted in ``invalid_actions``).
 
     Args:
         model: The loaded model.
@@ -161,7 +188,10 @@ class AgentPolicy:
         self.model = model
         self.name = name
         self.masked = type(model).__name__ == "MaskablePPO"
-        self.work_conserving = bool(getattr(model, "mrsched_work_conserving", False))
+        wc = getattr(model, "mrsched_work_conserving", None)
+        self.work_conserving = bool(wc)
+        #: Trained with skip legal at every decision: act so under any env mask.
+        self.allow_idle = wc is not None and not wc
         self.policy = model.policy
         self.policy.set_training_mode(False)
         space = self.policy.observation_space
@@ -220,6 +250,8 @@ class AgentPolicy:
         if self.masked:
             if self.work_conserving:
                 mask = work_conserving_mask(mask, bool(obs["decision"][_SCHEDULE] > 0.5))
+            elif self.allow_idle:
+                mask = idle_mask(mask)
             logits = np.where(mask, logits, -np.inf)
         return int(np.argmax(logits))
 

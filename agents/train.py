@@ -18,7 +18,13 @@ in the bundled files. An output folder holds::
     last_model.zip       the newest checkpoint (written at each evaluation), to resume from
     final_model.zip      the model after the last step
     imitate.json         with an ``imitate`` section: one row per DAgger round
-    tb/                  TensorBoard logs (``tensorboard --logdir OUT/tb``)
+    tb/                  TensorBoard logs (``tensorboard --logdir OUT/tb``): every evaluation
+
+A run locks its folder while it runs; a folder that holds a run is refused unless the run is
+resumed (``--resume``) or replaced (``--overwrite``, which removes only the files above); the
+checkpoints and state files are replaced durably (temporary file, fsync, rename), so a kill
+leaves the previous version whole. The run name (``name:``) is a slug, the folder's name
+inside ``--out``.
 
 Seeds: the training envs reset with seeds ``TRAIN_SEED_BASE + 1000 * seed + i`` (env ``i``) and
 continue their own streams after that, so they never replay the validation seeds
@@ -33,7 +39,11 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import os
+import re
+import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, get_args
@@ -44,9 +54,17 @@ import yaml
 from mrsched_gym.agents.imitate import MAX_ENVS, ImitateConfig
 from mrsched_gym.agents.worlds import WorldsConfig
 from mrsched_gym.config import ConfigError, bundled_names, config_source, from_dict, parse_yaml
-from mrsched_gym.errors import MissingExtraError, install_hint
+from mrsched_gym.errors import InputError, MissingExtraError, install_hint
 
 TRAIN_SEED_BASE = 1_000_000
+#: A run name: the name of its folder inside ``--out``.
+RUN_NAME = re.compile(r"[A-Za-z0-9._-]+")
+#: What a run writes into its folder: the files ``--overwrite`` replaces (nothing else there is
+#: touched), and the ones whose presence means the folder holds a run.
+RUN_FILES = ("config.yaml", "baselines.json", "evaluations.csv", "learning_curve.png",
+             "best_model.zip", "last_model.zip", "final_model.zip", "state.json", "imitate.json")
+RUN_MARKERS = ("state.json", "evaluations.csv", "best_model.zip", "last_model.zip",
+               "final_model.zip")
 Algo = Literal["maskable_ppo", "ppo"]
 PolicyKind = Literal["set", "flat"]
 ALGOS: tuple[str, ...] = get_args(Algo)
@@ -96,8 +114,11 @@ class TrainConfig:
         torch_threads: ``torch.set_num_threads``; 1 is fastest for these small networks on CPU.
         work_conserving: Never skip at a schedule decision that has a candidate (skip stays
             legal at admission / preemption decisions). MaskablePPO: through the mask
-            (:class:`~mrsched_gym.agents.policy.WorkConserving`); the set policy also in its
-            head. Stored in the checkpoint and applied again at evaluation.
+            (:class:`~mrsched_gym.agents.policy.WorkConserving`, the env's default mask);
+            the set policy also in its head. ``false``: skip offered at every decision (the
+            env's ``allow_idle=True`` mask, :class:`~mrsched_gym.agents.policy.AllowIdle`), for
+            agents that may wait (delay scheduling). Stored in the checkpoint and applied again
+            at evaluation, whatever the evaluation env's mask.
         normalize_reward: Scale rewards by a running estimate of the return's standard
             deviation (SB3 ``VecNormalize(norm_obs=False)``; training only, the policy never
             sees it). The per-decision rewards are small (job-hours), which otherwise starves
@@ -177,6 +198,10 @@ class TrainConfig:
         """
         def bad(fld: str, msg: str) -> None:
             raise ConfigError(f"{where}: {fld}: {msg}")
+        if not isinstance(self.name, str) or not RUN_NAME.fullmatch(self.name) \
+                or self.name in (".", ".."):
+            bad("name", f"the run's folder inside --out: letters, digits, '.', '_' and '-' "
+                        f"only, not '.' or '..'; got {self.name!r}")
         if self.algo not in ALGOS:
             bad("algo", f"must be one of {', '.join(ALGOS)}; got {self.algo!r}")
         if self.policy not in POLICIES:
@@ -281,10 +306,13 @@ def make_vec_env(cfg: TrainConfig, n_envs: int | None = None, seed_offset: int =
     from stable_baselines3.common.vec_env import SubprocVecEnv
 
     from mrsched_gym.agents.networks import InProcessVecEnv, RewardNormalize
-    from mrsched_gym.agents.policy import WorkConserving
+    from mrsched_gym.agents.policy import AllowIdle, WorkConserving
     from mrsched_gym.evaluate import make_env
     env, kw = cfg.env, {**cfg.env_kwargs, "lean_info": True}
-    wrap = WorkConserving if cfg.work_conserving and cfg.algo == "maskable_ppo" else None
+    # MaskablePPO learns from the mask: work-conserving (the env's default, kept over a pool of
+    # worlds) or, with work_conserving: false, skip offered at every decision (allow_idle)
+    wrap = None if cfg.algo != "maskable_ppo" else \
+        WorkConserving if cfg.work_conserving else AllowIdle
     if cfg.worlds is not None:
         from mrsched_gym.agents.worlds import WorldPool
         worlds = cfg.worlds
@@ -441,29 +469,38 @@ def _callbacks(cfg: TrainConfig, out: Path, baselines: dict, state: dict, progre
     seeds = list(range(cfg.eval.seed_start, cfg.eval.seed_start + cfg.eval.n_seeds))
 
     class Progress(BaseCallback):
-        """A tqdm bar over env steps, with the last validation result."""
+        """A tqdm bar over env steps, with the latest validation result and the best so far
+        (shown the moment an evaluation ends, the last one included)."""
 
         def _on_training_start(self) -> None:
             from tqdm.auto import tqdm
             self.bar = tqdm(total=cfg.total_timesteps, initial=self.model.num_timesteps,
                             disable=not progress, unit="step", desc=cfg.name, smoothing=0.05)
             self.last = self.model.num_timesteps
+            self.shown = 0                          # evaluations shown so far
+            self._show()
+
+        def _show(self) -> None:
+            if len(state["history"]) != self.shown:
+                self.shown = len(state["history"])
+                h = state["history"][-1]
+                self.bar.set_postfix(val=f"{h['mean']:.2f}", best=f"{state['best']:.2f}")
 
         def _on_step(self) -> bool:
             n = self.model.num_timesteps
             self.bar.update(n - self.last)
             self.last = n
-            if state["history"]:
-                h = state["history"][-1]
-                self.bar.set_postfix(val=f"{h['mean']:.2f}", best=f"{state['best']:.2f}",
-                                     refresh=False)
+            self._show()
             return True
 
         def _on_training_end(self) -> None:
+            self.bar.update(self.model.num_timesteps - self.last)
+            self._show()
             self.bar.close()
 
     class EvalVsBaselines(BaseCallback):
-        """Evaluate on the validation seeds, log beside the baselines, keep the best checkpoint."""
+        """Evaluate on the validation seeds, log beside the baselines, keep the best checkpoint;
+        the last evaluation at the end of training (logged to TensorBoard like the others)."""
 
         def _on_training_start(self) -> None:
             self.next = (self.model.num_timesteps // cfg.eval.every_steps + 1) \
@@ -474,6 +511,10 @@ def _callbacks(cfg: TrainConfig, out: Path, baselines: dict, state: dict, progre
                 self.next += cfg.eval.every_steps
                 run_eval(self.model, self.logger)
             return True
+
+        def _on_training_end(self) -> None:
+            if not state["history"] or state["history"][-1]["step"] != self.model.num_timesteps:
+                run_eval(self.model, self.logger)
 
     def run_eval(model, logger=None) -> None:
         t0 = time.perf_counter()
@@ -486,16 +527,19 @@ def _callbacks(cfg: TrainConfig, out: Path, baselines: dict, state: dict, progre
         if cfg.worlds is not None:
             row.update({f"ratio_{i.split('/')[-1]}": round(v, 4)
                         for i, v in zip(cfg.worlds.ids, vals, strict=True)})
+        better = mean < state["best"]
+        if better:
+            state["best"], state["best_step"] = mean, step
         if logger is not None:
             logger.record("eval/headline_mean", mean)
+            logger.record("eval/best", state["best"])
             for b, v in baselines.items():
                 if not isinstance(v, dict):
                     logger.record(f"eval/baseline_{b}", v)
             logger.dump(step)
-        model.save(str(out / "last_model.zip"))
-        if mean < state["best"]:
-            state["best"], state["best_step"] = mean, step
-            model.save(str(out / "best_model.zip"))
+        save_checkpoint(model, out / "last_model.zip")
+        if better:
+            save_checkpoint(model, out / "best_model.zip")
         _write_state(out, state)
 
     class ValueWarmup(BaseCallback):
@@ -534,7 +578,8 @@ def _callbacks(cfg: TrainConfig, out: Path, baselines: dict, state: dict, progre
     extra = [ValueWarmup()] if cfg.value_warmup_steps else []
     if cfg.imitate is not None and cfg.imitate.ppo_batches:
         extra.append(KeepImitating())
-    return [Progress(), EvalVsBaselines(), *extra], run_eval
+    # the evaluation first: at each step and at the end, the bar then shows what it found
+    return [EvalVsBaselines(), Progress(), *extra], run_eval
 
 
 def is_value_parameter(name: str) -> bool:
@@ -543,11 +588,120 @@ def is_value_parameter(name: str) -> bool:
     return name.startswith(("mlp_extractor.value_net.", "value_net."))
 
 
+def durable_write(path: Path, write: Callable[[str], None]) -> Path:
+    """Write ``path`` so that a kill at any instant leaves the old file or the new one, never a
+    cut one: ``write(tmp)`` writes a temporary file in the same folder, which is flushed to disk
+    (fsync) and renamed over ``path``; the folder is synced too."""
+    from mrsched_gym.results import file_mode
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    os.close(fd)
+    try:
+        write(tmp)
+        fd = os.open(tmp, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.chmod(tmp, file_mode())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    try:
+        dfd = os.open(path.parent, os.O_RDONLY)
+    except OSError:                         # a platform without directory handles
+        return path
+    try:
+        os.fsync(dfd)
+    except OSError:
+        pass
+    finally:
+        os.close(dfd)
+    return path
+
+
+def durable_text(path: Path, text: str) -> Path:
+    """:func:`durable_write` of a text file (UTF-8)."""
+    return durable_write(path, lambda tmp: Path(tmp).write_text(text, encoding="utf-8"))
+
+
+def save_checkpoint(model, path: Path) -> Path:
+    """``model.save`` through :func:`durable_write`: a kill during a save leaves the previous
+    checkpoint whole."""
+    return durable_write(path, lambda tmp: model.save(tmp))
+
+
 def _write_state(out: Path, state: dict) -> None:
-    from mrsched_gym.results import atomic_write, csv_text, json_safe
-    atomic_write(out / "evaluations.csv", csv_text(state["history"]))
-    atomic_write(out / "state.json", json.dumps(json_safe(
+    from mrsched_gym.results import csv_text, json_safe
+    durable_text(out / "evaluations.csv", csv_text(state["history"]))
+    durable_text(out / "state.json", json.dumps(json_safe(
         {k: v for k, v in state.items() if k != "t0"}), indent=1))
+
+
+def _read_state(path: Path) -> dict:
+    """A run's ``state.json`` (history, best, best step), checked.
+
+    Raises:
+        InputError: The file is cut, not JSON, or not a run's state (naming it).
+    """
+    try:
+        old = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as e:
+        raise InputError(f"{path}: not a readable training state ({e}); resume from a "
+                         f"checkpoint in another folder or start again with --overwrite"
+                         ) from None
+    hist = old.get("history") if isinstance(old, dict) else None
+    best = old.get("best") if isinstance(old, dict) else None
+    if not isinstance(hist, list) or not all(
+            isinstance(h, dict) and isinstance(h.get("step"), int)
+            and isinstance(h.get("wall_s"), (int, float)) for h in hist) \
+            or not (best is None or isinstance(best, (int, float))):
+        raise InputError(f"{path}: not a training state (history of evaluations, best); "
+                         f"resume from a checkpoint in another folder or start again with "
+                         f"--overwrite")
+    return old
+
+
+def _load_resume(path: str | Path, venv, numerics: str):
+    """The checkpoint to resume from, attached to the training envs.
+
+    Raises:
+        InputError: It is missing, not a checkpoint, or trained on another observation or
+            action space (one line naming the file).
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(f"--resume {path}: no such checkpoint (a run writes "
+                         f"OUT/NAME/last_model.zip)")
+    from mrsched_gym.agents.policy import load_sb3
+    try:
+        if numerics == "fast":
+            from mrsched_gym.agents.networks import NumpyRolloutPPO
+            return NumpyRolloutPPO.load(str(path), env=venv, device="cpu")
+        return load_sb3(path, venv)
+    except MissingExtraError:
+        raise
+    except Exception as e:  # noqa: BLE001 - SB3 raises many kinds on a bad zip: one line
+        msg = " ".join(str(e).split())[:300]
+        raise InputError(f"--resume {path}: cannot resume from it ({type(e).__name__}: {msg}); "
+                         f"it must be a MaskablePPO / PPO checkpoint of this config's env and "
+                         f"network") from None
+
+
+def _clear_run(out: Path) -> None:
+    """Remove what a run wrote into ``out`` (:data:`RUN_FILES` and ``tb/``), nothing else."""
+    import shutil
+    for f in RUN_FILES:
+        p = out / f
+        if p.is_file() or p.is_symlink():
+            p.unlink()
+    tb = out / "tb"
+    if tb.is_symlink():
+        tb.unlink()
+    elif tb.is_dir():
+        shutil.rmtree(tb)
 
 
 def _baselines(cfg: TrainConfig, out: Path) -> dict[str, float]:
@@ -557,11 +711,14 @@ def _baselines(cfg: TrainConfig, out: Path) -> dict[str, float]:
     if cfg.worlds is not None:
         key = dict(key, env=list(cfg.worlds.ids), env_kwargs={})
     if path.is_file():
-        data = json.loads(path.read_text())
-        if data.get("key") == key:
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, ValueError):
+            data = None                         # cut or corrupt: computed again below
+        if isinstance(data, dict) and data.get("key") == key and "means" in data:
             return data["means"]
     from mrsched_gym.evaluate import evaluate, scenario_of
-    from mrsched_gym.results import atomic_write, summarize
+    from mrsched_gym.results import summarize
     seeds = range(cfg.eval.seed_start, cfg.eval.seed_start + cfg.eval.n_seeds)
     if cfg.worlds is not None:                 # id -> baseline -> mean headline
         means: dict = {}
@@ -569,14 +726,14 @@ def _baselines(cfg: TrainConfig, out: Path) -> dict[str, float]:
             hl = scenario_of(env_id).reward.headline
             recs = evaluate(cfg.eval.baselines, [env_id], seeds, workers=1, progress=False)
             means[env_id] = {r["policy"]: r[f"{hl}_mean"] for r in summarize(recs)}
-        atomic_write(path, json.dumps({"key": key, "headline": "per id", "means": means},
+        durable_text(path, json.dumps({"key": key, "headline": "per id", "means": means},
                                       indent=1))
         return means
     headline = scenario_of(cfg.env).reward.headline
     recs = evaluate(cfg.eval.baselines, [cfg.env], seeds, workers=1, progress=False,
                     env_kwargs=cfg.env_kwargs) if cfg.eval.baselines else []
     means = {r["policy"]: r[f"{headline}_mean"] for r in summarize(recs)}
-    atomic_write(path, json.dumps({"key": key, "headline": headline, "means": means}, indent=1))
+    durable_text(path, json.dumps({"key": key, "headline": headline, "means": means}, indent=1))
     return means
 
 
@@ -631,8 +788,13 @@ def learning_curve_figure(histories: dict[str, list[dict]], baselines: dict[str,
 
 # ---------------------------------------------------------------------- the run
 def train(cfg: TrainConfig, out_dir: str | Path = "runs", resume: str | Path | None = None,
-          progress: bool = True) -> dict[str, Any]:
+          progress: bool = True, overwrite: bool = False) -> dict[str, Any]:
     """Train (or resume) one run; returns a summary (paths, best validation mean, history).
+
+    The run's folder ``out_dir/cfg.name`` is locked while it runs (a second run into it is
+    refused); a folder that holds a run already is refused unless ``resume`` (continue it) or
+    ``overwrite`` (replace what a run writes there, :data:`RUN_FILES` and ``tb/``, nothing
+    else). Checkpoints and state files are written durably (:func:`durable_write`).
 
     Args:
         cfg: The run's config (:func:`load_config`).
@@ -642,47 +804,108 @@ def train(cfg: TrainConfig, out_dir: str | Path = "runs", resume: str | Path | N
             ``total_timesteps``. The envs restart from fresh episodes, so a resumed run is not
             bit-identical to an uninterrupted one.
         progress: Show the progress bar.
+        overwrite: Replace the run the folder holds.
+
+    Raises:
+        InputError: The folder holds a run (without ``resume`` / ``overwrite``), is busy, is
+            a link or a file, or the checkpoint or state to resume from is missing or
+            unreadable (one line naming the file).
+        ConfigError: The config (its ``name`` included), or the folder's saved config, is
+            invalid.
     """
     try:
-        import torch
+        import torch  # noqa: F401
         from sb3_contrib import MaskablePPO  # noqa: F401
-        from stable_baselines3.common.utils import set_random_seed
     except ImportError as e:
         raise MissingExtraError(f"training needs the rl extra: {install_hint('rl')}") from e
+    if not isinstance(cfg.name, str) or not RUN_NAME.fullmatch(cfg.name) \
+            or cfg.name in (".", ".."):
+        raise ConfigError(f"name: the run's folder inside --out: letters, digits, '.', '_' and "
+                          f"'-' only, not '.' or '..'; got {cfg.name!r}")
+    if resume is not None and overwrite:
+        raise InputError("--resume continues the run in the folder, --overwrite replaces it: "
+                         "give one")
+    parent = Path(out_dir)
+    out = parent / cfg.name
+    if out.is_symlink() or (out.exists() and not out.is_dir()):
+        raise InputError(f"{out}: the run's folder is a {'link' if out.is_symlink() else 'file'}"
+                         f"; remove it or use another --out or name")
+    if resume is not None and not Path(resume).is_file():
+        raise InputError(f"--resume {resume}: no such checkpoint (a run writes "
+                         f"OUT/NAME/last_model.zip)")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        fd = os.open(out, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError as e:
+        raise InputError(f"{out}: cannot write the run's folder ({e.strerror})") from None
+    import fcntl
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        raise InputError(f"{out}: another training run is writing to this folder; wait for it "
+                         f"or use another --out or name") from None
+    try:                                        # the lock is the folder's own: no lock file
+        held = [f for f in RUN_MARKERS if (out / f).exists()]
+        if held and resume is None and not overwrite:
+            raise InputError(f"{out} holds a run ({', '.join(held)}): --resume "
+                             f"{out / 'last_model.zip'} continues it, --overwrite replaces it, "
+                             f"or choose another --out or name")
+        for f in RUN_FILES:                     # what a killed save left (ours: we hold the lock)
+            for stale in out.glob(f".{f}.*.tmp"):
+                stale.unlink()
+        if overwrite:
+            _clear_run(out)
+        return _train(cfg, out, resume, progress)
+    finally:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        os.close(fd)
 
-    from mrsched_gym.results import atomic_write
+
+def _train(cfg: TrainConfig, out: Path, resume: str | Path | None, progress: bool
+           ) -> dict[str, Any]:
+    """:func:`train` in its locked folder ``out``."""
+    import torch
+    from stable_baselines3.common.utils import set_random_seed
 
     torch.set_num_threads(cfg.torch_threads)
     set_random_seed(cfg.seed)
-    out = Path(out_dir) / cfg.name
-    out.mkdir(parents=True, exist_ok=True)
     numerics = resolved_numerics(cfg)
     saved = out / "config.yaml"
+    prev = out / "state.json"
+    old_state = _read_state(prev) if resume is not None and prev.is_file() else None
     if resume is not None and saved.is_file():
-        before = (yaml.safe_load(saved.read_text()) or {}).get("numerics")
+        try:
+            before = yaml.safe_load(saved.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, yaml.YAMLError) as e:
+            raise InputError(f"{saved}: not a readable config ({' '.join(str(e).split())[:200]}"
+                             f"); resume into another folder or start again with --overwrite"
+                             ) from None
+        if not isinstance(before, (dict, type(None))):
+            raise InputError(f"{saved}: not a training config (a mapping of fields); resume "
+                             f"into another folder or start again with --overwrite")
+        before = (before or {}).get("numerics")
         if before in ("exact", "fast") and before != numerics:
             raise ConfigError(f"numerics: the run in {out} trained with {before}, this config "
                               f"says {numerics}: set numerics: {before} to resume it")
     if resume is not None and cfg.imitate is not None and cfg.imitate.ppo_batches:
         raise ConfigError("imitate.ppo_batches: a resumed run has no labelled decisions (they "
                           "are not saved in checkpoints); train from the start")
-    atomic_write(saved, yaml.safe_dump(config_dict(cfg), sort_keys=False))
+    durable_text(saved, yaml.safe_dump(config_dict(cfg), sort_keys=False))
     baselines = _baselines(cfg, out)
     venv = make_vec_env(cfg)
     tb = str(out / "tb") if cfg.tensorboard else None
     state = {"history": [], "best": math.inf, "best_step": None, "wall0": 0.0}
     if resume is not None:
-        from mrsched_gym.agents.policy import load_sb3
-        if numerics == "fast":
-            from mrsched_gym.agents.networks import NumpyRolloutPPO
-            model = NumpyRolloutPPO.load(str(resume), env=venv, device="cpu")
-        else:
-            model = load_sb3(resume, venv)
+        try:
+            model = _load_resume(resume, venv, numerics)
+        except BaseException:
+            venv.close()
+            raise
         model.tensorboard_log = tb
         set_numerics(model, cfg)
-        prev = out / "state.json"
-        if prev.is_file():
-            old = json.loads(prev.read_text())
+        if old_state is not None:
+            old = old_state
             hist = old.get("history") or []
             state.update(history=hist, best_step=old.get("best_step"),
                          wall0=hist[-1]["wall_s"] if hist else 0.0,
@@ -696,7 +919,7 @@ def train(cfg: TrainConfig, out_dir: str | Path = "runs", resume: str | Path | N
         from mrsched_gym.agents.imitate import imitate
         rows = imitate(model, cfg, TRAIN_SEED_BASE + 1000 * cfg.seed + 500, progress,
                        labelled=labelled)
-        atomic_write(out / "imitate.json", json.dumps(rows, indent=1))
+        durable_text(out / "imitate.json", json.dumps(rows, indent=1))
         run_eval(model, None)                   # the fitted policy, at step 0
     torch.set_num_threads(cfg.torch_threads)    # loading a checkpoint (init_from, teachers)
                                                 # sets one thread
@@ -705,8 +928,8 @@ def train(cfg: TrainConfig, out_dir: str | Path = "runs", resume: str | Path | N
         model.learn(remaining, callback=callbacks, tb_log_name=cfg.name,
                     reset_num_timesteps=resume is None)
     if not state["history"] or state["history"][-1]["step"] != model.num_timesteps:
-        run_eval(model, None)
-    model.save(str(out / "final_model.zip"))
+        run_eval(model, None)                   # nothing was learned (resumed at the total)
+    save_checkpoint(model, out / "final_model.zip")
     venv.close()
     pool = cfg.worlds is not None
     plot_learning_curves({cfg.name: state["history"]},

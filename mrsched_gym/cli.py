@@ -466,7 +466,8 @@ def _train(args: argparse.Namespace) -> int:
     print(f"training {cfg.name}: {cfg.algo} / {cfg.policy} network on {cfg.env}, "
           f"{cfg.total_timesteps} steps, {cfg.n_envs} envs, seed {cfg.seed} -> "
           f"{Path(args.out) / cfg.name}", flush=True)
-    res = train(cfg, args.out, resume=args.resume, progress=not args.quiet)
+    res = train(cfg, args.out, resume=args.resume, progress=not args.quiet,
+                overwrite=args.overwrite)
     base = ", ".join(f"{k} {v:.3f}" for k, v in res["baselines"].items()
                      if not isinstance(v, dict)) or "per id in baselines.json"
     print(f"best validation mean {res['best']:.3f} at step {res['best_step']} "
@@ -711,6 +712,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="config YAML path or bundled name (default hadoop_set; --list)")
     t.add_argument("--out", default="runs", help="output parent folder (default ./runs)")
     t.add_argument("--resume", help="checkpoint to continue from (OUT/NAME/last_model.zip)")
+    t.add_argument("--overwrite", action="store_true", help="replace the run that OUT/NAME "
+                   "holds (without it, or --resume, such a folder is refused)")
     t.add_argument("--steps", type=at_least(1), help="override total_timesteps")
     t.add_argument("--seed", type=at_least(0), help="override seed")
     t.add_argument("--n-envs", type=at_least(1), help="override n_envs")

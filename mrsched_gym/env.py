@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import os
+import sys
 import threading
 from collections.abc import Mapping
 from pathlib import Path
@@ -41,7 +42,7 @@ from mrsched_gym.features import (
 from mrsched_gym.metrics import episode_metrics
 from mrsched_gym.models import availability, interference
 from mrsched_gym.rewards import RewardTracker
-from mrsched_gym.sim.decision import DECISION_NAMES
+from mrsched_gym.sim.decision import DECISION_NAMES, SCHEDULE
 from mrsched_gym.sim.engine import Simulator
 from mrsched_gym.sim.log import build_log
 from mrsched_gym.workloads.trace import check_trace_size
@@ -72,7 +73,8 @@ _NEW, _RUNNING, _ENDED = "new", "running", "ended"
 
 
 #: The env's own keyword arguments (every other keyword is a scenario override).
-ENV_ARGUMENTS = ("scenario", "render_mode", "strict_actions", "observe_objective", "lean_info")
+ENV_ARGUMENTS = ("scenario", "render_mode", "strict_actions", "observe_objective", "lean_info",
+                 "allow_idle")
 
 
 class MRSchedEnv(gym.Env):
@@ -94,8 +96,22 @@ class MRSchedEnv(gym.Env):
 
     ``Discrete(K + 1)``: action ``i < K`` picks candidate ``i`` of the current decision, action
     ``K`` is **skip** (schedule: leave the node idle until the next event; admit: reject;
-    preempt: wait). Only the first ``len(candidates)`` actions and skip are legal:
-    ``env.action_masks()`` (the sb3-contrib convention) and ``info["action_mask"]`` give the mask.
+    preempt: wait). ``env.action_masks()`` (the sb3-contrib convention) and
+    ``info["action_mask"]`` give the mask: the first ``len(candidates)`` actions, and skip
+    except at a *schedule* decision that has a candidate. The default mask is
+    **work-conserving**: it never offers to leave a free slot idle while a task could use it
+    (an agent that learns from the mask, e.g. sb3-contrib's MaskablePPO with default settings,
+    learned to idle when skip was offered at every decision). Admission (reject) and
+    preemption (wait) decisions keep skip, and skip is in the mask whenever there is no
+    candidate. ``allow_idle=True`` gives the mask with skip at every decision: the explicit
+    choice for agents that may wait for a better placement (delay scheduling idles a node
+    while a local task may come).
+
+    ``step()`` accepts skip at every decision under either mask (it is what the simulator
+    does when a policy leaves the node idle, and the rule-based baselines, which decide from
+    the simulator, skip where their rule says so): the mask says what an agent is offered,
+    not what the simulator allows. ``strict_actions=True`` refuses what the simulator cannot
+    do (an empty candidate slot, an integer out of range), not a skip.
     An invalid action (an integer out of range or an empty candidate slot) is treated as skip and
     flagged with ``info["invalid_action"] = True`` (``strict_actions=True`` raises
     :class:`~mrsched_gym.errors.InputError`, a ``ValueError``, instead); it never corrupts the
@@ -174,7 +190,8 @@ class MRSchedEnv(gym.Env):
     ## Arguments
 
     ``gymnasium.make("mrsched/Hadoop-v0", scenario=None, render_mode=None,
-    strict_actions=False, observe_objective=False, lean_info=False, **overrides)``:
+    strict_actions=False, observe_objective=False, lean_info=False, allow_idle=False,
+    **overrides)``:
     ``scenario`` is a path, a
     bundled name or a :class:`~mrsched_gym.config.Scenario`; ``observe_objective=True`` adds
     the ``objective`` key (:func:`mrsched_gym.encoding.objective_vector`: which reward
@@ -187,8 +204,10 @@ class MRSchedEnv(gym.Env):
     node, time, reward components, and at the end no ``metrics`` nor ``episode_log``): for
     training loops that read none of them (the MaskablePPO training envs of
     :mod:`mrsched_gym.agents.train`); observations, rewards and episodes are the same, and
-    ``reset()``'s info is the usual one. ``strict_actions``, ``observe_objective`` and
-    ``lean_info`` must be bools. A bad scenario (file, field, trace, or an episode too
+    ``reset()``'s info is the usual one. ``allow_idle=True`` puts skip in the action mask at
+    every decision (see "Action Space"; the default mask is work-conserving).
+    ``strict_actions``, ``observe_objective``, ``lean_info`` and ``allow_idle`` must be
+    bools. A bad scenario (file, field, trace, or an episode too
     large to simulate, :data:`~mrsched_gym.config.MAX_TASKS` and its siblings) raises
     :class:`~mrsched_gym.config.ConfigError` or :class:`~mrsched_gym.models.traces.TraceError`
     naming the field, file and line; a bad argument :class:`~mrsched_gym.errors.InputError` or
@@ -196,7 +215,9 @@ class MRSchedEnv(gym.Env):
 
     ## Version History
 
-    * v0: initial release.
+    * v0: initial release. The default action mask became work-conserving (no skip at a
+      schedule decision with a candidate) with ``allow_idle=True`` giving the former mask;
+      worlds, observations, rewards and ``step()`` are unchanged.
     """
 
     metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
@@ -204,7 +225,7 @@ class MRSchedEnv(gym.Env):
     def __init__(self, scenario: str | Path | Scenario | None = None,
                  render_mode: str | None = None, strict_actions: bool = False,
                  observe_objective: bool = False, lean_info: bool = False,
-                 **overrides: Any) -> None:
+                 allow_idle: bool = False, **overrides: Any) -> None:
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise InputError(f"render_mode must be None or one of "
                              f"{self.metadata['render_modes']}, got {render_mode!r}")
@@ -216,6 +237,8 @@ class MRSchedEnv(gym.Env):
                                  f"{_describe(observe_objective)}")
         if not isinstance(lean_info, (bool, np.bool_)):
             raise InputTypeError(f"lean_info must be True or False, got {_describe(lean_info)}")
+        if not isinstance(allow_idle, (bool, np.bool_)):
+            raise InputTypeError(f"allow_idle must be True or False, got {_describe(allow_idle)}")
         if scenario is None:
             scenario = "hadoop"
         if not isinstance(scenario, (str, os.PathLike, Scenario)):
@@ -235,6 +258,7 @@ class MRSchedEnv(gym.Env):
         self.render_mode = render_mode
         self.strict_actions = bool(strict_actions)
         self.lean_info = bool(lean_info)
+        self.allow_idle = bool(allow_idle)
         _check_trace_inputs(self.scenario)
         self.sim = Simulator(self.scenario)
         self.encoder = ObservationEncoder(self.sim)
@@ -250,8 +274,11 @@ class MRSchedEnv(gym.Env):
                            if observe_objective else None)
         self._steps = 0
         self._phase = _NEW
-        # masks[k]: the mask when there are k candidates (the first k actions and skip)
+        # masks[k]: the mask when there are k candidates (the first k actions and skip);
+        # busy[k]: the same without skip (a schedule decision with k > 0 candidates)
         self._masks = [np.array([i < k or i == K for i in range(K + 1)]) for k in range(K + 1)]
+        self._busy = [np.array([i < k or (i == K and k == 0) for i in range(K + 1)])
+                      for k in range(K + 1)]
 
     # ------------------------------------------------------------------ gymnasium API
     def reset(self, *, seed: int | None = None, options: dict | None = None
@@ -270,6 +297,7 @@ class MRSchedEnv(gym.Env):
                              f"{_describe(options)}")
         self._claim("reset")
         try:
+            _tell_torch_threads()
             super().reset(seed=seed)
             self.sim.reset(self.np_random)
             self.encoder.reset()
@@ -366,14 +394,21 @@ class MRSchedEnv(gym.Env):
         return float(reward), bool(terminated), bool(truncated), info
 
     def action_masks(self) -> np.ndarray:
-        """Legal actions now (``bool[K+1]``; skip, the last, is always legal).
+        """The actions an agent is offered now (``bool[K+1]``, skip last): the candidates, and
+        skip unless this is a schedule decision with a candidate (work-conserving; with
+        ``allow_idle=True`` skip at every decision). ``step()`` accepts skip always (see
+        "Action Space").
 
         Raises:
             EpisodeStateError: Before the first ``reset()``.
         """
         if self._phase == _NEW:
             raise EpisodeStateError("action_masks() called before reset()")
-        return self._masks[len(self.sim.decision.candidates)].copy()
+        d = self.sim.decision
+        k = len(d.candidates)
+        if self.allow_idle or d.kind != SCHEDULE:
+            return self._masks[k].copy()
+        return self._busy[k].copy()
 
     def action_index(self, action: Any) -> int:
         """``action`` as a Python ``int``, if it is an integer (see "Action Space").
@@ -426,6 +461,29 @@ class MRSchedEnv(gym.Env):
     def headline_metric(self) -> str:
         """Name of the scenario's headline metric."""
         return self.scenario.reward.headline
+
+
+_told_threads = False
+
+
+def _tell_torch_threads() -> None:
+    """Warn once per process if torch is loaded with more than one intra-op thread when an
+    episode starts (at ``reset``, so after a harness has set its agents to one thread): the
+    small policies trained on this env gain little from more threads and slow down many times
+    when the cores are shared (docs/guide/train.md, "Threads"). The env never imports torch
+    nor changes its settings."""
+    global _told_threads
+    torch = sys.modules.get("torch")
+    if _told_threads or torch is None or not hasattr(torch, "get_num_threads"):
+        return
+    _told_threads = True
+    n = torch.get_num_threads()
+    if n > 1:
+        gym.logger.warn(
+            f"torch uses {n} threads: the small networks trained on this env gain little from "
+            f"them and run many times slower when the cores are shared; call "
+            f"torch.set_num_threads(1) before training (docs/guide/train.md, \"Threads\"). "
+            f"Said once per process.")
 
 
 def _describe(value: Any) -> str:

@@ -284,8 +284,9 @@ def test_fixed_seed_reproduces_training(trained, tmp_path):
 
 
 def _batch(n=6, seed=0):
-    """``n`` observations of Hadoop-v0 (stacked, as a vec env returns them) and their masks."""
-    env = gym.make("mrsched/Hadoop-v0")
+    """``n`` observations of Hadoop-v0 (stacked, as a vec env returns them) and their masks
+    (skip offered: ``allow_idle``, so the networks' own work-conserving masking is tested)."""
+    env = gym.make("mrsched/Hadoop-v0", allow_idle=True)
     obs, _ = env.reset(seed=seed)
     rows, masks = [], []
     while len(rows) < n:
@@ -618,6 +619,8 @@ def test_shipped_generalist_speculates_with_hadoops_rule_and_schedules_with_its_
         else:
             under = mask.copy()
             under[held_reduces(sim, info["slow_start"])] = False
+            if not under[:-1].any():            # every candidate held: skip is offered
+                under[-1] = True
             assert a == bare.act(obs, under)
             n_other += 1
         obs, _, term, trunc, out = env.step(a)

@@ -452,7 +452,7 @@ SEED_CASES = [   # Gymnasium's own rule: None or a Python int >= 0
 ENV_ARG_CASES = [
     _case("misspelt-argument", "env_arg", {"observe_objectiv": True}, ConfigError,
           "the env's own arguments: scenario, render_mode, strict_actions, observe_objective, "
-          "lean_info (did you mean 'observe_objective'?)"),
+          "lean_info, allow_idle (did you mean 'observe_objective'?)"),
     _case("misspelt-second-argument", "env_arg", {"time_limit_s": 100, "lean_inf": True},
           ConfigError, "override 'lean_inf': unknown key 'lean_inf' (known: availability, "),
     _case("misspelt-second-argument-hint", "env_arg", {"time_limit_s": 100, "lean_inf": True},

@@ -121,11 +121,21 @@ def test_action_mask_and_skip():
     obs, info = env.reset(seed=3)
     mask = env.unwrapped.action_masks()
     assert mask.dtype == bool and mask.shape == (env.action_space.n,)
-    assert mask[-1], "skip is always legal"
+    assert info["decision"] == "schedule" and info["n_candidates"] > 0
+    assert not mask[-1], "work-conserving by default: no skip while a candidate waits"
     assert np.array_equal(mask, info["action_mask"])
     n = info["n_candidates"]
     assert mask[:n].all() and not mask[n:-1].any()
     assert obs["candidates"][:n, 0].all() and not obs["candidates"][n:, 0].any()
+    idle = make("mrsched/Hadoop-v0", allow_idle=True)
+    _, idle_info = idle.reset(seed=3)
+    assert idle.unwrapped.action_masks()[-1], "allow_idle: skip offered at every decision"
+    assert np.array_equal(idle_info["action_mask"][:-1], mask[:-1])
+    twin = make("mrsched/Hadoop-v0")
+    twin.reset(seed=3)
+    for e in (env, idle, twin):                 # step() takes skip under either mask
+        *_, i = e.step(env.action_space.n - 1)
+        assert not i["invalid_action"]
 
 
 def test_invalid_action_is_skip_and_flagged():
@@ -134,7 +144,7 @@ def test_invalid_action_is_skip_and_flagged():
     twin = make("mrsched/Hadoop-v0")
     twin.reset(seed=3)
     K = env.action_space.n - 1
-    bad = int(np.flatnonzero(~env.unwrapped.action_masks())[0])
+    bad = K + 1                                             # out of range
     o1, r1, *_, i1 = env.step(bad)
     o2, r2, *_, i2 = twin.step(K)
     assert i1["invalid_action"] and not i2["invalid_action"]
@@ -146,7 +156,7 @@ def test_invalid_action_is_skip_and_flagged():
 def test_strict_actions_raise():
     env = make("mrsched/Hadoop-v0", strict_actions=True)
     env.reset(seed=3)
-    bad = int(np.flatnonzero(~env.unwrapped.action_masks())[0])
+    bad = env.action_space.n                                # out of range
     with pytest.raises(ValueError, match="not legal"):
         env.step(bad)
     env.step(env.action_space.n - 1)   # skip still works

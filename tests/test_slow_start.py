@@ -79,8 +79,10 @@ def test_the_delegate_masks_the_held_reduces_and_leaves_skip_when_all_are_held(r
         n = len(sim.decision.candidates)
         a = agent.act(obs, mask)
         got = inner.masks[-1]
-        assert not got[held].any() and (got | mask == mask).all()
-        assert got.sum() == mask.sum() - len(held)
+        assert not got[held].any() and (got[:-1] | mask[:-1] == mask[:-1]).all()
+        assert got[:-1].sum() == mask[:-1].sum() - len(held)
+        # skip: as the env offers it, and offered when the rule holds every candidate
+        assert got[-1] == (mask[-1] or bool(held) and len(held) == n)
         if held and len(held) == n:
             assert a == len(mask) - 1            # only skip is left: the slot idles
             skipped += 1
@@ -164,6 +166,8 @@ def test_the_shipped_generalist_plays_under_both_rules_of_its_metadata():
         under = mask.copy()
         under[held_reduces(sim, 1.0)] = False
         under[slow_candidates(sim, table, 0.55)] = False
+        if not under[:-1].any():            # no candidate left: skip is offered
+            under[-1] = True
         a = pol.act(obs, mask)
         assert a == bare.act(obs, under)
         differ += a != bare.act(obs, mask)

@@ -7,7 +7,8 @@ Each *episode case* ``(env id, policy, seed)`` runs one episode through
 :func:`mrsched_gym.evaluate.run_episode` and hashes (SHA-256) the JSON of its records: metrics,
 return, steps, job completion times and the whole episode log (per-job arrays, counters, web
 response samples, task log); wall-clock time is left out. Each *observation case* ``(env id,
-seed)`` runs a seeded uniformly-random legal-action loop for :data:`OBS_STEPS` steps and hashes
+seed)`` runs a seeded uniformly-random loop over the actions of the ``allow_idle=True`` mask
+for :data:`OBS_STEPS` steps and hashes
 every observation array's bytes with the reward, flags and info fields of each step.
 ``tests/test_fingerprint.py`` recomputes them all (about half a minute) and compares.
 """
@@ -96,7 +97,9 @@ def episode_fingerprint(env_id: str, policy: str, seed: int) -> str:
 def observation_fingerprint(env_id: str, seed: int, steps: int = OBS_STEPS) -> str:
     """SHA-256 of the first ``steps`` observations of a seeded random legal-action run."""
     from mrsched_gym.evaluate import make_env
-    env = make_env(env_id, SHORT.get(env_id))
+    # allow_idle: the walk keeps skip among its choices at every decision (the encoder's idle
+    # paths), as before the default mask became work-conserving
+    env = make_env(env_id, {**SHORT.get(env_id, {}), "allow_idle": True})
     rng = np.random.default_rng(seed)
     h = hashlib.sha256()
 
