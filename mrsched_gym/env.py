@@ -275,10 +275,10 @@ class MRSchedEnv(gym.Env):
         self._steps = 0
         self._phase = _NEW
         # masks[k]: the mask when there are k candidates (the first k actions and skip);
-        # busy[k]: the same without skip (a schedule decision with k > 0 candidates)
+        # work_masks[k]: the same without skip (a schedule decision with k > 0 candidates)
         self._masks = [np.array([i < k or i == K for i in range(K + 1)]) for k in range(K + 1)]
-        self._busy = [np.array([i < k or (i == K and k == 0) for i in range(K + 1)])
-                      for k in range(K + 1)]
+        self._work_masks = [np.array([i < k or (i == K and k == 0) for i in range(K + 1)])
+                            for k in range(K + 1)]
 
     # ------------------------------------------------------------------ gymnasium API
     def reset(self, *, seed: int | None = None, options: dict | None = None
@@ -408,7 +408,7 @@ class MRSchedEnv(gym.Env):
         k = len(d.candidates)
         if self.allow_idle or d.kind != SCHEDULE:
             return self._masks[k].copy()
-        return self._busy[k].copy()
+        return self._work_masks[k].copy()
 
     def action_index(self, action: Any) -> int:
         """``action`` as a Python ``int``, if it is an integer (see "Action Space").
