@@ -21,6 +21,7 @@ than in arithmetic, so the work is arranged to need few of them (see :class:`Num
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 
@@ -52,7 +53,8 @@ def symlog(x: np.ndarray) -> np.ndarray:
 
 
 def export_numpy(model, path: str | Path) -> Path:
-    """Write the actor of an SB3 set-network model as ``path`` (.npz + a .json beside it)."""
+    """Write the actor of an SB3 set-network model as ``path`` (.npz: the weights and, under
+    the metadata key, JSON text; no pickle), durably."""
     from mrsched_gym.agents.networks import SetExtractor
     policy = model.policy
     fx = getattr(policy, "pi_features_extractor", None) or policy.features_extractor
@@ -68,8 +70,18 @@ def export_numpy(model, path: str | Path) -> Path:
             "forecast": int(policy.observation_space["forecast"].shape[0]),
             "node_mask": bool(getattr(fx, "node_mask", False)),
             "objective": int(getattr(fx, "objective_features", 0))}
-    np.savez_compressed(path, **arrays, **{META_KEY: np.array(json.dumps(meta))})
-    return path
+    buf = io.BytesIO()
+    np.savez_compressed(buf, **arrays, **{META_KEY: np.array(json.dumps(meta))})
+    from mrsched_gym.results import durable_write
+    return durable_write(path, buf.getvalue())          # a kill leaves the old file or the new
+
+
+def has_numpy_actor(model) -> bool:
+    """Whether :func:`export_numpy` can write ``model``'s actor (a set-network policy)."""
+    from mrsched_gym.agents.networks import SetExtractor
+    policy = model.policy
+    fx = getattr(policy, "pi_features_extractor", None) or policy.features_extractor
+    return isinstance(fx, SetExtractor)
 
 
 class _Workspace:
@@ -372,4 +384,4 @@ class NumpySetPolicy:
         return int(np.argmax(logits))
 
 
-__all__ = ["NumpySetPolicy", "export_numpy", "symlog"]
+__all__ = ["NumpySetPolicy", "export_numpy", "has_numpy_actor", "symlog"]

@@ -14,7 +14,10 @@ in the bundled files. An output folder holds::
     baselines.json       the baselines' headline metric on the validation seeds
     evaluations.csv      the learning curve: step, wall time, agent mean +- CI on those seeds
     learning_curve.png   the same, with the baselines as horizontal lines
-    best_model.zip       the checkpoint with the lowest validation mean so far
+    best_model.zip       the checkpoint with the lowest validation mean so far (an SB3 zip:
+                         a pickle, so load trusted files only)
+    best_model.npz       the same policy's actor as numpy weights and JSON (set networks;
+                         no pickle, no torch): ``agent:OUT/NAME/best_model.npz``
     last_model.zip       the newest checkpoint (written at each evaluation), to resume from
     final_model.zip      the model after the last step
     imitate.json         with an ``imitate`` section: one row per DAgger round
@@ -41,7 +44,6 @@ import json
 import math
 import os
 import re
-import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -62,7 +64,8 @@ RUN_NAME = re.compile(r"[A-Za-z0-9._-]+")
 #: What a run writes into its folder: the files ``--overwrite`` replaces (nothing else there is
 #: touched), and the ones whose presence means the folder holds a run.
 RUN_FILES = ("config.yaml", "baselines.json", "evaluations.csv", "learning_curve.png",
-             "best_model.zip", "last_model.zip", "final_model.zip", "state.json", "imitate.json")
+             "best_model.zip", "best_model.npz", "last_model.zip", "final_model.zip", "state.json",
+             "imitate.json")
 RUN_MARKERS = ("state.json", "evaluations.csv", "best_model.zip", "last_model.zip",
                "final_model.zip")
 Algo = Literal["maskable_ppo", "ppo"]
@@ -540,6 +543,9 @@ def _callbacks(cfg: TrainConfig, out: Path, baselines: dict, state: dict, progre
         save_checkpoint(model, out / "last_model.zip")
         if better:
             save_checkpoint(model, out / "best_model.zip")
+            from mrsched_gym.agents.numpy_policy import export_numpy, has_numpy_actor
+            if has_numpy_actor(model):          # the same policy, loadable without pickle
+                export_numpy(model, out / "best_model.npz")
         _write_state(out, state)
 
     class ValueWarmup(BaseCallback):
@@ -590,36 +596,10 @@ def is_value_parameter(name: str) -> bool:
 
 def durable_write(path: Path, write: Callable[[str], None]) -> Path:
     """Write ``path`` so that a kill at any instant leaves the old file or the new one, never a
-    cut one: ``write(tmp)`` writes a temporary file in the same folder, which is flushed to disk
-    (fsync) and renamed over ``path``; the folder is synced too."""
-    from mrsched_gym.results import file_mode
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    os.close(fd)
-    try:
-        write(tmp)
-        fd = os.open(tmp, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.chmod(tmp, file_mode())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-    try:
-        dfd = os.open(path.parent, os.O_RDONLY)
-    except OSError:                         # a platform without directory handles
-        return path
-    try:
-        os.fsync(dfd)
-    except OSError:
-        pass
-    finally:
-        os.close(dfd)
-    return path
+    cut one (:func:`mrsched_gym.results.durable_write`, the package's one durable writer):
+    ``write(tmp)`` writes a temporary file in the same folder, which is synced and renamed."""
+    from mrsched_gym.results import durable_write as write_durably
+    return write_durably(path, write)
 
 
 def durable_text(path: Path, text: str) -> Path:
@@ -940,7 +920,9 @@ def _train(cfg: TrainConfig, out: Path, resume: str | Path | None, progress: boo
                          else curve_metric(cfg.env))
     return {"out": str(out), "best": state["best"], "best_step": state["best_step"],
             "baselines": baselines, "history": state["history"],
-            "best_model": str(out / "best_model.zip"), "final_model": str(out / "final_model.zip")}
+            "best_model": str(out / "best_model.zip"), "final_model": str(out / "final_model.zip"),
+            "best_numpy": str(out / "best_model.npz") if (out / "best_model.npz").exists()
+            else None}
 
 
 __all__ = ["TrainConfig", "EvalConfig", "load_config", "bundled_configs", "train",

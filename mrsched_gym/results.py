@@ -25,7 +25,7 @@ import re
 import shutil
 import sys
 import tempfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -108,18 +108,24 @@ def fsync_dir(path: str | Path) -> None:
         os.close(fd)
 
 
-def durable_write(path: str | Path, data: str | bytes, mode: int | None = None) -> Path:
+def durable_write(path: str | Path, data: str | bytes | Callable[[str], None],
+                  mode: int | None = None) -> Path:
     """The one way the harness writes a file: a temporary file in the same folder, flushed and
     fsynced, renamed over ``path`` (the folder fsynced too). A kill at any instant leaves the
     old file or the new one, never a cut one; the rename replaces a link at ``path`` rather
-    than following it. ``mode``: default that of a normally created file (``0666 & ~umask``).
+    than following it. ``data``: the text or bytes, or a function that writes the temporary
+    file whose path it is given (``model.save``, ``np.savez``). ``mode``: default that of a
+    normally created file (``0666 & ~umask``). Every writer of the package (results, journal,
+    plots, training checkpoints, state and config files) goes through it.
 
     Raises:
         OutputError: The file cannot be written (disk full, no permission, a folder at
             ``path``), naming it; no temporary file is left behind.
     """
     path = Path(path)
-    raw = data.encode("utf-8") if isinstance(data, str) else bytes(data)
+    writer = data if callable(data) else None
+    raw = b"" if writer is not None else (data.encode("utf-8") if isinstance(data, str)
+                                          else bytes(data))
     tmp = None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -127,8 +133,11 @@ def durable_write(path: str | Path, data: str | bytes, mode: int | None = None) 
             raise IsADirectoryError(errno.EISDIR, "a folder is in the way", str(path))
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
         with os.fdopen(fd, "wb") as f:
-            f.write(raw)
-            f.flush()
+            if writer is None:
+                f.write(raw)
+                f.flush()
+            else:
+                writer(tmp)                 # writes the file by its name; we sync it here
             os.fsync(f.fileno())
         os.chmod(tmp, file_mode() if mode is None else mode)
         _before_rename(tmp, path)

@@ -273,3 +273,27 @@ def test_checkpoints_and_state_are_written_through_a_temporary_file(run, monkeyp
         tr.durable_write(target, half)
     assert json.loads(target.read_text()) == {"old": 1}
     assert sorted(os.listdir(tmp_path)) == ["state.json"]
+
+
+def test_the_best_policy_is_also_written_without_pickle(run, monkeypatch):
+    """A set-network run writes best_model.npz beside best_model.zip: numpy weights and JSON
+    (np.load with allow_pickle=False reads it), the same policy, loadable as agent:PATH.npz
+    without torch's unpickling; its records equal the zip's."""
+    import numpy as np
+
+    from mrsched_gym.evaluate import evaluate
+
+    _, res = run
+    npz = Path(res["best_numpy"])
+    assert npz.name == "best_model.npz" and npz.is_file()
+    with np.load(npz, allow_pickle=False) as z:          # no object arrays: nothing to unpickle
+        assert all(z[k].dtype != object for k in z.files)
+    kw = dict(seeds=[3], workers=1, progress=False, env_kwargs=SHORT)
+    from_zip = evaluate([f"agent:{res['best_model']}"], ["mrsched/Hadoop-v0"], **kw)
+    from_npz = evaluate([f"agent:{npz}"], ["mrsched/Hadoop-v0"], **kw)
+    strip = ("policy", "wall_s", "decisions_per_s", "_policy_fp")
+
+    def same(r):                                         # repr: nan equals nan
+        return {k: repr(v) for k, v in r.items() if k not in strip}
+
+    assert [same(r) for r in from_npz] == [same(r) for r in from_zip]
