@@ -39,8 +39,10 @@ class OutputError(MRSchedError, OSError):
 
 def install_hint(extra: str) -> str:
     """How to install the optional ``extra``: from the clone (the package is on no package
-    index), with the constraints file that pins torch to its CPU build."""
-    return f"pip install -c constraints.txt -e '.[{extra}]' in the clone"
+    index), with the constraints file that pins torch's version (its CPU build comes from
+    PyTorch's CPU index: ``PIP_EXTRA_INDEX_URL``, see constraints.txt)."""
+    return (f"pip install -c constraints.txt -e '.[{extra}]' in the clone (for torch's CPU "
+            f"build, first: export PIP_EXTRA_INDEX_URL=https://download.pytorch.org/whl/cpu)")
 
 
 __all__ = ["EpisodeStateError", "InputError", "InputTypeError", "MRSchedError",

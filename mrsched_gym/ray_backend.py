@@ -92,7 +92,8 @@ class RLlibObservation(gym.ObservationWrapper):
 
 class RLlibMaskedObservation(gym.ObservationWrapper):
     """RLlib's action-masking observation: ``{"action_mask": float32[K+1], "observations":
-    <the env's Dict>}``, the mask being ``env.action_masks()`` (skip last, always legal), for
+    <the env's Dict>}``, the mask being ``env.action_masks()`` (skip last; see the env's
+    ``allow_idle`` argument), for
     :class:`~mrsched_gym.agents.rllib_module.SetRLModule`.
 
     Args:

@@ -143,7 +143,8 @@ def first_legal(env: gym.Env, obs: Any) -> int:
 
 
 def random_legal(seed: int) -> Callable[[gym.Env, Any], int]:
-    """A policy: uniform over legal actions (skip included), from its own generator."""
+    """A policy: uniform over the actions the env's mask offers (skip where the mask offers it:
+    see the env's ``allow_idle``), from its own generator."""
     rng = np.random.default_rng(seed)
 
     def policy(env: gym.Env, obs: Any) -> int:
