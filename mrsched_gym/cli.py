@@ -167,20 +167,21 @@ def check_world(env: str, overrides: dict | None = None) -> None:
     make_env(env, overrides).close()
 
 
-def say_notes(folder, done: Sequence[dict], policies: Sequence[str], scenario: str) -> None:
+def say_notes(folder, done: Sequence[dict], policies: Sequence, scenario: str) -> None:
     """Print what resuming skips: journal lines that were not records (naming the line), and
-    agents whose checkpoint changed since the journal (their episodes run again)."""
+    agents and policy files whose content changed since the journal (their episodes run again);
+    ``policies``: names or parsed specs."""
     from mrsched_gym.evaluate import parse_policy, policy_fingerprint, unique_labels
     for note in folder.notes:
         print(f"note: {note}", file=sys.stderr)
     folder.notes.clear()
-    specs = unique_labels([parse_policy(p) for p in policies])
+    specs = unique_labels([parse_policy(p) if isinstance(p, str) else p for p in policies])
     fps = {sp.label: policy_fingerprint(sp) for sp in specs if sp.kind != "baseline"}
     for label, fp in fps.items():
         stale = [r for r in done if r["policy"] == label and r["scenario"] == scenario
                  and r.get("_policy_fp") != fp]
         if stale:
-            print(f"note: {label}: its checkpoint changed since the journal (file hash); its "
+            print(f"note: {label}: its file changed since the journal (file hash); its "
                   f"{len(stale)} resumed episodes run again", file=sys.stderr)
 
 

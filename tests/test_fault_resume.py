@@ -194,5 +194,5 @@ def test_an_agent_whose_checkpoint_changed_is_named_and_re_run(tmp_path, capsys)
         ckpt.write_bytes(b"weights v2, retrained")
         say_notes(folder, done, [f"agent:{ckpt}"], "s")
     err = capsys.readouterr().err
-    assert "agent:model: its checkpoint changed since the journal" in err
+    assert "agent:model: its file changed since the journal" in err
     assert "its 2 resumed episodes run again" in err
