@@ -152,8 +152,8 @@ def test_a_metric_undefined_for_every_policy_is_an_error(tmp_path, capsys):
 def test_loading_a_zip_by_path_says_it_is_a_pickle_once(tmp_path, capsys):
     """Finding 14 (harness part): a crafted zip ran code during the pre-run check; nothing
     said to load trusted files only."""
-    import mrsched_gym.cli as cli
-    cli._noticed.clear()
+    from mrsched_gym.cli import common
+    common.noticed.clear()
     for name in ("a.zip", "b.zip"):
         (tmp_path / name).write_bytes(b"PK\x03\x04 not a checkpoint")
     for _ in range(2):
