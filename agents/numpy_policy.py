@@ -1,7 +1,8 @@
 """Shipped set-network agents without torch: the actor's forward pass in numpy.
 
-A trained :class:`~mrsched_gym.agents.networks.SetPolicy` is exported once (:func:`export_numpy`,
-needs torch) to ``NAME.npz`` — the actor's weights (the policy's feature extractor and its
+A trained :class:`~mrsched_gym.agents.networks.SetPolicy` is exported once
+(:func:`~mrsched_gym.agents.numpy_export.export_numpy`, needs torch) to ``NAME.npz`` — the
+actor's weights (the policy's feature extractor and its
 :class:`~mrsched_gym.agents.networks.CandidateScorer`) and, as JSON text, ``hidden``,
 ``work_conserving``, ``masked``, the trained forecast length, ``node_mask`` (pool only the
 present nodes, for agents trained on padded observations) and ``objective`` (the length of the
@@ -21,13 +22,17 @@ than in arithmetic, so the work is arranged to need few of them (see :class:`Num
 
 from __future__ import annotations
 
-import io
 import json
 from pathlib import Path
 
 import numpy as np
 
-from mrsched_gym.agents.policy import objective_of, world_objective
+from mrsched_gym.agents.observations import (
+    fit_decision,
+    objective_of,
+    work_conserving_mask,
+    world_objective,
+)
 from mrsched_gym.encoding import decision_kind_slot
 from mrsched_gym.sim.decision import SCHEDULE
 
@@ -50,38 +55,6 @@ NODE_SPEED_FEATURE = 2
 def symlog(x: np.ndarray) -> np.ndarray:
     """``sign(x) * log(1 + |x|)`` (as :func:`mrsched_gym.agents.networks.symlog`)."""
     return np.sign(x) * np.log1p(np.abs(x))
-
-
-def export_numpy(model, path: str | Path) -> Path:
-    """Write the actor of an SB3 set-network model as ``path`` (.npz: the weights and, under
-    the metadata key, JSON text; no pickle), durably."""
-    from mrsched_gym.agents.networks import SetExtractor
-    policy = model.policy
-    fx = getattr(policy, "pi_features_extractor", None) or policy.features_extractor
-    if not isinstance(fx, SetExtractor):
-        raise ValueError("only set-network agents have a numpy forward pass")
-    arrays = {f"{k}": v.detach().cpu().numpy().astype(np.float32)
-              for k, v in fx.state_dict().items()}
-    arrays.update({f"action_net.{k}": v.detach().cpu().numpy().astype(np.float32)
-                   for k, v in policy.action_net.state_dict().items()})
-    path = Path(path).with_suffix(".npz")
-    meta = {"hidden": fx.hidden, "work_conserving": bool(policy.action_net.work_conserving),
-            "masked": type(model).__name__ == "MaskablePPO",
-            "forecast": int(policy.observation_space["forecast"].shape[0]),
-            "node_mask": bool(getattr(fx, "node_mask", False)),
-            "objective": int(getattr(fx, "objective_features", 0))}
-    buf = io.BytesIO()
-    np.savez_compressed(buf, **arrays, **{META_KEY: np.array(json.dumps(meta))})
-    from mrsched_gym.results import durable_write
-    return durable_write(path, buf.getvalue())          # a kill leaves the old file or the new
-
-
-def has_numpy_actor(model) -> bool:
-    """Whether :func:`export_numpy` can write ``model``'s actor (a set-network policy)."""
-    from mrsched_gym.agents.networks import SetExtractor
-    policy = model.policy
-    fx = getattr(policy, "pi_features_extractor", None) or policy.features_extractor
-    return isinstance(fx, SetExtractor)
 
 
 class _Workspace:
@@ -339,7 +312,6 @@ class NumpySetPolicy:
         skip if legal and strictly better. A MaskablePPO agent with one legal action takes it.
         """
         if len(obs["decision"]) != self.D:          # a world with more decision kinds
-            from mrsched_gym.agents.policy import fit_decision
             fitted = fit_decision(obs, self.D)
             if fitted is None:
                 return len(mask) - 1                # a kind it was not trained on: skip
@@ -375,7 +347,6 @@ class NumpySetPolicy:
 
     def _act_general(self, obs: dict, mask: np.ndarray) -> int:
         """The argmax of the whole masked logit vector (any mask)."""
-        from mrsched_gym.agents.policy import work_conserving_mask
         logits = self.logits(obs)
         if self.masked:
             if self.work_conserving:
@@ -384,4 +355,4 @@ class NumpySetPolicy:
         return int(np.argmax(logits))
 
 
-__all__ = ["NumpySetPolicy", "export_numpy", "has_numpy_actor", "symlog"]
+__all__ = ["NumpySetPolicy", "symlog"]

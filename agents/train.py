@@ -44,6 +44,7 @@ import json
 import math
 import os
 import re
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -449,9 +450,8 @@ def evaluate_model(model, cfg: TrainConfig, seeds, baselines: dict | None = None
         pol = AgentPolicy(model, cfg.name)
         return [run_episode(cfg.env, pol, s, cfg.env_kwargs)["metrics"][headline]
                 for s in seeds]
-    import tempfile
-
-    from mrsched_gym.agents.numpy_policy import NumpySetPolicy, export_numpy
+    from mrsched_gym.agents.numpy_export import export_numpy
+    from mrsched_gym.agents.numpy_policy import NumpySetPolicy
     with tempfile.TemporaryDirectory() as d:             # the numpy actor: same actions, faster
         pol = NumpySetPolicy.load(export_numpy(model, Path(d) / "actor.npz"), cfg.name)
     out = []
@@ -543,7 +543,7 @@ def _callbacks(cfg: TrainConfig, out: Path, baselines: dict, state: dict, progre
         save_checkpoint(model, out / "last_model.zip")
         if better:
             save_checkpoint(model, out / "best_model.zip")
-            from mrsched_gym.agents.numpy_policy import export_numpy, has_numpy_actor
+            from mrsched_gym.agents.numpy_export import export_numpy, has_numpy_actor
             if has_numpy_actor(model):          # the same policy, loadable without pickle
                 export_numpy(model, out / "best_model.npz")
         _write_state(out, state)

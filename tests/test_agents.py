@@ -646,7 +646,8 @@ def test_a_speculation_rule_must_be_a_speculating_baseline():
 @TRAINED_GROUP
 def test_numpy_export_round_trip(trained, tmp_path):
     """export_numpy writes what NumpySetPolicy reads: same logits as the torch actor."""
-    from mrsched_gym.agents.numpy_policy import NumpySetPolicy, export_numpy
+    from mrsched_gym.agents.numpy_export import export_numpy
+    from mrsched_gym.agents.numpy_policy import NumpySetPolicy
     from mrsched_gym.agents.policy import policy_logits
     model = load_sb3(trained["final_model"])
     pol = NumpySetPolicy.load(export_numpy(model, tmp_path / "tiny"))

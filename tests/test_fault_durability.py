@@ -21,6 +21,7 @@ import mrsched_gym.evaluate as ev
 import mrsched_gym.results as results
 from mrsched_gym.cli import main
 from mrsched_gym.errors import OutputError
+from mrsched_gym.evaluate import running
 from mrsched_gym.results import RunFolder, durable_write
 
 RUN = ["--policies", "fifo", "--workers", "1", "--quiet", "--no-plots"]
@@ -160,7 +161,7 @@ def test_out_deleted_during_a_run_is_recreated_and_nothing_is_lost(tmp_path, cap
         if len(calls) == 2:
             shutil.rmtree(out)
         return real(*a, **k)
-    monkeypatch.setattr(ev, "run_episode", deleting)
+    monkeypatch.setattr(running, "run_episode", deleting)
     rc = main(["compare", "--seeds", "3", "--out", str(out), *RUN])
     err = capsys.readouterr().err
     assert rc == 0, err

@@ -11,10 +11,9 @@ import os
 
 import pytest
 
-import mrsched_gym.evaluate as ev
 from mrsched_gym.cli import main
 from mrsched_gym.config import ConfigError, load_scenario, with_overrides
-from mrsched_gym.evaluate import make_env
+from mrsched_gym.evaluate import make_env, running
 from mrsched_gym.models.traces import TraceError, read_job_trace, read_series
 
 JOB_HEAD = "submit_s,map_input_bytes,shuffle_bytes,output_bytes\n"
@@ -112,7 +111,7 @@ def test_trace_errors_of_an_env_yaml_come_before_the_first_episode(tmp_path, cap
     (tmp_path / "s.yaml").write_text(
         "name: bad\navailability: {generator: trace, mode: capacity, trace: cap.csv}\n")
     runs = []
-    monkeypatch.setattr(ev, "run_episode", lambda *a, **k: runs.append(a))
+    monkeypatch.setattr(running, "run_episode", lambda *a, **k: runs.append(a))
     rc = main(["compare", "--env", str(tmp_path / "s.yaml"), "--policies", "fifo", "--seeds",
                "2", "--workers", "1", "--quiet", "--no-plots", "--out", str(tmp_path / "o")])
     err = capsys.readouterr().err
@@ -152,8 +151,8 @@ def test_a_metric_undefined_for_every_policy_is_an_error(tmp_path, capsys):
 def test_loading_a_zip_by_path_says_it_is_a_pickle_once(tmp_path, capsys):
     """Finding 14 (harness part): a crafted zip ran code during the pre-run check; nothing
     said to load trusted files only."""
-    import mrsched_gym.cli as cli
-    cli._noticed.clear()
+    from mrsched_gym.cli import common
+    common.noticed.clear()
     for name in ("a.zip", "b.zip"):
         (tmp_path / name).write_bytes(b"PK\x03\x04 not a checkpoint")
     for _ in range(2):

@@ -13,6 +13,7 @@ import mrsched_gym.evaluate as ev
 from mrsched_gym import __version__
 from mrsched_gym.cli import main, reusable_reproduction
 from mrsched_gym.errors import InputError
+from mrsched_gym.evaluate import running
 from mrsched_gym.results import RunFolder
 
 HEAD = {"k": 1, "mrsched_gym": __version__}
@@ -81,7 +82,7 @@ def test_a_last_line_cut_by_an_interruption_is_dropped_quietly(tmp_path):
 def _fail_all(monkeypatch):
     def boom(*a, **k):
         raise RuntimeError("injected")
-    monkeypatch.setattr(ev, "run_episode", boom)
+    monkeypatch.setattr(running, "run_episode", boom)
 
 
 def test_compare_resume_refuses_a_trace_whose_content_changed(tmp_path, capsys, monkeypatch):
@@ -110,14 +111,14 @@ def test_compare_resume_names_a_skipped_journal_line(tmp_path, capsys, monkeypat
         if a[2] == 2:
             raise RuntimeError("injected")
         return real(*a, **k)
-    monkeypatch.setattr(ev, "run_episode", third_fails)
+    monkeypatch.setattr(running, "run_episode", third_fails)
     assert main(args) == 1
     journal = out / ".hadoop.journal.jsonl"
     lines = journal.read_text().splitlines()
     journal.write_text("\n".join([lines[0], lines[1], '{"seed": 1.5}', *lines[2:]]) + "\n")
-    monkeypatch.setattr(ev, "run_episode", real)
+    monkeypatch.setattr(running, "run_episode", real)
     runs = []
-    monkeypatch.setattr(ev, "run_episode", lambda *a, **k: runs.append(a[2]) or real(*a, **k))
+    monkeypatch.setattr(running, "run_episode", lambda *a, **k: runs.append(a[2]) or real(*a, **k))
     capsys.readouterr()
     assert main(args + ["--resume"]) == 0
     err = capsys.readouterr().err

@@ -288,6 +288,7 @@ def test_a_failing_episode_is_recorded_and_the_others_finish(monkeypatch, action
 def test_compare_writes_what_finished_names_the_failure_and_resumes(monkeypatch, tmp_path,
                                                                     capsys):
     import mrsched_gym.evaluate as ev
+    from mrsched_gym.evaluate import running
     failing_fifo(monkeypatch)
     args = ["compare", "--policies", "fifo", "edf", "--seeds", "3", "--workers", "1",
             "--out", str(tmp_path), "--quiet", "--no-plots"]
@@ -303,7 +304,7 @@ def test_compare_writes_what_finished_names_the_failure_and_resumes(monkeypatch,
     monkeypatch.undo()
     runs = []
     real = ev.run_episode
-    monkeypatch.setattr(ev, "run_episode", lambda *a, **k: runs.append(a[2]) or real(*a, **k))
+    monkeypatch.setattr(running, "run_episode", lambda *a, **k: runs.append(a[2]) or real(*a, **k))
     assert main(args + ["--resume"]) == 0
     assert runs == [1]
     assert len(json.loads((d / "records.json").read_text())) == 6
@@ -363,8 +364,8 @@ def test_result_files_are_world_readable(tmp_path):
 ], ids=["metric", "policy", "scenario", "rllib"])
 def test_compare_refuses_bad_arguments_before_any_episode(monkeypatch, tmp_path, capsys, argv,
                                                           message):
-    import mrsched_gym.evaluate as ev
-    monkeypatch.setattr(ev, "run_episode", lambda *a, **k: pytest.fail("an episode ran"))
+    from mrsched_gym.evaluate import running
+    monkeypatch.setattr(running, "run_episode", lambda *a, **k: pytest.fail("an episode ran"))
     rc = main(["compare", "--seeds", "1", "--out", str(tmp_path), "--quiet"] + argv)
     assert rc == 2 and message in capsys.readouterr().err
 

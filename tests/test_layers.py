@@ -58,6 +58,7 @@ class Import(NamedTuple):
     module: str        # the module imported (first-party: the deepest one named)
     line: int
     top_level: bool    # runs when the importing module is imported
+    type_only: bool = False   # under ``if TYPE_CHECKING:``: never runs
 
 
 def _within(module: str, prefixes: Iterable[str]) -> bool:
@@ -85,24 +86,25 @@ def imports_of(source: str, module: str, is_package: bool, known: Iterable[str])
     package = module if is_package else module.rpartition(".")[0]
     found: list[Import] = []
 
-    def visit(node: ast.AST, top_level: bool) -> None:
+    def visit(node: ast.AST, top_level: bool, type_only: bool = False) -> None:
         if isinstance(node, ast.Import):
-            found.extend(Import(a.name, node.lineno, top_level) for a in node.names)
+            found.extend(Import(a.name, node.lineno, top_level, type_only) for a in node.names)
         elif isinstance(node, ast.ImportFrom):
             name = "." * node.level + (node.module or "")
             base = importlib.util.resolve_name(name, package) if node.level else name
             for a in node.names:
                 sub = f"{base}.{a.name}"
-                found.append(Import(sub if sub in known else base, node.lineno, top_level))
+                found.append(Import(sub if sub in known else base, node.lineno, top_level,
+                                    type_only))
         elif isinstance(node, ast.If) and _is_type_checking(node.test):
             for child in node.body:
-                visit(child, False)
+                visit(child, False, True)
             for child in node.orelse:
-                visit(child, top_level)
+                visit(child, top_level, type_only)
         else:
             lazy = isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
             for child in ast.iter_child_nodes(node):
-                visit(child, top_level and not lazy)
+                visit(child, top_level and not lazy, type_only)
 
     visit(ast.parse(source), True)
     return found

@@ -103,7 +103,8 @@ def test_the_objective_experiment_s_config_observes_the_objective():
 
 
 def test_torch_and_numpy_agents_read_the_objective_from_the_world_or_the_observation(tmp_path):
-    from mrsched_gym.agents.numpy_policy import NumpySetPolicy, export_numpy
+    from mrsched_gym.agents.numpy_export import export_numpy
+    from mrsched_gym.agents.numpy_policy import NumpySetPolicy
     from mrsched_gym.agents.policy import AgentPolicy
     model = _objective_agent()
     npol = NumpySetPolicy.load(export_numpy(model, tmp_path / "a.npz"), "np")
@@ -121,7 +122,8 @@ def test_torch_and_numpy_agents_read_the_objective_from_the_world_or_the_observa
 def test_the_objective_changes_the_actions():
     """Scored on time in system instead of the deadline penalty, the same world is played
     differently by an agent whose objective weights are not zero."""
-    from mrsched_gym.agents.numpy_policy import NumpySetPolicy, export_numpy
+    from mrsched_gym.agents.numpy_export import export_numpy
+    from mrsched_gym.agents.numpy_policy import NumpySetPolicy
     model = _objective_agent(seed=1)
     import tempfile
     from pathlib import Path

@@ -14,7 +14,7 @@ from mrsched_gym.baselines import Scheduler
 from mrsched_gym.baselines.simple import FIFOScheduler
 from mrsched_gym.cli import main
 from mrsched_gym.errors import InputError, InputTypeError
-from mrsched_gym.evaluate import evaluate, policy_fingerprint, policy_role, run_episode
+from mrsched_gym.evaluate import evaluate, policy_fingerprint, policy_role, run_episode, running
 from mrsched_gym.policies import as_policy, policy_label
 from mrsched_gym.sim.decision import DecisionKind
 
@@ -310,7 +310,7 @@ def test_an_edited_policy_file_runs_again_on_resume(tmp_path, monkeypatch, capsy
     monkeypatch.chdir(tmp_path)
     runs = []
     real = ev.run_episode
-    monkeypatch.setattr(ev, "run_episode",
+    monkeypatch.setattr(running, "run_episode",
                         lambda *a, **k: runs.append((type(a[1]).__name__, a[2])) or real(*a, **k))
     assert compare(tmp_path, "my_policy.py:Flaky", "edf") == 1     # seed 1 failed
     assert "Flaky on mrsched/Hadoop-v0 seed 1" in capsys.readouterr().err
@@ -355,7 +355,7 @@ def test_bad_policy_specs_fail_with_one_line_before_any_episode(tmp_path, monkey
     (tmp_path / "broken.py").write_text("def f(:\n")
     (tmp_path / "needs_dep.py").write_text("import no_such_dependency\n")
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(ev, "run_episode", lambda *a, **k: pytest.fail("an episode ran"))
+    monkeypatch.setattr(running, "run_episode", lambda *a, **k: pytest.fail("an episode ran"))
     assert compare(tmp_path, "edf", spec) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("error: ") and message in err

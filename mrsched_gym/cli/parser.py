@@ -1,0 +1,181 @@
+"""The ``mrsched-gym`` parser, one subparser per subcommand, and the entry point :func:`main`."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from mrsched_gym.cli.benchmark import benchmark_command
+from mrsched_gym.cli.browse import demo_command, list_command, show_command
+from mrsched_gym.cli.compare import compare_command
+from mrsched_gym.cli.reproduce import reproduce_command
+from mrsched_gym.cli.train import train_command
+
+DESCRIPTION = (
+    "Command line: mrsched-gym compare | benchmark | train | reproduce | demo | show-scenario |\n"
+    "list (python -m mrsched_gym works the same).")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``mrsched-gym`` argument parser, one subparser per subcommand."""
+    def at_least(lo: int):
+        """An argparse ``type=``: an integer >= ``lo``."""
+        def parse(text: str) -> int:
+            try:
+                value = int(text)
+            except ValueError:
+                raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+            if value < lo:
+                raise argparse.ArgumentTypeError(f"must be >= {lo}, got {value}")
+            return value
+        return parse
+
+    p = argparse.ArgumentParser(prog="mrsched-gym", description=DESCRIPTION)
+    from mrsched_gym import __version__
+    p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    sub = p.add_subparsers(dest="cmd", required=True)
+    c = sub.add_parser("compare", help="the leaderboard: policies x seeds on a scenario, ranked "
+                       "by its headline metric, with result files and plots")
+    c.add_argument("--env", nargs="+", default=["mrsched/Hadoop-v0"],
+                   help="env ids, bundled scenario names or scenario YAML paths")
+    c.add_argument("--policies", nargs="*", help="baseline names (name:key=value,...), "
+                   "agent:PATH.zip (an SB3 zip is a pickle: loading it runs code, so load "
+                   "trusted files only), rllib:FOLDER, or your own policy as FILE.py:Class or "
+                   "package.module:Class (:key=value,... for its parameters); default: every "
+                   "baseline that applies to the scenario")
+    c.add_argument("--seeds", type=at_least(1), default=10, help="number of seeds (default 10)")
+    c.add_argument("--seed-start", type=at_least(0), default=0, help="first seed (default 0)")
+    c.add_argument("--workers", type=at_least(1), default=None,
+                   help="processes (default: all cores)")
+    c.add_argument("--metric", help="ranking metric (default: the scenario's headline)")
+    c.add_argument("--out", default="results", help="output folder (default ./results)")
+    c.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+    c.add_argument("--quiet", action="store_true", help="no progress bar")
+    c.add_argument("--resume", action="store_true",
+                   help="skip the episodes an interrupted or failed run into the same --out "
+                   "already finished (its journal); re-run the rest")
+    c.add_argument("--no-agents", action="store_true",
+                   help="leave out the shipped agents trained for the env (default: included)")
+    c.add_argument("--set", nargs="+", action="extend", metavar="KEY=VALUE",
+                   help="scenario overrides for every env, e.g. --set workload.load=0.9 "
+                   "cluster.racks=2 (values read as YAML): vary one factor and compare; the "
+                   "results go to a folder of their own, results/NAME-<hash of the world>")
+    c.add_argument("--backend", choices=("local", "ray"), default="local",
+                   help="run the episodes in local processes or as Ray tasks (the ray extra; "
+                   "joins a running cluster with RAY_ADDRESS)")
+    c.set_defaults(fn=compare_command)
+    b = sub.add_parser("benchmark", help="the benchmark protocol: every id on fixed test seeds, "
+                       "normalised scores (0 = random, 1 = best baseline), IQM and probability "
+                       "of improvement with bootstrap CIs")
+    b.add_argument("--ids", nargs="+", help="env ids (default: the suite, every id but "
+                   "ThesisScale-v0 and Stragglers-v0)")
+    b.add_argument("--agents", nargs="*", help="agents to score (agent:NAME, agent:PATH.zip, "
+                   "rllib:FOLDER, or your own policy as FILE.py:Class or package.module:Class; "
+                   "default: the shipped agents; an SB3 zip is a pickle: load trusted files "
+                   "only)")
+    b.add_argument("--references", nargs="*", default=[],
+                   help="reference rules to score and rank beside the agents (srpt, atc, "
+                   "srpt-slowstart, edf-affinity:slow_start=1, ...), never the best baseline "
+                   "that anchors the score's 1 (default: none)")
+    b.add_argument("--seeds", type=at_least(1), default=10,
+                   help="number of test seeds from 100 (default 10)")
+    b.add_argument("--workers", type=at_least(1), default=None,
+                   help="processes (default: all cores)")
+    b.add_argument("--out", default="results", help="output parent folder (default ./results)")
+    b.add_argument("--resume", action="store_true", help="skip the episodes a previous run "
+                   "into the same --out finished")
+    b.add_argument("--no-plots", action="store_true", help="skip the PNG plot")
+    b.add_argument("--quiet", action="store_true", help="no progress bar")
+    b.set_defaults(fn=benchmark_command)
+    t = sub.add_parser("train", help="train an agent (MaskablePPO / PPO) from a YAML config")
+    t.add_argument("config", nargs="?", default="hadoop_set",
+                   help="config YAML path or bundled name (default hadoop_set; --list)")
+    t.add_argument("--out", default="runs", help="output parent folder (default ./runs)")
+    t.add_argument("--resume", help="checkpoint to continue from (OUT/NAME/last_model.zip)")
+    t.add_argument("--overwrite", action="store_true", help="replace the run that OUT/NAME "
+                   "holds (without it, or --resume, such a folder is refused)")
+    t.add_argument("--steps", type=at_least(1), help="override total_timesteps")
+    t.add_argument("--seed", type=at_least(0), help="override seed")
+    t.add_argument("--n-envs", type=at_least(1), help="override n_envs")
+    t.add_argument("--name", help="override the run name")
+    t.add_argument("--list", action="store_true", help="list the bundled configs")
+    t.add_argument("--quiet", action="store_true", help="no progress bar")
+    t.set_defaults(fn=train_command)
+    d = sub.add_parser("demo", help="run one episode of each policy (default: random and the "
+                       "baselines that apply) and print key metrics")
+    d.add_argument("--env", default="mrsched/Hadoop-v0",
+                   help="env id, bundled scenario name or YAML path (default mrsched/Hadoop-v0)")
+    d.add_argument("--seed", type=at_least(0), default=0)
+    d.add_argument("--policies", nargs="*", help="policies as in compare (default: random and "
+                   "the baselines that apply to the scenario)")
+    d.set_defaults(fn=demo_command)
+    r = sub.add_parser("reproduce", help="run a source paper's experiment and print the paper's "
+                       "numbers next to ours (--list names them)")
+    r.add_argument("names", nargs="*", help="reproduction names (or 'all'); none = --list")
+    r.add_argument("--list", action="store_true", help="list the reproductions")
+    r.add_argument("--quick", action="store_true", help="the reduced CI size (fewer seeds/jobs)")
+    r.add_argument("--seeds", type=at_least(1), help="override the number of seeds")
+    r.add_argument("--workers", type=at_least(1), default=None,
+                   help="processes (default: all cores)")
+    r.add_argument("--out", default="results/reproductions", help="output folder")
+    r.add_argument("--no-plots", action="store_true", help="skip the figure")
+    r.add_argument("--quiet", action="store_true", help="no progress bar")
+    r.add_argument("--json", help="also write every comparison (paper vs ours) and claim "
+                   "outcome of the run into this JSON file")
+    r.add_argument("--doc", help="also write the validation page (Markdown) generated from "
+                   "the run, e.g. docs/validation.md")
+    r.add_argument("--reuse", action="store_true",
+                   help="take a reproduction's records from an earlier run into the same --out "
+                   "when its file, size and package version are unchanged (the simulator's code "
+                   "is trusted not to have changed since)")
+    r.add_argument("--strict", action="store_true",
+                   help="exit 1 when a claim's outcome differs from the file's expectation")
+    r.set_defaults(fn=reproduce_command)
+    s = sub.add_parser("show-scenario", help="print a scenario with every default filled in")
+    s.add_argument("scenario", help="registered id, bundled name or YAML path")
+    s.set_defaults(fn=show_command)
+    ls = sub.add_parser("list", help="list registered ids (scenario, headline, baselines, "
+                        "shipped agents), bundled scenarios and baselines")
+    ls.add_argument("--json", action="store_true", help="print JSON (for scripts) instead of "
+                    "the table")
+    ls.set_defaults(fn=list_command)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``mrsched-gym`` command (and of ``python -m mrsched_gym``).
+
+    Bad arguments are refused by argparse (usage and an ``error:`` line, exit 2). The project's
+    own errors (:class:`~mrsched_gym.errors.MRSchedError`: a bad scenario, trace, policy name...)
+    print as one ``error: <message>`` line on stderr and exit 2; anything else is a bug and keeps
+    its traceback. A reader that closes the pipe early (``... | head``) ends the command quietly
+    (exit 1).
+    """
+    from mrsched_gym.errors import MRSchedError
+
+    args = build_parser().parse_args(argv)
+    from mrsched_gym.lifecycle import handle_termination, signal_number
+    handle_termination()
+    try:
+        code = args.fn(args)
+        sys.stdout.flush()
+        return code
+    except MRSchedError as e:
+        print("error: " + " ".join(str(e).split("\n")), file=sys.stderr)
+        return 2
+    except BrokenPipeError:
+        # the reader closed the pipe early (mrsched-gym show-scenario hadoop | head): end quietly.
+        # Python flushes stdout again at exit; point it at devnull so that flush cannot fail
+        # (the recipe of the Python docs, "Note on SIGPIPE").
+        import os
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 1
+    except KeyboardInterrupt as e:
+        import signal
+        sig = signal_number(e)
+        print(f"\ninterrupted ({signal.Signals(sig).name}): finished episodes are in the run's "
+              "journal (--resume continues)", file=sys.stderr)
+        return 128 + sig
+

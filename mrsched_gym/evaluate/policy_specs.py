@@ -1,0 +1,225 @@
+"""Policies by name: :class:`PolicySpec` and :func:`parse_policy` (the policy strings of the
+harness), :func:`make_policy`, :func:`policy_role`, :func:`check_policy`, :func:`unique_labels`
+and the resume fingerprints (:func:`policy_fingerprint`, :func:`file_digest`)."""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mrsched_gym.errors import InputError, MissingExtraError, install_hint
+from mrsched_gym.policies import as_policy
+
+
+@dataclass(frozen=True)
+class PolicySpec:
+    """A policy by name: ``kind`` is ``"baseline"``, ``"agent"`` (an SB3 checkpoint or a shipped
+    agent), ``"rllib"`` (an RLlib checkpoint folder), ``"code"`` (a policy in a file or module,
+    ``target`` ``"file.py:Class"`` or ``"package.module:Class"``) or ``"object"`` (a policy
+    object given in Python: ``target`` is its key and resume fingerprint, ``payload`` its pickle,
+    :func:`mrsched_gym.policy_files.object_parts`). ``params``: a baseline's or a code policy's
+    parameters, or a shipped agent's decision rules from its metadata: the affinity mask
+    (:class:`~mrsched_gym.agents.affinity.AffinityDelegate`), the slow-start rule
+    (:class:`~mrsched_gym.agents.slow_start.SlowStartDelegate`) and the speculation rule
+    (:class:`~mrsched_gym.agents.policy.SpeculationDelegate`)."""
+
+    label: str
+    kind: str
+    target: str
+    params: tuple = field(default_factory=tuple)
+    payload: bytes | None = field(default=None, repr=False)
+
+
+def _parse_value(v: str) -> Any:
+    for conv in (int, float):
+        try:
+            return conv(v)
+        except ValueError:
+            pass
+    return {"true": True, "false": False}.get(v.lower(), v)
+
+
+def parse_policy(spec: str) -> PolicySpec:
+    """Parse ``"fifo"``, ``"fair:delay=0,pools=type"``, ``"agent:model.zip"``, ``"x.zip"``,
+    ``"rllib:FOLDER"`` (what ``algo.save_to_path`` wrote, or its module folder),
+    ``"my_policy.py:MyPolicy"`` or ``"package.module:Class"`` (with ``:key=value,...``
+    parameters for the class; the file is loaded and the policy built once, so a bad one fails
+    here, :mod:`mrsched_gym.policy_files`).
+
+    Raises:
+        InputError: A bad spec (the message names it and what is wrong).
+    """
+    from mrsched_gym.baselines import BASELINES
+    from mrsched_gym.policy_files import code_spec_parts, is_code_spec
+
+    if spec.startswith("rllib:"):
+        path = spec[len("rllib:"):]
+        if not Path(path).is_dir():
+            raise InputError(f"policy {spec!r}: RLlib checkpoint folder {path!r} not found (the "
+                             f"folder algo.save_to_path wrote, or its module folder)")
+        return PolicySpec(label=f"rllib:{Path(path).name}", kind="rllib", target=path)
+    if spec.startswith("agent:") or spec.endswith(".zip"):
+        path = spec[len("agent:"):] if spec.startswith("agent:") else spec
+        if not Path(path).is_file():
+            from mrsched_gym.agents.pretrained import pretrained_agents
+            agents = pretrained_agents()               # the metadata, read once
+            info = agents.get(path)
+            if info is None:
+                raise InputError(
+                    f"policy {spec!r}: checkpoint file {path!r} not found (shipped agents: "
+                    f"{', '.join(agents) or 'none'})")
+            params = tuple((k, info[k]) for k in ("affinity", "slow_start", "speculation")
+                           if info.get(k))
+            return PolicySpec(label=f"agent:{path}", kind="agent",
+                              target=info["numpy_path"] or info["path"], params=params)
+        return PolicySpec(label=f"agent:{Path(path).stem}", kind="agent", target=path)
+    name, _, rest = spec.partition(":")
+    if name not in BASELINES and is_code_spec(spec):
+        label, target, params = code_spec_parts(spec, _parse_value)
+        return PolicySpec(label=label, kind="code", target=target, params=params)
+    if name not in BASELINES:
+        raise InputError(f"policy {spec!r}: unknown baseline {name!r}; known: "
+                         f"{', '.join(BASELINES)} (or agent:PATH.zip, rllib:FOLDER, "
+                         f"FILE.py:Class, package.module:Class)")
+    params = []
+    for item in filter(None, rest.split(",")):
+        k, eq, v = item.partition("=")
+        if not eq or not k:
+            raise InputError(f"policy {spec!r}: parameter {item!r} is not key=value")
+        params.append((k.strip(), _parse_value(v.strip())))
+    return PolicySpec(label=spec, kind="baseline", target=name, params=tuple(params))
+
+
+#: What a policy label names (:func:`policy_role`).
+AGENT, REFERENCE, BASELINE = "agent", "reference", "baseline"
+
+
+def policy_role(label: str) -> str:
+    """What the policy of a record's ``label`` is: :data:`AGENT` (``agent:...``, ``rllib:...``,
+    and any outside policy: a policy file or object, whose label is no baseline's name),
+    :data:`REFERENCE` (a reference rule: a textbook rule outside the classical baselines, ranked
+    only when named, e.g. ``srpt`` or ``edf-affinity:slow_start=1``) or :data:`BASELINE` (one of
+    the classical baselines). Only a baseline is ever "the best baseline" that leaderboards pair
+    agents with and that anchors the benchmark's score."""
+    from mrsched_gym.baselines import BASELINES, is_reference_rule
+
+    if label.startswith(("agent:", "rllib:")) or label.partition(":")[0] not in BASELINES:
+        return AGENT
+    return REFERENCE if is_reference_rule(label.partition(":")[0]) else BASELINE
+
+
+def make_policy(spec: PolicySpec | str):
+    """Instantiate a policy (a baseline :class:`Scheduler`, an agent adapter, or an outside
+    policy through :func:`~mrsched_gym.policies.as_policy`: a code policy built afresh, a
+    policy object as a fresh copy, :func:`~mrsched_gym.policy_files.object_copy`)."""
+    spec = parse_policy(spec) if isinstance(spec, str) else spec
+    if spec.kind == "code":
+        from mrsched_gym.policy_files import load_code_object
+        return as_policy(load_code_object(spec.target, dict(spec.params)), spec.label)
+    if spec.kind == "object":
+        from mrsched_gym.policy_files import object_copy
+        return as_policy(object_copy(spec.target, spec.payload), spec.label)
+    if spec.kind == "rllib":
+        try:
+            from mrsched_gym.agents.rllib_module import load_rllib_policy
+        except ImportError as e:
+            raise MissingExtraError(f"policy {spec.label!r}: loading an RLlib checkpoint "
+                                    f"needs the ray extra ({install_hint('ray')}): {e}"
+                                    ) from None
+        return load_rllib_policy(spec.target, name=spec.label)
+    if spec.kind == "agent":
+        if spec.target.endswith(".npz"):           # a shipped agent: numpy, no torch needed
+            from mrsched_gym.agents.numpy_policy import NumpySetPolicy
+            agent = NumpySetPolicy.load(spec.target, name=spec.label)
+        else:
+            from mrsched_gym.agents.policy import load_agent
+            agent = load_agent(spec.target)
+        params = dict(spec.params)
+        try:
+            if params.get("affinity") is not None:     # the shipped agent's affinity mask
+                from mrsched_gym.agents.affinity import AffinityDelegate
+                agent = AffinityDelegate(agent, params["affinity"])
+            if params.get("slow_start") is not None:   # its reduce slow-start rule
+                from mrsched_gym.agents.slow_start import SlowStartDelegate
+                agent = SlowStartDelegate(agent, params["slow_start"])
+            if params.get("speculation") is not None:  # its speculation rule
+                from mrsched_gym.agents.policy import SpeculationDelegate
+                agent = SpeculationDelegate(agent, params["speculation"])
+        except ValueError as e:
+            raise InputError(f"policy {spec.label!r}: {e}") from None
+        return agent
+    from mrsched_gym.baselines import make_baseline
+    try:
+        return make_baseline(spec.target, **dict(spec.params))
+    except (TypeError, ValueError) as e:
+        raise InputError(f"policy {spec.label!r}: {e}") from None
+
+
+def policy_fingerprint(spec: PolicySpec) -> str:
+    """What makes a policy's episodes reusable on resume: its label for a baseline (parameters
+    included), its file and the file's hash for an agent (a retrained checkpoint differs), every
+    file's hash for an RLlib checkpoint folder, the source file's hash for a code policy, the
+    hashes of its pickle and class source for a policy object."""
+    if spec.kind == "code":
+        from mrsched_gym.policy_files import code_fingerprint
+        return code_fingerprint(spec.target, spec.params)
+    if spec.kind == "object":
+        return spec.target
+    if spec.kind == "rllib":
+        digests = []
+        for p in sorted(p for p in Path(spec.target).rglob("*") if p.is_file()):
+            st = p.stat()
+            digests.append(f"{p.relative_to(spec.target)}="
+                           f"{file_digest(str(p), st.st_mtime_ns, st.st_size)}")
+        return f"{spec.target}:{hashlib.sha256(';'.join(digests).encode()).hexdigest()[:16]}"
+    if spec.kind != "agent":
+        return spec.label
+    st = Path(spec.target).stat()
+    extra = "".join(f",{k}={v}" for k, v in spec.params)       # e.g. its speculation rule
+    return f"{spec.target}:{file_digest(spec.target, st.st_mtime_ns, st.st_size)}{extra}"
+
+
+
+@functools.lru_cache(maxsize=64)
+def file_digest(path: str, mtime_ns: int, size: int) -> str:
+    """The first 16 hex digits of a file's SHA-256 (read once per process per file version)."""
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()[:16]
+
+
+def unique_labels(specs: Sequence[PolicySpec]) -> list[PolicySpec]:
+    """Agents whose labels collide (``runs/a/best_model.zip`` and ``runs/b/best_model.zip``) are
+    labelled by their paths; a policy given twice is an error."""
+    from collections import Counter
+    from dataclasses import replace
+    count = Counter(sp.label for sp in specs)
+    out = [replace(sp, label=f"{sp.kind}:{Path(sp.target).with_suffix('')}")
+           if count[sp.label] > 1 and sp.kind in ("agent", "rllib") else sp for sp in specs]
+    dup = [k for k, n in Counter(sp.label for sp in out).items() if n > 1]
+    if dup:
+        outside = any(sp.kind in ("code", "object") for sp in out if sp.label in dup)
+        raise InputError(f"policies: {', '.join(dup)} given more than once" + (
+            " (a policy object or file is labelled by its name attribute, else its class "
+            "name: give each one a name of its own)" if outside else ""))
+    return out
+
+
+def check_policy(spec: Any) -> PolicySpec:
+    """Parse a policy and build it once if it is a baseline, so bad parameters fail early; a
+    policy object becomes an ``"object"`` spec (:func:`~mrsched_gym.policy_files.object_parts`).
+
+    Raises:
+        InputError: A bad policy string, or an object that is no policy (the message names what
+            is missing).
+    """
+    if not isinstance(spec, (str, PolicySpec)):
+        from mrsched_gym.policy_files import object_parts
+        label, key, payload = object_parts(spec)
+        return PolicySpec(label=label, kind="object", target=key, payload=payload)
+    sp = parse_policy(spec) if isinstance(spec, str) else spec
+    if sp.kind == "baseline":
+        make_policy(sp)
+    return sp

@@ -1,0 +1,113 @@
+"""One episode: :func:`make_env`, :func:`scenario_of`, :func:`run_episode`, and :func:`run_task`
+(one episode of a sweep, with one BLAS/OpenMP thread, its failure recorded)."""
+
+from __future__ import annotations
+
+import time
+import traceback
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+import mrsched_gym  # noqa: F401  (registers the ids)
+from mrsched_gym.config import load_scenario
+from mrsched_gym.evaluate.policy_specs import PolicySpec, make_policy, policy_fingerprint
+from mrsched_gym.metrics import job_table
+from mrsched_gym.policies import as_policy
+
+DEFAULT_ENV = "mrsched/Hadoop-v0"
+
+
+def make_env(scenario: str, overrides: dict | None = None) -> gym.Env:
+    """A registered id, a bundled scenario name or a scenario YAML path, with overrides."""
+    kw = dict(overrides or {})
+    if isinstance(scenario, str) and scenario in gym.registry:
+        return gym.make(scenario, **kw)
+    return gym.make(DEFAULT_ENV, scenario=scenario, **kw)
+
+
+def scenario_of(scenario: str):
+    """The :class:`~mrsched_gym.config.Scenario` behind an id, name or path."""
+    from mrsched_gym.config import Scenario
+    from mrsched_gym.registration import ENV_IDS, scenario_for
+    if isinstance(scenario, Scenario):
+        return scenario
+    return scenario_for(scenario) if scenario in ENV_IDS else load_scenario(scenario)
+
+
+def run_episode(scenario: str, policy, seed: int, env_kwargs: dict | None = None,
+                keep_log: bool = False, keep_jobs: bool = False) -> dict[str, Any]:
+    """Run ``policy`` for one episode on ``scenario`` (an id, name or path) with ``seed``.
+
+    ``policy`` is a policy string (:func:`parse_policy`) or any object of the contract of
+    :mod:`mrsched_gym.policies` (run as it is: its state carries over between calls; its
+    ``reset(view, seed)`` is called first).
+
+    A policy never changes the world: every policy of a comparison runs the same scenario (a
+    cluster mechanism such as the MROrchestrator is part of the scenario, e.g.
+    ``mrsched/HadoopOrchestrated-v0``).
+
+    Returns:
+        ``{"metrics", "return", "steps", "wall_s", "jct_s"}`` (+ ``"log"``, the
+        :class:`~mrsched_gym.sim.log.EpisodeLog`, with ``keep_log``; + ``"jobs"``, one row per
+        job as :func:`~mrsched_gym.metrics.job_table` columns, with ``keep_jobs``).
+    """
+    policy = make_policy(policy) if isinstance(policy, (str, PolicySpec)) else as_policy(policy)
+    env = make_env(scenario, env_kwargs)
+    t0 = time.perf_counter()
+    obs, info = env.reset(seed=seed)
+    base = env.unwrapped
+    sim = base.sim
+    policy.reset(sim, seed=seed)
+    uses_obs = hasattr(policy, "act")
+    total, steps = 0.0, 0
+    while True:
+        if uses_obs:
+            obs, r, term, trunc, info = env.step(policy.act(obs, base.action_masks()))
+        else:          # a baseline decides from the simulator: no observation to build (the
+            # wrappers gym.make adds check only reset and the first step; no id sets a step
+            # limit, which a TimeLimit wrapper would enforce)
+            r, term, trunc, info = base.advance(policy.decide(sim))
+        total += r
+        steps += 1
+        if term or trunc:
+            break
+    out = {"metrics": info["metrics"], "return": total, "steps": steps,
+           "wall_s": time.perf_counter() - t0}
+    log = info["episode_log"]
+    fin = ~np.isnan(log.finish_s)
+    out["jct_s"] = (log.finish_s - log.arrival_s)[fin].tolist()
+    if keep_log:
+        out["log"] = log
+    if keep_jobs:
+        out["jobs"] = job_table(log)
+    env.close()
+    return out
+
+
+def run_task(task: tuple, per_job: bool = False) -> dict[str, Any]:
+    """Run one episode of a sweep (a :func:`sweep_tasks` entry) with one BLAS/OpenMP thread.
+
+    Returns its record (with ``per_job``, the episode's job table under ``_jobs``), or, if
+    anything fails, a failure record ``{policy, scenario, seed, error, traceback}`` — the sweep
+    goes on.
+    """
+    from threadpoolctl import threadpool_limits
+    policy_spec, scenario, seed, env_kwargs = task
+    try:
+        with threadpool_limits(limits=1):
+            policy = make_policy(policy_spec)
+            res = run_episode(scenario, policy, seed, env_kwargs, keep_jobs=per_job)
+    except Exception as e:                     # noqa: BLE001 (recorded, with its traceback)
+        return {"policy": policy_spec.label, "scenario": scenario, "seed": seed,
+                "error": f"{type(e).__name__}: {e}", "traceback": traceback.format_exc(),
+                "_policy_fp": policy_fingerprint(policy_spec)}
+    rec = {"policy": policy_spec.label, "scenario": scenario, "seed": seed,
+           "steps": res["steps"], "return": res["return"], "wall_s": res["wall_s"]}
+    rec.update(res["metrics"])
+    rec["_jct_s"] = res["jct_s"]
+    if per_job:
+        rec["_jobs"] = res["jobs"]
+    rec["_policy_fp"] = policy_fingerprint(policy_spec)
+    return rec

@@ -1,0 +1,191 @@
+"""Many episodes: :func:`evaluate` (policies x scenarios x seeds, common random numbers),
+:func:`sweep_tasks` (every input checked before the first episode), the reuse of finished
+records on resume, and :func:`run_parallel` (a fork pool with a progress bar)."""
+
+from __future__ import annotations
+
+import functools
+import os
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from mrsched_gym.errors import InputError
+from mrsched_gym.evaluate.policy_specs import (
+    PolicySpec,
+    check_policy,
+    make_policy,
+    policy_fingerprint,
+    unique_labels,
+)
+from mrsched_gym.evaluate.running import make_env, run_task, scenario_of
+from mrsched_gym.results import EpisodeFailures, task_key
+
+
+def reusable_records(tasks: Sequence[tuple], done: Sequence[dict],
+                     per_job: bool = False) -> dict[tuple, dict]:
+    """The records of ``done`` that a sweep of ``tasks`` may reuse (same policy fingerprint;
+    with ``per_job``, only those that carry their job table), keyed by (policy, scenario,
+    seed)."""
+    fps = {t[0].label: policy_fingerprint(t[0]) for t in tasks}
+    return {task_key(r): r for r in done if r.get("_policy_fp") == fps.get(r["policy"])
+            and (not per_job or "_jobs" in r)}
+
+
+def collect_records(tasks: Sequence[tuple], finished: dict[tuple, dict]) -> list[dict]:
+    """The records of ``tasks`` in task order; raises :class:`EpisodeFailures` (holding the
+    others) if any episode failed."""
+    ordered = [finished[(t[0].label, t[1], t[2])] for t in tasks]
+    failures = [r for r in ordered if "error" in r]
+    records = [r for r in ordered if "error" not in r]
+    if failures:
+        raise EpisodeFailures(records, failures)
+    return records
+
+
+def evaluate(policies: Sequence[Any], scenarios: Sequence[str],
+             seeds: Iterable[int], workers: int | None = None, progress: bool = True,
+             env_kwargs: dict | None = None, done: Sequence[dict] = (),
+             on_result=None, per_job: bool = False) -> list[dict[str, Any]]:
+    """Run every policy on every scenario and seed (common random numbers across policies).
+
+    Args:
+        policies: Policy strings or specs (see :func:`parse_policy`), or policy objects (the
+            contract of :mod:`mrsched_gym.policies`; labelled by their ``name`` attribute, else
+            their class name). An object is pickled once and every episode runs on a fresh
+            copy of it (in a worker process, or here with ``workers=1``); one that does not
+            pickle runs its episodes in this process, each on a deep copy
+            (:mod:`mrsched_gym.policy_files`).
+        scenarios: Env ids, bundled scenario names or YAML paths.
+        seeds: Episode seeds.
+        workers: Processes (default: the machine's cores; 1 = in this process).
+        progress: Show a progress bar (tqdm) on stderr.
+        env_kwargs: Scenario overrides applied to every run.
+        done: Records of episodes already finished (e.g. from a journal): not run again when
+            the same policy (same parameters; for an agent, the same checkpoint file and bytes;
+            for a code policy, the same source file bytes; for an object, the same pickle and
+            class source) ran them.
+        on_result: Called with each record (or failure record) the moment it finishes.
+        per_job: Keep every episode's job table (:func:`~mrsched_gym.metrics.job_table`)
+            under ``_jobs``; :func:`write_results` writes it as ``jobs.csv``.
+
+    Returns:
+        One record per (policy, scenario, seed), sorted in that order: ``policy``, ``scenario``,
+        ``seed``, ``steps``, ``return``, ``wall_s`` and every metric by name (plus the
+        finished jobs' completion times under ``_jct_s``, and ``_jobs`` with ``per_job``; the
+        ``_`` fields are left out of ``records.json`` and ``records.csv``).
+
+    Raises:
+        EpisodeFailures: After every episode ran, if some failed (it holds the records of the
+            others and the failures).
+    """
+    tasks = sweep_tasks(policies, scenarios, seeds, env_kwargs)
+    finished = reusable_records(tasks, done, per_job)
+    todo = [t for t in tasks if (t[0].label, t[1], t[2]) not in finished]
+    fn = functools.partial(run_task, per_job=per_job)
+    here = [t for t in todo if in_process_only(t[0])]       # objects that do not pickle
+    pooled = [t for t in todo if not in_process_only(t[0])]
+    for r in run_parallel(fn, pooled, workers, progress, "episodes", on_result):
+        finished[task_key(r)] = r
+    for r in run_parallel(fn, here, 1, progress, "episodes (in this process)", on_result):
+        finished[task_key(r)] = r
+    return collect_records(tasks, finished)
+
+
+def in_process_only(spec: PolicySpec) -> bool:
+    """Whether ``spec`` is a policy object that does not pickle, so its episodes run in the
+    process that holds it."""
+    return spec.kind == "object" and spec.payload is None
+
+
+def sweep_tasks(policies: Sequence[Any], scenarios: Sequence[str],
+                seeds: Iterable[int], env_kwargs: dict | None = None) -> list[tuple]:
+    """The :func:`run_task` arguments of a sweep, in record order (policy, scenario, seed), after
+    checking every scenario, policy and seed: a bad one fails before anything runs. Policy labels
+    are unique (two checkpoints with the same file name are labelled by their paths)."""
+    seeds = list(seeds)
+    if not seeds:
+        raise InputError("seeds: at least one seed is needed")
+    for sd in seeds:
+        if isinstance(sd, bool) or not isinstance(sd, (int, np.integer)) or sd < 0:
+            raise InputError(f"seeds: every seed must be an integer >= 0, got {sd!r}")
+    if len(set(seeds)) != len(seeds):
+        raise InputError(f"seeds: repeated seeds in {seeds}")
+    for s in scenarios:
+        scenario_of(s)
+    specs = unique_labels([check_policy(p) for p in policies])
+    for sp in specs:
+        check_agent_fits(sp, scenarios, env_kwargs)
+    return [(sp, sc, int(sd), env_kwargs) for sp in specs for sc in scenarios for sd in seeds]
+
+
+def check_agent_fits(spec: PolicySpec, scenarios: Sequence[str],
+                     env_kwargs: dict | None = None) -> None:
+    """Check that an agent checkpoint can act in every scenario, so a sweep with one that
+    cannot fails before any episode runs: an SB3 checkpoint's algorithm and, for a flat
+    network, its input shapes; an RLlib checkpoint's module (the set module runs on any
+    cluster); an outside policy's own ``check_fits`` if it has one (an SB3 model object's
+    observation space). Shipped agents (set networks) and baselines pass."""
+    if spec.kind in ("code", "object"):
+        agent = make_policy(spec)
+        if not hasattr(agent, "check_fits"):
+            return
+    elif spec.kind not in ("agent", "rllib") or spec.target.endswith(".npz"):
+        return
+    else:
+        try:
+            agent = agent_for_checks(spec.kind, spec.target, policy_fingerprint(spec))
+        except (FileNotFoundError, ValueError) as e:
+            raise InputError(f"policy {spec.label!r}: {e}") from None
+        if spec.kind == "rllib":
+            return
+    for sc in scenarios:
+        env = make_env(sc, env_kwargs)
+        try:
+            agent.check_fits(env.observation_space, f"scenario {sc!r}")
+        except InputError as e:
+            raise InputError(f"policy {spec.label!r}: {e}") from None
+        finally:
+            env.close()
+
+
+@functools.lru_cache(maxsize=8)
+def agent_for_checks(kind: str, target: str, fingerprint: str):
+    """The agent of a checkpoint, loaded once per version (``fingerprint``, which holds the
+    files' hashes) for :func:`check_agent_fits` (the command line checks a sweep before it runs
+    it), without changing the caller's torch thread count (an episode's loading sets one)."""
+    if kind == "rllib":
+        return make_policy(PolicySpec(label=f"rllib:{Path(target).name}", kind=kind,
+                                      target=target))
+    from mrsched_gym.agents.policy import load_agent
+    return load_agent(target, one_thread=False)
+
+
+def run_parallel(fn, tasks: Sequence, workers: int | None = None, progress: bool = True,
+                 desc: str = "episodes", on_result=None) -> list:
+    """``[fn(t) for t in tasks]`` in task order, over a fork pool (``workers`` processes, default
+    the machine's cores; 1 = in this process) with a tqdm bar on stderr; ``on_result(r)`` is
+    called as each result arrives (in task order)."""
+    workers = min(workers or os.cpu_count() or 1, len(tasks)) or 1
+    from tqdm.auto import tqdm
+    out = []
+    with tqdm(total=len(tasks), desc=desc, disable=not progress, unit="ep") as bar:
+        if workers <= 1:
+            for t in tasks:
+                out.append(fn(t))
+                if on_result is not None:
+                    on_result(out[-1])
+                bar.update()
+            return out
+        import multiprocessing as mp
+        ctx = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
+        from mrsched_gym.lifecycle import ParentGuard, worker_init
+        with ctx.Pool(workers, initializer=worker_init) as pool:
+            for r in pool.imap(ParentGuard(fn), tasks, chunksize=1):
+                out.append(r)
+                if on_result is not None:
+                    on_result(r)
+                bar.update()
+    return out

@@ -1,0 +1,143 @@
+"""The package's shape, read from the source with ``ast`` (nothing is imported): no module over
+400 lines and no import cycle, except the lists below of what is so today, which may only shrink.
+
+* **Module size.** No module of the package (``mrsched_gym/``, ``baselines/``, ``agents/``,
+  ``configs/``) has more than :data:`MAX_LINES` lines, except those of :data:`OVERSIZE`, each
+  with its line count of the day it was listed as its ceiling: a listed module may not grow, a new
+  one may not cross the limit, and a listed one that has come under the limit must leave the list.
+* **Import cycles.** The import graph holds every import that runs: at top level and inside
+  functions (a deferred import hides a cycle from Python, not from the design), not those under
+  ``if TYPE_CHECKING:`` (they never run). An edge goes to the module an import names (``from a
+  import b`` to ``a.b`` when that is a module), as :func:`test_layers.imports_of` reads them. Every
+  strongly connected component of more than one module is a cycle; each must be one of
+  :data:`KNOWN_CYCLES`, and each known cycle must still be there as it is listed (one broken or
+  shrunk leaves or changes the list).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from test_layers import IMPORTS, imports_of, package_sources
+
+MAX_LINES = 400
+
+# Today's modules over MAX_LINES, with their line counts as ceilings (split them; never raise one).
+OVERSIZE = {
+    "mrsched_gym.config": 1234,
+    "mrsched_gym.results": 685,
+    "mrsched_gym.env": 504,
+    "mrsched_gym.reproduce": 497,
+    "mrsched_gym.sim.engine": 440,
+    "mrsched_gym.baselines.adaptive": 451,
+    "mrsched_gym.agents.train": 930,
+    "mrsched_gym.agents.rollout": 410,
+}
+
+# Today's import cycles (held apart at run time only by imports deferred into functions). The
+# agents' networks <-> numpy_policy <-> numpy_rollout <-> policy cycle was broken by moving what
+# both sides read into agents/observations.py and the numpy export into agents/numpy_export.py.
+KNOWN_CYCLES = {
+    # the config builds workloads and resolves registered ids; registration and the workload
+    # generators read the config
+    "config": frozenset({"mrsched_gym.config", "mrsched_gym.registration",
+                         "mrsched_gym.workloads.synthetic", "mrsched_gym.workloads.trace"}),
+}
+
+
+def line_counts() -> dict[str, int]:
+    """Module name -> its number of lines, for every module of the package."""
+    return {name: len(path.read_text(encoding="utf-8").splitlines())
+            for name, (path, _) in package_sources().items()}
+
+
+def run_time_graph(imports: Mapping[str, Iterable]) -> dict[str, set[str]]:
+    """Module -> the first-party modules its imports load when they run (top level or deferred;
+    not ``if TYPE_CHECKING:``)."""
+    return {m: {i.module for i in imps if i.module in imports and i.module != m
+                and not i.type_only} for m, imps in imports.items()}
+
+
+def cycles(graph: Mapping[str, Iterable[str]]) -> list[frozenset[str]]:
+    """The strongly connected components of ``graph`` with more than one node (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[frozenset[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for nxt in sorted(graph.get(node, ())):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on_stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component = set()
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.add(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(frozenset(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+CYCLES = cycles(run_time_graph(IMPORTS))
+
+
+def test_no_module_is_over_the_limit_or_its_ceiling():
+    over = {m: n for m, n in line_counts().items() if n > OVERSIZE.get(m, MAX_LINES)}
+    assert not over, (f"over {MAX_LINES} lines (or over their listed ceiling): {over}; split "
+                      "them along their seams")
+
+
+def test_the_oversize_list_holds_only_oversize_modules():
+    counts = line_counts()
+    gone = sorted(set(OVERSIZE) - set(counts))
+    shrunk = {m: counts[m] for m in OVERSIZE if m in counts and counts[m] <= MAX_LINES}
+    assert not gone, f"listed in OVERSIZE but no longer modules: {gone}; remove them"
+    assert not shrunk, (f"now within {MAX_LINES} lines: {shrunk}; remove them from OVERSIZE so "
+                        "that they stay there")
+
+
+def test_no_new_import_cycle():
+    known = set(KNOWN_CYCLES.values())
+    new = [sorted(c) for c in CYCLES if c not in known]
+    assert not new, (f"import cycles (deferred imports included) not in KNOWN_CYCLES: {new}; "
+                     "move the shared piece into the lower module")
+
+
+def test_every_known_cycle_is_still_there_as_listed():
+    stale = {name: sorted(c) for name, c in KNOWN_CYCLES.items() if c not in CYCLES}
+    assert not stale, (f"known cycles no longer found as listed: {stale}; now: "
+                       f"{[sorted(c) for c in CYCLES]}; shrink KNOWN_CYCLES")
+
+
+def test_cycles_are_strongly_connected_components():
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a", "d"}, "d": {"e"}, "e": {"d"}, "f": {"a"}}
+    assert sorted(map(sorted, cycles(graph))) == [["a", "b", "c"], ["d", "e"]]
+    assert cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_the_graph_sees_deferred_imports_and_submodules_not_type_checking():
+    source = ("from typing import TYPE_CHECKING\n"
+              "from p import sub\n"
+              "if TYPE_CHECKING:\n"
+              "    from p.c import C\n"
+              "def f():\n"
+              "    from p.b import g\n")
+    known = {"p", "p.a", "p.b", "p.c", "p.sub"}
+    imports = {m: [] for m in known}
+    imports["p.a"] = imports_of(source, "p.a", False, known)
+    assert run_time_graph(imports)["p.a"] == {"p.sub", "p.b"}
