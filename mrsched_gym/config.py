@@ -728,7 +728,9 @@ class RewardConfig:
             ``rejection``). Missing components weigh 0.
         headline: The headline metric (a component's metric name). The episode return equals
             minus ``objective`` = sum_c weight_c * metric_c, which is the headline metric itself
-            when the weights are ``{component: 1}``.
+            when the weights are ``{component: 1}``, as on every registered id (the
+            leaderboard ranks what RL maximises); weights beyond the headline are a scenario's
+            own choice.
     """
 
     weights: Mapping[str, float] = field(default_factory=lambda: FrozenDict({"deadline": 1.0}))

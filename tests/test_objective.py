@@ -5,10 +5,62 @@ import numpy as np
 import pytest
 
 from mrsched_gym.agents.worlds import WorldPool, WorldsConfig
-from mrsched_gym.config import REWARD_COMPONENTS
+from mrsched_gym.config import COMPONENT_METRICS, REWARD_COMPONENTS
 from mrsched_gym.encoding import objective_vector
 from mrsched_gym.errors import InputTypeError
 from mrsched_gym.evaluate import make_env, run_episode, scenario_of
+from mrsched_gym.registration import ENV_IDS
+
+#: ThesisScale-v0's week takes minutes: a two-hour window of it (its reward weights are the id's).
+SHORT = {"mrsched/ThesisScale-v0": {"workload.duration_s": 7200, "time_limit_s": 14400}}
+
+
+def _random_legal_episode(env_id: str, seed: int, overrides: dict | None = None):
+    """The return and the last info of a seeded uniformly-random legal episode."""
+    env = make_env(env_id, {**SHORT.get(env_id, {}), **(overrides or {})})
+    env.reset(seed=seed)
+    rng = np.random.default_rng(seed)
+    total = 0.0
+    while True:
+        legal = np.flatnonzero(env.unwrapped.action_masks())
+        _, r, term, trunc, info = env.step(int(rng.choice(legal)))
+        total += r
+        if term or trunc:
+            env.close()
+            return total, info
+
+
+# ---------------------------------------------------------------- the return is the headline
+@pytest.mark.parametrize("env_id", list(ENV_IDS))
+def test_the_return_is_minus_the_headline_on_every_registered_id(env_id):
+    """What RL maximises is what the leaderboard ranks (issue 34): on every registered id the
+    episode return is minus that id's headline metric, and the reward weights only the
+    headline's component (Shared-v0 weighted the web SLO and Admission-v0 each rejection on top
+    of it up to 0.4.0)."""
+    headline = scenario_of(env_id).reward.headline
+    component = {m: c for c, m in COMPONENT_METRICS.items()}[headline]
+    assert dict(scenario_of(env_id).reward.weights) == {component: 1.0}
+    total, info = _random_legal_episode(env_id, seed=7)
+    m = info["metrics"]
+    assert m[headline] > 0                        # a random episode is charged something
+    assert total == pytest.approx(-m[headline], rel=1e-9, abs=1e-9)
+    assert m["objective"] == pytest.approx(m[headline], rel=1e-12, abs=1e-12)
+
+
+@pytest.mark.parametrize("env_id,weights,extra", [
+    ("mrsched/Admission-v0", {"deadline": 1.0, "rejection": 0.5}, "rejections"),
+    ("mrsched/Shared-v0", {"deadline": 1.0, "slo": 0.1}, "slo_violation_h"),
+])
+def test_weights_beyond_the_headline_remain_a_scenario_option(env_id, weights, extra):
+    """A scenario may still weight more than its headline (the ids no longer do): the return
+    is then minus the weighted ``objective``, which differs from the headline."""
+    total, info = _random_legal_episode(env_id, seed=7, overrides={"reward.weights": weights})
+    m = info["metrics"]
+    assert m[extra] > 0
+    assert total == pytest.approx(-m["objective"], rel=1e-9, abs=1e-9)
+    assert m["objective"] == pytest.approx(
+        sum(w * m[COMPONENT_METRICS[c]] for c, w in weights.items()), rel=1e-12)
+    assert total < -m["deadline_penalty_h"]
 
 
 def test_the_vector_is_the_weights_over_the_largest_absolute_weight():
@@ -21,6 +73,7 @@ def test_the_vector_is_the_weights_over_the_largest_absolute_weight():
 
 @pytest.mark.parametrize("env_id,expected", [
     ("mrsched/Hadoop-v0", [0, 1, 0, 0, 0, 0]),          # deadline penalty
+    ("mrsched/Admission-v0", [0, 1, 0, 0, 0, 0]),       # the same: rejections are in it
     ("mrsched/Preemption-v0", [1, 0, 0, 0, 0, 0]),      # mean time in system
 ])
 def test_the_env_observes_its_scenario_s_weights_only_when_asked(env_id, expected):
@@ -39,8 +92,9 @@ def test_the_env_observes_its_scenario_s_weights_only_when_asked(env_id, expecte
 
 
 def test_observing_the_objective_changes_nothing_else():
-    a, b = make_env("mrsched/Admission-v0"), make_env("mrsched/Admission-v0",
-                                                      {"observe_objective": True})
+    two = {"reward.weights": {"deadline": 1.0, "rejection": 0.5}}     # two weights
+    a, b = (make_env("mrsched/Admission-v0", two),
+            make_env("mrsched/Admission-v0", {**two, "observe_objective": True}))
     oa, _ = a.reset(seed=1)
     ob, _ = b.reset(seed=1)
     for _ in range(100):

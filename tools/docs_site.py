@@ -92,6 +92,18 @@ def feature_table(obs_space) -> str:
     return "\n".join(rows)
 
 
+def _return_line(sc) -> str:
+    """What an id's episode return equals: minus its headline when the reward weights only the
+    headline's component (every registered id), else minus the weighted objective."""
+    from mrsched_gym.config import COMPONENT_METRICS
+    component = {m: c for c, m in COMPONENT_METRICS.items()}[sc.reward.headline]
+    if dict(sc.reward.weights) == {component: 1.0}:
+        return (f'The episode return equals `-info["metrics"]["{sc.reward.headline}"]`, minus the '
+                f"headline metric the leaderboard ranks.")
+    return ('The episode return equals `-info["metrics"]["objective"]`; the headline metric the '
+            f"leaderboard ranks is `{sc.reward.headline}`.")
+
+
 def env_page(env_id: str) -> str:
     """One env id in Gymnasium's env-page shape."""
     import gymnasium as gym
@@ -154,8 +166,7 @@ feature, with its bounds (from `mrsched_gym.features`):
 ## Rewards
 
 Minus the weighted increments of the reward components since the previous decision: {weights}.
-The episode return equals `-info["metrics"]["objective"]`; the headline metric the leaderboard
-ranks is `{sc.reward.headline}`.
+{_return_line(sc)}
 
 ## Starting State
 
