@@ -128,30 +128,75 @@ class RuleAdapter:
             self.policy.reset(sim, seed=seed)
 
     def decide(self, sim: ClusterView) -> int:
-        """``policy.decide(sim.decision, sim)``."""
-        return self.policy.decide(sim.decision, sim)
+        """``policy.decide(sim.decision, sim)``, checked (:func:`check_action`)."""
+        action = self.policy.decide(sim.decision, sim)
+        k = len(sim.decision.candidates)
+        return check_action(action, lambda a: a == sim.K or 0 <= a < k, self.name,
+                            f"a {sim.decision.kind.name.lower()} decision with {k} candidates "
+                            f"(actions 0-{k - 1} and skip {sim.K})" if k else
+                            f"a {sim.decision.kind.name.lower()} decision with no candidate "
+                            f"(only skip, {sim.K})")
 
 
 class ObservationAdapter:
-    """An :class:`ObservationPolicy` without ``reset``, or an :class:`ObservationFunction`, as the
-    harness runs it (``act(obs, mask)`` and ``reset``).
+    """An :class:`ObservationPolicy` or an :class:`ObservationFunction` as the harness runs it
+    (``act(obs, mask)``, checked by :func:`check_action`, and ``reset``).
 
     Args:
         act: The ``act`` method or the function.
         name: Its label.
+        reset: The policy's own ``reset(view, seed)``, if it has one.
     """
 
     def __init__(self, act: Callable[[dict[str, np.ndarray], np.ndarray], int],
-                 name: str) -> None:
+                 name: str, reset: Callable[..., None] | None = None) -> None:
         self.fn = act
         self.name = name
+        self.reset_fn = reset
 
     def reset(self, sim: ClusterView, seed: int | None = None) -> None:
-        """Nothing to reset."""
+        """The policy's own ``reset(view, seed)``, if it has one."""
+        if self.reset_fn is not None:
+            self.reset_fn(sim, seed=seed)
 
     def act(self, obs: dict[str, np.ndarray], mask: np.ndarray) -> int:
-        """The function's action."""
-        return self.fn(obs, mask)
+        """The function's action, checked against ``mask`` (skip, the last action, is always
+        accepted, as ``step()`` accepts it)."""
+        skip = len(mask) - 1
+        return check_action(self.fn(obs, mask),
+                            lambda a: a == skip or (0 <= a < skip and bool(mask[a])), self.name,
+                            f"a decision whose mask offers {np.flatnonzero(mask).tolist()} "
+                            f"(skip {skip} is always accepted)")
+
+
+class PolicyActionError(ValueError):
+    """An outside policy returned an action that is not a candidate of the decision nor skip.
+    The episode fails (recorded with this message in ``failures.json``): for a rule or
+    observation policy such an action is a bug, never silently played as skip."""
+
+
+def check_action(action: Any, legal: Callable[[int], bool], label: str, where: str) -> int:
+    """``action`` as an ``int`` if it is an integer that ``legal`` accepts.
+
+    The env plays an out-of-range or empty-slot action as skip (``info["invalid_action"]``):
+    right for an RL model that ignores the mask, silent for a hand-written policy. Outside
+    rule and observation policies are held to the contract instead; SB3 models are not
+    (their invalid actions are counted in the ``invalid_actions`` metric).
+
+    Raises:
+        PolicyActionError: ``action`` is not an integer, or not a legal action (the message
+            names the policy, the action and the legal actions at that decision).
+    """
+    if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
+        if not (isinstance(action, np.ndarray) and action.ndim == 0
+                and np.issubdtype(action.dtype, np.integer)):
+            raise PolicyActionError(f"policy {label}: returned {action!r} "
+                                    f"({type(action).__name__}); an action is an integer")
+    a = int(action)
+    if not legal(a):
+        raise PolicyActionError(f"policy {label}: returned action {a} at {where}: return a "
+                                f"candidate's index or skip")
+    return a
 
 
 class ModelAdapter:
@@ -223,10 +268,9 @@ def as_policy(obj: Any, name: str | None = None) -> Any:
 
     The kinds are tried in this order: a :class:`~mrsched_gym.baselines.base.Scheduler` or an
     adapter of this module (returned as it is); ``decide`` (:class:`RulePolicy`, wrapped by
-    :class:`RuleAdapter`); ``act`` (:class:`ObservationPolicy`: returned as it is when it has
-    ``reset``, else wrapped);
-    ``predict`` (:class:`ModelPolicy`, :class:`ModelAdapter`); any other callable
-    (:class:`ObservationFunction`).
+    :class:`RuleAdapter`); ``act`` (:class:`ObservationPolicy`, wrapped by
+    :class:`ObservationAdapter` with its ``reset``); ``predict`` (:class:`ModelPolicy`,
+    :class:`ModelAdapter`); any other callable (:class:`ObservationFunction`).
 
     Args:
         obj: The policy object (an instance, not a class).
@@ -253,7 +297,7 @@ def as_policy(obj: Any, name: str | None = None) -> Any:
         return RuleAdapter(obj, label)
     if hasattr(obj, "act"):
         check_call(obj.act, 2, "act(obs, mask)", label)
-        return obj if hasattr(obj, "reset") else ObservationAdapter(obj.act, label)
+        return ObservationAdapter(obj.act, label, getattr(obj, "reset", None))
     if hasattr(obj, "predict"):
         check_call(obj.predict, 1, "predict(obs, deterministic=True) (an SB3 model's)", label,
                    keyword="deterministic")
@@ -285,5 +329,5 @@ def check_call(fn: Callable[..., Any], n_args: int, contract: str, label: str,
 
 
 __all__ = ["ModelAdapter", "ModelPolicy", "ObservationAdapter", "ObservationFunction",
-           "ObservationPolicy", "PolicyLike", "Resettable", "RuleAdapter", "RulePolicy",
-           "as_policy", "check_call", "policy_label"]
+           "ObservationPolicy", "PolicyActionError", "PolicyLike", "Resettable", "RuleAdapter",
+           "RulePolicy", "as_policy", "check_action", "check_call", "policy_label"]

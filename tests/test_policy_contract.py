@@ -482,3 +482,65 @@ def test_compare_runs_an_sb3_model_named_in_a_file(tmp_path, monkeypatch):
     again = records(["ppo_file.py:MODEL"])              # the same file in Python
     keys = ("seed", "steps", "deadline_penalty_h", "mean_jct_s", "utilisation")
     assert [[r[k] for k in keys] for r in recs] == [[r[k] for k in keys] for r in again]
+
+
+# ------------------------------------------------------------------ actions held to the contract
+class ReturnsOutOfRange:
+    """decide: a number past skip (a bug an env would otherwise play as skip)."""
+
+    def decide(self, decision, view):
+        return view.K + 5
+
+
+class ReturnsEmptySlot:
+    """decide: the last candidate slot, empty whenever fewer than K candidates wait."""
+
+    def decide(self, decision, view):
+        return view.K - 1
+
+
+class ActReturnsMasked:
+    """act: an action the mask does not offer (the last candidate slot)."""
+
+    def act(self, obs, mask):
+        return len(mask) - 2
+
+
+class ReturnsFloat:
+    def decide(self, decision, view):
+        return 0.0
+
+
+@pytest.mark.parametrize("policy, expected", [
+    (ReturnsOutOfRange(), r"returned action 13 at a \w+ decision with \d+ candidates"),
+    (ReturnsEmptySlot(), r"returned action 7 at a \w+ decision with \d candidates \(actions 0-"),
+    (ActReturnsMasked(), r"returned action 7 at a decision whose mask offers \["),
+    (ReturnsFloat(), r"returned 0.0 \(float\); an action is an integer"),
+])
+def test_an_illegal_action_of_an_outside_policy_fails_the_episode(policy, expected):
+    """An outside rule or observation policy that returns no candidate and no skip fails its
+    episode with a message naming the action and the legal ones; never played as skip."""
+    from mrsched_gym.policies import PolicyActionError
+    with pytest.raises(PolicyActionError, match=expected):
+        run_episode(ENV, policy, 0, SHORT)
+
+
+def test_legal_actions_and_skip_pass_the_check():
+    """Skip (view.K) is accepted at every decision, as step() accepts it; numpy integers too."""
+    class SkipThenFirst:
+        def decide(self, decision, view):
+            return np.int64(0) if decision.candidates else view.K
+
+    res = run_episode(ENV, SkipThenFirst(), 0, SHORT)
+    assert res["metrics"]["invalid_actions"] == 0
+
+
+def test_compare_reports_an_illegal_action_as_a_failed_episode(tmp_path, capsys):
+    """On the command line the episode is a failure with the message (exit 1), not a record."""
+    f = tmp_path / "bad.py"
+    f.write_text("class Bad:\n    def decide(self, decision, view):\n        return view.K + 1\n")
+    code = main(["compare", "--policies", f"{f}:Bad", "edf", "--seeds", "1", "--workers", "1",
+                 "--set", "workload.duration_s=900", "--no-plots", "--quiet",
+                 "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert code == 1 and "returned action 9" in err

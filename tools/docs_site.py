@@ -226,9 +226,10 @@ def baselines_page() -> str:
     summary = json.loads((ROOT / "docs" / "reproductions.json").read_text())
     lines = ["# Baselines", "",
              "Each baseline is a small class acting through the same decision interface as an "
-             "agent (`decide(sim)` returns the action index), with its paper's parameters as "
-             "defaults: `make_baseline(\"fair\", delay=0)` overrides one, and on the command line "
-             "`fair:delay=0`. Every gap-filling choice is written in its module's docstring "
+             "agent (`decide(view)` reads the read-only cluster view and returns the action "
+             "index), with its paper's parameters as defaults: `make_baseline(\"fair\", "
+             "delay=0)` overrides one, and on the command line `fair:delay=0`. Every "
+             "gap-filling choice is written in its module's docstring "
              "(see the [API reference](reference/api.md#baselines)).", "",
              "*How faithful* comes from the paper's own experiments re-run in the simulator "
              "(`mrsched-gym reproduce`): the claims that hold as the paper says, and the paper's "
