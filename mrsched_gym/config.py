@@ -728,9 +728,7 @@ class RewardConfig:
             ``rejection``). Missing components weigh 0.
         headline: The headline metric (a component's metric name). The episode return equals
             minus ``objective`` = sum_c weight_c * metric_c, which is the headline metric itself
-            when the weights are ``{component: 1}``, as on every registered id (the
-            leaderboard ranks what RL maximises); weights beyond the headline are a scenario's
-            own choice.
+            when the weights are ``{component: 1}``, as on every registered id (tested).
     """
 
     weights: Mapping[str, float] = field(default_factory=lambda: FrozenDict({"deadline": 1.0}))

@@ -156,8 +156,7 @@ class MRSchedEnv(gym.Env):
     (:mod:`mrsched_gym.rewards`): ``jct`` (time in system), ``deadline`` (weighted time beyond
     deadline, RDS Eq. 1), ``slo`` (web SLO violation), ``wasted`` (killed work), ``idle`` (idle
     capacity), ``rejection``. The weights come from the scenario; the episode return equals
-    ``-info["metrics"]["objective"]``, which is minus the scenario's headline metric when the
-    weights are its component alone at weight 1: on every registered id (tested).
+    ``-info["metrics"]["objective"]``: minus the headline metric on every registered id (tested).
     ``info["reward_components"]`` holds the unweighted increments by name.
 
     ## Starting State
