@@ -152,3 +152,11 @@ def test_a_pipe_closed_early_ends_quietly(args):
     _, err = proc.communicate(timeout=60)
     assert b"Traceback" not in err and b"BrokenPipe" not in err, err.decode()
     assert proc.returncode in (0, 1)
+
+
+def test_no_subcommand_prints_the_whole_help(capsys):
+    """`mrsched-gym` alone shows every subcommand (exit 2), not only 'arguments are required'."""
+    from mrsched_gym.cli import main
+    assert main([]) == 2
+    out = capsys.readouterr().out
+    assert "usage: mrsched-gym" in out and all(c in out for c in ("compare", "benchmark", "train"))

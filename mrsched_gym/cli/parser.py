@@ -154,7 +154,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     from mrsched_gym.errors import MRSchedError
 
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    if not (sys.argv[1:] if argv is None else list(argv)):     # no subcommand: the whole help
+        parser.print_help()
+        return 2
+    args = parser.parse_args(argv)
     from mrsched_gym.lifecycle import handle_termination, signal_number
     handle_termination()
     try:

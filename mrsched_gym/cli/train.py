@@ -26,5 +26,7 @@ def train_command(args: argparse.Namespace) -> int:
                      if not isinstance(v, dict)) or "per id in baselines.json"
     print(f"best validation mean {res['best']:.3f} at step {res['best_step']} "
           f"(baselines on the same seeds: {base})")
-    print(f"wrote {res['best_model']}, {res['final_model']}, {res['out']}/evaluations.csv")
+    numpy = f", {res['best_numpy']} (no pickle)" if res.get("best_numpy") else ""
+    print(f"wrote {res['best_model']}{numpy}, {res['final_model']}, "
+          f"{res['out']}/evaluations.csv")
     return 0
