@@ -282,24 +282,9 @@ def baselines_page() -> str:
 
 
 def _parser() -> argparse.ArgumentParser:
-    """The ``mrsched-gym`` parser, caught as ``main`` is about to parse."""
-    from mrsched_gym import cli
-
-    class Caught(Exception):
-        pass
-
-    def catch(self, *args, **kwargs):
-        raise Caught(self)
-
-    original = argparse.ArgumentParser.parse_args
-    argparse.ArgumentParser.parse_args = catch
-    try:
-        cli.main([])
-    except Caught as e:
-        return e.args[0]
-    finally:
-        argparse.ArgumentParser.parse_args = original
-    raise RuntimeError("mrsched_gym.cli.main did not parse its arguments")
+    """The ``mrsched-gym`` parser (:func:`mrsched_gym.cli.build_parser`)."""
+    from mrsched_gym.cli import build_parser
+    return build_parser()
 
 
 def cli_page() -> str:
