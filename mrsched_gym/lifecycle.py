@@ -25,19 +25,40 @@ PARENT_CHECK_S = 0.2
 _PARENT: int | None = None
 
 
+#: The process that installed :func:`_terminate` (a forked child inherits the handler, not
+#: the role: there the signal keeps its default meaning).
+_HANDLER_PID: int | None = None
+
+
 def _terminate(signum, frame) -> None:
+    if os.getpid() != _HANDLER_PID:         # a forked child (any pool, ours or a user's):
+        signal.signal(signum, signal.SIG_DFL)           # end as the signal says, at once
+        os.kill(os.getpid(), signum)
+        return
     raise KeyboardInterrupt(signum)
 
 
-def handle_termination() -> None:
-    """SIGTERM and SIGHUP raise ``KeyboardInterrupt`` (only from the main thread; elsewhere a
-    no-op)."""
+def handle_termination() -> dict[int, object]:
+    """SIGTERM and SIGHUP raise ``KeyboardInterrupt`` in this process (only from the main
+    thread; elsewhere a no-op). Returns the handlers it replaced, for
+    :func:`restore_termination`; a process forked meanwhile ends on these signals as usual."""
+    global _HANDLER_PID
     if threading.current_thread() is not threading.main_thread():
-        return
+        return {}
+    _HANDLER_PID = os.getpid()
+    previous: dict[int, object] = {}
     for name in ("SIGTERM", "SIGHUP"):
         sig = getattr(signal, name, None)
         if sig is not None:
-            signal.signal(sig, _terminate)
+            previous[sig] = signal.signal(sig, _terminate)
+    return previous
+
+
+def restore_termination(previous: dict[int, object]) -> None:
+    """Put back the handlers :func:`handle_termination` replaced (the command line does when a
+    command ends, so that calling ``main`` in a process leaves its signals as they were)."""
+    for sig, handler in previous.items():
+        signal.signal(sig, handler)  # type: ignore[arg-type]
 
 
 def signal_number(exc: BaseException) -> int:
@@ -85,5 +106,5 @@ class ParentGuard:
         return out
 
 
-__all__ = ["PARENT_CHECK_S", "ParentGuard", "handle_termination", "signal_number",
-           "worker_init"]
+__all__ = ["PARENT_CHECK_S", "ParentGuard", "handle_termination", "restore_termination",
+           "signal_number", "worker_init"]

@@ -193,3 +193,31 @@ def test_pool_workers_do_not_hold_the_lock_or_journal(tmp_path):
         fds = [folder._lock_fd, folder._journal_fd]
         assert all(_fd_is_open(fd) for fd in fds)
         assert run_parallel(_fd_is_open, fds, workers=2, progress=False) == [False, False]
+
+
+def test_main_leaves_the_signal_handlers_as_it_found_them(capsys):
+    """Calling the command line in a process (a test, a notebook) does not leave its SIGTERM
+    handler behind for the rest of the process."""
+    from mrsched_gym.cli import main
+    before = signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGHUP)
+    assert main(["list", "--json"]) == 0
+    assert (signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGHUP)) == before
+
+
+def test_a_forked_child_ends_on_sigterm_while_the_handler_is_installed():
+    """A process forked while the handler is active (any multiprocessing pool, not only the
+    harness's) ends on SIGTERM as usual: Pool.terminate() never waits on a worker that turned
+    the signal into a KeyboardInterrupt it swallowed."""
+    import multiprocessing as mp
+
+    from mrsched_gym.lifecycle import handle_termination, restore_termination
+    previous = handle_termination()
+    try:
+        child = mp.get_context("fork").Process(target=time.sleep, args=(30,))
+        child.start()
+        time.sleep(0.2)
+        child.terminate()
+        child.join(10)
+        assert child.exitcode == -signal.SIGTERM
+    finally:
+        restore_termination(previous)

@@ -159,8 +159,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 2
     args = parser.parse_args(argv)
-    from mrsched_gym.lifecycle import handle_termination, signal_number
-    handle_termination()
+    from mrsched_gym.lifecycle import handle_termination, restore_termination, signal_number
+    previous = handle_termination()
     try:
         code = args.fn(args)
         sys.stdout.flush()
@@ -182,4 +182,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"\ninterrupted ({signal.Signals(sig).name}): finished episodes are in the run's "
               "journal (--resume continues)", file=sys.stderr)
         return 128 + sig
+    finally:
+        restore_termination(previous)
 
