@@ -158,7 +158,8 @@ def _teacher_pool(ic: ImitateConfig):
         return None
     import multiprocessing as mp
     ctx = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
-    return ctx.Pool(ic.teacher_workers)
+    from mrsched_gym.lifecycle import default_termination
+    return ctx.Pool(ic.teacher_workers, initializer=default_termination)
 
 
 class _Player:

@@ -54,6 +54,16 @@ def handle_termination() -> dict[int, object]:
     return previous
 
 
+def default_termination() -> None:
+    """A pool initializer: SIGTERM and SIGHUP end this worker as the signals say, whatever
+    handler it inherited from its parent (Ray's driver, :func:`handle_termination`), so that
+    ``Pool.terminate()`` never waits on a worker that caught the signal."""
+    for name in ("SIGTERM", "SIGHUP"):
+        sig = getattr(signal, name, None)
+        if sig is not None:
+            signal.signal(sig, signal.SIG_DFL)
+
+
 def restore_termination(previous: dict[int, object]) -> None:
     """Put back the handlers :func:`handle_termination` replaced (the command line does when a
     command ends, so that calling ``main`` in a process leaves its signals as they were)."""
@@ -106,5 +116,5 @@ class ParentGuard:
         return out
 
 
-__all__ = ["PARENT_CHECK_S", "ParentGuard", "handle_termination", "restore_termination",
-           "signal_number", "worker_init"]
+__all__ = ["PARENT_CHECK_S", "ParentGuard", "default_termination", "handle_termination",
+           "restore_termination", "signal_number", "worker_init"]
