@@ -132,8 +132,8 @@ class RuleAdapter:
         action = self.policy.decide(sim.decision, sim)
         k = len(sim.decision.candidates)
         return check_action(action, lambda a: a == sim.K or 0 <= a < k, self.name,
-                            f"a {sim.decision.kind.name.lower()} decision with {k} candidates "
-                            f"(actions 0-{k - 1} and skip {sim.K})" if k else
+                            lambda: f"a {sim.decision.kind.name.lower()} decision with {k} "
+                            f"candidates (actions 0-{k - 1} and skip {sim.K})" if k else
                             f"a {sim.decision.kind.name.lower()} decision with no candidate "
                             f"(only skip, {sim.K})")
 
@@ -165,8 +165,8 @@ class ObservationAdapter:
         skip = len(mask) - 1
         return check_action(self.fn(obs, mask),
                             lambda a: a == skip or (0 <= a < skip and bool(mask[a])), self.name,
-                            f"a decision whose mask offers {np.flatnonzero(mask).tolist()} "
-                            f"(skip {skip} is always accepted)")
+                            lambda: f"a decision whose mask offers "
+                            f"{np.flatnonzero(mask).tolist()} (skip {skip} is always accepted)")
 
 
 class PolicyActionError(ValueError):
@@ -175,13 +175,17 @@ class PolicyActionError(ValueError):
     observation policy such an action is a bug, never silently played as skip."""
 
 
-def check_action(action: Any, legal: Callable[[int], bool], label: str, where: str) -> int:
+def check_action(action: Any, legal: Callable[[int], bool], label: str,
+                 where: Callable[[], str]) -> int:
     """``action`` as an ``int`` if it is an integer that ``legal`` accepts.
 
     The env plays an out-of-range or empty-slot action as skip (``info["invalid_action"]``):
     right for an RL model that ignores the mask, silent for a hand-written policy. Outside
     rule and observation policies are held to the contract instead; SB3 models are not
     (their invalid actions are counted in the ``invalid_actions`` metric).
+
+    ``where`` describes the decision; it is called only to build the error message (nothing
+    is formatted on the hot path of a legal action).
 
     Raises:
         PolicyActionError: ``action`` is not an integer, or not a legal action (the message
@@ -194,7 +198,7 @@ def check_action(action: Any, legal: Callable[[int], bool], label: str, where: s
                                     f"({type(action).__name__}); an action is an integer")
     a = int(action)
     if not legal(a):
-        raise PolicyActionError(f"policy {label}: returned action {a} at {where}: return a "
+        raise PolicyActionError(f"policy {label}: returned action {a} at {where()}: return a "
                                 f"candidate's index or skip")
     return a
 
