@@ -29,7 +29,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from mrsched_gym.config import ClusterConfig, JobSpec, WorkloadConfig
-from mrsched_gym.models.contention import processor_share, spill_slowdown
+from mrsched_gym.config.sizing import (  # noqa: F401  (arrival_rate and the rest: read here too)
+    arrival_rate,
+    default_reduces,
+    expected_size,
+    phase_throughput,
+    positive_type_mix,
+    workload_has_reduces,
+)
 from mrsched_gym.workloads.profiles import PROFILES, TYPE_NAMES, JobTypeProfile
 
 
@@ -82,33 +89,6 @@ def _lognormal(rng: np.random.Generator, mean: float, cv: float, size: int) -> n
     return rng.lognormal(math.log(mean) - s2 / 2, math.sqrt(s2), size=size)
 
 
-def phase_throughput(cluster: ClusterConfig, demand: tuple[float, float, float, float],
-                     reduce: bool) -> tuple[float, float]:
-    """``(concurrency, throughput)`` of one phase when its tasks fill every slot of the cluster.
-
-    Concurrency is the number of tasks running at once (slots in slots mode; tasks that fit by
-    their largest demand in containers mode). Throughput is the reference work done per second:
-    the sum over those tasks of CPU speed x their share under the rate model of
-    :mod:`mrsched_gym.sim.rates` (CPU/IO/network sharing and the memory allocation; the same
-    formulas, :mod:`mrsched_gym.models.contention`).
-    """
-    conc = 0.0
-    thr = 0.0
-    for g in cluster.nodes:
-        if cluster.resource_mode == "slots":
-            k = g.effective_reduce_slots if reduce else g.effective_map_slots
-            mem_share = 1.0 / (g.effective_map_slots + g.effective_reduce_slots)
-        else:
-            k = max(1, int(1.0 / max(max(demand[:3]), 1e-3)))
-            mem_share = demand[2]
-        share = processor_share(k * demand[1], k * demand[3], k * demand[0])
-        f_mem = 1.0 if mem_share >= demand[2] else 1.0 / spill_slowdown(
-            mem_share, demand[2], cluster.swap_slowdown)
-        conc += g.count * k
-        thr += g.count * k * g.cpu_speed * share * f_mem
-    return conc, thr
-
-
 def _phase_alone_s(cluster: ClusterConfig, n_tasks: int, work_s: float, cv: float,
                    demand: tuple[float, float, float, float], reduce: bool) -> float:
     """Time for ``n_tasks`` of one phase when a lone job fills every slot of the cluster."""
@@ -148,14 +128,6 @@ def deadline_base_s(profile: JobTypeProfile, n_maps: int, n_reduces: int, map_wo
     or its map phase's (``"map"``, MIMP 3.1 and Eq. 4: the deadline covers the map phase)."""
     m, r = phase_alone_times(profile, n_maps, n_reduces, map_work_s, reduce_work_s, cluster)
     return m if scope == "map" else m + r
-
-
-def _n_reduces(profile: JobTypeProfile, n_maps: int, map_only: bool = False) -> int:
-    if map_only:
-        return 0
-    if profile.reduces_per_map <= 0:
-        return 1 if profile.reduce_work_s > 0 and profile.name in ("combine", "select") else 0
-    return max(1, int(round(n_maps * profile.reduces_per_map)))
 
 
 def place_replicas(rng: np.random.Generator, n: int, cluster: ClusterConfig) -> np.ndarray:
@@ -242,7 +214,7 @@ def fixed_jobs(jobs: tuple[JobSpec, ...], cluster: ClusterConfig, task_rng: np.r
     out = []
     for spec in sorted(jobs, key=lambda s: s.arrival_s):
         p = PROFILES[spec.type]
-        n_red = spec.n_reduces if spec.n_reduces is not None else _n_reduces(p, spec.n_maps)
+        n_red = spec.n_reduces if spec.n_reduces is not None else default_reduces(p, spec.n_maps)
         mw = spec.map_work_s or p.map_work_s
         rw = spec.reduce_work_s or p.reduce_work_s
         if spec.deadline_s is not None:
@@ -258,81 +230,10 @@ def fixed_jobs(jobs: tuple[JobSpec, ...], cluster: ClusterConfig, task_rng: np.r
     return out
 
 
-def _type_mix(cfg: WorkloadConfig) -> tuple[list[str], np.ndarray, list[JobTypeProfile]]:
-    """``(names, probabilities, profiles)`` of the job types with a positive weight."""
-    names = [n for n, w in cfg.type_mix.items() if w > 0]
-    probs = np.array([cfg.type_mix[n] for n in names], dtype=float)
-    probs /= probs.sum()
-    return names, probs, [PROFILES[n] for n in names]
-
-
-def arrival_rate(cfg: WorkloadConfig, cluster: ClusterConfig) -> float:
-    """Jobs per second of the synthetic generator (``inf`` if the per-job work rounds to 0).
-
-    Offered load per phase: lambda x E[work of the phase] / phase throughput; the rate makes the
-    busier phase's load equal to ``cfg.load``.
-    """
-    _, probs, profiles = _type_mix(cfg)
-    per_job_m = per_job_r = 0.0
-    for pr, p in zip(probs, profiles, strict=False):
-        nm = cfg.size_mean
-        sc = cfg.task_work_scale
-        per_job_m += pr * nm * sc * p.map_work_s / phase_throughput(cluster, p.map_demand,
-                                                                      False)[1]
-        nr = _n_reduces(p, max(1, int(round(nm))), cfg.map_only)
-        if nr:                                # a maps-only cluster has no reduce throughput
-            per_job_r += pr * nr * sc * p.reduce_work_s / phase_throughput(
-                cluster, p.reduce_demand, True)[1]
-    busier = max(per_job_m, per_job_r)
-    with np.errstate(over="ignore"):          # a subnormal per-job work: the rate is inf
-        return cfg.load / busier if busier > 0 else math.inf
-
-
-def workload_has_reduces(cfg: WorkloadConfig) -> str:
-    """Why the workload's jobs have reduce tasks (``""`` when none does or, for a trace replay,
-    when only the trace can tell: :func:`mrsched_gym.workloads.trace.check_trace_reduces`)."""
-    if cfg.kind == "jobs":
-        for i, spec in enumerate(cfg.jobs):
-            p = PROFILES[spec.type]
-            n_red = spec.n_reduces if spec.n_reduces is not None else _n_reduces(p, spec.n_maps)
-            if n_red > 0:
-                return f"workload.jobs[{i}] ({spec.type}) has {n_red} reduce task(s)"
-        return ""
-    if cfg.kind == "synthetic":
-        for name, w in cfg.type_mix.items():
-            if w > 0 and _n_reduces(PROFILES[name], 1, cfg.map_only) > 0:
-                return f"workload.type_mix draws {name} jobs, which have reduce tasks"
-    return ""
-
-
-def expected_size(cfg: WorkloadConfig, cluster: ClusterConfig) -> tuple[float, float]:
-    """``(jobs, tasks)`` an episode of a synthetic or fixed-list workload is expected to hold.
-
-    Synthetic: the Poisson mean rate x ``duration_s`` (at least one job) times the mean map and
-    reduce tasks of the type mix. Fixed list: exact. Trace replay: ``(0, 0)``, the trace file
-    decides (:func:`mrsched_gym.workloads.trace.check_trace_size`).
-    """
-    if cfg.kind == "jobs":
-        tasks = 0
-        for spec in cfg.jobs:
-            p = PROFILES[spec.type]
-            n_red = spec.n_reduces if spec.n_reduces is not None else _n_reduces(p, spec.n_maps)
-            tasks += spec.n_maps + n_red
-        return float(len(cfg.jobs)), float(tasks)
-    if cfg.kind != "synthetic":
-        return 0.0, 0.0
-    _, probs, profiles = _type_mix(cfg)
-    size = max(1, int(round(min(cfg.size_mean, 1e12))))
-    per_job = sum(pr * (cfg.size_mean + _n_reduces(p, size, cfg.map_only))
-                  for pr, p in zip(probs, profiles, strict=False))
-    jobs = max(1.0, arrival_rate(cfg, cluster) * cfg.duration_s)
-    return jobs, jobs * per_job
-
-
 def synthetic_jobs(cfg: WorkloadConfig, cluster: ClusterConfig, job_rng: np.random.Generator,
                    task_rng: np.random.Generator, place_rng: np.random.Generator) -> list[JobDraw]:
     """Thesis Table 5.6 generator (see module docstring)."""
-    names, probs, profiles = _type_mix(cfg)
+    names, probs, profiles = positive_type_mix(cfg)
     s2 = math.log1p((cfg.size_std / cfg.size_mean) ** 2)
     mu = math.log(cfg.size_mean) - s2 / 2
     rate = arrival_rate(cfg, cluster)                                  # jobs per second
@@ -350,7 +251,7 @@ def synthetic_jobs(cfg: WorkloadConfig, cluster: ClusterConfig, job_rng: np.rand
     for i in range(n_jobs):
         p = profiles[types[i]]
         n_maps = int(sizes[i])
-        n_red = _n_reduces(p, n_maps, cfg.map_only)
+        n_red = default_reduces(p, n_maps, cfg.map_only)
         mw = p.map_work_s * cfg.task_work_scale
         rw = p.reduce_work_s * cfg.task_work_scale
         deadline = (arrivals[i] + factors[i] * deadline_base_s(p, n_maps, n_red, mw, rw, cluster,
