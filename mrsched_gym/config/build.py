@@ -36,7 +36,7 @@ def from_dict(tp: type[_T], data: Any, source: str = "<dict>") -> _T:
     try:
         if is_pydantic_dataclass(tp):
             if isinstance(data, tp):
-                return data
+                return cast(_T, data)
             try:
                 return cast(_T, tp.__pydantic_validator__.validate_python(data))
             except ValidationError as e:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 from collections.abc import Callable, Mapping
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, TypeVar, cast
 
 import numpy as np
 from pydantic import AfterValidator, BeforeValidator, ConfigDict, Strict, ValidationError
@@ -93,8 +93,8 @@ def section(cls: type[_T]) -> type[_T]:
     Building a section directly (``NodeGroup(count=0)``, ``dataclasses.replace``) raises
     :class:`ConfigError` with the package's message, as building it from data does.
     """
-    out = pydantic_dataclass(frozen=True, config=SECTION_CONFIG)(cls)
-    validated_init: Callable[..., None] = out.__init__   # type: ignore[misc]
+    out: Any = pydantic_dataclass(frozen=True, config=SECTION_CONFIG)(cls)
+    validated_init: Callable[..., None] = out.__init__
 
     @functools.wraps(validated_init)
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
@@ -103,5 +103,5 @@ def section(cls: type[_T]) -> type[_T]:
         except ValidationError as e:
             raise error_of(e, type(self)) from None
 
-    out.__init__ = __init__   # type: ignore[misc]
-    return out
+    out.__init__ = __init__
+    return cast(type[_T], out)

@@ -8,7 +8,7 @@ import os
 from collections.abc import Mapping
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import yaml
 
@@ -16,7 +16,6 @@ from mrsched_gym.config.env_ids import ENV_IDS, ENV_OVERRIDES
 from mrsched_gym.config.errors import ConfigError, short
 from mrsched_gym.errors import InputTypeError
 from mrsched_gym.frozen import FrozenDict
-
 
 #: The kinds of bundled config files: folder of ``configs/`` -> what its files are called.
 CONFIG_KINDS: Mapping[str, str] = FrozenDict({
@@ -52,7 +51,7 @@ def config_source(path_or_name: str | os.PathLike[str], kind: str) -> tuple[str,
     if p.suffix in (".yaml", ".yml") or p.exists():
         return str(p), read_text_file(p, what)
     name = str(path_or_name)
-    res = resources.files("mrsched_gym.configs").joinpath(kind, f"{name}.yaml")
+    res = resources.files("mrsched_gym.configs").joinpath(kind).joinpath(f"{name}.yaml")
     if not res.is_file():
         raise ConfigError(f"{name}: no such {what} file or bundled {what} (bundled: {bundled})"
                           + unknown_name_hint(kind, name))
@@ -81,7 +80,7 @@ def bundled_scenarios() -> list[str]:
     return bundled_names("scenarios")
 
 
-class UniqueKeyLoader(yaml.SafeLoader):
+class UniqueKeyLoader(yaml.SafeLoader):  # type: ignore[misc]  # PyYAML ships no types
     """PyYAML's safe loader, except that a key repeated in one mapping is an error.
 
     Plain ``yaml.safe_load`` keeps the last value silently, so ``load: 0.5`` followed by
@@ -89,7 +88,7 @@ class UniqueKeyLoader(yaml.SafeLoader):
     overridden (that is what merges are for).
     """
 
-    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         """Build a mapping; a repeated key raises a ``ConstructorError`` naming both lines."""
         seen: dict[Any, int] = {}
         for key_node, _ in node.value:
@@ -105,7 +104,7 @@ class UniqueKeyLoader(yaml.SafeLoader):
                     None, None, f"duplicate key {key!r} (first at line {first})",
                     key_node.start_mark)
             seen[key] = key_node.start_mark.line + 1
-        return super().construct_mapping(node, deep=deep)
+        return cast(dict[Any, Any], super().construct_mapping(node, deep=deep))
 
 
 def parse_yaml(text: str, source: str) -> Any:

@@ -79,7 +79,7 @@ def resolve_relative_paths(data: Any, folder: Path) -> Any:
     return data
 
 
-def _set_path(d: dict, keys: list[str], value: Any, full: str,
+def _set_path(d: dict[str, Any], keys: list[str], value: Any, full: str,
               prefix: tuple[str, ...] = ()) -> None:
     for k in keys[:-1]:
         sub = d.get(k)

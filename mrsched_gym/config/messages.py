@@ -79,6 +79,9 @@ def message(err: ErrorDetails, top: type) -> tuple[str, tuple[str | int, ...]]:
         if not loc:
             return text, inner
         return f"{dotted(loc)}{'.' if inner else ': '}{text}", loc + inner
+    if kind == "invalid_key" and loc:                # a key that is not a string (``1: 2``)
+        loc = (*loc[:-1], str(loc[-1]))
+        kind = "extra_forbidden"
     if kind in ("unexpected_keyword_argument", "extra_forbidden"):
         text = _unknown_key(top, loc)
     elif kind in ("missing", "missing_argument", "missing_keyword_only_argument"):

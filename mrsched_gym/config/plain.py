@@ -17,7 +17,7 @@ import numbers
 import types
 import typing
 from collections.abc import Mapping
-from typing import Any, Literal, Union
+from typing import Any, Literal, Union, cast
 
 import numpy as np
 
@@ -49,7 +49,7 @@ def build(tp: Any, value: Any, path: str) -> Any:
         inner = [a for a in args if a is not type(None)]
         return build(inner[0], value, path)
     if dataclasses.is_dataclass(tp):
-        return _build_dataclass(tp, value, path)
+        return _build_dataclass(cast(type, tp), value, path)
     if origin is Literal:
         return str(value) if isinstance(value, str) else value    # checked by the class
     if origin is tuple:

@@ -91,7 +91,8 @@ def workload_has_reduces(cfg: WorkloadConfig) -> str:
     if cfg.kind == "jobs":
         for i, spec in enumerate(cfg.jobs):
             p = PROFILES[spec.type]
-            n_red = spec.n_reduces if spec.n_reduces is not None else default_reduces(p, spec.n_maps)
+            n_red = (spec.n_reduces if spec.n_reduces is not None
+                     else default_reduces(p, spec.n_maps))
             if n_red > 0:
                 return f"workload.jobs[{i}] ({spec.type}) has {n_red} reduce task(s)"
         return ""
@@ -113,7 +114,8 @@ def expected_size(cfg: WorkloadConfig, cluster: ClusterConfig) -> tuple[float, f
         tasks = 0
         for spec in cfg.jobs:
             p = PROFILES[spec.type]
-            n_red = spec.n_reduces if spec.n_reduces is not None else default_reduces(p, spec.n_maps)
+            n_red = (spec.n_reduces if spec.n_reduces is not None
+                     else default_reduces(p, spec.n_maps))
             tasks += spec.n_maps + n_red
         return float(len(cfg.jobs)), float(tasks)
     if cfg.kind != "synthetic":

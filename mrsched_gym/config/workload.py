@@ -6,8 +6,17 @@ from dataclasses import field
 from typing import Annotated, Literal
 
 from mrsched_gym.config.errors import check, in_range
-from mrsched_gym.config.fields import AS_LIST, Bool, Float, FloatMap, FloatPair, Int, Text, \
-    TextMap, section
+from mrsched_gym.config.fields import (
+    AS_LIST,
+    Bool,
+    Float,
+    FloatMap,
+    FloatPair,
+    Int,
+    Text,
+    TextMap,
+    section,
+)
 from mrsched_gym.frozen import FrozenDict
 from mrsched_gym.workloads.profiles import PROFILES
 

@@ -24,12 +24,11 @@ Synthetic workload (thesis 5.2.3, Table 5.6):
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import numpy as np
 
 from mrsched_gym.config import ClusterConfig, JobSpec, WorkloadConfig
-from mrsched_gym.config.sizing import (  # noqa: F401  (arrival_rate and the rest: read here too)
+from mrsched_gym.config.sizing import (
     arrival_rate,
     default_reduces,
     expected_size,
@@ -37,174 +36,24 @@ from mrsched_gym.config.sizing import (  # noqa: F401  (arrival_rate and the res
     positive_type_mix,
     workload_has_reduces,
 )
-from mrsched_gym.workloads.profiles import PROFILES, TYPE_NAMES, JobTypeProfile
+from mrsched_gym.workloads.jobs import (
+    JobDraw,
+    alone_time_s,
+    deadline_base_s,
+    make_job,
+    phase_alone_times,
+    place_replicas,
+)
+from mrsched_gym.workloads.profiles import PROFILES, TYPE_NAMES
+from mrsched_gym.workloads.trace import trace_jobs
 
-
-@dataclass
-class JobDraw:
-    """One job as drawn at reset (plain data; the simulator turns it into live state).
-
-    Attributes:
-        type_idx: Index into :data:`TYPE_NAMES`.
-        arrival_s: Submission time.
-        deadline_s: Absolute deadline, or ``inf`` when the job has none.
-        priority: Priority class.
-        weight: Penalty / share weight.
-        map_work: ``[n_maps]`` work of each map task (reference seconds).
-        reduce_work: ``[n_reduces]`` work of each reduce task (reference seconds).
-        map_mult: ``[n_maps]`` per-task demand multiplier.
-        reduce_mult: ``[n_reduces]`` per-task demand multiplier.
-        replicas: ``[n_maps, replication]`` nodes holding each map's input block.
-        label: Optional label.
-        alone_s: Estimated completion time alone on the cluster (:func:`alone_time_s`).
-        map_alone_s: The same for its map phase alone (the deadline base with
-            ``deadline_scope: map``).
-        map_mean_s: The mean the map work was drawn around (reference seconds): the job's
-            expected task work, from which its time alone is estimated (a scheduler's
-            estimate; the draw's own mean differs from it).
-        reduce_mean_s: The same for the reduce work.
-    """
-
-    type_idx: int
-    arrival_s: float
-    deadline_s: float
-    priority: int
-    weight: float
-    map_work: np.ndarray
-    reduce_work: np.ndarray
-    map_mult: np.ndarray
-    reduce_mult: np.ndarray
-    replicas: np.ndarray
-    label: str = ""
-    alone_s: float = 0.0
-    map_alone_s: float = 0.0
-    map_mean_s: float = math.nan
-    reduce_mean_s: float = math.nan
-
-
-def _lognormal(rng: np.random.Generator, mean: float, cv: float, size: int) -> np.ndarray:
-    if cv <= 0:
-        return np.full(size, mean)
-    s2 = math.log1p(cv * cv)
-    return rng.lognormal(math.log(mean) - s2 / 2, math.sqrt(s2), size=size)
-
-
-def _phase_alone_s(cluster: ClusterConfig, n_tasks: int, work_s: float, cv: float,
-                   demand: tuple[float, float, float, float], reduce: bool) -> float:
-    """Time for ``n_tasks`` of one phase when a lone job fills every slot of the cluster."""
-    conc, thr = phase_throughput(cluster, demand, reduce)
-    waves = math.ceil(n_tasks / conc)
-    return (waves * work_s + 2.0 * cv * work_s) / (thr / conc)
-
-
-def phase_alone_times(profile: JobTypeProfile, n_maps: int, n_reduces: int, map_work_s: float,
-                      reduce_work_s: float, cluster: ClusterConfig) -> tuple[float, float]:
-    """``(map_s, reduce_s)``: each phase's completion time when the job is alone on the cluster.
-
-    Analytic: waves x mean task work divided by the per-task speed a task gets when the job's
-    tasks fill every slot of that phase (:func:`phase_throughput`), plus a straggler tail of two
-    standard deviations of task work; ``reduce_s`` is 0 for a map-only job. Accelerators and
-    interference are ignored (the base is a dedicated cluster).
-    """
-    m = _phase_alone_s(cluster, n_maps, map_work_s, profile.map_cv, profile.map_demand, False)
-    r = 0.0
-    if n_reduces > 0:
-        r = _phase_alone_s(cluster, n_reduces, reduce_work_s, profile.reduce_cv,
-                           profile.reduce_demand, True)
-    return m, r
-
-
-def alone_time_s(profile: JobTypeProfile, n_maps: int, n_reduces: int, map_work_s: float,
-                 reduce_work_s: float, cluster: ClusterConfig) -> float:
-    """Estimated completion time of a job alone on the cluster: both phases of
-    :func:`phase_alone_times` (the deadline base with ``deadline_scope: job``)."""
-    m, r = phase_alone_times(profile, n_maps, n_reduces, map_work_s, reduce_work_s, cluster)
-    return m + r
-
-
-def deadline_base_s(profile: JobTypeProfile, n_maps: int, n_reduces: int, map_work_s: float,
-                    reduce_work_s: float, cluster: ClusterConfig, scope: str) -> float:
-    """What ``deadline_factor`` multiplies: the job's completion time alone (``scope`` ``"job"``)
-    or its map phase's (``"map"``, MIMP 3.1 and Eq. 4: the deadline covers the map phase)."""
-    m, r = phase_alone_times(profile, n_maps, n_reduces, map_work_s, reduce_work_s, cluster)
-    return m if scope == "map" else m + r
-
-
-def place_replicas(rng: np.random.Generator, n: int, cluster: ClusterConfig) -> np.ndarray:
-    """``[n, effective_replication]`` distinct data nodes holding each of ``n`` blocks: uniform
-    over every node, or over the dedicated nodes with ``hdfs_on: dedicated`` (MIMP 3.1)."""
-    rep = cluster.effective_replication
-    if cluster.hdfs_on == "all":
-        return _replicas(rng, n, cluster.n_nodes, rep)
-    nodes = np.asarray(cluster.data_nodes, dtype=np.int64)
-    return nodes[_replicas(rng, n, len(nodes), rep)]
-
-
-def _replicas(rng: np.random.Generator, n: int, n_nodes: int, rep: int) -> np.ndarray:
-    """``[n, rep]`` distinct random nodes per block, vectorised (no per-block shuffles)."""
-    first = rng.integers(0, n_nodes, size=n)
-    out = np.empty((n, rep), dtype=np.int64)
-    out[:, 0] = first
-    if rep > 1:
-        # Distinct offsets in 1..n_nodes-1, drawn without replacement by the shifting trick.
-        offs = np.empty((n, rep - 1), dtype=np.int64)
-        for k in range(rep - 1):
-            o = rng.integers(1, n_nodes - k, size=n)
-            for j in range(k):   # shift past earlier offsets, in increasing order
-                prev = np.sort(offs[:, :k], axis=1)[:, j]
-                o = np.where(o >= prev, o + 1, o)
-            offs[:, k] = o
-        out[:, 1:] = (first[:, None] + offs) % n_nodes
-    return out
-
-
-def make_job(profile_idx: int, arrival: float, deadline: float, priority: int, weight: float,
-             n_maps: int, n_red: int, mw: float, rw: float, task_rng: np.random.Generator,
-             place_rng: np.random.Generator, cluster: ClusterConfig, label: str = "",
-             work_cv: float | None = None, map_work: np.ndarray | None = None,
-             reduce_work: np.ndarray | None = None) -> JobDraw:
-    """One job: task work drawn lognormal around ``mw``/``rw`` unless given as arrays.
-
-    Shared by the synthetic generator, fixed job lists and trace replay
-    (:mod:`mrsched_gym.workloads.trace`), so every workload kind draws its tasks the same way.
-
-    Args:
-        profile_idx: Index of the job type into :data:`TYPE_NAMES`.
-        arrival: Submission time (s).
-        deadline: Absolute deadline (s), ``inf`` for none.
-        priority: Priority class.
-        weight: Penalty / share weight.
-        n_maps: Number of map tasks.
-        n_red: Number of reduce tasks.
-        mw: Mean work of a map task (reference seconds).
-        rw: Mean work of a reduce task (reference seconds).
-        task_rng: Stream for per-task work and demand multipliers.
-        place_rng: Stream for block replica placement.
-        cluster: The cluster (phase times alone, demand spread, data nodes).
-        label: Optional label.
-        work_cv: Coefficient of variation of task work; ``None`` takes the type's.
-        map_work: Given map work per task (skips the map-work draw).
-        reduce_work: Given reduce work per task (skips the reduce-work draw).
-
-    Returns:
-        The job's :class:`JobDraw`.
-    """
-    p = PROFILES[TYPE_NAMES[profile_idx]]
-    cv = cluster.task_demand_cv
-    map_alone, red_alone = phase_alone_times(p, n_maps, n_red, mw, rw, cluster)
-    if map_work is None:
-        map_work = _lognormal(task_rng, mw, p.map_cv if work_cv is None else work_cv, n_maps)
-    if reduce_work is None:
-        reduce_work = _lognormal(task_rng, rw, p.reduce_cv if work_cv is None else work_cv,
-                                 n_red)
-    return JobDraw(
-        type_idx=profile_idx, arrival_s=arrival, deadline_s=deadline, priority=priority,
-        weight=weight, map_work=map_work, reduce_work=reduce_work,
-        map_mult=_lognormal(task_rng, 1.0, cv, n_maps),
-        reduce_mult=_lognormal(task_rng, 1.0, cv, n_red),
-        replicas=place_replicas(place_rng, n_maps, cluster),
-        label=label, alone_s=map_alone + red_alone, map_alone_s=map_alone,
-        map_mean_s=float(mw), reduce_mean_s=float(rw))
+# The sizing and the job builder moved to mrsched_gym.config.sizing and
+# mrsched_gym.workloads.jobs; they are still read from here.
+__all__ = [
+    "JobDraw", "alone_time_s", "arrival_rate", "deadline_base_s", "default_reduces", "draw_jobs",
+    "expected_size", "fixed_jobs", "make_job", "phase_alone_times", "phase_throughput",
+    "place_replicas", "positive_type_mix", "synthetic_jobs", "workload_has_reduces",
+]
 
 
 def fixed_jobs(jobs: tuple[JobSpec, ...], cluster: ClusterConfig, task_rng: np.random.Generator,
@@ -269,6 +118,5 @@ def draw_jobs(cfg: WorkloadConfig, cluster: ClusterConfig, job_rng: np.random.Ge
     if cfg.kind == "jobs":
         return fixed_jobs(cfg.jobs, cluster, task_rng, place_rng, cfg.deadline_scope)
     if cfg.kind == "trace":
-        from mrsched_gym.workloads.trace import trace_jobs
         return trace_jobs(cfg, cluster, job_rng, task_rng, place_rng)
     return synthetic_jobs(cfg, cluster, job_rng, task_rng, place_rng)

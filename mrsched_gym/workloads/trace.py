@@ -42,8 +42,8 @@ import numpy as np
 
 from mrsched_gym.config import MAX_TASKS, ClusterConfig, ConfigError, WorkloadConfig
 from mrsched_gym.models.traces import TraceError, read_job_trace, resolve_trace, trace_lines
+from mrsched_gym.workloads.jobs import JobDraw, make_job
 from mrsched_gym.workloads.profiles import PROFILES, TYPE_NAMES
-from mrsched_gym.workloads.synthetic import JobDraw, make_job
 
 _MB = 1024.0 * 1024.0
 MIN_WORK_FRACTION = 0.1
