@@ -151,3 +151,52 @@ def test_nested_override_merges_sections_and_replaces_mappings():
     assert o.decisions.preemption.enabled
     assert o.decisions.preemption.primitives == sc.decisions.preemption.primitives
     assert dict(o.workload.type_mix) == {"sort": 1.0}
+
+
+@pytest.mark.parametrize("text,where", [
+    ("name: x\ncluster:\n  racks: 2\n  nodes:\n    - count: 4\n    - count: 0\n",
+     "line 6: cluster.nodes[1].count: must be >= 1, got 0"),
+    ("workload:\n  kind: jobs\n  jobs:\n    - {type: sort, n_maps: 4}\n    - type: sort\n"
+     "      n_maps: 2.5\n", "line 6: workload.jobs[1].n_maps: expected an integer, got 2.5"),
+    ("decisions:\n  max_candidates: 8\n  preemption: {enabled: true,\n"
+     "    primitives: [kill, pause]}\n",
+     "line 4: decisions.preemption.primitives: unknown value 'pause'"),
+    ("time_limit_s: 100\n\nworkload:\n\n  lod: 0.5\n", "line 5: workload.lod: unknown key"),
+    ("workload:\n  load: 0.5\n  type_mix: {sort: .inf}\n",
+     "line 3: workload.type_mix.sort: must be a finite number"),
+    # a missing value is reported at its section, a cross-section rule at the field it names
+    ("interference: {step_s: 60}\nworkload:\n  kind: trace\n",
+     "line 2: workload.trace: required when kind is 'trace'"),
+    ("cluster:\n  nodes:\n    - {count: 2, reduce_slots: 0}\n",
+     "line 2: cluster.nodes: every node group has reduce_slots 0"),
+])
+def test_a_bad_value_in_a_file_names_file_line_and_field(tmp_path, text, where):
+    p = _write(tmp_path, text)
+    with pytest.raises(ConfigError) as e:
+        load_scenario(p)
+    assert str(e.value).startswith(f"{p}: {where}"), str(e.value)
+
+
+def test_bad_values_from_data_name_the_field_and_no_line():
+    with pytest.raises(ConfigError) as e:
+        with_overrides(load_scenario("hadoop"), {"cluster.nodes": [{"count": 2}, {"count": 0}]})
+    assert str(e.value).startswith("overrides: cluster.nodes[1].count: must be >= 1")
+    assert e.value.keys == ("cluster", "nodes", 1, "count")
+
+
+def test_unknown_keys_get_the_closest_known_one():
+    with pytest.raises(ConfigError, match=r"workload.lod: unknown key \(known: .*\); did you "
+                                          r"mean 'load'\?"):
+        scenario_from_dict({"workload": {"lod": 0.5}})
+
+
+def test_configs_pickle_hash_and_replace_as_dataclasses():
+    import pickle
+    sc = load_scenario("hadoop")
+    again = pickle.loads(pickle.dumps(sc))
+    assert again == sc and hash(again) == hash(sc)
+    job = scenario_from_dict({"workload": {"kind": "jobs", "jobs": [{"type": "sort"}]}}
+                             ).workload.jobs[0]
+    assert dataclasses.replace(job, n_maps=3).n_maps == 3
+    with pytest.raises(ConfigError, match="n_maps: must be >= 1, got 0"):
+        dataclasses.replace(job, n_maps=0)
