@@ -1,21 +1,20 @@
-"""The scenario-file field reference, generated from the config classes of mrsched_gym.config.
+"""The scenario-file field reference, generated from the JSON Schema of scenario files.
 
-Everything this page says comes from the code: a field's type and default from the dataclass,
-its meaning from the class docstring's ``Attributes:`` section, its range from the checks in the
-class's ``__post_init__`` (shown as written there). This is the only module that knows how the
-config classes are declared: if they move to another library, only this file changes.
+Everything this page says comes from the schema the package ships
+(``mrsched_gym/data/scenario.schema.json``, generated from the config's sections by
+:mod:`mrsched_gym.config.schema`; a test keeps the two equal): a field's type, choices and
+default, its meaning (its class's ``Attributes:`` docstring) and the checks its section makes
+beyond the type (``x-checks``, as the code writes them).
 """
 
 from __future__ import annotations
 
-import ast
-import dataclasses
-import inspect
+import json
 import re
-import textwrap
-import typing
+from typing import Any
 
 from mrsched_gym import config
+from mrsched_gym.config.schema import shipped_schema_text
 
 #: The classes in the order a scenario file nests them: (YAML path, class).
 SECTIONS = (
@@ -32,70 +31,39 @@ SECTIONS = (
     ("reward", config.RewardConfig),
 )
 
-
-def _type_name(tp) -> str:
-    text = str(tp) if not isinstance(tp, type) else tp.__name__
-    text = re.sub(r"\btyping\.|collections\.abc\.|mrsched_gym\.config\.", "", text)
-    return text.replace("NoneType", "None")
+_JSON_TYPES = {"integer": "int", "number": "float", "string": "str", "boolean": "bool",
+               "null": "None"}
 
 
-def _attributes(cls) -> dict[str, str]:
-    """``Attributes:`` of a Google-style class docstring: name -> one-line description."""
-    doc = inspect.getdoc(cls) or ""
-    out: dict[str, str] = {}
-    section = re.split(r"^Attributes:\s*$", doc, flags=re.M)
-    if len(section) < 2:
-        return out
-    name = None
-    for line in section[1].splitlines():
-        if line and not line.startswith(" "):
-            break
-        m = re.match(r"^    (\w+)(?: \([^)]*\))?: (.*)$", line)
-        if m:
-            name = m.group(1)
-            out[name] = m.group(2).strip()
-        elif name and line.strip():
-            out[name] += " " + line.strip()
-    return out
+def type_name(prop: dict[str, Any]) -> str:
+    """A field's type as the reference writes it (``float``, ``tuple[JobSpec, ...]``, ...)."""
+    if "$ref" in prop:
+        return prop["$ref"].rsplit("/", 1)[-1]
+    if "anyOf" in prop:
+        return " | ".join(type_name(p) for p in prop["anyOf"])
+    if "enum" in prop:
+        return "Literal[" + ", ".join(repr(v) for v in prop["enum"]) + "]"
+    kind = prop.get("type")
+    if kind == "array":
+        if "prefixItems" in prop:
+            return "tuple[" + ", ".join(type_name(p) for p in prop["prefixItems"]) + "]"
+        return f"tuple[{type_name(prop.get('items', {}))}, ...]"
+    if kind == "object":
+        return f"Mapping[str, {type_name(prop.get('additionalProperties', {}))}]"
+    return _JSON_TYPES.get(kind, str(kind))
 
 
-def _ranges(cls) -> dict[str, list[str]]:
-    """Field -> the conditions its ``__post_init__`` checks, as written there."""
-    out: dict[str, list[str]] = {}
-    post = getattr(cls, "__post_init__", None)
-    if post is None:
-        return out
-    tree = ast.parse(textwrap.dedent(inspect.getsource(post)))
-    names = {f.name for f in dataclasses.fields(cls)}
-    for node in ast.walk(tree):
-        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)):
-            continue
-        args = node.args
-        if node.func.id == "_in_range" and len(args) >= 4 and isinstance(args[3], ast.Constant):
-            lo_open = any(k.arg == "lo_open" for k in node.keywords)
-            lo, hi = ast.unparse(args[1]), ast.unparse(args[2])
-            out.setdefault(args[3].value, []).append(f"{'(' if lo_open else '['}{lo}, {hi}]")
-        elif node.func.id == "_check" and len(args) >= 2 and isinstance(args[1], ast.Constant):
-            fld = args[1].value
-            if isinstance(fld, str) and fld in names:
-                cond = ast.unparse(args[0]).replace("self.", "")
-                out.setdefault(fld, []).append(cond)
-    return out
-
-
-def _default(f: dataclasses.Field) -> str:
-    if f.default is not dataclasses.MISSING:
-        value = f.default
-    elif f.default_factory is not dataclasses.MISSING:
-        value = f.default_factory()
-    else:
+def _default(prop: dict[str, Any], required: bool) -> str:
+    if required:
         return "required"
-    if dataclasses.is_dataclass(value):
+    value = prop.get("default")
+    if "$ref" in prop:
         return "(section defaults)"
-    if isinstance(value, tuple) and value and dataclasses.is_dataclass(value[0]):
+    items = prop.get("items", {})
+    if isinstance(value, list) and value and "$ref" in items:
         return f"{len(value)} item(s), see below"
-    if isinstance(value, typing.Mapping):
-        value = dict(value)
+    if prop.get("type") == "array" and isinstance(value, list):
+        value = tuple(value)
     return "`" + repr(value).replace("|", "\\|") + "`"
 
 
@@ -104,34 +72,38 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
-def fields_table(cls) -> list[str]:
-    """Markdown table rows (header included) of one config class's fields."""
-    hints = typing.get_type_hints(cls)
-    docs, ranges = _attributes(cls), _ranges(cls)
+def fields_table(section: dict[str, Any]) -> list[str]:
+    """Markdown table rows (header included) of one section of the schema."""
     rows = ["| field | type | default | allowed | meaning |", "|---|---|---|---|---|"]
-    for f in dataclasses.fields(cls):
-        tp = hints[f.name]
-        allowed = "; ".join(f"`{r}`" for r in ranges.get(f.name, []))
-        if typing.get_origin(tp) is typing.Literal:
+    required = set(section.get("required", []))
+    for name, prop in section["properties"].items():
+        allowed = "; ".join(f"`{c}`" for c in prop.get("x-checks", []))
+        if "enum" in prop or "enum" in prop.get("items", {}):
             allowed = allowed or "one of the type's values"
-        rows.append(f"| `{f.name}` | `{_cell(_type_name(tp))}` | {_default(f)} | "
-                    f"{_cell(allowed) or '-'} | {_cell(docs.get(f.name, ''))} |")
+        rows.append(f"| `{name}` | `{_cell(type_name(prop))}` | "
+                    f"{_default(prop, name in required)} | {_cell(allowed) or '-'} | "
+                    f"{_cell(prop.get('description', ''))} |")
     return rows
 
 
 def page() -> str:
     """The whole reference page (Markdown)."""
+    schema = json.loads(shipped_schema_text())
     lines = ["# Scenario file reference", "",
              "A scenario file is YAML whose keys are the fields below; a missing key takes its "
-             "default, an unknown key is an error naming the file and the dotted path. "
-             "`mrsched-gym show-scenario NAME` prints a bundled scenario with every default "
-             "filled in; `gymnasium.make(ID, workload__load=0.9)` overrides one field by path.",
-             "",
+             "default, an unknown key is an error naming the file, the line and the dotted "
+             "path. `mrsched-gym show-scenario NAME` prints a bundled scenario with every "
+             "default filled in; `gymnasium.make(ID, workload__load=0.9)` overrides one field "
+             "by path.", "",
+             "Editors validate and complete scenario files with the JSON Schema the package "
+             "ships, `mrsched_gym/data/scenario.schema.json` (for example with the YAML "
+             "language server: `# yaml-language-server: $schema=<path to that file>` as the "
+             "first line). This page is generated from that schema when the site is built.", "",
              "*Allowed* lists the checks each field gets beyond its type, as the code writes "
-             "them (every float must also be finite; a `Literal` field takes only its values). "
-             "This page is generated from `mrsched_gym.config` when the site is built.", ""]
+             "them (every float must also be finite; a `Literal` field takes only its values); "
+             "the simple bounds among them are in the schema too.", ""]
     for path, cls in SECTIONS:
-        summary = (inspect.getdoc(cls) or "").split("\n\n")[0].replace("\n", " ")
-        lines += [f"## `{path}`", "", f"{summary} (`{cls.__name__}`)", ""]
-        lines += fields_table(cls) + [""]
+        section = schema if cls is config.Scenario else schema["$defs"][cls.__name__]
+        lines += [f"## `{path}`", "", f"{section['description']} (`{cls.__name__}`)", ""]
+        lines += fields_table(section) + [""]
     return "\n".join(lines)

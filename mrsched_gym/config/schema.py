@@ -164,8 +164,9 @@ def scenario_schema() -> dict[str, Any]:
 
 
 def schema_text() -> str:
-    """The schema as the shipped file holds it (sorted keys, two-space indent, final newline)."""
-    return json.dumps(scenario_schema(), indent=2, sort_keys=True) + "\n"
+    """The schema as the shipped file holds it (fields in their declared order, two-space
+    indent, final newline)."""
+    return json.dumps(scenario_schema(), indent=2) + "\n"
 
 
 def shipped_schema_text() -> str:
