@@ -46,7 +46,7 @@ from mrsched_gym.config import (
     Scenario,
     bundled_names,
     config_source,
-    from_dict,
+    from_yaml_data,
     parse_yaml,
     scenario_from_dict,
     with_overrides,
@@ -185,7 +185,7 @@ class ReproductionFile:
 def load_reproduction(name: str, quick: bool = False) -> Reproduction:
     """Parse a bundled reproduction (by name) or a YAML path; ``quick`` applies its CI size."""
     src, text = config_source(name, "reproductions")
-    f = from_dict(ReproductionFile, parse_yaml(text, src), src)
+    f = from_yaml_data(ReproductionFile, parse_yaml(text, src), text, src)
     if f.scenario is not None:
         base = scenario_from_dict(f.scenario, source=f"{src}: scenario")
     elif f.base is not None:

@@ -200,3 +200,12 @@ def test_configs_pickle_hash_and_replace_as_dataclasses():
     assert dataclasses.replace(job, n_maps=3).n_maps == 3
     with pytest.raises(ConfigError, match="n_maps: must be >= 1, got 0"):
         dataclasses.replace(job, n_maps=0)
+
+
+def test_a_bad_value_in_a_reproduction_file_names_its_line(tmp_path):
+    from mrsched_gym.reproduce import load_reproduction
+    p = tmp_path / "rep.yaml"
+    p.write_text("title: t\ncases:\n  - name: a\n    policies: [fifo]\nseeds: two\nbase: hadoop\n")
+    with pytest.raises(ConfigError, match=r"rep.yaml: line 5: seeds: expected an integer, "
+                                          r"got 'two'"):
+        load_reproduction(str(p))

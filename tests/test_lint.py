@@ -1,6 +1,6 @@
 """The code habits gate: ruff (pyflakes, pycodestyle, bugbear, pyupgrade, import order, and
-Google-style docstrings on the public API) is clean, the simulator and the config type-check under
-mypy --strict, and no module uses another module's private names.
+Google-style docstrings on the public API) is clean, the simulator, the config and the harness
+(evaluate/) type-check under mypy --strict, and no module uses another module's private names.
 
 The rules live in pyproject.toml (``[tool.ruff]``, ``[tool.mypy]``); both tools come with the test
 extra.
@@ -35,9 +35,9 @@ def test_ruff_finds_nothing():
     assert out.returncode == 0, out.stdout + out.stderr
 
 
-def test_the_simulator_and_the_config_type_check_strictly():
-    out = subprocess.run([_tool("mypy"), "mrsched_gym/sim/", "mrsched_gym/config/"], cwd=ROOT,
-                         capture_output=True, text=True)
+def test_the_simulator_the_config_and_the_harness_type_check_strictly():
+    out = subprocess.run([_tool("mypy"), "mrsched_gym/sim/", "mrsched_gym/config/",
+                          "mrsched_gym/evaluate/"], cwd=ROOT, capture_output=True, text=True)
     assert out.returncode == 0, out.stdout + out.stderr
 
 

@@ -16,7 +16,7 @@ from pydantic.dataclasses import is_pydantic_dataclass
 
 from mrsched_gym.config.errors import ConfigError
 from mrsched_gym.config.messages import error_of
-from mrsched_gym.config.plain import build
+from mrsched_gym.config.plain import build_plain
 from mrsched_gym.config.scenario import Scenario
 
 _T = TypeVar("_T")
@@ -41,7 +41,7 @@ def from_dict(tp: type[_T], data: Any, source: str = "<dict>") -> _T:
                 return cast(_T, tp.__pydantic_validator__.validate_python(data))
             except ValidationError as e:
                 raise error_of(e, tp) from None
-        return cast(_T, build(tp, data, ""))
+        return cast(_T, build_plain(tp, data))
     except ConfigError as e:
         raise ConfigError(f"{source}: {e}", e.keys) from None
 

@@ -21,7 +21,7 @@ from typing import Any, Literal, Union, cast
 
 import numpy as np
 
-from mrsched_gym.config.errors import ConfigError, short
+from mrsched_gym.config.errors import ConfigError, short, split_path
 from mrsched_gym.frozen import FrozenDict
 
 
@@ -33,6 +33,19 @@ def is_number(value: Any) -> bool:
 def is_integer(value: Any) -> bool:
     """An integer that is not a bool (numpy integer scalars included)."""
     return isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_))
+
+
+def build_plain(tp: type, data: Any) -> Any:
+    """Plain data -> the plain dataclass ``tp``; a :class:`ConfigError` carries the field's
+    path as keys (every message here starts with the dotted path).
+
+    Raises:
+        ConfigError: The data does not fit ``tp``.
+    """
+    try:
+        return build(tp, data, "")
+    except ConfigError as e:
+        raise ConfigError(str(e), split_path(str(e).split(": ", 1)[0])) from None
 
 
 def build(tp: Any, value: Any, path: str) -> Any:

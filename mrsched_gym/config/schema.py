@@ -89,7 +89,7 @@ def field_checks(cls: type) -> dict[str, tuple[list[str], dict[str, float]]]:
         args = node.args
         if node.func.id == "in_range" and len(args) >= 4 and isinstance(args[3], ast.Constant):
             lo_open = any(k.arg == "lo_open" for k in node.keywords)
-            texts, bounds = out.setdefault(args[3].value, ([], {}))
+            texts, bounds = out.setdefault(str(args[3].value), ([], {}))
             texts.append(f"{'(' if lo_open else '['}{ast.unparse(args[1])}, "
                          f"{ast.unparse(args[2])}]")
             lo, hi = _constant(args[1], names), _constant(args[2], names)

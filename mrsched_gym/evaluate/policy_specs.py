@@ -30,7 +30,7 @@ class PolicySpec:
     label: str
     kind: str
     target: str
-    params: tuple = field(default_factory=tuple)
+    params: tuple[tuple[str, Any], ...] = field(default_factory=tuple)
     payload: bytes | None = field(default=None, repr=False)
 
 
@@ -85,13 +85,13 @@ def parse_policy(spec: str) -> PolicySpec:
         raise InputError(f"policy {spec!r}: unknown baseline {name!r}; known: "
                          f"{', '.join(BASELINES)} (or agent:PATH.zip, rllib:FOLDER, "
                          f"FILE.py:Class, package.module:Class)")
-    params = []
+    pairs: list[tuple[str, Any]] = []
     for item in filter(None, rest.split(",")):
         k, eq, v = item.partition("=")
         if not eq or not k:
             raise InputError(f"policy {spec!r}: parameter {item!r} is not key=value")
-        params.append((k.strip(), _parse_value(v.strip())))
-    return PolicySpec(label=spec, kind="baseline", target=name, params=tuple(params))
+        pairs.append((k.strip(), _parse_value(v.strip())))
+    return PolicySpec(label=spec, kind="baseline", target=name, params=tuple(pairs))
 
 
 #: What a policy label names (:func:`policy_role`).
@@ -112,7 +112,7 @@ def policy_role(label: str) -> str:
     return REFERENCE if is_reference_rule(label.partition(":")[0]) else BASELINE
 
 
-def make_policy(spec: PolicySpec | str):
+def make_policy(spec: PolicySpec | str) -> Any:
     """Instantiate a policy (a baseline :class:`Scheduler`, an agent adapter, or an outside
     policy through :func:`~mrsched_gym.policies.as_policy`: a code policy built afresh, a
     policy object as a fresh copy, :func:`~mrsched_gym.policy_files.object_copy`)."""

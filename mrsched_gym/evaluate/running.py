@@ -5,21 +5,29 @@ from __future__ import annotations
 
 import time
 import traceback
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import gymnasium as gym
 import numpy as np
 
 import mrsched_gym  # noqa: F401  (registers the ids)
-from mrsched_gym.config import load_scenario
+from mrsched_gym.config import Scenario, load_scenario
 from mrsched_gym.evaluate.policy_specs import PolicySpec, make_policy, policy_fingerprint
 from mrsched_gym.metrics import job_table
 from mrsched_gym.policies import as_policy
+from mrsched_gym.registration import ENV_IDS, scenario_for
+
+if TYPE_CHECKING:
+    from mrsched_gym.env import MRSchedEnv
 
 DEFAULT_ENV = "mrsched/Hadoop-v0"
 
+#: One episode of a sweep: (policy, scenario, seed, scenario overrides), :func:`run_task`'s
+#: argument.
+SweepTask = tuple[PolicySpec, str, int, "dict[str, Any] | None"]
 
-def make_env(scenario: str, overrides: dict | None = None) -> gym.Env:
+
+def make_env(scenario: str, overrides: dict[str, Any] | None = None) -> gym.Env[Any, Any]:
     """A registered id, a bundled scenario name or a scenario YAML path, with overrides."""
     kw = dict(overrides or {})
     if isinstance(scenario, str) and scenario in gym.registry:
@@ -27,16 +35,14 @@ def make_env(scenario: str, overrides: dict | None = None) -> gym.Env:
     return gym.make(DEFAULT_ENV, scenario=scenario, **kw)
 
 
-def scenario_of(scenario: str):
+def scenario_of(scenario: str | Scenario) -> Scenario:
     """The :class:`~mrsched_gym.config.Scenario` behind an id, name or path."""
-    from mrsched_gym.config import Scenario
-    from mrsched_gym.registration import ENV_IDS, scenario_for
     if isinstance(scenario, Scenario):
         return scenario
     return scenario_for(scenario) if scenario in ENV_IDS else load_scenario(scenario)
 
 
-def run_episode(scenario: str, policy, seed: int, env_kwargs: dict | None = None,
+def run_episode(scenario: str, policy: Any, seed: int, env_kwargs: dict[str, Any] | None = None,
                 keep_log: bool = False, keep_jobs: bool = False) -> dict[str, Any]:
     """Run ``policy`` for one episode on ``scenario`` (an id, name or path) with ``seed``.
 
@@ -57,7 +63,7 @@ def run_episode(scenario: str, policy, seed: int, env_kwargs: dict | None = None
     env = make_env(scenario, env_kwargs)
     t0 = time.perf_counter()
     obs, info = env.reset(seed=seed)
-    base = env.unwrapped
+    base = cast("MRSchedEnv", env.unwrapped)
     sim = base.sim
     policy.reset(sim, seed=seed)
     uses_obs = hasattr(policy, "act")
@@ -69,7 +75,7 @@ def run_episode(scenario: str, policy, seed: int, env_kwargs: dict | None = None
             # wrappers gym.make adds check only reset and the first step; no id sets a step
             # limit, which a TimeLimit wrapper would enforce)
             r, term, trunc, info = base.advance(policy.decide(sim))
-        total += r
+        total += cast(float, r)
         steps += 1
         if term or trunc:
             break
@@ -86,7 +92,7 @@ def run_episode(scenario: str, policy, seed: int, env_kwargs: dict | None = None
     return out
 
 
-def run_task(task: tuple, per_job: bool = False) -> dict[str, Any]:
+def run_task(task: SweepTask, per_job: bool = False) -> dict[str, Any]:
     """Run one episode of a sweep (a :func:`sweep_tasks` entry) with one BLAS/OpenMP thread.
 
     Returns its record (with ``per_job``, the episode's job table under ``_jobs``), or, if

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -20,12 +20,16 @@ from mrsched_gym.evaluate.policy_specs import (
     policy_fingerprint,
     unique_labels,
 )
-from mrsched_gym.evaluate.running import make_env, run_task, scenario_of
+from mrsched_gym.evaluate.running import SweepTask, make_env, run_task, scenario_of
 from mrsched_gym.results import EpisodeFailures, task_key
 
+Record = dict[str, Any]
+_T = TypeVar("_T")
+_R = TypeVar("_R")
 
-def reusable_records(tasks: Sequence[tuple], done: Sequence[dict],
-                     per_job: bool = False) -> dict[tuple, dict]:
+
+def reusable_records(tasks: Sequence[SweepTask], done: Sequence[Record],
+                     per_job: bool = False) -> dict[tuple[str, str, int], Record]:
     """The records of ``done`` that a sweep of ``tasks`` may reuse (same policy fingerprint;
     with ``per_job``, only those that carry their job table), keyed by (policy, scenario,
     seed)."""
@@ -34,7 +38,8 @@ def reusable_records(tasks: Sequence[tuple], done: Sequence[dict],
             and (not per_job or "_jobs" in r)}
 
 
-def collect_records(tasks: Sequence[tuple], finished: dict[tuple, dict]) -> list[dict]:
+def collect_records(tasks: Sequence[SweepTask],
+                    finished: dict[tuple[str, str, int], Record]) -> list[Record]:
     """The records of ``tasks`` in task order; raises :class:`EpisodeFailures` (holding the
     others) if any episode failed."""
     ordered = [finished[(t[0].label, t[1], t[2])] for t in tasks]
@@ -47,8 +52,9 @@ def collect_records(tasks: Sequence[tuple], finished: dict[tuple, dict]) -> list
 
 def evaluate(policies: Sequence[Any], scenarios: Sequence[str],
              seeds: Iterable[int], workers: int | None = None, progress: bool = True,
-             env_kwargs: dict | None = None, done: Sequence[dict] = (),
-             on_result=None, per_job: bool = False) -> list[dict[str, Any]]:
+             env_kwargs: dict[str, Any] | None = None, done: Sequence[Record] = (),
+             on_result: Callable[[Record], object] | None = None,
+             per_job: bool = False) -> list[Record]:
     """Run every policy on every scenario and seed (common random numbers across policies).
 
     Args:
@@ -101,28 +107,30 @@ def in_process_only(spec: PolicySpec) -> bool:
 
 
 def sweep_tasks(policies: Sequence[Any], scenarios: Sequence[str],
-                seeds: Iterable[int], env_kwargs: dict | None = None) -> list[tuple]:
+                seeds: Iterable[int], env_kwargs: dict[str, Any] | None = None
+                ) -> list[SweepTask]:
     """The :func:`run_task` arguments of a sweep, in record order (policy, scenario, seed), after
     checking every scenario, policy and seed: a bad one fails before anything runs. Policy labels
     are unique (two checkpoints with the same file name are labelled by their paths)."""
-    seeds = list(seeds)
-    if not seeds:
+    seed_list = list(seeds)
+    if not seed_list:
         raise InputError("seeds: at least one seed is needed")
-    for sd in seeds:
+    for sd in seed_list:
         if isinstance(sd, bool) or not isinstance(sd, (int, np.integer)) or sd < 0:
             raise InputError(f"seeds: every seed must be an integer >= 0, got {sd!r}")
-    if len(set(seeds)) != len(seeds):
-        raise InputError(f"seeds: repeated seeds in {seeds}")
+    if len(set(seed_list)) != len(seed_list):
+        raise InputError(f"seeds: repeated seeds in {seed_list}")
     for s in scenarios:
         scenario_of(s)
     specs = unique_labels([check_policy(p) for p in policies])
     for sp in specs:
         check_agent_fits(sp, scenarios, env_kwargs)
-    return [(sp, sc, int(sd), env_kwargs) for sp in specs for sc in scenarios for sd in seeds]
+    return [(sp, sc, int(sd), env_kwargs) for sp in specs for sc in scenarios
+            for sd in seed_list]
 
 
 def check_agent_fits(spec: PolicySpec, scenarios: Sequence[str],
-                     env_kwargs: dict | None = None) -> None:
+                     env_kwargs: dict[str, Any] | None = None) -> None:
     """Check that an agent checkpoint can act in every scenario, so a sweep with one that
     cannot fails before any episode runs: an SB3 checkpoint's algorithm and, for a flat
     network, its input shapes; an RLlib checkpoint's module (the set module runs on any
@@ -152,7 +160,7 @@ def check_agent_fits(spec: PolicySpec, scenarios: Sequence[str],
 
 
 @functools.lru_cache(maxsize=8)
-def agent_for_checks(kind: str, target: str, fingerprint: str):
+def agent_for_checks(kind: str, target: str, fingerprint: str) -> Any:
     """The agent of a checkpoint, loaded once per version (``fingerprint``, which holds the
     files' hashes) for :func:`check_agent_fits` (the command line checks a sweep before it runs
     it), without changing the caller's torch thread count (an episode's loading sets one)."""
@@ -163,14 +171,15 @@ def agent_for_checks(kind: str, target: str, fingerprint: str):
     return load_agent(target, one_thread=False)
 
 
-def run_parallel(fn, tasks: Sequence, workers: int | None = None, progress: bool = True,
-                 desc: str = "episodes", on_result=None) -> list:
+def run_parallel(fn: Callable[[_T], _R], tasks: Sequence[_T], workers: int | None = None,
+                 progress: bool = True, desc: str = "episodes",
+                 on_result: Callable[[_R], object] | None = None) -> list[_R]:
     """``[fn(t) for t in tasks]`` in task order, over a fork pool (``workers`` processes, default
     the machine's cores; 1 = in this process) with a tqdm bar on stderr; ``on_result(r)`` is
     called as each result arrives (in task order)."""
     workers = min(workers or os.cpu_count() or 1, len(tasks)) or 1
     from tqdm.auto import tqdm
-    out = []
+    out: list[_R] = []
     with tqdm(total=len(tasks), desc=desc, disable=not progress, unit="ep") as bar:
         if workers <= 1:
             for t in tasks:
