@@ -3,8 +3,8 @@
 Each section is a frozen pydantic dataclass (:func:`section`): pydantic checks a field's declared
 type (the aliases below), unknown and missing keys, ``Literal`` choices and nesting, and gives the
 JSON Schema; the section's ``__post_init__`` checks ranges and cross-field rules with
-:func:`check`, whose :class:`ConfigError` names the field. :mod:`mrsched_gym.config.build` turns
-pydantic's errors into the package's messages.
+:func:`check`, whose :class:`ConfigError` names the field. :mod:`mrsched_gym.config.messages` words
+pydantic's errors as the package's messages.
 
 The scalar aliases are strict (a bool is not a number, ``"0.5"`` is not a number, ``2.5`` is not
 an integer) and accept numpy scalars (``np.float64(0.9)``, ``np.int64(3)``), as plain Python
