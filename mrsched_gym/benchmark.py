@@ -42,8 +42,37 @@ OUTSIDE_SUITE = ("mrsched/ThesisScale-v0", "mrsched/Stragglers-v0")
 SUITE = tuple(e for e in ENV_IDS if e not in OUTSIDE_SUITE)
 #: The benchmark's test seeds (never used for leaderboards, validation or training).
 TEST_SEEDS = tuple(range(100, 110))
+#: In a benchmark ``--agents`` entry, replaced by each world's id name (``Hadoop-v0``): an agent
+#: with one checkpoint per id, ranked as one row (the plain-PPO reference,
+#: :mod:`mrsched_gym.plain_ppo`: ``agent:results/plain-ppo/{id}.zip``).
+ID_FIELD = "{id}"
 BOOTSTRAP_SAMPLES = 2000
 BOOTSTRAP_SEED = 0
+
+
+def id_name(env_id: str) -> str:
+    """The file-name part of a registered id: ``mrsched/Hadoop-v0`` -> ``Hadoop-v0``."""
+    return env_id.rpartition("/")[2]
+
+
+def agent_in_world(agent: str, env_id: str) -> Any:
+    """The policy the benchmark entry ``agent`` names in the world ``env_id``: ``agent`` itself,
+    or for a per-id agent (one holding :data:`ID_FIELD`) the spec of that id's checkpoint,
+    labelled by the entry without its ``.zip`` (``agent:results/plain-ppo/{id}``) so that its
+    worlds make one row.
+
+    Raises:
+        InputError: The id's checkpoint is missing or not an agent (naming both).
+    """
+    if ID_FIELD not in agent:
+        return agent
+    from dataclasses import replace
+
+    from mrsched_gym.evaluate import parse_policy
+    spec = parse_policy(agent.replace(ID_FIELD, id_name(env_id)))
+    label = f"agent:{agent}" if spec.kind == "agent" and not agent.startswith("agent:") \
+        else agent
+    return replace(spec, label=label.removesuffix(".zip"))
 
 
 def headline_of(env_id: str) -> str:
