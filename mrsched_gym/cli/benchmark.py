@@ -159,7 +159,7 @@ def reference_labels(references: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(out))
 
 
-def agent_versions(agents: Sequence[str], ids: Sequence[str]) -> dict[str, dict]:
+def agent_versions(agents: Sequence[str], ids: Sequence[str] = ()) -> dict[str, dict]:
     """What identifies each agent of a benchmark: its file's hash (the first 16 hex digits of
     its SHA-256), a shipped agent's ``params_sha256`` and the decision rules its metadata adds
     (affinity mask, slow-start rule, speculation rule), so that a cited table names the weights
@@ -168,7 +168,7 @@ def agent_versions(agents: Sequence[str], ids: Sequence[str]) -> dict[str, dict]
     from mrsched_gym.evaluate import parse_policy
     out: dict[str, dict] = {}
     for a in agents:
-        if ID_FIELD in a:
+        if ID_FIELD in a and ids:
             out[agent_in_world(a, ids[0]).label] = {
                 id_name(i): agent_version(a.replace(ID_FIELD, id_name(i))) for i in ids}
         else:
