@@ -26,6 +26,8 @@ def benchmark_command(args: argparse.Namespace) -> int:
         agent_in_world,
         aggregate,
         normalised_scores,
+        paired_rows,
+        paired_table,
         plot_iqm,
         table,
     )
@@ -91,6 +93,11 @@ def benchmark_command(args: argparse.Namespace) -> int:
         scores = normalised_scores(records)
         rows = aggregate(scores)
         text = table(rows, ids)
+        paired = paired_rows(records)
+        if paired:
+            text += ("\n\nPer id, each agent paired with the best reference rule and the best "
+                     "baseline of that world (headline metric, lower is better; seeds are "
+                     "common random numbers):\n\n" + paired_table(paired))
         version = {"mrsched_gym": __version__, "ids": ids, "seeds": seeds,
                    "normalisation": "(random - x) / (random - best baseline), per id",
                    "agents": agent_versions(agents, ids), "references": references}
@@ -98,7 +105,7 @@ def benchmark_command(args: argparse.Namespace) -> int:
         staged = folder.staging()       # removed by the folder if anything below fails
         write_results(records, staged)
         atomic_write(staged / "benchmark.json", json.dumps(json_safe(
-            {"suite": version, "aggregate": rows}), indent=1))
+            {"suite": version, "aggregate": rows, "paired": paired}), indent=1))
         atomic_write(staged / "scores.csv", csv_text(
             [{"scenario": i, "policy": p, "seed": s, "score": float(v)}
              for i, by in scores.items() for p, vals in by.items()
