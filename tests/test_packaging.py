@@ -33,6 +33,19 @@ def test_pyproject_reads_the_version_from_the_package():
     assert cfg["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "mrsched_gym.__version__"}
 
 
+def test_every_subpackage_is_listed_for_the_wheel():
+    """The wheel takes the packages pyproject lists (no discovery): a new subpackage missing
+    there would be left out of every install but an editable one."""
+    tomllib = pytest.importorskip("tomllib")
+    if not (ROOT / "pyproject.toml").exists():
+        pytest.skip("not a source checkout")
+    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+                 ["tool"]["setuptools"]["packages"])
+    found = {".".join(("mrsched_gym", *p.parent.relative_to(ROOT / "mrsched_gym").parts))
+             for p in (ROOT / "mrsched_gym").rglob("__init__.py")}
+    assert found <= listed, f"not in [tool.setuptools] packages: {sorted(found - listed)}"
+
+
 def test_cli_version(capsys):
     with pytest.raises(SystemExit) as e:
         main(["--version"])
