@@ -209,3 +209,14 @@ def test_a_bad_value_in_a_reproduction_file_names_its_line(tmp_path):
     with pytest.raises(ConfigError, match=r"rep.yaml: line 5: seeds: expected an integer, "
                                           r"got 'two'"):
         load_reproduction(str(p))
+
+
+def test_any_mapping_is_data():
+    from types import MappingProxyType
+
+    from mrsched_gym.frozen import FrozenDict
+    sc = scenario_from_dict(FrozenDict({
+        "workload": MappingProxyType({"load": 0.5, "type_mix": FrozenDict({"sort": 1})}),
+        "cluster": {"nodes": (FrozenDict({"count": 3}),)}}))
+    assert sc.workload.load == 0.5 and dict(sc.workload.type_mix) == {"sort": 1.0}
+    assert sc.cluster.n_nodes == 3

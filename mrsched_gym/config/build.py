@@ -38,12 +38,24 @@ def from_dict(tp: type[_T], data: Any, source: str = "<dict>") -> _T:
             if isinstance(data, tp):
                 return cast(_T, data)
             try:
-                return cast(_T, tp.__pydantic_validator__.validate_python(data))
+                return cast(_T, tp.__pydantic_validator__.validate_python(plain_mappings(data)))
             except ValidationError as e:
                 raise error_of(e, tp) from None
         return cast(_T, build_plain(tp, data))
     except ConfigError as e:
         raise ConfigError(f"{source}: {e}", e.keys) from None
+
+
+def plain_mappings(data: Any) -> Any:
+    """``data`` with every mapping as a ``dict`` (pydantic takes only dicts for a section; the
+    builder takes any mapping: a ``FrozenDict``, a ``MappingProxyType``)."""
+    if isinstance(data, Mapping):
+        return {k: plain_mappings(v) for k, v in data.items()}
+    if isinstance(data, list):
+        return [plain_mappings(v) for v in data]
+    if isinstance(data, tuple):
+        return tuple(plain_mappings(v) for v in data)
+    return data
 
 
 def scenario_from_dict(data: Mapping[str, Any], *, source: str = "<dict>") -> Scenario:
