@@ -102,7 +102,7 @@ def train_all(env_ids: Sequence[str], steps: int, seed: int, out: Path,
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m mrsched_gym.agents.plain_ppo``: train the plain-PPO reference of every suite id."""
+    """``python -m mrsched_gym.agents.plain_ppo``: train the plain-PPO reference per suite id."""
     from mrsched_gym.benchmark import SUITE
     from mrsched_gym.errors import InputError, MRSchedError, install_hint
     from mrsched_gym.registration import ENV_IDS
