@@ -537,14 +537,13 @@ class WorkloadConfig:
         deadline_factor: Synthetic: deadline factor uniform in [lo, hi] x completion time alone
             (thesis: 1.5 to 4 / 8 / 12; RDS: 2.5).
         deadline_fraction: Synthetic: fraction of jobs that have a deadline.
-        deadline_scope: What a deadline covers: ``"job"`` (the whole job: it meets its deadline
-            when it finishes) or ``"map"`` (its map phase, MIMP 3.1: "we focus on the Map phase";
-            Eq. 3-4 check the map phase against the deadline). With ``map`` a job meets its
-            deadline when its last map finishes, the deadline base (``deadline_factor`` x time
-            alone, here and in :class:`JobSpec`) is the map phase's completion time alone, and
-            the deadline metrics and the lateness integral behind ``deadline_penalty_h`` judge the
-            map phase's end (a job left unserved is charged the time limit plus its remaining map
-            work alone). JCT and time-in-system metrics still cover the whole job.
+        deadline_scope: What a deadline covers: ``"job"`` or ``"map"`` (the map phase, MIMP 3.1,
+            Eq. 3-4): with ``map`` a job meets its deadline when its last map ends, the deadline
+            base is the map phase alone, and the deadline metrics and ``deadline_penalty_h``'s
+            lateness judge the map phase's end (an unserved job: the time limit plus its remaining
+            map work alone); JCT and time-in-system metrics still cover the whole job.
+        deadline_base: What ``deadline_factor`` multiplies: ``"analytic"`` (time alone in closed
+            form) or ``"alone"`` (simulated alone on this cluster, :mod:`mrsched_gym.sim.alone`).
         map_only: Synthetic: the jobs have no reduce phase (the thesis ch. 5 simulator runs a
             single phase, 5.3.5.1 "Validation of the Simulation Platform").
         high_priority_fraction: Synthetic: fraction of jobs with priority 1 (others 0).
@@ -579,6 +578,7 @@ class WorkloadConfig:
     deadline_factor: tuple[float, float] = (1.5, 8.0)
     deadline_fraction: float = 1.0
     deadline_scope: Literal["job", "map"] = "job"
+    deadline_base: Literal["analytic", "alone"] = "analytic"
     map_only: bool = False
     high_priority_fraction: float = 0.0
     weight_range: tuple[float, float] = (1.0, 1.0)

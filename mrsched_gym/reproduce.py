@@ -92,7 +92,7 @@ def bundled_reproductions() -> list[str]:
 #: Scenario fields added after reproduction records were first fingerprinted, by path: left out
 #: of the fingerprint while they have their default (the worlds are the ones recorded then), so
 #: records made before a field existed stay reusable.
-ADDED_LATER = (("decisions", "speculation"),)
+ADDED_LATER = (("decisions", "speculation"), ("workload", "deadline_base"))
 
 
 def _fingerprinted_scenario(scenario: Scenario) -> dict[str, Any]:
