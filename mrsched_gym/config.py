@@ -482,6 +482,8 @@ class JobSpec:
         map_work_s: Mean map task work override (s).
         reduce_work_s: Mean reduce task work override (s).
         work_cv: Coefficient of variation of task work override (0 = every task exactly the mean).
+        arrival_jitter_s: Half-width (s) of a uniform jitter of the submission time around
+            ``arrival_s``, drawn per episode from its job stream (0 = exactly ``arrival_s``).
         label: Free-form label (e.g. the paper's J1).
     """
 
@@ -496,6 +498,7 @@ class JobSpec:
     map_work_s: float | None = None
     reduce_work_s: float | None = None
     work_cv: float | None = None
+    arrival_jitter_s: float = 0.0
     label: str = ""
 
     def __post_init__(self) -> None:
@@ -519,6 +522,8 @@ class JobSpec:
             _check(v is None or v > 0, name, f"must be > 0, got {v!r}")
         _check(self.work_cv is None or 0 <= self.work_cv <= 5, "work_cv",
                f"must be in [0, 5], got {self.work_cv!r}")
+        _check(0 <= self.arrival_jitter_s <= self.arrival_s, "arrival_jitter_s",
+               f"must be in [0, arrival_s = {self.arrival_s!r}], got {self.arrival_jitter_s!r}")
 
 
 @dataclass(frozen=True)
