@@ -24,7 +24,6 @@ Synthetic workload (thesis 5.2.3, Table 5.6):
 from __future__ import annotations
 
 import dataclasses
-
 import math
 from dataclasses import dataclass
 
