@@ -482,6 +482,7 @@ class JobSpec:
         map_work_s: Mean map task work override (s).
         reduce_work_s: Mean reduce task work override (s).
         work_cv: Coefficient of variation of task work override (0 = every task exactly the mean).
+        arrival_jitter_s: Submission at ``arrival_s`` + U(-j, j) drawn per episode (0: none).
         label: Free-form label (e.g. the paper's J1).
     """
 
@@ -496,6 +497,7 @@ class JobSpec:
     map_work_s: float | None = None
     reduce_work_s: float | None = None
     work_cv: float | None = None
+    arrival_jitter_s: float = 0.0
     label: str = ""
 
     def __post_init__(self) -> None:
@@ -506,19 +508,17 @@ class JobSpec:
         _check(self.n_maps >= 1, "n_maps", f"must be >= 1, got {self.n_maps}")
         _check(self.n_reduces is None or self.n_reduces >= 0, "n_reduces",
                f"must be >= 0, got {self.n_reduces!r}")
-        _check(self.deadline_s is None or self.deadline_s > 0, "deadline_s",
-               f"must be > 0, got {self.deadline_s!r}")
-        _check(self.deadline_factor is None or self.deadline_factor > 0, "deadline_factor",
-               f"must be > 0, got {self.deadline_factor!r}")
+        for name in ("deadline_s", "deadline_factor", "map_work_s", "reduce_work_s"):
+            v = getattr(self, name)
+            _check(v is None or v > 0, name, f"must be > 0, got {v!r}")
         _check(self.deadline_s is None or self.deadline_factor is None, "deadline_s",
                "give deadline_s or deadline_factor, not both")
         _check(0 <= self.priority <= 9, "priority", f"must be in [0, 9], got {self.priority!r}")
         _check(self.weight > 0, "weight", f"must be > 0, got {self.weight!r}")
-        for name in ("map_work_s", "reduce_work_s"):
-            v = getattr(self, name)
-            _check(v is None or v > 0, name, f"must be > 0, got {v!r}")
         _check(self.work_cv is None or 0 <= self.work_cv <= 5, "work_cv",
                f"must be in [0, 5], got {self.work_cv!r}")
+        _check(0 <= self.arrival_jitter_s <= self.arrival_s, "arrival_jitter_s",
+               f"must be in [0, arrival_s], got {self.arrival_jitter_s!r}")
 
 
 @dataclass(frozen=True)

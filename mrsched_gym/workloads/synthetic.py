@@ -25,6 +25,7 @@ Synthetic workload (thesis 5.2.3, Table 5.6):
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -246,10 +247,25 @@ def make_job(profile_idx: int, arrival: float, deadline: float, priority: int, w
 
 
 def fixed_jobs(jobs: tuple[JobSpec, ...], cluster: ClusterConfig, task_rng: np.random.Generator,
-               place_rng: np.random.Generator, deadline_scope: str = "job") -> list[JobDraw]:
+               place_rng: np.random.Generator, deadline_scope: str = "job",
+               job_rng: np.random.Generator | None = None) -> list[JobDraw]:
     """Turn a fixed job list into draws (task lengths and replicas are still random); a
-    ``deadline_factor`` multiplies :func:`deadline_base_s` of ``deadline_scope``."""
+    ``deadline_factor`` multiplies :func:`deadline_base_s` of ``deadline_scope``.
+
+    A job with ``arrival_jitter_s`` > 0 is submitted at ``arrival_s`` + U(-j, j), drawn from
+    ``job_rng`` in the list's order (one draw per such job, none otherwise, so lists without
+    jitter draw exactly as before); its deadline moves with it (it is relative to submission).
+    """
     out = []
+    shift: dict[int, float] = {}
+    for i, spec in enumerate(jobs):
+        if spec.arrival_jitter_s > 0:
+            if job_rng is None:
+                raise ValueError(f"job {spec.label or i}: arrival_jitter_s needs a job stream")
+            shift[i] = float(job_rng.uniform(-spec.arrival_jitter_s, spec.arrival_jitter_s))
+    if shift:
+        jobs = tuple(dataclasses.replace(s, arrival_s=s.arrival_s + shift[i], arrival_jitter_s=0.0)
+                     if i in shift else s for i, s in enumerate(jobs))
     for spec in sorted(jobs, key=lambda s: s.arrival_s):
         p = PROFILES[spec.type]
         n_red = spec.n_reduces if spec.n_reduces is not None else _n_reduces(p, spec.n_maps)
@@ -380,7 +396,7 @@ def draw_jobs(cfg: WorkloadConfig, cluster: ClusterConfig, job_rng: np.random.Ge
               task_rng: np.random.Generator, place_rng: np.random.Generator) -> list[JobDraw]:
     """Draw the episode's jobs for ``cfg`` (synthetic or a fixed list)."""
     if cfg.kind == "jobs":
-        return fixed_jobs(cfg.jobs, cluster, task_rng, place_rng, cfg.deadline_scope)
+        return fixed_jobs(cfg.jobs, cluster, task_rng, place_rng, cfg.deadline_scope, job_rng)
     if cfg.kind == "trace":
         from mrsched_gym.workloads.trace import trace_jobs
         return trace_jobs(cfg, cluster, job_rng, task_rng, place_rng)
