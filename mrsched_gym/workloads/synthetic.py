@@ -25,9 +25,8 @@ Synthetic workload (thesis 5.2.3, Table 5.6):
 
 from __future__ import annotations
 
-import dataclasses
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -198,8 +197,7 @@ def make_job(profile_idx: int, arrival: float, deadline: float, priority: int, w
              n_maps: int, n_red: int, mw: float, rw: float, task_rng: np.random.Generator,
              place_rng: np.random.Generator, cluster: ClusterConfig, label: str = "",
              work_cv: float | None = None, map_work: np.ndarray | None = None,
-             reduce_work: np.ndarray | None = None,
-             deadline_factor: float = math.nan) -> JobDraw:
+             reduce_work: np.ndarray | None = None, deadline_factor: float = math.nan) -> JobDraw:
     """One job: task work drawn lognormal around ``mw``/``rw`` unless given as arrays.
 
     Shared by the synthetic generator, fixed job lists and trace replay
@@ -264,7 +262,7 @@ def fixed_jobs(jobs: tuple[JobSpec, ...], cluster: ClusterConfig, task_rng: np.r
                 raise ValueError(f"job {spec.label or i}: arrival_jitter_s needs a job stream")
             shift[i] = float(job_rng.uniform(-spec.arrival_jitter_s, spec.arrival_jitter_s))
     if shift:
-        jobs = tuple(dataclasses.replace(s, arrival_s=s.arrival_s + shift[i], arrival_jitter_s=0.0)
+        jobs = tuple(replace(s, arrival_s=s.arrival_s + shift[i], arrival_jitter_s=0.0)
                      if i in shift else s for i, s in enumerate(jobs))
     for spec in sorted(jobs, key=lambda s: s.arrival_s):
         p = PROFILES[spec.type]
@@ -282,8 +280,7 @@ def fixed_jobs(jobs: tuple[JobSpec, ...], cluster: ClusterConfig, task_rng: np.r
             deadline = math.inf
         out.append(make_job(TYPE_NAMES.index(spec.type), spec.arrival_s, deadline,
                             spec.priority, spec.weight, spec.n_maps, n_red, mw, rw, task_rng,
-                            place_rng, cluster, spec.label, spec.work_cv,
-                            deadline_factor=factor))
+                            place_rng, cluster, spec.label, spec.work_cv, deadline_factor=factor))
     return out
 
 
