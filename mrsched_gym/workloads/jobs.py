@@ -40,6 +40,10 @@ class JobDraw:
             expected task work, from which its time alone is estimated (a scheduler's
             estimate; the draw's own mean differs from it).
         reduce_mean_s: The same for the reduce work.
+        deadline_factor: What multiplied the deadline base (``deadline_s = arrival_s +
+            deadline_factor x base``), or ``nan`` when the deadline was given in seconds or
+            the job has none; ``workload.deadline_base: alone`` re-bases such deadlines on the
+            time alone simulated (:mod:`mrsched_gym.sim.alone`).
     """
 
     type_idx: int
@@ -57,6 +61,7 @@ class JobDraw:
     map_alone_s: float = 0.0
     map_mean_s: float = math.nan
     reduce_mean_s: float = math.nan
+    deadline_factor: float = math.nan
 
 
 def _lognormal(rng: np.random.Generator, mean: float, cv: float, size: int) -> np.ndarray:
@@ -139,7 +144,7 @@ def make_job(profile_idx: int, arrival: float, deadline: float, priority: int, w
              n_maps: int, n_red: int, mw: float, rw: float, task_rng: np.random.Generator,
              place_rng: np.random.Generator, cluster: ClusterConfig, label: str = "",
              work_cv: float | None = None, map_work: np.ndarray | None = None,
-             reduce_work: np.ndarray | None = None) -> JobDraw:
+             reduce_work: np.ndarray | None = None, deadline_factor: float = math.nan) -> JobDraw:
     """One job: task work drawn lognormal around ``mw``/``rw`` unless given as arrays.
 
     Shared by the synthetic generator, fixed job lists and trace replay
@@ -162,6 +167,8 @@ def make_job(profile_idx: int, arrival: float, deadline: float, priority: int, w
         work_cv: Coefficient of variation of task work; ``None`` takes the type's.
         map_work: Given map work per task (skips the map-work draw).
         reduce_work: Given reduce work per task (skips the reduce-work draw).
+        deadline_factor: The factor behind ``deadline`` (``nan``: none, see
+            :attr:`JobDraw.deadline_factor`).
 
     Returns:
         The job's :class:`JobDraw`.
@@ -181,4 +188,4 @@ def make_job(profile_idx: int, arrival: float, deadline: float, priority: int, w
         reduce_mult=_lognormal(task_rng, 1.0, cv, n_red),
         replicas=place_replicas(place_rng, n_maps, cluster),
         label=label, alone_s=map_alone + red_alone, map_alone_s=map_alone,
-        map_mean_s=float(mw), reduce_mean_s=float(rw))
+        map_mean_s=float(mw), reduce_mean_s=float(rw), deadline_factor=float(deadline_factor))
