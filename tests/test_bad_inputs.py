@@ -243,7 +243,7 @@ OVERRIDE_CASES = [
     _override("np-inf", {"workload__load": np.float64("inf")}, "workload.load: must be a finite"),
     _override("time-limit-negative", {"time_limit_s": -5}, "time_limit_s: must be in (0,"),
     _override("unknown-field", {"workload__lod": 0.5},
-              "override 'workload__lod': unknown key 'lod' (known: bytes_scale, deadline_factor"),
+              "override 'workload__lod': unknown key 'lod' (known: bytes_scale, deadline_base,"),
     _override("unknown-section", {"nosuch": 1}, "override 'nosuch': unknown key 'nosuch'"),
     _override("path-through-value", {"workload__load__x": 1},
               "override 'workload__load__x': load is not a section"),
