@@ -25,7 +25,6 @@ MAX_LINES = 400
 # Today's modules over MAX_LINES, with their line counts as ceilings (split them; never raise one).
 OVERSIZE = {
     "mrsched_gym.config": 1234,
-    "mrsched_gym.results": 685,
     "mrsched_gym.env": 504,
     "mrsched_gym.reproduce": 497,
     "mrsched_gym.sim.engine": 440,
