@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, get_args
 
-from mrsched_gym.agents.imitate import MAX_ENVS, ImitateConfig
+from mrsched_gym.agents.imitate_config import MAX_ENVS, ImitateConfig
 from mrsched_gym.agents.worlds import WorldsConfig
 from mrsched_gym.config import ConfigError, bundled_names, config_source, from_dict, parse_yaml
 

@@ -1,4 +1,4 @@
-"""The sampled rollout (agents/rollout.py): play-outs whose jobs to come are drawn from the
+"""The sampled rollout (agents/research/rollout.py): play-outs whose jobs to come are drawn from the
 workload, not the world's own draw; and Simulator.add_job, which it adds them with."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from mrsched_gym.agents import rollout
-from mrsched_gym.agents.rollout import RolloutTeacher, sample_future_arrivals
+from mrsched_gym.agents.research import rollout
+from mrsched_gym.agents.research.rollout import RolloutTeacher, sample_future_arrivals
 from mrsched_gym.evaluate import make_env, make_policy
 from mrsched_gym.sim.decision import SCHEDULE
 from mrsched_gym.sim.events import EventKind

@@ -9,7 +9,7 @@
     python tools/rollout_ceiling.py --base agent:hadoop-v0 --myopic --estimates --margin 0.1
 
 Plays whole episodes with the rollout policy over ``--base``
-(:class:`~mrsched_gym.agents.rollout.RolloutTeacher`: at every schedule decision with a choice,
+(:class:`~mrsched_gym.agents.research.rollout.RolloutTeacher`: at every schedule decision with a choice,
 each candidate is played out to the episode's end by the base, and the cheapest is taken) and
 prints, per seed, its headline beside the base's and the reference baselines' (``--against``,
 EDF by default) on the same world. The rollout knows the world's future (arrivals, task
@@ -35,7 +35,7 @@ import math
 
 import numpy as np
 
-from mrsched_gym.agents.rollout import RolloutTeacher, check_margin
+from mrsched_gym.agents.research.rollout import RolloutTeacher, check_margin
 from mrsched_gym.evaluate import (
     evaluate,
     make_env,
