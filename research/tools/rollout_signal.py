@@ -1,7 +1,8 @@
 """How much of a rollout's gain over its base the present predicts: play-outs in the world's
 own future against play-outs in sampled futures, at the same decisions.
 
-    python tools/rollout_signal.py --base agent:hadoop-v0 --seed 500 --decisions 40 --samples 16
+    python research/tools/rollout_signal.py --base agent:hadoop-v0 --seed 500 --decisions 40 \
+        --samples 16
 
 Along the base policy's trajectory of one episode, at its first ``--decisions`` schedule
 decisions with a choice, every candidate (and the base's own action) is played out to the
