@@ -137,6 +137,9 @@ def make_callbacks(cfg: TrainConfig, out: Path, baselines: dict, state: dict, pr
     extra = [ValueWarmup()] if cfg.value_warmup_steps else []
     if cfg.imitate is not None and cfg.imitate.ppo_batches:
         extra.append(KeepImitating())
+    if cfg.input_driven is not None:
+        from mrsched_gym.agents.input_driven import input_baseline_callback
+        extra.append(input_baseline_callback(cfg.input_driven))
     # the evaluation first: at each step and at the end, the bar then shows what it found
     return [EvalVsBaselines(), Progress(), *extra], run_eval
 

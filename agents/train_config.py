@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Literal, get_args
 
 from mrsched_gym.agents.imitate_config import MAX_ENVS, ImitateConfig
+from mrsched_gym.agents.input_driven import InputDrivenConfig
 from mrsched_gym.agents.worlds import WorldsConfig
 from mrsched_gym.config import ConfigError, bundled_names, config_source, from_dict, parse_yaml
 
@@ -120,6 +121,12 @@ class TrainConfig:
             (:meth:`validate` resolves it); the configs of the shipped agents name theirs, so a
             change of the default cannot change a re-run, and ``--resume`` refuses a run whose
             saved config used other numerics.
+        input_driven: Variance reduction for input-driven environments
+            (:class:`~mrsched_gym.agents.input_driven.InputDrivenConfig`; Mao et al., ICLR
+            2019, and Decima, SIGCOMM 2019): the training envs in groups that share each input
+            sequence, the advantage as the return minus the group's mean return-to-go at the
+            same simulated time, optionally the differential reward and a curriculum on episode
+            length. A single env only (no ``worlds``). None = off.
     """
 
     name: str = "agent"
@@ -146,6 +153,7 @@ class TrainConfig:
     numerics: Literal["auto", "exact", "fast"] = "auto"
     imitate: ImitateConfig | None = None
     value_warmup_steps: int = 0
+    input_driven: InputDrivenConfig | None = None
 
     def validate(self, where: str = "config") -> TrainConfig:
         """Check every field (and that the env and the evaluation baselines exist).
@@ -205,6 +213,13 @@ class TrainConfig:
                 bad("worlds", str(ex))
             if self.policy != "set":
                 bad("worlds", "a pool of worlds needs the set policy (sizes differ)")
+        if self.input_driven is not None:
+            if self.worlds is not None:
+                bad("input_driven", "a single env only, not a pool of worlds (yet)")
+            try:
+                self.input_driven.validate(self.n_envs)
+            except ValueError as ex:
+                raise ConfigError(f"{where}: {ex}") from None
         if self.imitate is not None:
             if (self.algo, self.policy) != ("maskable_ppo", "set"):
                 bad("imitate", "imitation needs algo maskable_ppo and policy set")

@@ -36,6 +36,12 @@ def make_vec_env(cfg: TrainConfig, n_envs: int | None = None, seed_offset: int =
 
         def factory():
             return WorldPool(worlds, lean_info=True)
+    elif cfg.input_driven is not None:            # groups of envs that share their inputs
+        from mrsched_gym.agents.input_driven import SameInput
+        base, inputs = TRAIN_SEED_BASE + 1000 * cfg.seed + seed_offset, cfg.input_driven
+
+        def factory():
+            return SameInput(make_env(env, kw), base, inputs)
     else:
         def factory():
             return make_env(env, kw)
