@@ -9,7 +9,8 @@ inputs) of ``--envs`` envs in groups of ``--k`` sharing their inputs (the traine
 each computes the policy-gradient estimate ``g = grad mean(A_norm * log pi(a|s))`` twice from
 the same samples: with GAE's advantages, and with the input-dependent ones (return minus the
 group's mean return-to-go at the same simulated time, where two or more envs cover it). Both are
-normalised as PPO does. It prints, for each estimator, the relative variance across rollouts
+normalised as PPO does. It prints each rollout's two advantage variances before normalisation,
+and, for each estimator, the relative variance across rollouts
 (``sum Var(g) / |mean g|^2``) and the mean cosine similarity between the rollouts' estimates
 (higher: the estimates agree more, i.e. less noise).
 """
@@ -35,8 +36,9 @@ def gradient(policy, samples, adv) -> np.ndarray:
                            if p.grad is not None])
 
 
-def one_rollout(seed: int, args) -> tuple[np.ndarray, np.ndarray, float]:
-    """The two gradient estimates of one rollout, and the share of steps the baseline covers."""
+def one_rollout(seed: int, args) -> tuple[np.ndarray, np.ndarray, float, tuple]:
+    """The two gradient estimates of one rollout, the share of steps the baseline covers, and
+    the two advantages' variances (before normalisation) on those steps."""
     import torch as th
     from stable_baselines3.common.callbacks import BaseCallback
 
@@ -68,9 +70,10 @@ def one_rollout(seed: int, args) -> tuple[np.ndarray, np.ndarray, float]:
             out["gae"] = gradient(self.model.policy, samples, order(gae))
             out["input"] = gradient(self.model.policy, samples, order(inp))
             out["covered"] = float(use.mean())
+            out["var"] = (float(gae[use].var()), float(inp[use].var()))
 
     model.learn(args.envs * args.steps, callback=[record, Measure()])
-    return out["gae"], out["input"], out["covered"]
+    return out["gae"], out["input"], out["covered"], out["var"]
 
 
 def summary(gs: list[np.ndarray]) -> tuple[float, float]:
@@ -94,11 +97,12 @@ def main() -> None:
     th.set_num_threads(1)
     gae, inp, cov = [], [], []
     for seed in range(args.rollouts):
-        a, b, c = one_rollout(seed, args)
+        a, b, c, (va, vb) = one_rollout(seed, args)
         gae.append(a)
         inp.append(b)
         cov.append(c)
-        print(f"rollout {seed}: covered {c:.3f}", flush=True)
+        print(f"rollout {seed}: covered {c:.3f}, advantage variance GAE {va:.4g}, "
+              f"input-dependent {vb:.4g}", flush=True)
     for name, gs in (("GAE", gae), ("input-dependent", inp)):
         rel, cos = summary(gs)
         print(f"{name:16s} relative variance {rel:8.3f}   mean cosine {cos:6.3f}")
