@@ -1,11 +1,12 @@
 """Training of learned schedulers: ``mrsched-gym train CONFIG``.
 
-CleanRL-shaped: one file, one config, one function (:func:`train`) that reads top to bottom —
-seed everything, build the vectorised envs, build the model (or load it to resume), learn with
-three callbacks (progress bar, evaluation against the baselines, checkpoints), save. The
-algorithms are sb3-contrib's MaskablePPO (the env's ``action_masks()``) and SB3's PPO (masking
-inside :class:`~mrsched_gym.agents.networks.SetPolicyPPO`'s head, or the env's invalid = skip
-rule for the flat network).
+CleanRL-shaped: one config, one function (:func:`train`, with its building blocks beside it,
+below) that reads top to bottom — seed everything, build the vectorised envs, build the model
+(or load it to resume), learn with three callbacks (progress bar, evaluation against the
+baselines, checkpoints), save. The algorithms are sb3-contrib's MaskablePPO (the env's
+``action_masks()``) and SB3's PPO (masking inside
+:class:`~mrsched_gym.agents.networks.SetPolicyPPO`'s head, or the env's invalid = skip rule for
+the flat network).
 
 Configs live in ``configs/agents/*.yaml``; every field is documented in :class:`TrainConfig` and
 in the bundled files. An output folder holds::

@@ -6,13 +6,14 @@ For one fixed policy (``--init``, default the shipped ``agent:hadoop-v0``, with 
 function), collects ``--rollouts`` independent rollouts (training seeds 0, 1, ...: different
 inputs) of ``--envs`` envs in groups of ``--k`` sharing their inputs (the trainer's
 ``input_driven`` option with ``baseline: false``, so the buffer holds GAE's advantages), and on
-each computes the policy-gradient estimate ``g = grad mean(A_norm * log pi(a|s))`` twice from
-the same samples: with GAE's advantages, and with the input-dependent ones (return minus the
-group's mean return-to-go at the same simulated time, where two or more envs cover it). Both are
-normalised as PPO does. It prints each rollout's two advantage variances before normalisation,
-and, for each estimator, the relative variance across rollouts
-(``sum Var(g) / |mean g|^2``) and the mean cosine similarity between the rollouts' estimates
-(higher: the estimates agree more, i.e. less noise).
+each computes the policy-gradient estimate ``g = grad mean(A_norm * log pi(a|s))`` three times
+from the same samples: with GAE's advantages, and with the input-dependent ones (return minus
+the group's mean return-to-go at the same simulated time, where two or more envs cover it), and
+a third time with GAE's advantage minus the group's mean GAE advantage at the same time (the
+value function's error that the input explains, removed). All are normalised as PPO does. It
+prints each rollout's two advantage variances before normalisation, and, for each estimator, the
+relative variance across rollouts (``sum Var(g) / |mean g|^2``) and the mean cosine similarity
+between the rollouts' estimates (higher: the estimates agree more, i.e. less noise).
 """
 
 from __future__ import annotations
@@ -36,8 +37,9 @@ def gradient(policy, samples, adv) -> np.ndarray:
                            if p.grad is not None])
 
 
-def one_rollout(seed: int, args) -> tuple[np.ndarray, np.ndarray, float, tuple]:
-    """The two gradient estimates of one rollout, the share of steps the baseline covers, and
+def one_rollout(seed: int, args) -> tuple[np.ndarray, np.ndarray, np.ndarray, float, tuple]:
+    """The three gradient estimates of one rollout (GAE, input-dependent, GAE minus the group's
+    mean GAE advantage at the same time), the share of steps the baseline covers, and
     the two advantages' variances (before normalisation) on those steps."""
     import torch as th
     from stable_baselines3.common.callbacks import BaseCallback
@@ -65,15 +67,22 @@ def one_rollout(seed: int, args) -> tuple[np.ndarray, np.ndarray, float, tuple]:
             use = cover >= 2
             inp = np.where(use, buf.returns - base, buf.advantages)
             gae = buf.advantages.copy()
+            # GAE's advantage minus the group's mean GAE advantage at the same time: the part of
+            # the value function's error that the input explains, removed
+            mean_adv, _ = input_baselines(gae, np.array(record.times),
+                                          np.array(record.episodes), np.array(record.ends),
+                                          args.k)
+            both = np.where(use, gae - mean_adv, gae)
             samples = next(buf.get(batch_size=None))
             order = lambda a: a.swapaxes(0, 1).reshape(-1)      # noqa: E731 - buffer's order
             out["gae"] = gradient(self.model.policy, samples, order(gae))
             out["input"] = gradient(self.model.policy, samples, order(inp))
+            out["both"] = gradient(self.model.policy, samples, order(both))
             out["covered"] = float(use.mean())
             out["var"] = (float(gae[use].var()), float(inp[use].var()))
 
     model.learn(args.envs * args.steps, callback=[record, Measure()])
-    return out["gae"], out["input"], out["covered"], out["var"]
+    return out["gae"], out["input"], out["both"], out["covered"], out["var"]
 
 
 def summary(gs: list[np.ndarray]) -> tuple[float, float]:
@@ -95,15 +104,16 @@ def main() -> None:
     args = p.parse_args()
     import torch as th
     th.set_num_threads(1)
-    gae, inp, cov = [], [], []
+    gae, inp, both, cov = [], [], [], []
     for seed in range(args.rollouts):
-        a, b, c, (va, vb) = one_rollout(seed, args)
+        a, b, ab, c, (va, vb) = one_rollout(seed, args)
         gae.append(a)
         inp.append(b)
+        both.append(ab)
         cov.append(c)
         print(f"rollout {seed}: covered {c:.3f}, advantage variance GAE {va:.4g}, "
               f"input-dependent {vb:.4g}", flush=True)
-    for name, gs in (("GAE", gae), ("input-dependent", inp)):
+    for name, gs in (("GAE", gae), ("input-dependent", inp), ("GAE - group mean", both)):
         rel, cos = summary(gs)
         print(f"{name:16s} relative variance {rel:8.3f}   mean cosine {cos:6.3f}")
     print(f"steps covered by the baseline: {np.mean(cov):.3f}")
