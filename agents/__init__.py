@@ -17,7 +17,9 @@ The product, by what a user does with it:
   (:mod:`~mrsched_gym.agents.imitate`, :mod:`~mrsched_gym.agents.imitate_config`): the shipped
   generalist is made by them (``configs/agents/general.yaml``), so a user reproduces it with the
   product alone. Imitation's teachers are policies; other kinds come through the plugin point
-  :mod:`~mrsched_gym.agents.teachers`.
+  :mod:`~mrsched_gym.agents.teachers`. :mod:`~mrsched_gym.agents.input_driven` is the
+  ``input_driven`` option (variance reduction for input-driven envs);
+  :mod:`~mrsched_gym.agents.plain_ppo` trains the plain-PPO reference of the benchmark.
 
 The research machinery is :mod:`mrsched_gym.agents.research` (the rollout teachers): the
 product never imports it (``tests/test_layout.py``); a run reaches it only by naming it in
