@@ -15,10 +15,10 @@ fitted policy, at step 0.
 
 Teachers act as the harness runs them: a baseline decides from the world's simulator, an agent
 from the world's own (unpadded) observation and mask, after ``reset(sim, seed)`` at each
-episode; a rollout teacher (``rollout:POLICY`` or ``myopic-rollout:POLICY``,
-:mod:`~mrsched_gym.agents.rollout`) plays copies of the world's env from the current state,
-over ``teacher_workers`` processes. With a pool of worlds (``worlds``), the world's skip
-is the pool's skip.
+episode; a teacher of a registered kind (:mod:`~mrsched_gym.agents.teachers`, e.g. the research
+package's rollout teachers ``rollout:POLICY``, which play copies of the world's env from the
+current state over ``teacher_workers`` processes) plans from the world's env and observation.
+With a pool of worlds (``worlds``), the world's skip is the pool's skip.
 
 Every draw is seeded: env ``i``'s episodes from ``first_seed + i`` (the training run passes
 ``TRAIN_SEED_BASE + 1000 * seed + 500``, apart from PPO's envs), the minibatch order from the
@@ -29,132 +29,33 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from mrsched_gym.agents.rollout import (
-    RolloutTeacher,
-    base_spec,
-    is_rollout_spec,
-    make_rollout_teacher,
-)
+from mrsched_gym.agents.imitate_config import MAX_ENVS, ImitateConfig
+from mrsched_gym.agents.teachers import teacher_kind
 
 #: The keys of a labelled decision that are not the observation's.
 LABEL_KEYS = ("mask", "action", "target")
-#: At most this many envs per phase (imitation or PPO): their seeds, 500 apart, must not meet.
-MAX_ENVS = 500
-
-
-@dataclass
-class ImitateConfig:
-    """The behaviour-cloning phase of a training run (see the module docstring).
-
-    Attributes:
-        teachers: World id (or ``default``) -> the policy whose actions are learned there (any
-            policy spec: ``srpt``, ``edf``, ``agent:general``..., or ``rollout:POLICY``, the
-            clairvoyant rollout teacher over that policy, or ``myopic-rollout:POLICY``, the
-            rollout without the jobs still to arrive, :mod:`~mrsched_gym.agents.rollout`).
-            Every world the run plays needs one: its id or ``default``. In a work-conserving
-            run (``work_conserving``) a state where the teacher leaves a slot idle with a
-            candidate waiting (``fair``'s delay scheduling, say) is played but not learned:
-            the policy cannot take that action; each round counts these ``dropped``
-            decisions.
-        rounds: DAgger rounds (round 0 plays the teachers' actions, later ones the policy's).
-        steps_per_round: Decisions played per round, summed over the envs (labelled unless
-            dropped, see ``teachers``).
-        n_envs: Envs played side by side (each its own episode sequence).
-        epochs: Passes over all the labelled decisions after each round.
-        batch_size: Minibatch size of the fit.
-        learning_rate: Adam step size of the fit.
-        ppo_batches: During PPO, minibatches of the imitation loss (cross-entropy on every
-            labelled decision of this phase, ``batch_size`` each) taken with PPO's own
-            optimizer and step size after each PPO update (a behaviour-cloning regulariser, as
-            in DAPG, Rajeswaran et al. 2018): PPO then moves the policy away from its teachers
-            only where its advantages outweigh them. Not while ``value_warmup_steps`` lasts.
-            0 = none.
-        soft_targets: Fit distributions, not only actions. Where the teacher's action is the
-            most likely legal action of the policy the run starts from (its weights before
-            imitation: ``init_from``'s, or the fresh network's), the target is that starting
-            policy's whole distribution over the legal actions (distillation: Hinton, Vinyals
-            and Dean, "Distilling the Knowledge in a Neural Network", 2015); where the teacher
-            departs from it, the teacher's action. The loss is the cross-entropy of the target
-            under the policy, so a state on which the teacher agrees pulls the policy back to
-            where it started instead of towards a one-hot label: the fit changes what the
-            teacher changes and keeps the rest. Meant for a teacher that improves on the
-            starting policy on few decisions (``rollout:`` over it); each round counts the
-            ``departures``. False = the teacher's action everywhere (behaviour cloning).
-        teacher_workers: Processes over which a rollout teacher (``rollout:`` or
-            ``myopic-rollout:``) plays its candidates out (1 = in the training process). The
-            labels are the same for any number.
-    """
-
-    teachers: dict[str, str] = field(default_factory=dict)
-    rounds: int = 4
-    steps_per_round: int = 50_000
-    n_envs: int = 4
-    epochs: int = 3
-    batch_size: int = 512
-    learning_rate: float = 3e-4
-    ppo_batches: int = 0
-    soft_targets: bool = False
-    teacher_workers: int = 1
-
-    def validate(self, ids: list[str]) -> ImitateConfig:
-        """Check the fields against the world ids the run plays.
-
-        Raises:
-            ValueError: A bad field; the message names it.
-        """
-        from mrsched_gym.evaluate import check_policy
-        for f in ("rounds", "steps_per_round", "n_envs", "epochs", "batch_size",
-                  "teacher_workers"):
-            v = getattr(self, f)
-            if not isinstance(v, int) or isinstance(v, bool) or v < 1:
-                raise ValueError(f"imitate.{f}: must be a positive integer; got {v!r}")
-        if not isinstance(self.soft_targets, bool):
-            raise ValueError(f"imitate.soft_targets: must be true or false; "
-                             f"got {self.soft_targets!r}")
-        v = self.ppo_batches
-        if not isinstance(v, int) or isinstance(v, bool) or v < 0:
-            raise ValueError(f"imitate.ppo_batches: must be an integer >= 0; got {v!r}")
-        lr = self.learning_rate
-        if isinstance(lr, bool) or not isinstance(lr, (int, float)) or not 0 < lr < math.inf:
-            raise ValueError(f"imitate.learning_rate: must be a finite number > 0; got {lr!r}")
-        if self.n_envs > MAX_ENVS:
-            raise ValueError(f"imitate.n_envs: at most {MAX_ENVS} (its envs' seeds must stay "
-                             f"apart from the next training seed's); got {self.n_envs}")
-        if not self.teachers:
-            raise ValueError("imitate.teachers: at least one teacher (id or default -> policy)")
-        for k, spec in self.teachers.items():
-            if k != "default" and k not in ids:
-                raise ValueError(f"imitate.teachers.{k}: not a world of this run "
-                                 f"({', '.join(ids)}) nor 'default'")
-            try:
-                check_policy(base_spec(spec) if is_rollout_spec(spec) else spec)
-            except Exception as e:  # noqa: BLE001 - re-raised with the field's name
-                raise ValueError(f"imitate.teachers.{k}: {e}") from None
-        missing = [i for i in ids if i not in self.teachers and "default" not in self.teachers]
-        if missing:
-            raise ValueError(f"imitate.teachers: no teacher for {', '.join(missing)} "
-                             f"(add them or a 'default')")
-        return self
 
 
 def make_teacher(spec: str, pool=None):
-    """The teacher a ``teachers`` entry names: a policy, or a :class:`RolloutTeacher` over one
-    (playing its candidates out over ``pool``, a process pool, if given)."""
+    """The teacher a ``teachers`` entry names: a policy, or a teacher of a registered kind over
+    one (:mod:`~mrsched_gym.agents.teachers`; a parallel kind works over ``pool``, a process
+    pool, if given)."""
     from mrsched_gym.evaluate import make_policy
-    if is_rollout_spec(spec):
-        return make_rollout_teacher(spec, make_policy, pool)
+    kind = teacher_kind(spec)
+    if kind is not None:
+        return kind.make(spec, make_policy, pool)
     return make_policy(spec)
 
 
 def _teacher_pool(ic: ImitateConfig):
-    """The process pool of the rollout teachers' play-outs, or None (one worker, or no rollout
-    teacher)."""
-    if ic.teacher_workers < 2 or not any(map(is_rollout_spec, ic.teachers.values())):
+    """The process pool of the parallel teachers' work (the rollout teachers' play-outs), or
+    None (one worker, or no teacher of a parallel kind)."""
+    kinds = [teacher_kind(s) for s in ic.teachers.values()]
+    if ic.teacher_workers < 2 or not any(k is not None and k.parallel for k in kinds):
         return None
     import multiprocessing as mp
     ctx = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
@@ -166,6 +67,8 @@ class _Player:
     """One env of the phase: its world, the teacher of that world, and its episodes."""
 
     def __init__(self, cfg, seed: int, teachers: dict[str, Any]) -> None:
+        #: the worlds whose teacher is of a registered kind: it plans from the env
+        self.planners = {k for k, v in cfg.imitate.teachers.items() if teacher_kind(v)}
         from mrsched_gym.agents.worlds import WorldPool
         from mrsched_gym.evaluate import make_env
         self.pool = WorldPool(cfg.worlds) if cfg.worlds is not None else None
@@ -186,7 +89,9 @@ class _Player:
     def _reset(self, seed: int | None):
         obs, _ = self.env.reset(seed=seed)
         world_id, world = self.world()
-        self.teacher = self.teachers.get(world_id, self.teachers.get("default"))
+        key = world_id if world_id in self.teachers else "default"
+        self.teacher = self.teachers[key]
+        self.plans = key in self.planners
         self.teacher.reset(world.sim, seed=int(self.rng.integers(2 ** 31)))
         return obs
 
@@ -205,7 +110,7 @@ class _Player:
         """The teacher's action in the current state, in this env's action space."""
         _, world = self.world()
         raw = self.pool.world_obs if self.pool is not None else self.obs
-        if isinstance(self.teacher, RolloutTeacher):
+        if self.plans:                               # a registered kind's teacher
             a = self.teacher.plan(world, raw)
         elif hasattr(self.teacher, "act"):
             a = int(self.teacher.act(raw, world.action_masks()))

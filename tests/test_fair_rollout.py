@@ -1,5 +1,5 @@
-"""The fair myopic rollout (agents/rollout.py, ``estimate_the_unknown``): play-outs in copies
-that hold estimates, made from the observable state, of what no scheduler observes."""
+"""The fair myopic rollout (agents/research/rollout.py, ``estimate_the_unknown``): play-outs in
+copies that hold estimates, made from the observable state, of what no scheduler observes."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import copy
 import numpy as np
 import pytest
 
-from mrsched_gym.agents.rollout import (
+from mrsched_gym.agents.research.rollout import (
     RolloutTeacher,
     cheapest,
     drop_future_arrivals,

@@ -18,7 +18,8 @@ import time
 import pytest
 
 import mrsched_gym.evaluate as ev
-import mrsched_gym.results as results
+import mrsched_gym.results.files as result_files
+import mrsched_gym.results.run_folder as run_folder
 from mrsched_gym.cli import main
 from mrsched_gym.errors import OutputError
 from mrsched_gym.evaluate import running
@@ -30,11 +31,11 @@ ENOSPC = OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 COMPACTOR = r"""
 import sys
 import time
-import mrsched_gym.results as results
+import mrsched_gym.results.files as result_files
 from mrsched_gym.results import RunFolder
 # widen the window between the temporary file's write and its rename, so that most kills land
 # in it (without this, rewrites are so fast that kills mostly land between them)
-results._before_rename = lambda tmp, path: time.sleep(0.01)
+result_files._before_rename = lambda tmp, path: time.sleep(0.01)
 folder = RunFolder(sys.argv[1], "run", {"k": 1})
 recs = {n: [{"policy": "fifo", "scenario": "s", "seed": i, "pad": "x" * 300} for i in range(n)]
         for n in (700, 1500)}
@@ -81,7 +82,7 @@ def test_a_crash_between_write_and_rename_keeps_the_old_file(tmp_path, monkeypat
 
     def crash(tmp, path):
         raise ENOSPC
-    monkeypatch.setattr(results, "_before_rename", crash)
+    monkeypatch.setattr(result_files, "_before_rename", crash)
     with pytest.raises(OutputError, match="records.json: cannot write it: No space left"):
         durable_write(target, "new" * 1000)
     assert target.read_text() == "old"
@@ -109,7 +110,7 @@ def test_the_journal_is_append_only_between_compactions(tmp_path):
 
 
 class _FullDisk:
-    """``os`` for the results module, whose ``write`` fails as a full disk does."""
+    """``os`` for the run folder's module, whose ``write`` fails as a full disk does."""
 
     def __getattr__(self, name):
         return getattr(os, name)
@@ -121,13 +122,13 @@ class _FullDisk:
 
 def _inject(monkeypatch, where):
     if where == "append":
-        monkeypatch.setattr(results, "os", _FullDisk())
+        monkeypatch.setattr(run_folder, "os", _FullDisk())
         return
 
     def full(tmp, path):
         if (where == "staging") == (".staging." in str(tmp)):
             raise ENOSPC
-    monkeypatch.setattr(results, "_before_rename", full)
+    monkeypatch.setattr(result_files, "_before_rename", full)
 
 
 @pytest.mark.parametrize("where, says", [

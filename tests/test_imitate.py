@@ -422,7 +422,8 @@ def test_rollout_labels_are_the_same_with_teacher_workers(monkeypatch):
                         lambda ic: pools.append(make_pool(ic)) or pools[-1])
     runs = []
     for workers in (1, 2):
-        cfg = tiny(imitate_cfg={"teachers": {"default": "rollout:edf"}, "rounds": 1,
+        cfg = tiny(imitate_cfg={"plugins": ["mrsched_gym.agents.research"],
+                                "teachers": {"default": "rollout:edf"}, "rounds": 1,
                                 "steps_per_round": 60, "n_envs": 1, "epochs": 1,
                                 "teacher_workers": workers})
         th.manual_seed(cfg.seed)

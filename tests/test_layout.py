@@ -1,5 +1,6 @@
 """The package's shape, read from the source with ``ast`` (nothing is imported): no module over
-400 lines and no import cycle, except the lists below of what is so today, which may only shrink.
+400 lines and no import cycle, except the lists below of what is so today, which may only shrink;
+and the product apart from the research.
 
 * **Module size.** No module of the package (``mrsched_gym/``, ``baselines/``, ``agents/``,
   ``configs/``) has more than :data:`MAX_LINES` lines, except those of :data:`OVERSIZE`, each
@@ -12,6 +13,11 @@
   strongly connected component of more than one module is a cycle; each must be one of
   :data:`KNOWN_CYCLES`, and each known cycle must still be there as it is listed (one broken or
   shrunk leaves or changes the list).
+* **The product apart from the research.** :data:`RESEARCH` (rollout teachers and what their
+  copies of the world know) serves the studies of docs/notes/; no other module of the package
+  imports it, in any form (top level, deferred or ``if TYPE_CHECKING:``). The trainer reaches
+  research teachers only through the plugin point of ``agents/teachers.py`` (a module a run's
+  config names in ``imitate.plugins``).
 """
 
 from __future__ import annotations
@@ -21,16 +27,15 @@ from collections.abc import Iterable, Mapping
 from test_layers import IMPORTS, imports_of, package_sources
 
 MAX_LINES = 400
+#: The research subpackage the product never imports.
+RESEARCH = "mrsched_gym.agents.research"
 
 # Today's modules over MAX_LINES, with their line counts as ceilings (split them; never raise one).
 OVERSIZE = {
-    "mrsched_gym.results": 685,
     "mrsched_gym.env": 504,
     "mrsched_gym.reproduce": 497,
     "mrsched_gym.sim.engine": 440,
     "mrsched_gym.baselines.adaptive": 451,
-    "mrsched_gym.agents.train": 930,
-    "mrsched_gym.agents.rollout": 410,
 }
 
 # Today's import cycles (held apart at run time only by imports deferred into functions). The
@@ -137,3 +142,34 @@ def test_the_graph_sees_deferred_imports_and_submodules_not_type_checking():
     imports = {m: [] for m in known}
     imports["p.a"] = imports_of(source, "p.a", False, known)
     assert run_time_graph(imports)["p.a"] == {"p.sub", "p.b"}
+
+
+def research_imports(imports: Mapping[str, Iterable]) -> list[str]:
+    """``module line N: research module`` for every import of :data:`RESEARCH` (or a module in
+    it) by a module outside it, whatever its kind."""
+    def inside(m: str) -> bool:
+        return m == RESEARCH or m.startswith(RESEARCH + ".")
+    return sorted(f"{m} line {i.line}: {i.module}" for m, imps in imports.items()
+                  if not inside(m) for i in imps if inside(i.module))
+
+
+def test_the_product_never_imports_the_research_package():
+    assert RESEARCH in IMPORTS and f"{RESEARCH}.rollout" in IMPORTS, "the research package moved"
+    bad = research_imports(IMPORTS)
+    assert not bad, (f"product modules import the research package: {bad}; reach it through a "
+                     "plugin point (agents/teachers.py) or move the code into it")
+
+
+def test_the_research_check_sees_every_kind_of_import():
+    known = {"p", RESEARCH, f"{RESEARCH}.rollout", "mrsched_gym.agents.imitate"}
+    for source in (f"from {RESEARCH}.rollout import x\n",
+                   f"def f():\n    from {RESEARCH} import rollout\n",
+                   f"from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import {RESEARCH}\n"):
+        imports = {m: [] for m in known}
+        imports["mrsched_gym.agents.imitate"] = imports_of(source, "mrsched_gym.agents.imitate",
+                                                           False, known)
+        assert research_imports(imports), source
+    inside = {m: [] for m in known}
+    inside[f"{RESEARCH}.rollout"] = imports_of("from mrsched_gym.agents import imitate\n",
+                                               f"{RESEARCH}.rollout", False, known)
+    assert research_imports(inside) == []

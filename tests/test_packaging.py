@@ -119,3 +119,23 @@ def test_docs_hold_no_error_output():
            for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
            if line.startswith("Traceback (most recent call last)")]
     assert not bad, f"error output pasted into the docs: {bad}"
+
+
+def test_every_subpackage_is_in_the_pyproject_package_list():
+    """A folder with an ``__init__.py`` under the package's folders is listed in pyproject's
+    ``[tool.setuptools] packages`` (else a wheel leaves it out while an editable install still
+    finds it)."""
+    tomllib = pytest.importorskip("tomllib")
+    if not (ROOT / "pyproject.toml").exists():
+        pytest.skip("not a source checkout")
+    cfg = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]
+    listed = set(cfg["setuptools"]["packages"])
+    folders = {"mrsched_gym": "mrsched_gym", **{v: k for k, v in
+                                                cfg["setuptools"]["package-dir"].items()}}
+    found = set()
+    for folder, package in folders.items():
+        for init in (ROOT / folder).rglob("__init__.py"):
+            parts = init.parent.relative_to(ROOT / folder).parts
+            found.add(".".join((package, *parts)))
+    assert found - listed == set(), f"subpackages missing from pyproject: {found - listed}"
+    assert "mrsched_gym.agents.research" in found

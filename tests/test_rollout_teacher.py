@@ -1,4 +1,4 @@
-"""The rollout teacher (agents/rollout.py): clairvoyant one-step policy improvement for
+"""The rollout teacher (agents/research/rollout.py): clairvoyant one-step policy improvement for
 imitation."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ import re
 
 import pytest
 
-from mrsched_gym.agents import rollout
-from mrsched_gym.agents.rollout import TIE_TOLERANCE, RolloutTeacher
+from mrsched_gym.agents.research import rollout
+from mrsched_gym.agents.research.rollout import TIE_TOLERANCE, RolloutTeacher
 from mrsched_gym.evaluate import make_env, make_policy, run_episode
 from mrsched_gym.rewards import RewardTracker, component_totals
 from mrsched_gym.sim.decision import SCHEDULE
@@ -283,7 +283,8 @@ from mrsched_gym.config import ConfigError  # noqa: E402
 
 
 def test_a_rollout_teacher_is_named_in_imitate_and_its_base_checked():
-    ic = {"teachers": {"default": "rollout:edf"}, "rounds": 1, "steps_per_round": 10}
+    ic = {"plugins": ["mrsched_gym.agents.research"], "teachers": {"default": "rollout:edf"},
+          "rounds": 1, "steps_per_round": 10}
     cfg = load_config("hadoop_set", imitate=ic)
     assert cfg.imitate.teachers["default"] == "rollout:edf"
     ic["teachers"] = {"default": "rollout:nope"}
@@ -312,7 +313,8 @@ def test_imitation_labels_with_the_rollout_teacher(monkeypatch):
 
     monkeypatch.setattr(RolloutTeacher, "plan", spy)
     worlds = {"ids": ["mrsched/Hadoop-v0"], "max_nodes": 25}
-    ic = {"teachers": {"default": "rollout:edf"}, "rounds": 1, "steps_per_round": 40,
+    ic = {"plugins": ["mrsched_gym.agents.research"], "teachers": {"default": "rollout:edf"},
+          "rounds": 1, "steps_per_round": 40,
           "n_envs": 1, "epochs": 1, "batch_size": 16}
     cfg = load_config("hadoop_set", env_kwargs=SHORT, worlds=worlds, imitate=ic,
                       total_timesteps=256, n_envs=1, tensorboard=False)

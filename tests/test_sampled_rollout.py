@@ -1,4 +1,4 @@
-"""The sampled rollout (agents/rollout.py): play-outs whose jobs to come are drawn from the
+"""The sampled rollout (agents/research/rollout.py): play-outs whose jobs to come are drawn from the
 workload, not the world's own draw; and Simulator.add_job, which it adds them with."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from mrsched_gym.agents import rollout
-from mrsched_gym.agents.rollout import RolloutTeacher, sample_future_arrivals
+from mrsched_gym.agents.research import rollout
+from mrsched_gym.agents.research.rollout import RolloutTeacher, sample_future_arrivals
 from mrsched_gym.evaluate import make_env, make_policy
 from mrsched_gym.sim.decision import SCHEDULE
 from mrsched_gym.sim.events import EventKind
@@ -195,7 +195,7 @@ def test_sampling_from_the_worlds_own_stream_gives_the_worlds_future_and_its_cos
 def _tool(name: str):
     import importlib.util
     from pathlib import Path
-    path = Path(__file__).resolve().parents[1] / "tools" / f"{name}.py"
+    path = Path(__file__).resolve().parents[1] / "research" / "tools" / f"{name}.py"
     spec = importlib.util.spec_from_file_location(name, path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
@@ -203,7 +203,8 @@ def _tool(name: str):
 
 
 def test_the_signal_tool_chooses_on_one_half_of_the_samples_and_judges_on_the_other():
-    """tools/rollout_signal.py: action 1 looks best on the first half of the samples but not
+    """research/tools/rollout_signal.py: action 1 looks best on the first half of the samples but
+    not
     on the second, so its expected gain is the held-out half's (negative), not the chooser's;
     the clairvoyant gain is the best true candidate's (action 2), the realised gain the
     choice's in the true future; a tie keeps the base's action."""

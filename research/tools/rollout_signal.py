@@ -1,11 +1,12 @@
 """How much of a rollout's gain over its base the present predicts: play-outs in the world's
 own future against play-outs in sampled futures, at the same decisions.
 
-    python tools/rollout_signal.py --base agent:hadoop-v0 --seed 500 --decisions 40 --samples 16
+    python research/tools/rollout_signal.py --base agent:hadoop-v0 --seed 500 --decisions 40 \
+        --samples 16
 
 Along the base policy's trajectory of one episode, at its first ``--decisions`` schedule
 decisions with a choice, every candidate (and the base's own action) is played out to the
-episode's end by the base (:meth:`~mrsched_gym.agents.rollout.RolloutTeacher.play_outs`):
+episode's end by the base (:meth:`~mrsched_gym.agents.research.rollout.RolloutTeacher.play_outs`):
 
 - once in the world's own future (the clairvoyant rollout's copy), and
 - in ``--samples`` copies whose jobs to come are drawn from the workload (the sampled
@@ -36,7 +37,7 @@ import multiprocessing as mp
 
 import numpy as np
 
-from mrsched_gym.agents.rollout import RolloutTeacher, cheapest
+from mrsched_gym.agents.research.rollout import RolloutTeacher, cheapest
 from mrsched_gym.evaluate import make_env, make_policy
 from mrsched_gym.sim.decision import SCHEDULE
 

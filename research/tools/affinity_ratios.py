@@ -1,6 +1,6 @@
 """The generalist's network under the affinity mask at several ratios, on its validation seeds.
 
-    python tools/affinity_ratios.py --ratios none 0.2 0.5 0.55 0.6 --workers 2
+    python research/tools/affinity_ratios.py --ratios none 0.2 0.5 0.55 0.6 --workers 2
 
 The numbers behind docs/notes/agents.md's choice of ``min_ratio`` (``"affinity"`` in
 ``agents/pretrained/general.json``): the shipped network (numpy forward pass, its speculation

@@ -1,9 +1,11 @@
 """Where a rollout teacher departs from its base: along the base's trajectory, and its own.
 
-    python tools/rollout_departures.py --base agent:hadoop-v0 --seed 1000500 --decisions 400
+    python research/tools/rollout_departures.py --base agent:hadoop-v0 --seed 1000500 \
+        --decisions 400
 
 Plays the first ``--decisions`` decisions of one episode twice: once taking the base policy's
-actions, once taking the rollout teacher's (:class:`~mrsched_gym.agents.rollout.RolloutTeacher`
+actions, once taking the rollout teacher's
+(:class:`~mrsched_gym.agents.research.rollout.RolloutTeacher`
 over ``--base``; ``--myopic`` for the myopic one). At every decision of both it asks both
 for their action and counts the decisions on which they differ. DAgger labels the states its
 student reaches, which are close to the base's trajectory, so the first count is what a
@@ -16,7 +18,7 @@ from __future__ import annotations
 import argparse
 import multiprocessing as mp
 
-from mrsched_gym.agents.rollout import RolloutTeacher
+from mrsched_gym.agents.research.rollout import RolloutTeacher
 from mrsched_gym.evaluate import make_env, make_policy
 
 

@@ -1,13 +1,14 @@
 """Policies on the generalist's validation seeds, as ratios to the best of its baselines.
 
-    python tools/validation_ratios.py --policies srpt atc atc:k=2 agent:hadoop-v0
-    python tools/validation_ratios.py --policies srpt agent:general --ids mrsched/Stragglers-v0 \
+    python research/tools/validation_ratios.py --policies srpt atc atc:k=2 agent:hadoop-v0
+    python research/tools/validation_ratios.py --policies srpt agent:general \
+        --ids mrsched/Stragglers-v0 \
         --baselines hadoop-speculative late --speculation hadoop-speculative
-    python tools/validation_ratios.py --policies agent:hadoop-v0 --affinity 0.55 --slow-start 1
+    python research/tools/validation_ratios.py --policies agent:hadoop-v0 --affinity 0.55 \
+        --slow-start 1
 
 The numbers behind docs/notes/agents.md's choices of teachers and of ``atc``'s ``k``: on each
-id (the
-pool of ``configs/agents/general.yaml`` by default) every policy's mean headline over the
+id (the pool of ``configs/agents/general.yaml`` by default) every policy's mean headline over the
 validation seeds 500-509 (the training config's ``eval``), divided by the lowest mean among
 ``--baselines`` (EDF, FIFO, Fair, Capacity: the training's validation score). With
 ``--speculation RULE`` each policy's speculation decisions are made by that baseline's rule

@@ -1,32 +1,32 @@
 """How far a clairvoyant rollout over a policy gets: the headroom behind a rollout teacher.
 
-    python tools/rollout_ceiling.py --base agent:hadoop-v0 --seeds 500 501 502 503 --workers 2
+    python research/tools/rollout_ceiling.py --base agent:hadoop-v0 --seeds 500 501 502 503 \
+        --workers 2
 
-    python tools/rollout_ceiling.py --base agent:hadoop-v0 --myopic --workers 2
+    python research/tools/rollout_ceiling.py --base agent:hadoop-v0 --myopic --workers 2
 
-    python tools/rollout_ceiling.py --base agent:hadoop-v0 --samples 4 --horizon 3600
+    python research/tools/rollout_ceiling.py --base agent:hadoop-v0 --samples 4 --horizon 3600
 
-    python tools/rollout_ceiling.py --base agent:hadoop-v0 --myopic --estimates --margin 0.1
+    python research/tools/rollout_ceiling.py --base agent:hadoop-v0 --myopic --estimates \
+        --margin 0.1
 
 Plays whole episodes with the rollout policy over ``--base``
-(:class:`~mrsched_gym.agents.rollout.RolloutTeacher`: at every schedule decision with a choice,
-each candidate is played out to the episode's end by the base, and the cheapest is taken) and
-prints, per seed, its headline beside the base's and the reference baselines' (``--against``,
-EDF by default) on the same world. The rollout knows the world's future (arrivals, task
-lengths), so its numbers indicate the room that one step of policy improvement finds, not what
-a scheduler that does not know the future can reach; except with ``--estimates`` (below),
-they are no policy's result. With ``--myopic`` the play-outs leave out the jobs that have not
-arrived yet (the myopic rollout, ``myopic-rollout:BASE``), which removes the knowledge of what
-will arrive. With ``--samples
-M`` they hold ``M`` draws of the arrivals to come from the workload instead (the sampled
-rollout, which knows the workload's law, not its draw). ``--estimates`` replaces in the copies
-what no scheduler observes (the present jobs' task lengths to come, the load and availability
-to come) by estimates made from what it does (with ``--myopic``: the fair myopic rollout, a
-policy a scheduler could run), and ``--margin F`` keeps the base's action unless a candidate's
-play-out is cheaper by the fraction ``F``. Episodes run
+(:class:`~mrsched_gym.agents.research.rollout.RolloutTeacher`: at every schedule decision with a
+choice, each candidate is played out to the episode's end by the base, and the cheapest is
+taken) and prints, per seed, its headline beside the base's and the reference baselines'
+(``--against``, EDF by default) on the same world. The rollout knows the world's future
+(arrivals, task lengths), so its numbers indicate the room that one step of policy improvement
+finds, not what a scheduler that does not know the future can reach; except with ``--estimates``
+(below), they are no policy's result. With ``--myopic`` the play-outs leave out the jobs that
+have not arrived yet (the myopic rollout, ``myopic-rollout:BASE``), which removes the knowledge
+of what will arrive. With ``--samples M`` they hold ``M`` draws of the arrivals to come from the
+workload instead (the sampled rollout, which knows the workload's law, not its draw).
+``--estimates`` replaces in the copies what no scheduler observes (the present jobs' task
+lengths to come, the load and availability to come) by estimates made from what it does (with
+``--myopic``: the fair myopic rollout, a policy a scheduler could run), and ``--margin F`` keeps
+the base's action unless a candidate's play-out is cheaper by the fraction ``F``. Episodes run
 with one BLAS/OpenMP thread, as the harness runs them. Slow: ~5 min per Hadoop-v0 episode over
-``agent:hadoop-v0``, one core each (``--workers``).
-"""
+``agent:hadoop-v0``, one core each (``--workers``). """
 
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ import math
 
 import numpy as np
 
-from mrsched_gym.agents.rollout import RolloutTeacher, check_margin
+from mrsched_gym.agents.research.rollout import RolloutTeacher, check_margin
 from mrsched_gym.evaluate import (
     evaluate,
     make_env,

@@ -1,6 +1,7 @@
 """The training-run table of docs/ray.md: PPO with RLlib's set module on mrsched/Hadoop-v0.
 
-    python tools/rllib_set_curve.py --iterations 40 --every 5 [--runners 1] [--address auto]
+    python research/tools/rllib_set_curve.py --iterations 40 --every 5 \
+        [--runners 1] [--address auto]
 
 Trains with :func:`mrsched_gym.ray_backend.rllib_ppo_config` (its defaults: batch 4000 env steps
 per iteration) and, every ``--every`` iterations, evaluates the greedy module with the local

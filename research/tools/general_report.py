@@ -1,6 +1,6 @@
 """The per-family table of the generalist (docs/notes/agents.md, "The generalist").
 
-    python tools/general_report.py --records runs/general_test --workers 2
+    python research/tools/general_report.py --records runs/general_test --workers 2
 
 On every registered id but ThesisScale-v0 and on the test seeds 100-119 (never used in training,
 whose pools are seeded from 1,000,000, nor in validation, 500-502), runs every baseline of that

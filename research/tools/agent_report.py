@@ -1,6 +1,7 @@
 """The numbers behind docs/notes/agents.md: held-out result, generalisation, learning curves.
 
-    python tools/agent_report.py --runs runs/hadoop_set runs/hadoop_flat > docs/agents_results.md
+    python research/tools/agent_report.py --runs runs/hadoop_set runs/hadoop_flat \
+        > docs/agents_results.md
 
 1. The agent and every applicable baseline on 20 held-out seeds (0-19) of mrsched/Hadoop-v0:
    the leaderboard table, whether the agent's 95% CI lies entirely below the best baseline's,
