@@ -17,7 +17,14 @@ from typing import Any, Literal, get_args
 from mrsched_gym.agents.imitate_config import MAX_ENVS, ImitateConfig
 from mrsched_gym.agents.input_driven import InputDrivenConfig
 from mrsched_gym.agents.worlds import WorldsConfig
-from mrsched_gym.config import ConfigError, bundled_names, config_source, from_dict, parse_yaml
+from mrsched_gym.config import (
+    ConfigError,
+    bundled_names,
+    config_source,
+    from_yaml_data,
+    located,
+    parse_yaml,
+)
 
 TRAIN_SEED_BASE = 1_000_000
 #: A run name: the name of its folder inside ``--out``.
@@ -168,7 +175,7 @@ class TrainConfig:
             ConfigError: A field is invalid; the message names it.
         """
         def bad(fld: str, msg: str) -> None:
-            raise ConfigError(f"{where}: {fld}: {msg}")
+            raise ConfigError(f"{where}: {fld}: {msg}", tuple(fld.split(".")))
         if not isinstance(self.name, str) or not RUN_NAME.fullmatch(self.name) \
                 or self.name in (".", ".."):
             bad("name", f"the run's folder inside --out: letters, digits, '.', '_' and '-' "
@@ -267,7 +274,11 @@ def load_config(path_or_name: str | Path, **overrides: Any) -> TrainConfig:
             data.setdefault(a, {})[b] = v
         else:
             data[k] = v
-    return from_dict(TrainConfig, data, p).validate(p)
+    cfg = from_yaml_data(TrainConfig, data, text, str(p))
+    try:
+        return cfg.validate(p)
+    except ConfigError as e:
+        raise located(e, text, str(p)) from None
 
 
 def config_dict(cfg: TrainConfig) -> dict:

@@ -63,6 +63,7 @@ from mrsched_gym.config.limits import (
 from mrsched_gym.config.loading import (
     from_yaml_data,
     load_scenario,
+    located,
     resolve_relative_paths,
     with_overrides,
 )
@@ -76,7 +77,7 @@ __all__ = [
     "AvailabilityConfig", "ClusterConfig", "ConfigError", "DecisionConfig", "InterferenceConfig",
     "JobSpec", "NodeGroup", "PreemptionConfig", "RewardConfig", "Scenario", "SpeculationConfig",
     "UniqueKeyLoader", "WorkloadConfig", "bundled_names", "bundled_scenarios", "config_source",
-    "episode_size", "from_dict", "from_yaml_data", "line_of", "load_scenario", "parse_yaml",
-    "read_text_file", "resolve_relative_paths", "scenario_from_dict", "to_dict",
+    "episode_size", "from_dict", "from_yaml_data", "line_of", "load_scenario", "located",
+    "parse_yaml", "read_text_file", "resolve_relative_paths", "scenario_from_dict", "to_dict",
     "unknown_name_hint", "with_overrides",
 ]

@@ -59,10 +59,16 @@ def from_yaml_data(tp: type[_T], data: Any, text: str, source: str) -> _T:
     try:
         return from_dict(tp, data, source)
     except ConfigError as e:
-        line = line_of(text, e.keys)
-        if line is None:
-            raise
-        raise ConfigError(f"{source}: line {line}: {str(e)[len(source) + 2:]}", e.keys) from None
+        raise located(e, text, source) from None
+
+
+def located(e: ConfigError, text: str, source: str) -> ConfigError:
+    """``e`` (a message that starts with ``source``) with the line of its field in the YAML
+    ``text`` after the source, when the field's line is found (``e`` itself otherwise)."""
+    line = line_of(text, e.keys)
+    if line is None or not str(e).startswith(f"{source}: "):
+        return e
+    return ConfigError(f"{source}: line {line}: {str(e)[len(source) + 2:]}", e.keys)
 
 
 def resolve_relative_paths(data: Any, folder: Path) -> Any:
