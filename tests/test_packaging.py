@@ -139,3 +139,21 @@ def test_every_subpackage_is_in_the_pyproject_package_list():
             found.add(".".join((package, *parts)))
     assert found - listed == set(), f"subpackages missing from pyproject: {found - listed}"
     assert "mrsched_gym.agents.research" in found
+
+
+def test_no_source_of_the_package_is_ignored_by_git():
+    """A source folder matched by a ``.gitignore`` pattern (``results/`` once hid the
+    ``mrsched_gym/results`` package) is never committed: a clean clone would miss it."""
+    import shutil
+    import subprocess
+    root = Path(__file__).resolve().parents[1]
+    if shutil.which("git") is None or not (root / ".git").exists():
+        pytest.skip("not a git checkout")
+    sources = [str(p.relative_to(root)) for folder in ("mrsched_gym", "baselines", "agents",
+                                                       "configs", "tests", "docs")
+               for p in (root / folder).rglob("*")
+               if p.is_file() and p.suffix in (".py", ".yaml", ".json", ".md", ".gz", ".csv")
+               and "__pycache__" not in p.parts]
+    out = subprocess.run(["git", "check-ignore", "--no-index", "--stdin"], cwd=root,
+                         input="\n".join(sources), capture_output=True, text=True)
+    assert out.stdout.split() == []

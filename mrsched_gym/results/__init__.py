@@ -1,0 +1,52 @@
+"""Result files: atomic, world-readable writes, JSON/CSV helpers and the run folder of a sweep.
+
+* :func:`atomic_write` writes a file via a temporary file and a rename (readers never see half a
+  file), with the permissions of a normally created file (``0666 & ~umask``).
+* :func:`json_safe` / :func:`csv_text` turn records into JSON (NaN -> null) and CSV.
+* :func:`summarize` aggregates records by policy and scenario: mean and 95% confidence interval
+  (Student's t over seeds, :func:`mean_ci95`) of every metric.
+* :func:`write_results` writes ``records``/``summary`` as JSON and CSV.
+* :class:`RunFolder` is the folder of one ``compare`` run: a lock so that two runs cannot write
+  into one folder at once, a journal that receives every episode's record the moment it finishes
+  (so an interrupted or failing run loses nothing and ``--resume`` skips finished episodes), and
+  a staging folder in which data and plots of one run are written together and then put in place
+  in one step (the previous folder's files are never mixed with the new run's).
+
+The parts: :mod:`~mrsched_gym.results.files` (durable writes, JSON / CSV),
+:mod:`~mrsched_gym.results.records` (summaries, result files, journal checks) and
+:mod:`~mrsched_gym.results.run_folder` (:class:`RunFolder`); every name is importable from here.
+"""
+
+from __future__ import annotations
+
+from mrsched_gym.results.files import (
+    MARKER,
+    SLUG_CHARS,
+    atomic_write,
+    csv_text,
+    durable_write,
+    excerpt,
+    file_mode,
+    fsync_dir,
+    json_safe,
+    safe_child,
+    save_figure,
+)
+from mrsched_gym.results.records import (
+    EpisodeFailures,
+    check_record,
+    header_diff,
+    job_rows,
+    mean_ci95,
+    metric_names,
+    nan_for_null,
+    summarize,
+    task_key,
+    write_results,
+)
+from mrsched_gym.results.run_folder import RunFolder, close_inherited
+
+__all__ = ["MARKER", "SLUG_CHARS", "EpisodeFailures", "RunFolder", "atomic_write", "check_record",
+           "close_inherited", "csv_text", "durable_write", "excerpt", "file_mode", "fsync_dir",
+           "header_diff", "job_rows", "json_safe", "mean_ci95", "metric_names", "nan_for_null",
+           "safe_child", "save_figure", "summarize", "task_key", "write_results"]
