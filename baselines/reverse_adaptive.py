@@ -65,22 +65,29 @@ class NodeStretches:
         self.start = np.asarray(starts, dtype=float)
         self.end = np.asarray(ends, dtype=float)
         self.slots = np.asarray([map_slots[i] for i in nodes], dtype=float)
+        self.cache: dict[tuple[float, float], tuple[np.ndarray, np.ndarray]] = {}
 
     def integral(self, node: np.ndarray, t: np.ndarray) -> np.ndarray:
         """Integral of each ``node``'s forecast capacity from 0 to ``t`` (elementwise)."""
         k = np.minimum((t // self.step_s).astype(int), self.last)
         return self.cum[node, k] + self.cap[node, k] * (t - k * self.step_s)
 
-    def window(self, a: float, b: float, sel: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """For the stretches ``sel``: their length inside [a, b] and the map capacity-seconds
-        they offer there (slots x capacity integral)."""
-        lo = np.maximum(self.start[sel], a)
-        hi = np.minimum(self.end[sel], b)
-        length = np.maximum(hi - lo, 0.0)
-        hi = np.maximum(hi, lo)
-        node = self.node[sel]
-        room = self.slots[sel] * (self.integral(node, hi) - self.integral(node, lo))
-        return length, np.maximum(room, 0.0)
+    def window(self, a: float, b: float) -> tuple[np.ndarray, np.ndarray]:
+        """Every stretch's length inside [a, b] and the map capacity-seconds it offers there
+        (slots x capacity integral); the arrays are shared between calls (copy before
+        changing them)."""
+        key = (a, b)
+        hit = self.cache.get(key)
+        if hit is not None:
+            return hit
+        lo = np.maximum(self.start, a)
+        hi = np.maximum(np.minimum(self.end, b), lo)
+        length = hi - lo
+        room = self.slots * (self.integral(self.node, hi) - self.integral(self.node, lo))
+        if len(self.cache) > 4096:
+            self.cache.clear()
+        self.cache[key] = out = (length, np.maximum(room, 0.0))
+        return out
 
 
 def take_tasks(length: np.ndarray, room: np.ndarray, mu: float, want: float) -> float:
@@ -197,15 +204,14 @@ class ReverseAdaptiveScheduler(RASScheduler):
         if not jobs:
             return s_fit
         shortest = min(mu for _, _, mu, _ in jobs)
-        horizon = jobs[0][0]
-        sel = np.flatnonzero((st.end > now + shortest) & (st.start < horizon))
         open_jobs: list[tuple[int, float]] = []
         for k, (goal, jid, mu, _) in enumerate(jobs):
             a = max(jobs[k + 1][0] if k + 1 < len(jobs) else now + mu, now + mu)
             open_jobs.append((jid, mu))
             if goal - a < shortest:
                 continue
-            length, room = st.window(a, goal, sel)
+            length, room = st.window(a, goal)
+            room = room.copy()
             still_open = []
             for pj, pmu in open_jobs:                   # later goals first, then this job
                 if s_fit[pj] > 0 and goal - a >= pmu:

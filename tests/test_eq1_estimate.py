@@ -92,8 +92,7 @@ def test_node_stretches_and_whole_task_fit():
     assert list(st.node) == [0, 1, 2]
     assert list(st.start) == [0.0, 0.0, 0.0] and st.end[1] == 200.0
     assert math.isinf(st.end[0]) and math.isinf(st.end[2])  # last value persists
-    sel = np.arange(3)
-    length, room = st.window(50.0, 350.0, sel)
+    length, room = st.window(50.0, 350.0)
     # node 0: 300 s; node 1: 50..200 = 150 s; node 2: 300 s at 0.5 = 150 capacity-seconds
     assert list(length) == [300.0, 150.0, 300.0]
     assert room == pytest.approx([300.0, 150.0, 150.0])
