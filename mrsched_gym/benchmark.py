@@ -44,7 +44,7 @@ SUITE = tuple(e for e in ENV_IDS if e not in OUTSIDE_SUITE)
 TEST_SEEDS = tuple(range(100, 110))
 #: In a benchmark ``--agents`` entry, replaced by each world's id name (``Hadoop-v0``): an agent
 #: with one checkpoint per id, ranked as one row (the plain-PPO reference,
-#: :mod:`mrsched_gym.plain_ppo`: ``agent:results/plain-ppo/{id}.zip``).
+#: :mod:`mrsched_gym.agents.plain_ppo`: ``agent:results/plain-ppo/{id}.zip``).
 ID_FIELD = "{id}"
 BOOTSTRAP_SAMPLES = 2000
 BOOTSTRAP_SEED = 0

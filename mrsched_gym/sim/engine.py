@@ -45,6 +45,7 @@ from mrsched_gym.sim.accounting import (
     deadline_remaining_alone_s,
     remaining_alone_s,
 )
+from mrsched_gym.sim.alone import episode_jobs
 from mrsched_gym.sim.cluster import capacity, cpu_capacity
 from mrsched_gym.sim.decision import (
     ADMIT,
@@ -95,8 +96,7 @@ _CLEANUP_END = int(EventKind.CLEANUP_END)
 _ORCHESTRATE = int(EventKind.ORCHESTRATE)
 _DEADLINE = int(EventKind.DEADLINE)
 _ARRIVAL = int(EventKind.ARRIVAL)
-#: The event queue is cleared of stale task events when it grows past twice its live length
-#: after the last clearing, and at least this long.
+#: Stale task events are dropped when the queue passes twice its last live length, and this.
 _MIN_COMPACT = 128
 
 
@@ -157,9 +157,9 @@ class Simulator:
         self.truncated = False
 
     # ------------------------------------------------------------------ reset
-    def reset(self, rng: np.random.Generator) -> None:
-        """Draw a new world from ``rng`` (:func:`~mrsched_gym.sim.world.draw_world`) and run to
-        the first decision."""
+    def reset(self, rng: np.random.Generator, jobs: list[JobDraw] | None = None) -> None:
+        """Draw a new world from ``rng`` (:func:`~mrsched_gym.sim.world.draw_world`) with its jobs
+        (or ``jobs``: :func:`~mrsched_gym.sim.alone.episode_jobs`); run to the first decision."""
         sc = self.scenario
         n = self.n_nodes
         self.now = 0.0
@@ -191,7 +191,7 @@ class Simulator:
         self.world = world = draw_world(sc, n, len(self.shared_nodes), rng, self.traces)
         self.load_u, self.avail_f, self.node_up = world.load_u, world.avail_f, world.node_up
         self.forecast_f, self.node_forecast = world.forecast_f, world.node_forecast
-        draws = world.jobs
+        draws = jobs if jobs is not None else episode_jobs(sc, world.jobs, Simulator)
         self.jobs: list[Job] = []
         for d in draws:
             self.add_job(d)

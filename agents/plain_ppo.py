@@ -5,7 +5,7 @@ sb3-contrib's ``MaskablePPO`` with its default settings, exactly as the newcomer
 seed=seed).learn(steps)`` with one torch thread, trained for the same fixed budget of
 environment steps on every id of the benchmark suite, one checkpoint per id::
 
-    python -m mrsched_gym.plain_ppo --steps 30000 --out results/plain-ppo
+    python -m mrsched_gym.agents.plain_ppo --steps 30000 --out results/plain-ppo
     mrsched-gym benchmark --agents "agent:results/plain-ppo/{id}.zip"
 
 The benchmark replaces ``{id}`` by each world's id name (``Hadoop-v0``, ...) and ranks the
@@ -102,11 +102,11 @@ def train_all(env_ids: Sequence[str], steps: int, seed: int, out: Path,
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m mrsched_gym.plain_ppo``: train the plain-PPO reference of every suite id."""
+    """``python -m mrsched_gym.agents.plain_ppo``: train the plain-PPO reference per suite id."""
     from mrsched_gym.benchmark import SUITE
     from mrsched_gym.errors import InputError, MRSchedError, install_hint
     from mrsched_gym.registration import ENV_IDS
-    p = argparse.ArgumentParser(prog="python -m mrsched_gym.plain_ppo",
+    p = argparse.ArgumentParser(prog="python -m mrsched_gym.agents.plain_ppo",
                                 description=__doc__.split("\n\n")[0])
     p.add_argument("--steps", type=int, default=DEFAULT_STEPS,
                    help=f"environment steps per id (default {DEFAULT_STEPS}, the tutorial's)")
