@@ -12,13 +12,15 @@ from functools import partial
 
 import numpy as np
 
-from mrsched_gym.baselines.adaptive import AdaptiveScheduler, RASScheduler, ReverseAdaptiveScheduler
+from mrsched_gym.baselines.adaptive import AdaptiveScheduler
 from mrsched_gym.baselines.affinity import EDFAffinityScheduler
 from mrsched_gym.baselines.base import Scheduler
 from mrsched_gym.baselines.fair import CapacityScheduler, DRFScheduler, FairScheduler
 from mrsched_gym.baselines.mimp import MPAdmissionScheduler, MPScheduler
 from mrsched_gym.baselines.preemption import PriorityPreemptionScheduler
+from mrsched_gym.baselines.ras import RASScheduler
 from mrsched_gym.baselines.rds import RDSScheduler
+from mrsched_gym.baselines.reverse_adaptive import ReverseAdaptiveScheduler
 from mrsched_gym.baselines.simple import (
     ATCScheduler,
     EDFScheduler,

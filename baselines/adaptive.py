@@ -1,4 +1,4 @@
-"""The Adaptive, RAS and Reverse-Adaptive schedulers of Polo's thesis.
+"""The Adaptive Scheduler of Polo's thesis (ch. 3).
 
 Adaptive Scheduler (ch. 3.3-3.4):
 
@@ -44,76 +44,25 @@ gaps, filled as follows (tested):
   allocation algorithm's "tasks and completion time goal" are those of the phase, so the
   missed-goal rule of 3.4.1 applies per phase.
 
-RAS (ch. 4.2): utility u_j = u_M + u_R (Eq. 5) with u_M = log(s_alloc)/log(s_req) - 1 below the
-requirement and (s_alloc - s_req)/(s_pend - s_req) above it (Eq. 6), u_R = log(r_alloc)/log(r_pend)
-- 1 (Eq. 7); the placement maximises the minimum utility (Eq. 8) under each node's resource
-capacity (Eq. 9-10). At a heartbeat this is the inner loop of Algorithm 1: reducers first, spread
-(a job's reduce goes to a node that runs none of its reduces while its u_R < 0), then the map of
-the job with the lowest utility among those with room on the node. Room is the simulator's own
-capacity check (a free slot, or in containers mode the job's demand profile fitting the node's
-free resources), so RAS runs with dynamic job slots when the scenario is in containers mode.
-
-Reverse-Adaptive (ch. 5.3.4): s_fit from the reverse fitting of Algorithm 2 over the forecast
-availability f(t), the three-piece utility Eq. 14, and the RAS placement.
-
-Gaps we filled (documented, tested): u_R uses log(1 + r) so it is defined for one reduce
-(range [-1, 0] as the thesis states); s_pend counts the job's maps not yet finished; the reverse
-fitting's earliest window starts one task length from now, so s_fit is the number of maps that
-must start in the current wave; a job's goal for its maps is its deadline minus one reduce task
-length when it has reduces; RAS and Reverse-Adaptive use the job's submitted profile for mu until
-tasks finish (the thesis' job profile), the Adaptive Scheduler does not (3.4.1). RAS and
-Reverse-Adaptive keep the whole-job estimate of
-:func:`~mrsched_gym.baselines.common.required_slots` (reduce work counted in s_req); the
-per-phase estimate above is the Adaptive Scheduler's.
+Slots needed (Eq. 1): ``slots_estimate="waves"`` (default) counts the time left in whole waves of
+task length, as the thesis writes Eq. 1 (derivation in
+:func:`~mrsched_gym.baselines.common.eq1_slots`); ``"fluid"`` divides the remaining work by the
+time left. RAS (:mod:`~mrsched_gym.baselines.ras`) and Reverse-Adaptive
+(:mod:`~mrsched_gym.baselines.reverse_adaptive`) take the same parameter.
 """
 
 from __future__ import annotations
 
 import math
 
-import numpy as np
-
 from mrsched_gym.baselines.base import Scheduler, default_action
-from mrsched_gym.baselines.common import required_slots, running_by_job, task_len
+from mrsched_gym.baselines.common import (
+    check_slots_estimate,
+    eq1_slots,
+    running_by_job,
+    task_len,
+)
 from mrsched_gym.sim.state import MAP, NODE_LOCAL, REDUCE
-
-
-def _log_ratio(a: float, b: float) -> float:
-    """log(a) / log(b) - 1 for a < b, -inf at a = 0 (the thesis' "at least one slot")."""
-    if a <= 0:
-        return -math.inf
-    if b <= 1:
-        return 0.0
-    return math.log(a) / math.log(b) - 1.0
-
-
-def ras_map_utility(s_alloc: float, s_req: float, s_pend: float) -> float:
-    """Thesis Eq. 6."""
-    if s_alloc < s_req:
-        return _log_ratio(s_alloc, s_req)
-    if s_pend <= s_req:
-        return 1.0
-    return min(1.0, (s_alloc - s_req) / (s_pend - s_req))
-
-
-def reduce_utility(r_alloc: float, r_pend: float) -> float:
-    """Thesis Eq. 7 / 15 with log(1 + r): -1 with no reducer running, 0 with all of them."""
-    if r_pend <= 0:
-        return 0.0
-    return math.log1p(min(r_alloc, r_pend)) / math.log1p(r_pend) - 1.0
-
-
-def reverse_map_utility(s_alloc: float, s_fit: float, s_req: float, s_pend: float) -> float:
-    """Thesis Eq. 14 (three pieces; the last when s_req <= s_fit)."""
-    if s_alloc < s_fit:
-        return _log_ratio(s_alloc, s_fit)
-    if s_req <= s_fit:
-        return 1.0 if s_pend <= s_fit else min(1.0, (s_alloc - s_fit) / (s_pend - s_fit))
-    if s_alloc < s_req:
-        return (s_alloc - s_fit) / (2.0 * (s_req - s_fit))
-    if s_pend <= s_req:
-        return 1.0
-    return min(1.0, 0.5 + (s_alloc - s_req) / (2.0 * (s_pend - s_req)))
 
 
 def reduce_task_estimate(job, mu_map: float) -> float:
@@ -151,14 +100,17 @@ def phase_goal(job, phase: int, mu_reduce: float, reduce_slots: float) -> float:
     return job.deadline_s - reduce_phase_s(job, mu_reduce, reduce_slots)
 
 
-def phase_required_slots(job, tasks, phase: int, now: float, mu: float, goal: float) -> float:
+def phase_required_slots(job, tasks, phase: int, now: float, mu: float, goal: float,
+                         estimate: str = "waves") -> float:
     """Thesis Eq. 1 for one phase, without -|R|: the slots of that phase the job needs
     concurrently from now on to finish the phase by its goal (thesis 3.3.1).
 
-    (sum over the phase's running tasks of delta_i + |U| x mu) / (T_goal^{m,p} - T_curr), with
+    (sum over the phase's running tasks of delta_i + |U| x mu) over the time to
+    T_goal^{m,p}, in whole waves of mu (``estimate="waves"``) or as a plain division
+    (``"fluid"``; :func:`~mrsched_gym.baselines.common.eq1_slots`), with
     delta_i = max(mu - beta_i, 0) (3.3.2) and U the phase's unstarted (and suspended) tasks.
-    ``inf`` once the phase goal has passed; 1 for a job without a goal (it only needs to
-    progress).
+    ``inf`` once the phase goal has passed (or, under ``waves``, when an unstarted task can no
+    longer finish by it); 1 for a job without a goal (it only needs to progress).
 
     Args:
         job: The job (``deadline_s``, ``pending_maps``/``pending_reduces``, ``susp``).
@@ -167,6 +119,7 @@ def phase_required_slots(job, tasks, phase: int, now: float, mu: float, goal: fl
         now: Current time T_curr.
         mu: Mean task length of the phase.
         goal: The phase's goal (:func:`phase_goal`).
+        estimate: ``"waves"`` or ``"fluid"``.
     """
     if not math.isfinite(job.deadline_s):
         return 1.0
@@ -176,7 +129,7 @@ def phase_required_slots(job, tasks, phase: int, now: float, mu: float, goal: fl
     running = sum(max(mu - (now - t.start_s), 0.0) for t in tasks if t.phase == phase)
     unstarted = job.pending_maps if phase == MAP else job.pending_reduces
     unstarted += sum(1 for t in job.susp if t.phase == phase)
-    return (running + unstarted * mu) / left
+    return eq1_slots(running + unstarted * mu, left, mu, unstarted, estimate)
 
 
 def cluster_reduce_slots(sim) -> float:
@@ -194,15 +147,18 @@ class AdaptiveScheduler(Scheduler):
         affinity: Which extension of 3.4.2-3.4.3 to use.
         max_delays: Data affinity: deferrals allowed per job between launches.
         accel_threshold: Hardware affinity: speed-up above which a job is accelerable.
+        slots_estimate: Eq. 1's reading, ``"waves"`` (the thesis's) or ``"fluid"``
+            (:func:`~mrsched_gym.baselines.common.eq1_slots`).
     """
 
     def __init__(self, affinity: str = "none", max_delays: int = 3,
-                 accel_threshold: float = 1.5) -> None:
+                 accel_threshold: float = 1.5, slots_estimate: str = "waves") -> None:
         if affinity not in ("none", "data", "hardware"):
             raise ValueError(f"affinity must be none, data or hardware, got {affinity!r}")
         self.affinity = affinity
         self.max_delays = int(max_delays)
         self.accel_threshold = float(accel_threshold)
+        self.slots_estimate = check_slots_estimate(slots_estimate)
         self.name = "adaptive" if affinity == "none" else f"adaptive-{affinity}"
 
     def reset(self, sim, seed: int | None = None) -> None:
@@ -251,7 +207,7 @@ class AdaptiveScheduler(Scheduler):
             return (1, 0.0, job.jid)
         mu = mu_m if phase == MAP else reduce_task_estimate(job, mu_m)
         s_req = phase_required_slots(job, tasks, phase, sim.now, mu,
-                                     self.goal(sim, job, phase, mu_m))
+                                     self.goal(sim, job, phase, mu_m), self.slots_estimate)
         if math.isinf(s_req):
             return (0, n_run, job.jid)
         return (2, -(s_req - n_run), job.jid)
@@ -275,7 +231,8 @@ class AdaptiveScheduler(Scheduler):
         left = self.goal(sim, job, MAP, task_len(job, MAP, prior=False)) - sim.now
         work = job.pending_maps * mu_acc + sum(max(mu_acc - (sim.now - t.start_s), 0.0)
                                                for t in maps)
-        s_req_acc = work / left if math.isfinite(left) else 1.0        # Eq. 2 (total)
+        s_req_acc = eq1_slots(work, left, mu_acc, job.pending_maps,     # Eq. 2 (total)
+                              self.slots_estimate) if math.isfinite(left) else 1.0
         if on_acc:
             return (2, -(s_req_acc - acc_maps), job.jid)
         extra = mu_reg / mu_acc * (s_req_acc - self.acc_slots)          # Eq. 3
@@ -321,131 +278,3 @@ class AdaptiveScheduler(Scheduler):
                 return i
             self.delays[job.jid] = d + 1
         return sim.K
-
-
-class RASScheduler(Scheduler):
-    """Resource-aware Adaptive Scheduler (thesis ch. 4): max-min utility placement."""
-
-    name = "ras"
-
-    def map_utility(self, sim, job, tasks) -> float:
-        """Utility of ``job``'s map allocation (thesis Eq. 6), ``tasks`` its running tasks."""
-        s_alloc = sum(1 for t in tasks if t.phase == MAP)
-        s_req = self.s_req(sim, job, tasks)
-        return ras_map_utility(s_alloc, s_req, job.n_maps - job.maps_done)
-
-    def s_req(self, sim, job, tasks) -> float:
-        """Map slots ``job`` needs to meet its goal (:func:`required_slots`), at most its
-        unfinished maps (all of them when no estimate exists yet)."""
-        r = required_slots(job, tasks, sim.now, prior=True)
-        return min(r, float(job.n_maps - job.maps_done)) if math.isfinite(r) else \
-            float(job.n_maps - job.maps_done)
-
-    def decide(self, sim) -> int:
-        """Max-min utility placement (thesis Algorithm 1): a reduce of a job whose reduce
-        utility is negative first (at most one of its reduces per node), else the map candidate
-        with the lowest map + reduce utility; earliest deadline next."""
-        a = default_action(sim)
-        if a is not None:
-            return a
-        running = running_by_job(sim)
-        n = sim.decision.node
-        self.prepare(sim, running)
-        best, best_key = 0, None
-        for i, c in enumerate(sim.decision.candidates):
-            job, phase = c.job, c.phase
-            tasks = running.get(job.jid, ())
-            r_alloc = sum(1 for t in tasks if t.phase == REDUCE)
-            u_r = reduce_utility(r_alloc, job.n_reduces - job.reduces_done)
-            if phase == REDUCE:
-                if any(t.node == n and t.phase == REDUCE for t in tasks) or u_r >= 0:
-                    continue
-                key = (0, u_r, job.deadline_s, job.jid)      # reducers first (Algorithm 1)
-            else:
-                key = (1, self.map_utility(sim, job, tasks) + u_r, job.deadline_s, job.jid)
-            if best_key is None or key < best_key:
-                best, best_key = i, key
-        return best
-
-    def prepare(self, sim, running) -> None:
-        """Hook for per-decision precomputation (Reverse-Adaptive's s_fit)."""
-
-
-class ReverseAdaptiveScheduler(RASScheduler):
-    """Reverse-Adaptive Scheduler (thesis ch. 5.3.4): s_fit by reverse fitting over f(t)."""
-
-    name = "reverse-adaptive"
-
-    def reset(self, sim, seed: int | None = None) -> None:
-        """Take the episode's availability forecast f(t) and its running integral."""
-        self.s_fit: dict[int, float] = {}
-        self.step_s = sim.scenario.availability.step_s
-        self.slots = float(sum(sim.map_slots))
-        # integral of the forecast f(t) up to the start of each step (prefix sums), so the
-        # capacity of any window is O(1); beyond the forecast its last value persists
-        fc = np.asarray(sim.forecast_f, dtype=float)
-        self.fc = fc
-        self.fc_int = np.concatenate([[0.0], np.cumsum(fc) * self.step_s])
-
-    def forecast_integral(self, t: float) -> float:
-        """integral_0^t f(s) ds under the forecast (seconds of full availability)."""
-        last = len(self.fc) - 1
-        k = min(int(t // self.step_s), last)
-        return float(self.fc_int[k] + self.fc[k] * (t - k * self.step_s))
-
-    def capacity(self, sim, a: float, b: float) -> float:
-        """Map slot-seconds the cluster offers in [a, b] under the forecast f(t)."""
-        if b <= a:
-            return 0.0
-        return self.slots * (self.forecast_integral(b) - self.forecast_integral(a))
-
-    def prepare(self, sim, running) -> None:
-        """Algorithm 2: reverse fitting of the pending maps, latest goal first.
-
-        Each job's window [goal of the next-earlier job, its goal] is filled with the pending
-        maps of the jobs fitted so far (later goals first), then its own. Only jobs with maps
-        still to fit are visited, and a window stops when its capacity is below the shortest
-        task: the same fit as visiting every job, in O(jobs x open jobs) instead of O(jobs^2).
-        """
-        now = sim.now
-        jobs = []
-        for jid in sim.runnable:
-            job = sim.jobs[jid]
-            if not math.isfinite(job.deadline_s):
-                continue
-            mu = task_len(job, MAP)
-            goal = job.deadline_s - (task_len(job, REDUCE) if job.n_reduces else 0.0)
-            jobs.append((goal, jid, max(mu, 1e-6), float(job.pending_maps)))
-        jobs.sort(reverse=True)
-        s_fit = {jid: pend for _, jid, _, pend in jobs}
-        shortest = min((mu for _, _, mu, _ in jobs), default=math.inf)
-        open_jobs: list[tuple[int, float]] = []         # fitted so far, with maps left to fit
-        for k, (goal, jid, mu, _) in enumerate(jobs):
-            a = jobs[k + 1][0] if k + 1 < len(jobs) else now + mu
-            cap = self.capacity(sim, max(a, now + mu), goal)
-            open_jobs.append((jid, mu))
-            if cap <= 0 or cap < shortest:
-                continue
-            still_open = []
-            for i, (pj, pmu) in enumerate(open_jobs):   # later goals first, then this job
-                if cap < shortest:                      # nothing fits any more: keep the rest
-                    still_open.extend(open_jobs[i:])
-                    break
-                if s_fit[pj] > 0:
-                    fit = min(s_fit[pj], math.floor(cap / pmu))
-                    s_fit[pj] -= fit
-                    cap -= fit * pmu
-                if s_fit[pj] > 0:
-                    still_open.append((pj, pmu))
-            open_jobs = still_open
-        self.s_fit = s_fit
-
-    def map_utility(self, sim, job, tasks) -> float:
-        """Utility of ``job``'s map allocation against its reverse-fitted s_fit (thesis Eq. 14);
-        a job without a deadline as in RAS with one slot required."""
-        s_alloc = sum(1 for t in tasks if t.phase == MAP)
-        s_pend = job.n_maps - job.maps_done
-        if not math.isfinite(job.deadline_s):
-            return ras_map_utility(s_alloc, 1.0, s_pend)
-        return reverse_map_utility(s_alloc, self.s_fit.get(job.jid, 0.0),
-                                   self.s_req(sim, job, tasks), s_pend)

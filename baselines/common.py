@@ -64,12 +64,66 @@ def remaining_slot_seconds(job: Job, tasks: Sequence[Task], now: float, mu_map: 
     return s
 
 
-def required_slots(job: Job, tasks: Sequence[Task], now: float, prior: bool = True) -> float:
-    """Slots the job needs concurrently from now on to meet its goal (thesis Eq. 1 without -|R|).
+#: Readings of thesis Eq. 1's division (see :func:`eq1_slots`); ``waves`` is the thesis's.
+SLOTS_ESTIMATES = ("waves", "fluid")
 
-    ``inf`` when the goal has passed; ``nan`` when the map task length is unknown
-    (``prior=False`` and no map has finished); 1 for a job without a goal (it only needs to
-    progress).
+
+def check_slots_estimate(value: object) -> str:
+    """``value`` as one of :data:`SLOTS_ESTIMATES` (a scheduler's ``slots_estimate``).
+
+    Raises:
+        ValueError: Another value (the message names the parameter and the choices).
+    """
+    if value not in SLOTS_ESTIMATES:
+        raise ValueError(f"slots_estimate must be one of {', '.join(SLOTS_ESTIMATES)}, "
+                         f"got {value!r}")
+    return str(value)
+
+
+def eq1_slots(work: float, left: float, mu: float, unstarted: float,
+              estimate: str = "waves") -> float:
+    """Thesis Eq. 1's division: the slots a job needs concurrently for ``work`` slot-seconds
+    (sum of delta_i + |U| x mu) in the ``left`` seconds before its goal.
+
+    ``waves`` (the thesis's reading, the default): the time left counted in whole waves of task
+    length, ``work / (floor(left / mu) x mu)``. The extracted Eq. 1 reads "(sum_R delta_i + |U|
+    mu) / (T_goal - T_curr ... * mu) - |R|": a denominator multiplied by mu only differs from
+    T_goal - T_curr if the time left is first divided by mu and rounded to whole task executions;
+    Fig. 3.2's s(d, l) = (100 / l) / (d / l), which 3.4.6 describes as "comparing the number of
+    sequential task executions, or waves", depends on the task length l only with the number
+    of waves rounded down, and 3.4.6's single-wave jobs ("there is little the scheduler can do")
+    are the ones whose time left holds one wave. Two cases the formula leaves open (our choices):
+
+    * no whole wave fits (``left < mu``) while tasks are still unstarted: a task started now
+      ends after the goal whatever the slots, so the job cannot meet its goal: ``inf``, the
+      treatment the thesis gives a job that missed its goal (3.4.1);
+    * no whole wave fits and every task is running (``unstarted == 0``): the job needs only the
+      slots its running tasks hold, ``work / mu`` (at most ``|R|``; one wave taken).
+
+    ``fluid``: ``work / left``, the plain division (the reading before the waves one).
+    ``inf`` when ``left <= 0`` under both readings; a non-positive ``mu`` falls back to fluid.
+    """
+    if left <= 0:
+        return math.inf
+    if estimate == "fluid" or not mu > 0:
+        return work / left
+    waves = math.floor(left / mu + 1e-9)       # whole task executions before the goal
+    if waves >= 1:
+        return work / (waves * mu)
+    return math.inf if unstarted > 0 else work / mu
+
+
+def required_slots(job: Job, tasks: Sequence[Task], now: float, prior: bool = True,
+                   estimate: str = "waves") -> float:
+    """Slots the job needs concurrently from now on to meet its goal (thesis Eq. 1 without -|R|,
+    :func:`eq1_slots` under ``estimate``).
+
+    The whole job's remaining work (maps and reduces, :func:`remaining_slot_seconds`) over the
+    time left; the waves are counted in map task lengths while maps remain, in reduce task
+    lengths after (our choice: the tasks still to run set the wave). ``inf`` when the goal has
+    passed (or, under ``waves``, when an unstarted task can no longer finish by it); ``nan``
+    when the map task length is unknown (``prior=False`` and no map has finished); 1 for a job
+    without a goal (it only needs to progress).
     """
     if not math.isfinite(job.deadline_s):
         return 1.0
@@ -82,7 +136,12 @@ def required_slots(job: Job, tasks: Sequence[Task], now: float, prior: bool = Tr
     # Reduces finish last, so their observed length is unknown during the map phase: the
     # reduce term (our addition to Eq. 1) always uses the profile until reduces finish.
     mu_r = task_len(job, REDUCE, True) if job.n_reduces else 0.0
-    return remaining_slot_seconds(job, tasks, now, mu_m, mu_r) / left
+    work = remaining_slot_seconds(job, tasks, now, mu_m, mu_r)
+    unstarted = job.pending_maps + job.pending_reduces + len(job.susp)
+    maps_left = job.pending_maps > 0 or any(t.phase == MAP for t in tasks) or any(
+        t.phase == MAP for t in job.susp)
+    return eq1_slots(work, left, mu_m if maps_left or not job.n_reduces else mu_r, unstarted,
+                     estimate)
 
 
 def argmin_candidate(cands: Sequence[C], key: Callable[[C], Any]) -> int:

@@ -254,8 +254,10 @@ def test_adaptive_estimates_each_phase_against_its_own_goal():
     """Thesis 3.3.1: each phase is estimated separately against its own goal. A job with 10 maps
     of 10 s left and 10 reduces of 100 s (2 running, 8 to start) due in 150 s on 10 reduce slots:
     the reduce phase needs one wave (100 s), so the maps must finish by 50 s and need
-    100 / 50 = 2 map slots; the reduces need (2 x 100 + 8 x 100) / 150 - 2 running = 4.67 reduce
-    slots. The whole-job estimate (RAS's) folds it all into 1100 / 150 - 2 = 5.33 map slots."""
+    100 / 50 = 2 map slots (5 whole waves of 10 s fit in 50 s); the reduces' 150 s hold one wave
+    of 100 s, so they need (2 x 100 + 8 x 100) / (1 x 100) - 2 running = 8 reduce slots (the
+    fluid reading: 1000 / 150 - 2 = 4.67). The whole-job estimate (RAS's) folds it all into
+    1100 / (15 x 10) - 2 = 5.33 map slots."""
     from types import SimpleNamespace
 
     from mrsched_gym.baselines.adaptive import AdaptiveScheduler
@@ -266,7 +268,10 @@ def test_adaptive_estimates_each_phase_against_its_own_goal():
     ada = AdaptiveScheduler()
     assert ada.need(phase_sim(), job, reduces, MAP) == (2, -2.0, 0)
     cls, neg, _ = ada.need(phase_sim(), job, reduces, REDUCE)
-    assert cls == 2 and -neg == pytest.approx(1000 / 150 - 2)
+    assert cls == 2 and -neg == pytest.approx(1000 / 100 - 2)
+    fluid = AdaptiveScheduler(slots_estimate="fluid")
+    assert fluid.need(phase_sim(), job, reduces, MAP) == (2, -2.0, 0)
+    assert -fluid.need(phase_sim(), job, reduces, REDUCE)[1] == pytest.approx(1000 / 150 - 2)
     folded = required_slots(job, reduces, 0.0, prior=False) - len(reduces)
     assert folded == pytest.approx(1100 / 150 - 2)
     # a map-only job needing 3 map slots: the folded estimate would rank it after the job
@@ -302,7 +307,11 @@ def test_adaptive_phase_goal_gaps():
     ada = AdaptiveScheduler()
     late = ada.need(phase_sim(now=60.0), phase_job(), [], MAP)
     assert late == (0, 0, 0)                                   # map goal 50 s has passed
-    assert ada.need(phase_sim(now=60.0), phase_job(), [], REDUCE)[0] == 2
+    fluid = AdaptiveScheduler(slots_estimate="fluid")
+    assert fluid.need(phase_sim(now=60.0), phase_job(), [], REDUCE)[0] == 2
+    # in whole waves the reduces' 90 s left hold no 100 s reduce: the phase cannot make its goal
+    assert ada.need(phase_sim(now=60.0), phase_job(), [], REDUCE)[0] == 0
+    assert ada.need(phase_sim(now=40.0), phase_job(), [], REDUCE)[0] == 2
     assert ada.need(phase_sim(), phase_job(mu_map=math.nan), [], MAP)[0] == 1   # no data yet
 
 # ------------------------------------------------------------------ RAS (thesis ch. 4)
@@ -325,7 +334,7 @@ def test_ras_job_slots_beat_every_static_slot_count():
 
 
 def test_ras_utility_shape():
-    from mrsched_gym.baselines.adaptive import ras_map_utility, reduce_utility, reverse_map_utility
+    from mrsched_gym.baselines.ras import ras_map_utility, reduce_utility, reverse_map_utility
     assert ras_map_utility(0, 20, 35) == -math.inf
     assert ras_map_utility(20, 20, 35) == 0.0 and ras_map_utility(35, 20, 35) == 1.0
     assert -1 < ras_map_utility(10, 20, 35) < 0
@@ -337,18 +346,22 @@ def test_ras_utility_shape():
 
 # ------------------------------------------------------------------ Reverse-Adaptive (ch. 5)
 def test_reverse_adaptive_misses_fewer_deadlines_with_a_known_f():
-    """Thesis 5.3.5: Reverse-Adaptive misses fewer deadlines than Adaptive when f(t) is known."""
+    """Thesis 5.3.5: Reverse-Adaptive misses fewer deadlines than Adaptive when f(t) is known
+    (Eq. 1 in whole waves: 106.25 vs 111.5 on these seeds; 12 seeds: 94.0 vs 97.2)."""
     seeds, kw = range(4), {"workload.load": 0.45}
     ra = mean_metric("mrsched/Dynamic-v0", "reverse-adaptive", "deadline_misses", seeds, kw)
     ad = mean_metric("mrsched/Dynamic-v0", "adaptive", "deadline_misses", seeds, kw)
     assert ra < ad, (ra, ad)
 
 
+@pytest.mark.xfail(strict=True, reason="not reproduced with Eq. 1 in whole waves: 6.75 vs 6.0")
 def test_reverse_adaptive_misses_no_more_deadlines_without_f():
-    """Thesis 5.3.5: without f(t) Reverse-Adaptive is never worse than Adaptive. Holds since
-    Adaptive estimates each phase against its own goal (thesis 3.3.1): 7.0 vs 7.5 misses on
-    these 4 seeds (before, with the whole-job estimate: 7.0 vs 5.0); a small margin (12 seeds:
-    8.0 vs 8.3)."""
+    """Thesis 5.3.5: without f(t) Reverse-Adaptive is never worse than Adaptive. Held with the
+    fluid reading of Eq. 1 (7.0 vs 7.5 misses on these 4 seeds; 12 seeds: 8.0 vs 8.3). With
+    Eq. 1 in whole waves (the default) the Adaptive Scheduler gains more than Reverse-Adaptive:
+    6.75 vs 6.0 on these seeds, 8.17 vs 7.58 over 12 (RAS, the thesis's comparison [63]: 8.08;
+    Reverse-Adaptive's s_fit counts whole tasks per node while RAS and Adaptive use s_req
+    only)."""
     seeds, kw = range(4), {"workload.load": 0.45, "availability.generator": "none"}
     ra = mean_metric("mrsched/Dynamic-v0", "reverse-adaptive", "deadline_misses", seeds, kw)
     ad = mean_metric("mrsched/Dynamic-v0", "adaptive", "deadline_misses", seeds, kw)
@@ -357,19 +370,22 @@ def test_reverse_adaptive_misses_no_more_deadlines_without_f():
 
 def test_reverse_fitting_reserves_for_a_coming_capacity_dip():
     """Algorithm 2: with capacity halving before its goal, a job needs more maps now (s_fit)."""
-    from mrsched_gym.baselines.adaptive import ReverseAdaptiveScheduler
+    from mrsched_gym.baselines.reverse_adaptive import ReverseAdaptiveScheduler
     sc = toy([{"count": 4, "map_slots": 2, "reduce_slots": 1}],
              [{"type": "piest", "n_maps": 60, "map_work_s": 60.0, "deadline_s": 900.0}])
-    env = MRSchedEnv(sc)
-    env.reset(seed=0)
-    pol = ReverseAdaptiveScheduler()
-    pol.reset(env.sim)
-    pol.prepare(env.sim, {})
-    full = pol.s_fit[0]
-    env.sim.forecast_f = np.where(np.arange(len(env.sim.forecast_f)) >= 1, 0.25, 1.0)
-    pol.reset(env.sim)                        # the forecast is drawn at reset; read it again
-    pol.prepare(env.sim, {})
-    assert pol.s_fit[0] > full, (pol.s_fit[0], full)
+    for estimate in ("waves", "fluid"):
+        env = MRSchedEnv(sc)
+        env.reset(seed=0)
+        pol = ReverseAdaptiveScheduler(slots_estimate=estimate)
+        pol.reset(env.sim)
+        pol.prepare(env.sim, {})
+        full = pol.s_fit[0]
+        dip = np.where(np.arange(len(env.sim.forecast_f)) >= 1, 0.25, 1.0)
+        env.sim.forecast_f = dip
+        env.sim.node_forecast = np.broadcast_to(dip, (env.sim.n_nodes, len(dip)))
+        pol.reset(env.sim)                    # the forecast is drawn at reset; read it again
+        pol.prepare(env.sim, {})
+        assert pol.s_fit[0] > full, (estimate, pol.s_fit[0], full)
 
 
 def reverse_fit_reference(pol, sim):
@@ -398,14 +414,15 @@ def reverse_fit_reference(pol, sim):
 
 
 def test_reverse_fitting_shortcuts_give_the_reference_fit():
-    """The fast reverse fitting equals the plain O(jobs^2) one at every decision of two trace
-    episodes, and its capacity integral equals the step-by-step sum over the forecast."""
-    from mrsched_gym.baselines.adaptive import ReverseAdaptiveScheduler
+    """The fast reverse fitting over the aggregate f(t) (the fluid reading) equals the plain
+    O(jobs^2) one at every decision of two trace episodes, and its capacity integral equals the
+    step-by-step sum over the forecast."""
+    from mrsched_gym.baselines.reverse_adaptive import ReverseAdaptiveScheduler
     checked = 0
     for env_id in ("mrsched/HadoopTrace-v0", "mrsched/GreenTrace-v0"):
         env = MRSchedEnv(scenario_of(env_id), workload__duration_s=1800.0)
         env.reset(seed=2)
-        pol = ReverseAdaptiveScheduler()
+        pol = ReverseAdaptiveScheduler(slots_estimate="fluid")
         pol.reset(env.sim)
         sim, step = env.sim, pol.step_s
         for a, b in ((0.0, 7 * step), (0.5 * step, 3.25 * step), (100.0, 100.0 + step / 3)):

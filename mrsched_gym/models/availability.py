@@ -133,11 +133,36 @@ def node_up_from_fraction(f: np.ndarray, n_nodes: int, rng: np.random.Generator)
     Returns:
         ``[n_nodes, n_steps]`` bool.
     """
-    order = rng.permutation(n_nodes)                       # order[k] = k-th node to stay up
+    return nodes_up(f, rng.permutation(n_nodes))          # order[k] = k-th node to stay up
+
+
+def nodes_up(f: np.ndarray, order: np.ndarray) -> np.ndarray:
+    """``[n_nodes, n_steps]`` node states under f(t): the first ``round(f * N)`` nodes of
+    ``order`` (at least one) are up."""
+    n_nodes = len(order)
     n_up = np.clip(np.rint(f * n_nodes).astype(int), 1, n_nodes)  # [n_steps]
     rank = np.empty(n_nodes, dtype=int)
     rank[order] = np.arange(n_nodes)
     return rank[:, None] < n_up[None, :]
+
+
+def node_capacity_forecast(forecast_f: np.ndarray, n_nodes: int, order: np.ndarray | None
+                           ) -> np.ndarray:
+    """Each node's forecast capacity per availability step, ``[n_nodes, n_steps]`` floats
+    (read-only), derived from the forecast f(t) by the rule the simulator applies to the true
+    f(t) (thesis 5.3.4.2: each tasktracker's capacity over time "can be derived from a function
+    that describes the transactional workload pattern, f(t)").
+
+    ``order`` given (``nodes`` mode from a fraction): 1 while the node is among the first
+    ``round(f * N)`` of the episode's leave order (the simulator's mapping from f(t) to nodes,
+    fixed at reset), else 0. ``None``: every node's capacity is f(t) (``capacity`` mode; and the
+    ``onoff`` generator, whose per-node states are independent draws not in f(t): there f(t) is
+    each node's expected availability; without an availability model, 1).
+    """
+    if order is not None:
+        return nodes_up(forecast_f, order).astype(float)
+    out = np.broadcast_to(np.asarray(forecast_f, dtype=float), (n_nodes, len(forecast_f)))
+    return out
 
 
 def forecast_series(f: np.ndarray, noise: float, rng: np.random.Generator) -> np.ndarray:

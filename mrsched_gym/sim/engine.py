@@ -189,10 +189,8 @@ class Simulator:
         self.resp_ms = [sc.interference.response_alone_ms if s else 0.0 for s in self.shared]
         # --- the world: timelines and jobs
         self.world = world = draw_world(sc, n, len(self.shared_nodes), rng, self.traces)
-        self.load_u = world.load_u
-        self.avail_f = world.avail_f
-        self.node_up = world.node_up
-        self.forecast_f = world.forecast_f
+        self.load_u, self.avail_f, self.node_up = world.load_u, world.avail_f, world.node_up
+        self.forecast_f, self.node_forecast = world.forecast_f, world.node_forecast
         draws = jobs if jobs is not None else episode_jobs(sc, world.jobs, Simulator)
         self.jobs: list[Job] = []
         for d in draws:

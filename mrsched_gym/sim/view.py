@@ -197,6 +197,13 @@ class ClusterView(Protocol):
     def forecast_f(self) -> np.ndarray:
         """The forecast of f(t) per availability step."""
 
+    @property
+    def node_forecast(self) -> np.ndarray:
+        """Each node's forecast capacity per availability step, ``[n_nodes, steps]`` (read-only):
+        1/0 up or down in ``nodes`` mode, the CPU capacity multiplier in ``capacity`` mode, from
+        ``forecast_f`` by the simulator's own rule (thesis 5.3.4.2, the tasktrackers' capacity
+        over time; :func:`~mrsched_gym.models.availability.node_capacity_forecast`)."""
+
     # ---------------------------------------------------------------- summaries
     def availability_now(self) -> float:
         """f(t) at the current time."""

@@ -20,7 +20,8 @@ from mrsched_gym.config import ClusterConfig, Scenario
 from mrsched_gym.models.availability import (
     availability_fraction,
     forecast_series,
-    node_up_from_fraction,
+    node_capacity_forecast,
+    nodes_up,
 )
 from mrsched_gym.models.interference import web_load_series
 from mrsched_gym.models.traces import TraceError, read_series, sample_steps
@@ -139,6 +140,8 @@ class World:
         node_up: ``[nodes, availability steps]`` which nodes are up (availability in ``nodes``
             mode), else ``None`` (capacity mode, or no availability model).
         forecast_f: ``[availability steps]`` the forecast of f(t) policies see.
+        node_forecast: ``[nodes, availability steps]`` each node's forecast capacity, from
+            ``forecast_f`` (:func:`~mrsched_gym.models.availability.node_capacity_forecast`).
     """
 
     jobs: list[JobDraw]
@@ -146,6 +149,7 @@ class World:
     avail_f: np.ndarray
     node_up: np.ndarray | None
     forecast_f: np.ndarray
+    node_forecast: np.ndarray
 
 
 def draw_world(sc: Scenario, n_nodes: int, n_shared: int, rng: np.random.Generator,
@@ -158,11 +162,17 @@ def draw_world(sc: Scenario, n_nodes: int, n_shared: int, rng: np.random.Generat
     avail_f, up_matrix = availability_fraction(sc.availability, horizon, r_avail, n_nodes,
                                                trace=traces.get(sc.availability, horizon))
     node_up: np.ndarray | None
+    order = None
     if sc.availability.generator != "none" and sc.availability.mode == "nodes":
-        node_up = up_matrix if up_matrix is not None else node_up_from_fraction(
-            avail_f, n_nodes, r_nodes)
+        if up_matrix is None:
+            order = r_nodes.permutation(n_nodes)        # order[k] = k-th node to stay up
+            node_up = nodes_up(avail_f, order)
+        else:
+            node_up = up_matrix
     else:
         node_up = None
     forecast_f = forecast_series(avail_f, sc.availability.forecast_noise, r_fc)
     jobs = draw_jobs(sc.workload, sc.cluster, r_jobs, r_tasks, r_place)
-    return World(jobs, load_u, avail_f, node_up, forecast_f)
+    node_forecast = node_capacity_forecast(forecast_f, n_nodes, order)
+    node_forecast.flags.writeable = False
+    return World(jobs, load_u, avail_f, node_up, forecast_f, node_forecast)

@@ -1,0 +1,232 @@
+"""The Reverse-Adaptive Scheduler of Polo's thesis (ch. 5.3.4).
+
+s_fit from the reverse fitting of Algorithm 2 over the forecast availability, the three-piece
+utility Eq. 14, and the RAS placement (:class:`~mrsched_gym.baselines.ras.RASScheduler`).
+
+Algorithm 2's ``fit(j, a, b)`` returns "the amount of tasks from job j that can be assigned
+between time a and b, taking into consideration the profile and resource requirements", and the
+scheduler knows "for each tasktracker tt ... its resource capacity at any point in time, Omega_tt
+..., since it can be derived from ... f(t)" (5.3.4.2). With ``slots_estimate="waves"`` (the
+default, the thesis's reading of Eq. 1) the fit reads each node's forecast capacity over time
+(:attr:`~mrsched_gym.sim.view.ClusterView.node_forecast`) and counts whole tasks: in every
+stretch in which a node is up, its map slots' capacity-seconds hold floor(capacity / mu) tasks
+of the job's length, and no task longer than the stretch (a task cannot outlive the node it runs
+on). With ``"fluid"`` the fit is the earlier one: the cluster's map slot-seconds under the
+aggregate forecast f(t), divided by mu.
+
+Gaps we filled (documented, tested): the reverse fitting's earliest window starts one task length
+from now, so s_fit is the number of maps that must start in the current wave; a job's goal for
+its maps is its deadline minus one reduce task length when it has reduces; a node with several
+map slots pools their capacity-seconds within a stretch (exact for one slot per node, as in the
+thesis's simulation, Table 5.6); Reverse-Adaptive uses the job's submitted profile for mu until
+tasks finish (the thesis' job profile) and keeps RAS's whole-job s_req.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from mrsched_gym.baselines.common import task_len
+from mrsched_gym.baselines.ras import RASScheduler, ras_map_utility, reverse_map_utility
+from mrsched_gym.sim.state import MAP, REDUCE
+
+
+class NodeStretches:
+    """The stretches in which each node is up under its forecast capacity, with the map
+    capacity-seconds any window of time holds in each (thesis 5.3.4.2, Omega_tt over time).
+
+    Args:
+        node_forecast: ``[nodes, steps]`` forecast capacity of each node per step.
+        map_slots: Map slots of each node.
+        step_s: Length of a step (s); beyond the last step its value persists.
+    """
+
+    def __init__(self, node_forecast: np.ndarray, map_slots, step_s: float) -> None:
+        cap = np.asarray(node_forecast, dtype=float)
+        n, k = cap.shape
+        self.step_s = step_s
+        self.cap = cap
+        self.last = k - 1
+        # integral of each node's capacity up to the start of each step
+        self.cum = np.concatenate([np.zeros((n, 1)), np.cumsum(cap, axis=1) * step_s], axis=1)
+        up = cap > 0
+        nodes, starts, ends = [], [], []
+        for i in range(n):
+            if not map_slots[i]:
+                continue
+            edges = np.flatnonzero(np.diff(np.concatenate([[0], up[i].astype(int), [0]])))
+            for s, e in zip(edges[::2], edges[1::2], strict=True):
+                nodes.append(i)
+                starts.append(s * step_s)
+                ends.append(math.inf if e > self.last else e * step_s)
+        self.node = np.asarray(nodes, dtype=int)
+        self.start = np.asarray(starts, dtype=float)
+        self.end = np.asarray(ends, dtype=float)
+        self.slots = np.asarray([map_slots[i] for i in nodes], dtype=float)
+        self.cache: dict[tuple[float, float], tuple[np.ndarray, np.ndarray]] = {}
+
+    def integral(self, node: np.ndarray, t: np.ndarray) -> np.ndarray:
+        """Integral of each ``node``'s forecast capacity from 0 to ``t`` (elementwise)."""
+        k = np.minimum((t // self.step_s).astype(int), self.last)
+        return self.cum[node, k] + self.cap[node, k] * (t - k * self.step_s)
+
+    def window(self, a: float, b: float) -> tuple[np.ndarray, np.ndarray]:
+        """Every stretch's length inside [a, b] and the map capacity-seconds it offers there
+        (slots x capacity integral); the arrays are shared between calls (copy before
+        changing them)."""
+        key = (a, b)
+        hit = self.cache.get(key)
+        if hit is not None:
+            return hit
+        lo = np.maximum(self.start, a)
+        hi = np.maximum(np.minimum(self.end, b), lo)
+        length = hi - lo
+        room = self.slots * (self.integral(self.node, hi) - self.integral(self.node, lo))
+        if len(self.cache) > 4096:
+            self.cache.clear()
+        self.cache[key] = out = (length, np.maximum(room, 0.0))
+        return out
+
+
+def take_tasks(length: np.ndarray, room: np.ndarray, mu: float, want: float) -> float:
+    """Fit up to ``want`` tasks of length ``mu`` into the stretches (first stretches first),
+    whole tasks only and none longer than its stretch; ``room`` is reduced in place.
+
+    Returns:
+        The number of tasks fitted.
+    """
+    count = np.where(length + 1e-9 >= mu, np.floor(room / mu + 1e-9), 0.0)
+    total = float(count.sum())
+    take = min(want, total)
+    if take <= 0:
+        return 0.0
+    if take < total:
+        before = np.cumsum(count) - count
+        count = np.clip(take - before, 0.0, count)
+    room -= count * mu
+    return take
+
+
+class ReverseAdaptiveScheduler(RASScheduler):
+    """Reverse-Adaptive Scheduler (thesis ch. 5.3.4): s_fit by reverse fitting over the forecast
+    capacity (per node under ``slots_estimate="waves"``, aggregate f(t) under ``"fluid"``)."""
+
+    name = "reverse-adaptive"
+
+    def reset(self, sim, seed: int | None = None) -> None:
+        """Take the episode's availability forecast: f(t) and its running integral (fluid), each
+        node's forecast capacity in up stretches (waves)."""
+        self.s_fit: dict[int, float] = {}
+        self.step_s = sim.scenario.availability.step_s
+        self.slots = float(sum(sim.map_slots))
+        # integral of the forecast f(t) up to the start of each step (prefix sums), so the
+        # capacity of any window is O(1); beyond the forecast its last value persists
+        fc = np.asarray(sim.forecast_f, dtype=float)
+        self.fc = fc
+        self.fc_int = np.concatenate([[0.0], np.cumsum(fc) * self.step_s])
+        self.stretches = NodeStretches(sim.node_forecast, sim.map_slots, self.step_s) \
+            if self.slots_estimate == "waves" else None
+
+    def forecast_integral(self, t: float) -> float:
+        """integral_0^t f(s) ds under the forecast (seconds of full availability)."""
+        last = len(self.fc) - 1
+        k = min(int(t // self.step_s), last)
+        return float(self.fc_int[k] + self.fc[k] * (t - k * self.step_s))
+
+    def capacity(self, sim, a: float, b: float) -> float:
+        """Map slot-seconds the cluster offers in [a, b] under the forecast f(t)."""
+        if b <= a:
+            return 0.0
+        return self.slots * (self.forecast_integral(b) - self.forecast_integral(a))
+
+    def fit_jobs(self, sim) -> list[tuple[float, int, float, float]]:
+        """The jobs Algorithm 2 fits: ``(map goal, jid, mu, pending maps)``, latest goal first."""
+        jobs = []
+        for jid in sim.runnable:
+            job = sim.jobs[jid]
+            if not math.isfinite(job.deadline_s):
+                continue
+            mu = task_len(job, MAP)
+            goal = job.deadline_s - (task_len(job, REDUCE) if job.n_reduces else 0.0)
+            jobs.append((goal, jid, max(mu, 1e-6), float(job.pending_maps)))
+        jobs.sort(reverse=True)
+        return jobs
+
+    def prepare(self, sim, running) -> None:
+        """Algorithm 2: reverse fitting of the pending maps, latest goal first."""
+        jobs = self.fit_jobs(sim)
+        if self.stretches is None:
+            self.s_fit = self.fit_fluid(sim, jobs)
+        else:
+            self.s_fit = self.fit_nodes(sim, jobs)
+
+    def fit_fluid(self, sim, jobs) -> dict[int, float]:
+        """Algorithm 2 over the aggregate forecast f(t) (``slots_estimate="fluid"``).
+
+        Each job's window [goal of the next-earlier job, its goal] is filled with the pending
+        maps of the jobs fitted so far (later goals first), then its own. Only jobs with maps
+        still to fit are visited, and a window stops when its capacity is below the shortest
+        task: the same fit as visiting every job, in O(jobs x open jobs) instead of O(jobs^2).
+        """
+        now = sim.now
+        s_fit = {jid: pend for _, jid, _, pend in jobs}
+        shortest = min((mu for _, _, mu, _ in jobs), default=math.inf)
+        open_jobs: list[tuple[int, float]] = []         # fitted so far, with maps left to fit
+        for k, (goal, jid, mu, _) in enumerate(jobs):
+            a = jobs[k + 1][0] if k + 1 < len(jobs) else now + mu
+            cap = self.capacity(sim, max(a, now + mu), goal)
+            open_jobs.append((jid, mu))
+            if cap <= 0 or cap < shortest:
+                continue
+            still_open = []
+            for i, (pj, pmu) in enumerate(open_jobs):   # later goals first, then this job
+                if cap < shortest:                      # nothing fits any more: keep the rest
+                    still_open.extend(open_jobs[i:])
+                    break
+                if s_fit[pj] > 0:
+                    fit = min(s_fit[pj], math.floor(cap / pmu))
+                    s_fit[pj] -= fit
+                    cap -= fit * pmu
+                if s_fit[pj] > 0:
+                    still_open.append((pj, pmu))
+            open_jobs = still_open
+        return s_fit
+
+    def fit_nodes(self, sim, jobs) -> dict[int, float]:
+        """Algorithm 2 over each node's forecast capacity (``slots_estimate="waves"``): the
+        same windows and order as :meth:`fit_fluid`, with fit(j, a, b) the whole tasks of
+        length mu_j the nodes' up stretches hold in [a, b] (:func:`take_tasks`)."""
+        now = sim.now
+        st = self.stretches
+        s_fit = {jid: pend for _, jid, _, pend in jobs}
+        if not jobs:
+            return s_fit
+        shortest = min(mu for _, _, mu, _ in jobs)
+        open_jobs: list[tuple[int, float]] = []
+        for k, (goal, jid, mu, _) in enumerate(jobs):
+            a = max(jobs[k + 1][0] if k + 1 < len(jobs) else now + mu, now + mu)
+            open_jobs.append((jid, mu))
+            if goal - a < shortest:
+                continue
+            length, room = st.window(a, goal)
+            room = room.copy()
+            still_open = []
+            for pj, pmu in open_jobs:                   # later goals first, then this job
+                if s_fit[pj] > 0 and goal - a >= pmu:
+                    s_fit[pj] -= take_tasks(length, room, pmu, s_fit[pj])
+                if s_fit[pj] > 0:
+                    still_open.append((pj, pmu))
+            open_jobs = still_open
+        return s_fit
+
+    def map_utility(self, sim, job, tasks) -> float:
+        """Utility of ``job``'s map allocation against its reverse-fitted s_fit (thesis Eq. 14);
+        a job without a deadline as in RAS with one slot required."""
+        s_alloc = sum(1 for t in tasks if t.phase == MAP)
+        s_pend = job.n_maps - job.maps_done
+        if not math.isfinite(job.deadline_s):
+            return ras_map_utility(s_alloc, 1.0, s_pend)
+        return reverse_map_utility(s_alloc, self.s_fit.get(job.jid, 0.0),
+                                   self.s_req(sim, job, tasks), s_pend)

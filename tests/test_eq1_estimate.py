@@ -1,0 +1,151 @@
+"""Thesis Eq. 1 as the thesis writes it (whole waves of task length) beside the fluid reading,
+and the per-node capacity forecast Reverse-Adaptive's Algorithm 2 fits into (5.3.4.2).
+
+Every expected value below is computed by hand in the comment next to it.
+"""
+
+from __future__ import annotations
+
+import math
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from mrsched_gym.baselines import make_baseline
+from mrsched_gym.baselines.common import eq1_slots, required_slots
+from mrsched_gym.baselines.reverse_adaptive import NodeStretches, take_tasks
+from mrsched_gym.sim.state import MAP
+
+
+# ------------------------------------------------------------------ Eq. 1's division
+def test_exactly_k_waves():
+    # 30 unstarted tasks of 10 s, 100 s left: 10 waves -> 300 / (10 x 10) = 3 slots (both)
+    assert eq1_slots(300.0, 100.0, 10.0, 30) == pytest.approx(3.0)
+    assert eq1_slots(300.0, 100.0, 10.0, 30, "fluid") == pytest.approx(3.0)
+    # a float time left that is a whole number of waves up to rounding: 0.3 s / 0.1 s = 3 waves
+    assert eq1_slots(0.6, 0.3, 0.1, 6) == pytest.approx(2.0)
+
+
+def test_time_left_rounds_down_to_whole_waves():
+    # 62 tasks of 400 s, 1000 s left: 2 whole waves (800 s) -> 62 x 400 / 800 = 31 slots;
+    # the fluid reading asks for 24,800 / 1000 = 24.8, too few: 24.8 slots run 62 tasks in
+    # ceil(62 / 24.8) = 3 waves = 1200 s > 1000 s
+    assert eq1_slots(62 * 400.0, 1000.0, 400.0, 62) == pytest.approx(31.0)
+    assert eq1_slots(62 * 400.0, 1000.0, 400.0, 62, "fluid") == pytest.approx(24.8)
+    # one wave left (1.9 task lengths): every task at once
+    assert eq1_slots(62 * 400.0, 760.0, 400.0, 62) == pytest.approx(62.0)
+
+
+def test_tasks_longer_than_the_time_left():
+    # an unstarted 400 s task cannot end within 300 s whatever the slots: the goal is lost
+    assert eq1_slots(800.0, 300.0, 400.0, 2) == math.inf
+    assert eq1_slots(800.0, 300.0, 400.0, 2, "fluid") == pytest.approx(800 / 300)
+    # only running tasks left (150 s of work, 300 s left, 400 s tasks): the slots they hold,
+    # 150 / 400 = 0.375 (one wave taken)
+    assert eq1_slots(150.0, 300.0, 400.0, 0) == pytest.approx(0.375)
+    # the goal has passed: inf under both readings
+    assert eq1_slots(10.0, 0.0, 5.0, 1) == math.inf
+    assert eq1_slots(10.0, -1.0, 5.0, 1, "fluid") == math.inf
+
+
+def job(deadline_s, pending_maps, mu, n_reduces=0, pending_reduces=0, mu_r=math.nan):
+    """A duck-typed job with observed map length ``mu``."""
+    return SimpleNamespace(jid=0, deadline_s=deadline_s, pending_maps=pending_maps,
+                           n_reduces=n_reduces, pending_reduces=pending_reduces, susp=[],
+                           prior_len=(mu, mu_r), reduces_done=0,
+                           mean_task_len=lambda ph: mu if ph == MAP else mu_r)
+
+
+def test_required_slots_counts_running_tasks_in_the_first_wave():
+    # 150 s left, 100 s maps: 1 wave. One map running for 10 s (delta 90) and one unstarted:
+    # (90 + 100) / (1 x 100) = 1.9 slots, i.e. the unstarted map needs a second slot now
+    # (waiting for the running one would end at 190 s); fluid: 190 / 150 = 1.27
+    running = [SimpleNamespace(phase=MAP, start_s=-10.0)]
+    assert required_slots(job(150.0, 1, 100.0), running, 0.0) == pytest.approx(1.9)
+    assert required_slots(job(150.0, 1, 100.0), running, 0.0,
+                          estimate="fluid") == pytest.approx(190 / 150)
+
+
+def test_required_slots_waves_of_reduces_after_the_maps():
+    # maps done, 3 reduces of 50 s (profile) unstarted, 120 s left: 2 waves of 50 s ->
+    # 150 / 100 = 1.5 reduce slots (counted in reduce lengths once no map is left)
+    j = job(120.0, 0, 10.0, n_reduces=3, pending_reduces=3, mu_r=50.0)
+    assert required_slots(j, [], 0.0) == pytest.approx(1.5)
+    assert required_slots(j, [], 0.0, estimate="fluid") == pytest.approx(150 / 120)
+
+
+def test_slots_estimate_is_checked_and_named():
+    for name in ("adaptive", "ras", "reverse-adaptive"):
+        assert make_baseline(name).slots_estimate == "waves"
+        assert make_baseline(name, slots_estimate="fluid").slots_estimate == "fluid"
+        with pytest.raises(ValueError, match="slots_estimate must be one of waves, fluid"):
+            make_baseline(name, slots_estimate="wave")
+
+
+# ------------------------------------------------------------------ Algorithm 2 per node
+def test_node_stretches_and_whole_task_fit():
+    # 3 nodes, 1 map slot each, steps of 100 s: node 0 always up, node 1 up for steps 0-1 only
+    # (down from 200 s), node 2 at capacity 0.5 throughout
+    fc = np.array([[1, 1, 1, 1], [1, 1, 0, 0], [0.5, 0.5, 0.5, 0.5]], dtype=float)
+    st = NodeStretches(fc, [1, 1, 1], 100.0)
+    assert list(st.node) == [0, 1, 2]
+    assert list(st.start) == [0.0, 0.0, 0.0] and st.end[1] == 200.0
+    assert math.isinf(st.end[0]) and math.isinf(st.end[2])  # last value persists
+    length, room = st.window(50.0, 350.0)
+    # node 0: 300 s; node 1: 50..200 = 150 s; node 2: 300 s at 0.5 = 150 capacity-seconds
+    assert list(length) == [300.0, 150.0, 300.0]
+    assert room == pytest.approx([300.0, 150.0, 150.0])
+    # tasks of 100 s: node 0 holds 3, node 1 holds 1, node 2 holds 1 -> 5 in all; 4 asked:
+    # the first stretches first (3 on node 0, 1 on node 1)
+    r = room.copy()
+    assert take_tasks(length, r, 100.0, 4) == 4
+    assert r == pytest.approx([0.0, 50.0, 150.0])
+    # tasks of 200 s: node 1's 150 s stretch holds none, node 0 one (300 s), node 2 none
+    # (150 capacity-seconds)
+    r = room.copy()
+    assert take_tasks(length, r, 200.0, 10) == 1
+
+
+def test_reverse_fit_sees_a_node_leave_before_a_task_ends():
+    """Three nodes of one map slot, 1000 s maps; nodes 1 and 2 leave at 1750 s. A job with 4
+    maps due at 3000 s: windows start one task length from now (1000 s). Per node, node 0 holds
+    2 maps in [1000, 3000] and nodes 1-2 none (750 s up each), so 2 maps must start now
+    (s_fit = 4 - 2 = 2). The aggregate f(t) (1 until 1750 s, 1/3 after) offers
+    3 x (750 + 1250 / 3) = 3500 slot-seconds: 3 maps "fit", s_fit = 1."""
+    from mrsched_gym.baselines.reverse_adaptive import ReverseAdaptiveScheduler
+    step = 250.0
+    up = [1.0] * 7 + [0.0] * 5                    # up for steps 0-6, i.e. until 1750 s
+    node_fc = np.array([[1.0] * 12, up, up])
+    jobs = [SimpleNamespace(deadline_s=3000.0, n_reduces=0, pending_maps=4,
+                            prior_len=(1000.0, 0.0), mean_task_len=lambda ph: 1000.0)]
+    sim = SimpleNamespace(now=0.0, runnable=[0], jobs=jobs, map_slots=[1, 1, 1],
+                          scenario=SimpleNamespace(availability=SimpleNamespace(step_s=step)),
+                          forecast_f=node_fc.mean(axis=0), node_forecast=node_fc)
+    fits = {}
+    for estimate in ("waves", "fluid"):
+        pol = ReverseAdaptiveScheduler(slots_estimate=estimate)
+        pol.reset(sim)
+        pol.prepare(sim, {})
+        fits[estimate] = pol.s_fit[0]
+    assert fits == {"waves": 2.0, "fluid": 1.0}
+
+
+# ------------------------------------------------------------------ the view's accessor
+def test_node_forecast_follows_the_simulators_own_rule():
+    """Without forecast noise, each node's forecast capacity in nodes mode is exactly the
+    simulator's node up/down schedule; in capacity mode it is f(t) on every node."""
+    from mrsched_gym.env import MRSchedEnv
+    from mrsched_gym.evaluate import scenario_of
+    base = {"workload__duration_s": 3600.0, "availability__forecast_noise": 0.0}
+    env = MRSchedEnv(scenario_of("mrsched/Dynamic-v0"), **base, availability__mode="nodes")
+    env.reset(seed=3)
+    sim = env.sim
+    assert sim.node_forecast.shape == sim.node_up.shape
+    assert np.array_equal(sim.node_forecast > 0, sim.node_up)
+    assert not sim.node_forecast.flags.writeable
+    env = MRSchedEnv(scenario_of("mrsched/Dynamic-v0"), **base, availability__mode="capacity")
+    env.reset(seed=3)
+    sim = env.sim
+    assert sim.node_up is None
+    assert np.array_equal(sim.node_forecast, np.broadcast_to(sim.avail_f, sim.node_forecast.shape))
