@@ -26,9 +26,7 @@ MAX_LINES = 400
 OVERSIZE = {
     "mrsched_gym.config": 1234,
     "mrsched_gym.results": 685,
-    "mrsched_gym.env": 504,
     "mrsched_gym.reproduce": 497,
-    "mrsched_gym.sim.engine": 440,
     "mrsched_gym.baselines.adaptive": 451,
     "mrsched_gym.agents.train": 930,
     "mrsched_gym.agents.rollout": 410,
