@@ -58,6 +58,8 @@ speculation only in worlds that pose it: agents trained without it keep their sh
 from __future__ import annotations
 
 import math
+from array import array
+from collections.abc import Mapping
 
 import numpy as np
 
@@ -89,7 +91,7 @@ from mrsched_gym.sim.decision import (
 )
 from mrsched_gym.sim.engine import Simulator
 from mrsched_gym.sim.speculation import time_left
-from mrsched_gym.sim.state import MAP, REDUCE
+from mrsched_gym.sim.state import MAP, REDUCE, Job
 
 #: Features of ``obs["decision"]`` after the kind one-hot.
 DECISION_TAIL = len(DECISION_TAIL_FEATURES)
@@ -110,7 +112,7 @@ def decision_features(scenario: Scenario) -> int:
     return len(posed_kinds(scenario)) + DECISION_TAIL
 
 
-def objective_vector(weights) -> np.ndarray:
+def objective_vector(weights: Mapping[str, float]) -> np.ndarray:
     """``obs["objective"]``: the reward weights (a mapping component -> weight, missing = 0) in
     :data:`~mrsched_gym.config.REWARD_COMPONENTS` order, divided by the largest absolute weight
     (so in [-1, 1]; all zero when every weight is 0). Tells a policy what is scored: mean time
@@ -159,7 +161,9 @@ class ObservationEncoder:
         self.K = sc.decisions.max_candidates
         self.N = sim.n_nodes
         self.W = sc.availability.forecast_steps
-        self.nodes = np.zeros((self.N, NODE_FEATURES), dtype=np.float32)
+        #: The node rows, row after row, as Python floats (rounded to float32 once, in
+        #: :meth:`observe`); a row is rewritten only when the simulator marks its node changed.
+        self.nodes = [0.0] * (self.N * NODE_FEATURES)
         self.max_speed = max(sim.speed)
         self.total_slots = max(sim.total_slots if sim.slots_mode else float(self.N) * 2, 1.0)
         self.map_scope = sim.map_scope
@@ -169,13 +173,16 @@ class ObservationEncoder:
         self._one_hot = {kind: tuple(float(kind == k) for k in kinds) for kind in kinds}
         self._no_kind = (0.0,) * len(kinds)
         self._fc_step = -1
-        self._fc = np.zeros(self.W, dtype=np.float32)
+        self._fc: list[float] = [0.0] * self.W
+        self._zero_row = [0.0] * CANDIDATE_FEATURES
         self._prev_node = -1
+        self._row_builders = {kind: getattr(self, name)
+                              for kind, name in self.CANDIDATE_ROWS.items()}
         self._forget_jobs()
 
     def reset(self) -> None:
         """Mark every node row and cached job row stale (after the simulator's reset)."""
-        self.nodes[:] = 0.0
+        self.nodes = [0.0] * (self.N * NODE_FEATURES)
         self.sim.dirty.update(range(self.N))
         self._fc_step = -1
         self._prev_node = -1
@@ -217,15 +224,15 @@ class ObservationEncoder:
                 float(s.accel[n] is not None), fm if up else 0.0, fr if up else 0.0,
                 s.residual[n], min(len(s.susp_on[n]) / 4.0, 1.0))
 
-    def _forecast(self) -> np.ndarray:
+    def _forecast(self) -> list[float]:
         s = self.sim
         step = int(s.now // s.scenario.availability.step_s)
         if step != self._fc_step:
             self._fc_step = step
-            self._fc = s.forecast_window(self.W).astype(np.float32)
+            self._fc = [float(v) for v in s.forecast_window(self.W)]
         return self._fc
 
-    def _job_slot(self, job, phase: int) -> int:
+    def _job_slot(self, job: Job, phase: int) -> int:
         """The cache slot of a job-phase's row, brought up to date: every feature but the
         :data:`DYNAMIC_COLS` and the kind's own (locality, resume, preemption), which stay
         zero. Its key is the job's task counts (done, running, and finished of ``phase``: the
@@ -271,7 +278,7 @@ class ObservationEncoder:
         self._part[i] = (due_work, dl if has_dl else math.inf, job.arrival_s)
         return i
 
-    def _job_row(self, job, phase: int, n: int, now: float) -> list[float]:
+    def _job_row(self, job: Job, phase: int, n: int, now: float) -> list[float]:
         """A job-phase's row on node ``n`` (-1: none) at ``now``: its cached part
         (:meth:`_job_slot`) with the :data:`DYNAMIC_COLS` filled in (the kind's own columns
         are zero)."""
@@ -350,48 +357,61 @@ class ObservationEncoder:
             rows.append(row)
         return rows
 
-    #: The candidate rows of each decision kind (one entry per kind).
-    CANDIDATE_ROWS = {SCHEDULE: _schedule_rows, ADMIT: _admit_rows, PREEMPT: _preempt_rows,
-                      SPECULATE: _speculate_rows}
+    #: The candidate rows of each decision kind: the name of its builder method (one entry per
+    #: kind; named rather than held, so the module compiles as it runs, see setup.py).
+    CANDIDATE_ROWS = {SCHEDULE: "_schedule_rows", ADMIT: "_admit_rows", PREEMPT: "_preempt_rows",
+                      SPECULATE: "_speculate_rows"}
 
     # ------------------------------------------------------------------ the observation
     def observe(self) -> dict[str, np.ndarray]:
-        """The observation for the simulator's current decision (fresh arrays)."""
+        """The observation for the simulator's current decision (fresh arrays). Every value is
+        assembled as a Python float in one list, rounded to float32 once (``array("f")``, the
+        C cast numpy's float32 conversion also does) and cut into the four arrays: four numpy
+        calls per observation, not one per row."""
         s = self.sim
         now = s.now
         if s.jobs is not self._jobs:           # a new world without reset(): drop the cache
             self._forget_jobs()
         elif 2 * len(s.jobs) != len(self._keys):  # jobs added (Simulator.add_job) or dropped
             self._resize_cache(2 * len(s.jobs))
+        nodes = self.nodes
+        G = NODE_FEATURES
         if s.dirty:
-            nodes = self.nodes
             for n in s.dirty:
-                nodes[n, :9] = self._node_row(n)
+                nodes[n * G:n * G + 9] = self._node_row(n)
             s.dirty.clear()
         d = s.decision
         kind = d.kind
         node = d.node if ((kind == SCHEDULE or kind == SPECULATE) and not s.done) else -1
         if self._prev_node >= 0:
-            self.nodes[self._prev_node, 9] = 0.0
+            nodes[self._prev_node * G + 9] = 0.0
         if node >= 0:
-            self.nodes[node, 9] = 1.0
+            nodes[node * G + 9] = 1.0
         self._prev_node = node
-        cands = np.zeros((self.K, CANDIDATE_FEATURES), dtype=np.float32)
-        if not s.done:
-            rows = self.CANDIDATE_ROWS[kind](self, d, node, now)
-            if rows:
-                cands[: len(rows)] = rows
         t_frac = now / self.limit_s
         act = s.n_active / self.K
         run = len(s.runnable) / self.K
         if node >= 0:
-            fm, fr, has = float(self.nodes[node, 5]), float(self.nodes[node, 6]), 1.0
+            fm, fr, has = nodes[node * G + 5], nodes[node * G + 6], 1.0
         else:
             fm = fr = has = 0.0
-        dec = np.array([*(self._no_kind if s.done else self._one_hot[kind]),
-                        t_frac if t_frac < 1.0 else 1.0, s.availability_now(),
-                        act if act < RATIO_MAX else RATIO_MAX,
-                        run if run < RATIO_MAX else RATIO_MAX, fm, fr, has],
-                       dtype=np.float32)
-        return {"decision": dec, "candidates": cands, "nodes": self.nodes.copy(),
-                "forecast": self._forecast().copy()}
+        flat = [*(self._no_kind if s.done else self._one_hot[kind]),
+                t_frac if t_frac < 1.0 else 1.0, s.availability_now(),
+                act if act < RATIO_MAX else RATIO_MAX,
+                run if run < RATIO_MAX else RATIO_MAX, fm, fr, has]
+        D = len(flat)
+        n_rows = 0
+        if not s.done:
+            for row in self._row_builders[kind](d, node, now):
+                flat += row
+                n_rows += 1
+        flat += self._zero_row * (self.K - n_rows)
+        flat += nodes
+        flat += self._forecast()
+        values = np.frombuffer(array("f", flat), dtype=np.float32)
+        c_end = D + self.K * CANDIDATE_FEATURES
+        n_end = c_end + len(nodes)
+        return {"decision": values[:D],
+                "candidates": values[D:c_end].reshape(self.K, CANDIDATE_FEATURES),
+                "nodes": values[c_end:n_end].reshape(self.N, G),
+                "forecast": values[n_end:]}
