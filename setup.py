@@ -26,7 +26,7 @@ from setuptools.command.build_ext import build_ext
 #: (``sim/__init__.py``, a docstring, stays Python: mypyc sets a compiled package's path wrongly
 #: in this layout).
 COMPILED = sorted(str(p) for p in Path("mrsched_gym/sim").glob("*.py")
-                  if p.name != "__init__.py") + ["mrsched_gym/encoding.py",
+                  if p.name not in ("__init__.py", "log.py")) + ["mrsched_gym/encoding.py",
                                                  "mrsched_gym/rewards.py"]
 MANIFEST = "mrsched_gym/compiled_sources.json"
 
