@@ -95,6 +95,7 @@ from mrsched_gym.sim.decision import (
     posed_kinds,
 )
 from mrsched_gym.sim.engine import Simulator
+from mrsched_gym.sim.native import mypyc_attr
 from mrsched_gym.sim.speculation import time_left
 from mrsched_gym.sim.state import MAP, REDUCE, Job
 
@@ -103,6 +104,7 @@ NODE_FEATURES = len(NODE_COLUMNS)
 _LOC = (0.0, 0.5, 1.0)
 
 
+@mypyc_attr(serializable=True)
 class ObservationEncoder:
     """Builds observations for one simulator, incrementally: node rows are rebuilt only for the
     nodes the simulator marked changed (``Simulator.dirty``), and the part of a candidate row

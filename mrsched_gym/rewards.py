@@ -22,6 +22,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from mrsched_gym.config import REWARD_COMPONENTS
+from mrsched_gym.sim.native import mypyc_attr
 
 if TYPE_CHECKING:
     from mrsched_gym.sim.engine import Simulator
@@ -49,6 +50,7 @@ def component_totals(sim: Simulator) -> tuple[float, ...]:
                   sim.n_rejected, sim.n_jobs)
 
 
+@mypyc_attr(serializable=True)
 class RewardTracker:
     """Turns the simulator's running totals into per-step rewards and named components.
 

@@ -40,6 +40,7 @@ from enum import IntEnum
 from typing import TYPE_CHECKING, NamedTuple, TypeAlias
 
 from mrsched_gym.config import Scenario
+from mrsched_gym.sim.native import mypyc_attr
 from mrsched_gym.sim.state import Job, Task
 
 if TYPE_CHECKING:
@@ -110,6 +111,7 @@ class SpeculateCandidate(NamedTuple):
 Candidate: TypeAlias = ScheduleCandidate | AdmitCandidate | PreemptCandidate | SpeculateCandidate
 
 
+@mypyc_attr(serializable=True)
 @dataclass(frozen=True, slots=True)
 class Decision:
     """One pending decision (valid until the next ``Simulator.act``).

@@ -59,6 +59,7 @@ from mrsched_gym.sim.decision import (
 )
 from mrsched_gym.sim.events import EventKind, EventQueue
 from mrsched_gym.sim.loop import MIN_COMPACT, run
+from mrsched_gym.sim.native import mypyc_attr
 from mrsched_gym.sim.rates import (
     MIN_CPU_SHARE,
     cpu_factors,
@@ -91,6 +92,7 @@ _LOAD_CHANGE = int(EventKind.LOAD_CHANGE)
 _ORCHESTRATE = int(EventKind.ORCHESTRATE)
 
 
+@mypyc_attr(serializable=True)
 class Simulator:
     """A Hadoop cluster simulation for one scenario; :meth:`reset` draws a new world.
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from mrsched_gym.sim.native import mypyc_attr
 from mrsched_gym.workloads.profiles import JobTypeProfile
 
 MAP, REDUCE = 0, 1
@@ -21,6 +22,7 @@ NODE_LOCAL, RACK_LOCAL, OFF_RACK = 0, 1, 2
 EPS = 1e-9
 
 
+@mypyc_attr(serializable=True)
 class Task:
     """One launched attempt of a map or reduce task.
 
@@ -92,6 +94,7 @@ class Task:
         return 1.0 - rem / self.work
 
 
+@mypyc_attr(serializable=True)
 class Job:
     """A submitted MapReduce job and its live counters.
 

@@ -24,10 +24,12 @@ from mrsched_gym.models.availability import (
 )
 from mrsched_gym.models.interference import web_load_series
 from mrsched_gym.models.traces import TraceError, read_series, sample_steps
+from mrsched_gym.sim.native import mypyc_attr
 from mrsched_gym.workloads.profiles import PROFILES, TYPE_NAMES
 from mrsched_gym.workloads.synthetic import JobDraw, draw_jobs
 
 
+@mypyc_attr(serializable=True)
 @dataclass(frozen=True)
 class NodeLayout:
     """The cluster's hardware, one entry per node (index = node id; node groups in scenario
@@ -101,6 +103,7 @@ def node_layout(c: ClusterConfig) -> NodeLayout:
                      for t in TYPE_NAMES] for acc in accel])
 
 
+@mypyc_attr(serializable=True)
 class TraceCache:
     """The traces of interference and availability configs, read once per simulator."""
 
@@ -128,6 +131,7 @@ class TraceCache:
         return self.cache[key]
 
 
+@mypyc_attr(serializable=True)
 @dataclass(frozen=True)
 class World:
     """Everything random about one episode, drawn at reset.
