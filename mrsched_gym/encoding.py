@@ -104,7 +104,7 @@ NODE_FEATURES = len(NODE_COLUMNS)
 _LOC = (0.0, 0.5, 1.0)
 
 
-@mypyc_attr(serializable=True)
+@mypyc_attr(allow_interpreted_subclasses=True)
 class ObservationEncoder:
     """Builds observations for one simulator, incrementally: node rows are rebuilt only for the
     nodes the simulator marked changed (``Simulator.dirty``), and the part of a candidate row

@@ -50,7 +50,7 @@ def component_totals(sim: Simulator) -> tuple[float, ...]:
                   sim.n_rejected, sim.n_jobs)
 
 
-@mypyc_attr(serializable=True)
+@mypyc_attr(allow_interpreted_subclasses=True)
 class RewardTracker:
     """Turns the simulator's running totals into per-step rewards and named components.
 

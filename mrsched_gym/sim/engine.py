@@ -92,7 +92,7 @@ _LOAD_CHANGE = int(EventKind.LOAD_CHANGE)
 _ORCHESTRATE = int(EventKind.ORCHESTRATE)
 
 
-@mypyc_attr(serializable=True)
+@mypyc_attr(allow_interpreted_subclasses=True)
 class Simulator:
     """A Hadoop cluster simulation for one scenario; :meth:`reset` draws a new world.
 

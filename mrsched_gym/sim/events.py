@@ -26,7 +26,7 @@ class EventKind(IntEnum):
     ARRIVAL = 6          # a: job id -> a job is submitted
 
 
-@mypyc_attr(serializable=True)
+@mypyc_attr(allow_interpreted_subclasses=True)
 class EventQueue:
     """Min-heap of events with deterministic tie-breaking.
 

@@ -22,7 +22,7 @@ NODE_LOCAL, RACK_LOCAL, OFF_RACK = 0, 1, 2
 EPS = 1e-9
 
 
-@mypyc_attr(serializable=True)
+@mypyc_attr(allow_interpreted_subclasses=True)
 class Task:
     """One launched attempt of a map or reduce task.
 
@@ -94,7 +94,7 @@ class Task:
         return 1.0 - rem / self.work
 
 
-@mypyc_attr(serializable=True)
+@mypyc_attr(allow_interpreted_subclasses=True)
 class Job:
     """A submitted MapReduce job and its live counters.
 
