@@ -58,20 +58,9 @@ speculation only in worlds that pose it: agents trained without it keep their sh
 from __future__ import annotations
 
 import math
-import struct
 
 import numpy as np
 
-from mrsched_gym.decision_layout import (
-    DECISION_FEATURES,
-    DECISION_KIND_SLICE,
-    DECISION_TAIL,
-    decision_features,
-    decision_kind_slot,
-    kind_slice,
-    objective_vector,
-    observed_kind,
-)
 from mrsched_gym.features import (
     CANDIDATE_COLUMNS,
     DEADLINE_HOURS,
@@ -80,6 +69,19 @@ from mrsched_gym.features import (
     RATIO_MAX,
     SPEED_MAX,
     TASK_HOURS_MAX,
+)
+from mrsched_gym.obs_layout import (
+    DECISION_FEATURES,
+    DECISION_KIND_SLICE,
+    DECISION_TAIL,
+    NODE_ROW,
+    ONE_FLOAT,
+    decision_features,
+    decision_kind_slot,
+    kind_slice,
+    objective_vector,
+    observed_kind,
+    packer,
 )
 from mrsched_gym.sim.decision import (
     ADMIT,
@@ -127,40 +129,41 @@ class ObservationEncoder:
         self.K = sc.decisions.max_candidates
         self.N = sim.n_nodes
         self.W = sc.availability.forecast_steps
-        #: The node rows, row after row, as Python floats (rounded to float32 once, in
-        #: :meth:`observe`); a row is rewritten only when the simulator marks its node changed.
-        self.nodes = [0.0] * (self.N * NODE_FEATURES)
+        #: The node rows, row after row, as Python floats and packed as float32; a row is
+        #: rewritten only when the simulator marks its node changed.
+        n = self.N * NODE_FEATURES
+        self.nodes, self._node_bytes = [0.0] * n, bytearray(4 * n)
         self.max_speed = max(sim.speed)
         self.total_slots = max(sim.total_slots if sim.slots_mode else float(self.N) * 2, 1.0)
         self.map_scope = sim.map_scope
         self.limit_s = sc.time_limit_s
         kinds = posed_kinds(sc)
-        #: Packs an observation's values as native float32 (a C cast per value, as numpy's).
-        size = (len(kinds) + DECISION_TAIL + self.K * CANDIDATE_FEATURES
-                + self.N * NODE_FEATURES + self.W)
-        self._pack = struct.Struct(f"{size}f")
+        D = len(kinds) + DECISION_TAIL
+        #: Where the candidates, the node rows and the forecast start in an observation's floats.
+        self._cuts = (D, D + self.K * CANDIDATE_FEATURES,
+                      D + self.K * CANDIDATE_FEATURES + self.N * NODE_FEATURES)
+        #: The number of floats packed from the head list with n candidate rows, by n.
+        self._head = [D + n * CANDIDATE_FEATURES for n in range(self.K + 1)]
         #: The kind one-hot of ``obs["decision"]`` by kind, and once the episode is over.
         self._one_hot = {kind: tuple(float(kind == k) for k in kinds) for kind in kinds}
         self._no_kind = (0.0,) * len(kinds)
         self._fc_step = -1
-        self._fc: list[float] = [0.0] * self.W
-        self._zero_row = [0.0] * CANDIDATE_FEATURES
+        self._fc = bytes(4 * self.W)
         self._prev_node = -1
-        self._row_builders = {kind: getattr(self, name)
-                              for kind, name in self.CANDIDATE_ROWS.items()}
+        self._row_builders = {k: getattr(self, name) for k, name in self.CANDIDATE_ROWS.items()}
         self._forget_jobs()
 
     def reset(self) -> None:
         """Mark every node row and cached job row stale (after the simulator's reset)."""
-        self.nodes = [0.0] * (self.N * NODE_FEATURES)
+        n = self.N * NODE_FEATURES
+        self.nodes, self._node_bytes = [0.0] * n, bytearray(4 * n)
         self.sim.dirty.update(range(self.N))
         self._fc_step = -1
         self._prev_node = -1
         self._forget_jobs()
 
     def _forget_jobs(self) -> None:
-        """Drop the cached job-phase rows (slot ``2 x job id + phase``) for the simulator's
-        current jobs."""
+        """Drop the cached job-phase rows (slot ``2 x job id + phase``): new jobs."""
         jobs = getattr(self.sim, "jobs", [])
         self._jobs = jobs
         n = 2 * len(jobs)
@@ -171,8 +174,7 @@ class ObservationEncoder:
         self._part: list[tuple[float, float, float]] = [(0.0, math.inf, 0.0)] * n
 
     def _resize_cache(self, n: int) -> None:
-        """Keep the first ``n`` job-phase slots (a job id dropped from the simulator's list may
-        come back as another job) and add empty ones up to ``n``."""
+        """Keep the first ``n`` job-phase slots (a dropped job id may return) and add empty ones."""
         extra = max(0, n - len(self._keys))
         del self._keys[n:], self._static[n:], self._part[n:]
         self._keys.extend([None] * extra)
@@ -194,12 +196,12 @@ class ObservationEncoder:
                 float(s.accel[n] is not None), fm if up else 0.0, fr if up else 0.0,
                 s.residual[n], min(len(s.susp_on[n]) / 4.0, 1.0))
 
-    def _forecast(self) -> list[float]:
+    def _forecast(self) -> bytes:
         s = self.sim
         step = int(s.now // s.scenario.availability.step_s)
         if step != self._fc_step:
             self._fc_step = step
-            self._fc = [float(v) for v in s.forecast_window(self.W)]
+            self._fc = s.forecast_window(self.W).astype(np.float32).tobytes()
         return self._fc
 
     def _job_slot(self, job: Job, phase: int) -> int:
@@ -334,10 +336,9 @@ class ObservationEncoder:
 
     # ------------------------------------------------------------------ the observation
     def observe(self) -> dict[str, np.ndarray]:
-        """The observation for the simulator's current decision (fresh arrays). Every value is
-        assembled as a Python float in one list, rounded to float32 once (``struct``'s native
-        ``f``: the C cast numpy's float32 conversion also does) into one new buffer, and cut
-        into the four arrays: a few numpy calls per observation, not one per row."""
+        """The observation for the simulator's current decision (fresh arrays, views of one new
+        float32 buffer: the decision array and candidate rows packed by ``struct``, whose native
+        ``f`` is numpy's C cast, the node rows and forecast copied from their packed caches)."""
         s = self.sim
         now = s.now
         if s.jobs is not self._jobs:           # a new world without reset(): drop the cache
@@ -346,18 +347,25 @@ class ObservationEncoder:
             self._resize_cache(2 * len(s.jobs))
         nodes = self.nodes
         G = NODE_FEATURES
+        packed = self._node_bytes
         if s.dirty:
             for n in s.dirty:
-                nodes[n * G:n * G + 9] = self._node_row(n)
+                cells = self._node_row(n)
+                nodes[n * G:n * G + 9] = cells
+                NODE_ROW.pack_into(packed, 4 * n * G, *cells)
             s.dirty.clear()
         d = s.decision
         kind = d.kind
         node = d.node if ((kind == SCHEDULE or kind == SPECULATE) and not s.done) else -1
-        if self._prev_node >= 0:
-            nodes[self._prev_node * G + 9] = 0.0
-        if node >= 0:
-            nodes[node * G + 9] = 1.0
-        self._prev_node = node
+        prev = self._prev_node
+        if prev != node:
+            if prev >= 0:
+                nodes[prev * G + 9] = 0.0
+                ONE_FLOAT.pack_into(packed, 4 * (prev * G + 9), 0.0)
+            if node >= 0:
+                nodes[node * G + 9] = 1.0
+                ONE_FLOAT.pack_into(packed, 4 * (node * G + 9), 1.0)
+            self._prev_node = node
         t_frac = now / self.limit_s
         act = s.n_active / self.K
         run = len(s.runnable) / self.K
@@ -365,31 +373,28 @@ class ObservationEncoder:
             fm, fr, has = nodes[node * G + 5], nodes[node * G + 6], 1.0
         else:
             fm = fr = has = 0.0
-        flat = [*(self._no_kind if s.done else self._one_hot[kind]),
+        head = [*(self._no_kind if s.done else self._one_hot[kind]),
                 t_frac if t_frac < 1.0 else 1.0, s.availability_now(),
                 act if act < RATIO_MAX else RATIO_MAX,
                 run if run < RATIO_MAX else RATIO_MAX, fm, fr, has]
-        D = len(flat)
         n_rows = 0
         if not s.done:
             for row in self._row_builders[kind](d, node, now):
-                flat += row
+                head += row
                 n_rows += 1
-        flat += self._zero_row * (self.K - n_rows)
-        flat += nodes
-        flat += self._forecast()
-        buf = bytearray(self._pack.size)
-        self._pack.pack_into(buf, 0, *flat)
+        D, c_end, n_end = self._cuts
+        buf = bytearray(4 * (n_end + self.W))   # zeros: the rows past the candidates
+        packer(self._head[n_rows]).pack_into(buf, 0, *head)
+        buf[4 * c_end:4 * n_end] = packed
+        buf[4 * n_end:] = self._forecast()
         values = np.frombuffer(buf, dtype=np.float32)
-        c_end = D + self.K * CANDIDATE_FEATURES
-        n_end = c_end + len(nodes)
         return {"decision": values[:D],
                 "candidates": values[D:c_end].reshape(self.K, CANDIDATE_FEATURES),
                 "nodes": values[c_end:n_end].reshape(self.N, G),
                 "forecast": values[n_end:]}
 
 
-#: Public names, with those of :mod:`mrsched_gym.decision_layout` importable from here.
+#: Public names, with those of :mod:`mrsched_gym.obs_layout` importable from here.
 __all__ = ["CANDIDATE_FEATURES", "DECISION_FEATURES", "DECISION_KIND_SLICE", "DECISION_TAIL",
            "NODE_FEATURES", "ObservationEncoder", "decision_features", "decision_kind_slot",
            "kind_slice", "objective_vector", "observed_kind"]

@@ -4,12 +4,13 @@ picklable)."""
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Final
 
 from mrsched_gym.sim.native import mypyc_attr
 from mrsched_gym.workloads.profiles import JobTypeProfile
 
-MAP, REDUCE = 0, 1
+MAP: Final = 0
+REDUCE: Final = 1
 PHASE_NAMES = ("map", "reduce")
 
 # Task states

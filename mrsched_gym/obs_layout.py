@@ -1,9 +1,11 @@
-"""The layout of ``obs["decision"]`` (its kind one-hot and its length in a world) and the
-``obs["objective"]`` vector; the features themselves are listed in :mod:`mrsched_gym.encoding`,
-which builds the observations (and re-exports every name here)."""
+"""How an observation is laid out: ``obs["decision"]`` (its kind one-hot and its length in a
+world), the ``obs["objective"]`` vector, and the packing of an observation's values as float32
+(:func:`packer`); the features themselves are listed in :mod:`mrsched_gym.encoding`, which
+builds the observations (and re-exports the public names here)."""
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Mapping
 
 import numpy as np
@@ -53,3 +55,18 @@ def observed_kind(decision: np.ndarray) -> DecisionKind | None:
     over)."""
     hot = np.flatnonzero(decision[kind_slice(decision)] > 0.5)
     return DecisionKind(int(hot[0])) if len(hot) else None
+
+
+#: Packs a node row without its decision-node column (9 floats), and one float.
+NODE_ROW = struct.Struct("9f")
+ONE_FLOAT = struct.Struct("f")
+_PACKERS: dict[int, struct.Struct] = {}
+
+
+def packer(n: int) -> struct.Struct:
+    """Packs ``n`` floats as native float32, the C cast numpy's float32 conversion does (one
+    per ``n``, kept here: a ``Struct`` cannot be copied with the encoder)."""
+    p = _PACKERS.get(n)
+    if p is None:
+        p = _PACKERS[n] = struct.Struct(f"{n}f")
+    return p
