@@ -21,10 +21,17 @@ later than its own, itself included, fit before its deadline when each runs alon
 sum_i JCT_i <= Deadline_new - now, with JCT(j, R) = n_remaining x mean_i TCT_j(R_i) / n (Eq. 6)
 over the cluster's n slots at their current residual capacity.
 
+TCT_j(R_i) everywhere (Eq. 2, 3, 5, 6) is the model trained on the task completions the
+scheduler observes (MIMP 5.1; :mod:`mrsched_gym.baselines.mimp_model`): Eq. 1's shape in the
+residual capacity, scaled by the node, with its scale fitted per (job type, node class, phase)
+as completions arrive, the uncontended reference being only the prior. ``trained=False`` keeps
+the reference alone (the untrained model, for comparison).
+
 Gaps we filled (the paper's setup has map-only deadlines on a hybrid cluster):
 
-* TCT_j(R_i) = the job's trained mean task work / (node CPU speed x accelerator speed-up) x
-  NormTCT_j(r_i): the trained TCT model scaled by the node (the paper's nodes are identical VMs).
+* TCT_j(R_i) = trained correction x the job's mean task work / (node CPU speed x accelerator
+  speed-up) x NormTCT_j(r_i): the TCT model scaled by the node (the paper's nodes are identical
+  VMs).
 * Reduce tasks count in Eq. 3 and Eq. 6 with the reduce TCT on the job's reduce slots when the
   deadlines cover the whole job; with MIMP's own map-phase deadlines
   (``workload.deadline_scope: map``, the simulator's ``map_scope``) only maps count, as in the
@@ -40,17 +47,11 @@ from __future__ import annotations
 import math
 
 from mrsched_gym.baselines.base import Scheduler, default_action
-from mrsched_gym.baselines.common import edf_key, prior_task_len, running_by_job
+from mrsched_gym.baselines.common import edf_key, running_by_job
+from mrsched_gym.baselines.mimp_model import PRIOR_WEIGHT, TCTModel, reference_tct
 from mrsched_gym.sim.decision import ADMIT
 from mrsched_gym.sim.engine import READ_FRACTION
 from mrsched_gym.sim.state import ACTIVE, MAP, NODE_LOCAL, RACK_LOCAL, REDUCE
-
-
-def tct(sim, job, phase: int, n: int) -> float:
-    """Predicted task completion time of ``job``'s ``phase`` task on node ``n`` now (s)."""
-    ti = job.type_idx
-    rate = sim.speed[n] * sim.accel_mult[n][ti] * sim.int_f[n][ti]
-    return prior_task_len(job, phase) / max(rate, 1e-9)
 
 
 class MPScheduler(Scheduler):
@@ -59,15 +60,37 @@ class MPScheduler(Scheduler):
     Args:
         admission: Decide ADMIT decisions with Eq. 7 (otherwise accept every job).
         io_guard: Apply the Eq. 5 data-node I/O guard.
+        trained: Train the TCT model on the completions observed (MIMP 5.1); ``False``: the
+            uncontended reference prediction throughout.
+        prior_weight: Observations the model's prior counts as (:class:`TCTModel`).
     """
 
     name = "mp"
 
-    def __init__(self, admission: bool = False, io_guard: bool = True) -> None:
+    def __init__(self, admission: bool = False, io_guard: bool = True, trained: bool = True,
+                 prior_weight: float = PRIOR_WEIGHT) -> None:
         self.admission = admission
         self.io_guard = io_guard
+        self.trained = trained
+        self.model = TCTModel(prior_weight)
         if admission:
             self.name = "mp+ac"
+
+    def reset(self, sim, seed: int | None = None) -> None:
+        """A new episode: the TCT model starts again from its prior."""
+        self.model.reset()
+
+    def tct(self, sim, job, phase: int, n: int) -> float:
+        """TCT_j of ``job``'s ``phase`` task on node ``n`` now (s): trained, or the reference."""
+        if self.trained:
+            return self.model.tct(sim, job, phase, n)
+        return reference_tct(sim, job, phase, n)
+
+    def norm_tct(self, sim, job, n: int) -> float:
+        """NormTCT_j on node ``n`` (Eq. 2)."""
+        if self.trained:
+            return self.model.norm_tct(sim, job, n)
+        return 1.0 / max(sim.int_f[n][job.type_idx], 1e-9)
 
     # ---------------------------------------------------------------- scheduling
     def on_track(self, sim, job, tasks) -> bool:
@@ -82,12 +105,12 @@ class MPScheduler(Scheduler):
                      REDUCE: 0 if sim.map_scope else job.n_reduces - job.reduces_done}
         done = {MAP: 0.0, REDUCE: 0.0}
         for t in tasks:
-            done[t.phase] += left / max(tct(sim, job, t.phase, t.node), 1e-9)
+            done[t.phase] += left / max(self.tct(sim, job, t.phase, t.node), 1e-9)
         return done[MAP] >= remaining[MAP] and done[REDUCE] >= remaining[REDUCE]
 
     def _io_ok(self, sim, job, n: int, loc: int) -> bool:
         """Eq. 5: would this map's reads overload its data node?"""
-        read = job.profile.map_demand[1] * READ_FRACTION * sim.int_f[n][job.type_idx]
+        read = job.profile.map_demand[1] * READ_FRACTION / self.norm_tct(sim, job, n)
         if loc == NODE_LOCAL:
             src = n
         else:
@@ -103,6 +126,8 @@ class MPScheduler(Scheduler):
         (:meth:`on_track`), the earliest deadline; otherwise the job type this node slows least
         (largest 1/NormTCT), earliest deadline next, passing over maps that would overload their
         data node (Eq. 5). ADMIT, with admission control: :meth:`admit`."""
+        if self.trained:
+            self.model.update(sim)
         d = sim.decision
         if d.kind == ADMIT and self.admission:
             return 0 if self.admit(sim, d.job) else sim.K
@@ -117,7 +142,7 @@ class MPScheduler(Scheduler):
         if missing:
             return min(missing, key=lambda i: edf_key(cands[i]))
         order = sorted(range(len(cands)), key=lambda i: (
-            1.0 / sim.int_f[n][cands[i].job.type_idx], cands[i].job.deadline_s, cands[i].job.jid,
+            self.norm_tct(sim, cands[i].job, n), cands[i].job.deadline_s, cands[i].job.jid,
             cands[i].phase))
         for i in order:
             c = cands[i]
@@ -134,7 +159,7 @@ class MPScheduler(Scheduler):
             nodes = [m for m, ph in slots if ph == phase]
             if left <= 0 or not nodes:
                 continue
-            mean_tct = sum(tct(sim, job, phase, m) for m in nodes) / len(nodes)
+            mean_tct = sum(self.tct(sim, job, phase, m) for m in nodes) / len(nodes)
             total += left * mean_tct / len(nodes)
         return total
 
@@ -157,10 +182,14 @@ class MPAdmissionScheduler(MPScheduler):
 
     Args:
         io_guard: Apply the Eq. 5 data-node I/O guard.
+        trained: As for :class:`MPScheduler`.
+        prior_weight: As for :class:`MPScheduler`.
     """
 
-    def __init__(self, io_guard: bool = True) -> None:
-        super().__init__(admission=True, io_guard=io_guard)
+    def __init__(self, io_guard: bool = True, trained: bool = True,
+                 prior_weight: float = PRIOR_WEIGHT) -> None:
+        super().__init__(admission=True, io_guard=io_guard, trained=trained,
+                         prior_weight=prior_weight)
 
     @classmethod
     def applies_to(cls, scenario) -> bool:

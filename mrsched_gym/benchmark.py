@@ -42,8 +42,37 @@ OUTSIDE_SUITE = ("mrsched/ThesisScale-v0", "mrsched/Stragglers-v0")
 SUITE = tuple(e for e in ENV_IDS if e not in OUTSIDE_SUITE)
 #: The benchmark's test seeds (never used for leaderboards, validation or training).
 TEST_SEEDS = tuple(range(100, 110))
+#: In a benchmark ``--agents`` entry, replaced by each world's id name (``Hadoop-v0``): an agent
+#: with one checkpoint per id, ranked as one row (the plain-PPO reference,
+#: :mod:`mrsched_gym.agents.plain_ppo`: ``agent:results/plain-ppo/{id}.zip``).
+ID_FIELD = "{id}"
 BOOTSTRAP_SAMPLES = 2000
 BOOTSTRAP_SEED = 0
+
+
+def id_name(env_id: str) -> str:
+    """The file-name part of a registered id: ``mrsched/Hadoop-v0`` -> ``Hadoop-v0``."""
+    return env_id.rpartition("/")[2]
+
+
+def agent_in_world(agent: str, env_id: str) -> Any:
+    """The policy the benchmark entry ``agent`` names in the world ``env_id``: ``agent`` itself,
+    or for a per-id agent (one holding :data:`ID_FIELD`) the spec of that id's checkpoint,
+    labelled by the entry without its ``.zip`` (``agent:results/plain-ppo/{id}``) so that its
+    worlds make one row.
+
+    Raises:
+        InputError: The id's checkpoint is missing or not an agent (naming both).
+    """
+    if ID_FIELD not in agent:
+        return agent
+    from dataclasses import replace
+
+    from mrsched_gym.evaluate import parse_policy
+    spec = parse_policy(agent.replace(ID_FIELD, id_name(env_id)))
+    label = f"agent:{agent}" if spec.kind == "agent" and not agent.startswith("agent:") \
+        else agent
+    return replace(spec, label=label.removesuffix(".zip"))
 
 
 def headline_of(env_id: str) -> str:
@@ -157,6 +186,61 @@ def table(rows: Sequence[dict], ids: Sequence[str]) -> str:
     return "\n".join(lines)
 
 
+def paired_rows(records: Sequence[dict]) -> list[dict[str, Any]]:
+    """Per id and agent: the paired comparison with the world's best reference rule and with its
+    best baseline (each the one with the lowest mean headline on these seeds): the agent's mean,
+    the rival's, the mean per-seed difference agent - rival with its 95% CI (Student's t over the
+    seeds: common random numbers make each seed one world for both) and the number of seeds on
+    which the agent is lower. Rivals that are absent (no reference rule named) are left out."""
+    from mrsched_gym.evaluate import AGENT, REFERENCE, policy_role
+    from mrsched_gym.results import mean_ci95
+    out = []
+    for env_id in dict.fromkeys(r["scenario"] for r in records):
+        metric = headline_of(env_id)
+        by: dict[str, dict[int, float]] = {}
+        for r in records:
+            if r["scenario"] == env_id:
+                by.setdefault(r["policy"], {})[r["seed"]] = float(r[metric])
+        means = {p: float(np.mean(list(v.values()))) for p, v in by.items()}
+        rivals = {}
+        for role, kind in ((REFERENCE, "rule"), (None, "baseline")):
+            pool = [p for p in by if (policy_role(p) == role if role else is_anchor(p))]
+            if pool:
+                rivals[kind] = min(pool, key=lambda p: means[p])
+        for agent in (p for p in by if policy_role(p) == AGENT):
+            row: dict[str, Any] = {"scenario": env_id, "metric": metric, "policy": agent,
+                                   "mean": means[agent]}
+            for kind, rival in rivals.items():
+                seeds = sorted(set(by[agent]) & set(by[rival]))
+                diff = [by[agent][s] - by[rival][s] for s in seeds]
+                mean, ci = mean_ci95(diff)
+                row.update({f"best_{kind}": rival, f"{kind}_mean": means[rival],
+                            f"diff_vs_{kind}": mean, f"ci_vs_{kind}": ci,
+                            f"lower_vs_{kind}": sum(d < 0 for d in diff), "n": len(seeds)})
+            out.append(row)
+    return out
+
+
+def paired_table(rows: Sequence[dict]) -> str:
+    """Markdown of :func:`paired_rows`: per id and agent, the paired difference with the best
+    reference rule and the best baseline (negative: the agent is better)."""
+    def cell(r, kind):
+        if f"best_{kind}" not in r:
+            return ["-", "-"]
+        d, ci = r[f"diff_vs_{kind}"], r[f"ci_vs_{kind}"]
+        return [f"{r[f'best_{kind}']} {r[f'{kind}_mean']:.3g}",
+                f"{d:+.3g} [{d - ci:+.3g}, {d + ci:+.3g}], lower on {r[f'lower_vs_{kind}']}/"
+                f"{r['n']}"]
+    head = ["id", "agent", "agent mean", "best reference rule", "agent - rule (95% CI)",
+            "best baseline", "agent - baseline (95% CI)"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
+    for r in rows:
+        lines.append("| " + " | ".join([r["scenario"].split("/")[-1], r["policy"],
+                                        f"{r['mean']:.3g}", *cell(r, "rule"),
+                                        *cell(r, "baseline")]) + " |")
+    return "\n".join(lines)
+
+
 def iqm_figure(rows: Sequence[dict]):
     """Horizontal bars of the IQM with their 95% CIs, best on top, coloured by role (agents
     orange, reference rules green, baselines blue) with a legend of the roles present."""
@@ -194,4 +278,5 @@ def plot_iqm(rows: Sequence[dict], path) -> Any:
 
 
 __all__ = ["SUITE", "TEST_SEEDS", "aggregate", "best_baseline", "headline_of", "iqm",
-           "iqm_figure", "is_anchor", "normalised_scores", "plot_iqm", "prob_improvement", "table"]
+           "iqm_figure", "is_anchor", "normalised_scores", "paired_rows", "paired_table",
+           "plot_iqm", "prob_improvement", "table"]

@@ -482,6 +482,7 @@ class JobSpec:
         map_work_s: Mean map task work override (s).
         reduce_work_s: Mean reduce task work override (s).
         work_cv: Coefficient of variation of task work override (0 = every task exactly the mean).
+        arrival_jitter_s: Submission at ``arrival_s`` + U(-j, j) drawn per episode (0: none).
         label: Free-form label (e.g. the paper's J1).
     """
 
@@ -496,6 +497,7 @@ class JobSpec:
     map_work_s: float | None = None
     reduce_work_s: float | None = None
     work_cv: float | None = None
+    arrival_jitter_s: float = 0.0
     label: str = ""
 
     def __post_init__(self) -> None:
@@ -506,19 +508,17 @@ class JobSpec:
         _check(self.n_maps >= 1, "n_maps", f"must be >= 1, got {self.n_maps}")
         _check(self.n_reduces is None or self.n_reduces >= 0, "n_reduces",
                f"must be >= 0, got {self.n_reduces!r}")
-        _check(self.deadline_s is None or self.deadline_s > 0, "deadline_s",
-               f"must be > 0, got {self.deadline_s!r}")
-        _check(self.deadline_factor is None or self.deadline_factor > 0, "deadline_factor",
-               f"must be > 0, got {self.deadline_factor!r}")
+        for name in ("deadline_s", "deadline_factor", "map_work_s", "reduce_work_s"):
+            v = getattr(self, name)
+            _check(v is None or v > 0, name, f"must be > 0, got {v!r}")
         _check(self.deadline_s is None or self.deadline_factor is None, "deadline_s",
                "give deadline_s or deadline_factor, not both")
         _check(0 <= self.priority <= 9, "priority", f"must be in [0, 9], got {self.priority!r}")
         _check(self.weight > 0, "weight", f"must be > 0, got {self.weight!r}")
-        for name in ("map_work_s", "reduce_work_s"):
-            v = getattr(self, name)
-            _check(v is None or v > 0, name, f"must be > 0, got {v!r}")
         _check(self.work_cv is None or 0 <= self.work_cv <= 5, "work_cv",
                f"must be in [0, 5], got {self.work_cv!r}")
+        _check(0 <= self.arrival_jitter_s <= self.arrival_s, "arrival_jitter_s",
+               f"must be in [0, arrival_s], got {self.arrival_jitter_s!r}")
 
 
 @dataclass(frozen=True)
@@ -537,14 +537,13 @@ class WorkloadConfig:
         deadline_factor: Synthetic: deadline factor uniform in [lo, hi] x completion time alone
             (thesis: 1.5 to 4 / 8 / 12; RDS: 2.5).
         deadline_fraction: Synthetic: fraction of jobs that have a deadline.
-        deadline_scope: What a deadline covers: ``"job"`` (the whole job: it meets its deadline
-            when it finishes) or ``"map"`` (its map phase, MIMP 3.1: "we focus on the Map phase";
-            Eq. 3-4 check the map phase against the deadline). With ``map`` a job meets its
-            deadline when its last map finishes, the deadline base (``deadline_factor`` x time
-            alone, here and in :class:`JobSpec`) is the map phase's completion time alone, and
-            the deadline metrics and the lateness integral behind ``deadline_penalty_h`` judge the
-            map phase's end (a job left unserved is charged the time limit plus its remaining map
-            work alone). JCT and time-in-system metrics still cover the whole job.
+        deadline_scope: What a deadline covers: ``"job"`` or ``"map"`` (the map phase, MIMP 3.1,
+            Eq. 3-4): with ``map`` a job meets its deadline when its last map ends, the deadline
+            base is the map phase alone, and the deadline metrics and ``deadline_penalty_h``'s
+            lateness judge the map phase's end (an unserved job: the time limit plus its remaining
+            map work alone); JCT and time-in-system metrics still cover the whole job.
+        deadline_base: What ``deadline_factor`` multiplies: ``"analytic"`` (time alone in closed
+            form) or ``"alone"`` (simulated alone on this cluster, :mod:`mrsched_gym.sim.alone`).
         map_only: Synthetic: the jobs have no reduce phase (the thesis ch. 5 simulator runs a
             single phase, 5.3.5.1 "Validation of the Simulation Platform").
         high_priority_fraction: Synthetic: fraction of jobs with priority 1 (others 0).
@@ -579,6 +578,7 @@ class WorkloadConfig:
     deadline_factor: tuple[float, float] = (1.5, 8.0)
     deadline_fraction: float = 1.0
     deadline_scope: Literal["job", "map"] = "job"
+    deadline_base: Literal["analytic", "alone"] = "analytic"
     map_only: bool = False
     high_priority_fraction: float = 0.0
     weight_range: tuple[float, float] = (1.0, 1.0)

@@ -17,6 +17,10 @@ rejected at admission) — the estimate ``time limit + remaining work alone`` th
   with ``map`` its map phase (MIMP 3.1), i.e. ``EpisodeLog.deadline_finish_s`` and, for a job the
   episode left short of it, ``est_deadline_finish_s`` — the same rule as the simulator's lateness
   integral behind ``deadline_penalty_h``.
+* ``accepted_deadline_misses`` and ``accepted_deadline_penalty_h`` count the accepted jobs only
+  (MIMP 5.3's count of admission control: rejected jobs leave both): the misses, and the
+  weighted lateness in hours (a job left unserved late to its charged completion). Alone they
+  reward rejecting; read them beside ``rejections``, as MIMP does.
 * ``relative_lateness`` is RDS's Eq. 1: the weighted lateness relative to the time the job was
   given (deadline - submission), summed over jobs.
 * JCT statistics (``mean_jct_s``, ``p95_jct_s``, slowdown, fairness, high-priority sojourn) are
@@ -50,6 +54,7 @@ from mrsched_gym.sim.log import EpisodeLog
 METRIC_NAMES = (
     "n_jobs", "jobs_finished", "jobs_unfinished", "jobs_finished_pct", "truncated", "makespan_s",
     "mean_jct_s", "p95_jct_s", "mean_slowdown", "deadline_misses", "deadline_miss_pct",
+    "accepted_deadline_misses", "accepted_deadline_penalty_h",
     "mean_time_beyond_deadline_s", "mean_distance_to_deadline_s", "relative_lateness",
     "high_priority_sojourn_s",
     "wasted_work_s", "swap_overhead_s", "utilisation", "cpu_utilisation", "data_locality_pct",
@@ -207,6 +212,9 @@ def episode_metrics(log: EpisodeLog, weights: Mapping[str, float] | None = None
         "mean_slowdown": _mean(slowdown),
         "deadline_misses": float(missed.sum()),
         "deadline_miss_pct": float(100.0 * missed.sum() / n_dl) if n_dl else math.nan,
+        "accepted_deadline_misses": float((missed & ~log.rejected).sum()),
+        "accepted_deadline_penalty_h": float(np.sum((log.weight * np.maximum(late_by, 0.0))[
+            has_dl & ~log.rejected]) / 3600.0),
         "mean_time_beyond_deadline_s": _mean(np.maximum(late_by[missed], 0.0)),
         "mean_distance_to_deadline_s": _mean(-late_by[met]),
         # RDS Eq. 1: sum_j w_j ((y_j - y_ref) / y_ref)^+ with times measured from submission

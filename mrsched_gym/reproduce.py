@@ -89,17 +89,17 @@ def bundled_reproductions() -> list[str]:
     return bundled_names("reproductions")
 
 
-#: Scenario fields added after reproduction records were first fingerprinted, by path: left out
-#: of the fingerprint while they have their default (the worlds are the ones recorded then), so
-#: records made before a field existed stay reusable.
-ADDED_LATER = (("decisions", "speculation"),)
+#: Scenario fields added after reproduction records were first fingerprinted, by path (and each
+#: job's arrival_jitter_s): left out while at their default, so earlier records stay reusable.
+ADDED_LATER = (("decisions", "speculation"), ("workload", "deadline_base"))
 
 
 def _fingerprinted_scenario(scenario: Scenario) -> dict[str, Any]:
     """``to_dict(scenario)`` without the :data:`ADDED_LATER` fields that have their default."""
     from mrsched_gym.config import to_dict
-    data = to_dict(scenario)
-    default = to_dict(Scenario())
+    data, default = to_dict(scenario), to_dict(Scenario())
+    data["workload"]["jobs"] = [{k: v for k, v in j.items() if (k, v) != ("arrival_jitter_s", 0)}
+                                for j in data["workload"]["jobs"]]
     for path in ADDED_LATER:
         here, base = data, default
         for key in path[:-1]:

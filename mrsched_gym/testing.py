@@ -13,6 +13,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from mrsched_gym.sim.cluster import reservation, shuffling
 from mrsched_gym.sim.engine import Simulator
 from mrsched_gym.sim.state import FINISHED, MAP, REDUCE, RUNNING, SUSPENDED
 
@@ -66,9 +67,21 @@ def check_invariants(sim: Simulator) -> None:
         else:
             r = sim.res[n]
             assert r[0] >= -_TOL and r[1] >= -_TOL and r[2] >= -_TOL, f"node {n} negative"
-            # capacity may shrink below what is reserved (then tasks slow down); new launches
-            # are only offered where they fit, which the candidate check enforces
-            assert r[1] <= 1.0 + _TOL and r[2] <= 1.0 + _TOL, f"node {n} container over-commit"
+            # each running task holds its phase's reservation (a reducer its shuffle one until
+            # its job's maps are done), clean-ups a whole task's
+            held = [reservation(t.phase, t.job.type_idx, shuffling(t)) for t in sim.tasks_on[n]]
+            held += [reservation(ph, ti) for ph, ti in sim.cleanups[n]]
+            for k in range(3):
+                assert abs(r[k] - sum(h[k] for h in held)) <= _TOL, f"node {n} reservation {k}"
+            # capacity may shrink below what is reserved (then tasks slow down), and reducers
+            # switching to their reduce reservation may overbook a node (thesis 4.2.5); new
+            # launches are only offered where they fit, which the candidate check enforces
+            grown = [sum(reservation(REDUCE, t.job.type_idx)[k]
+                         - reservation(REDUCE, t.job.type_idx, True)[k]
+                         for t in sim.tasks_on[n] if t.phase == REDUCE and not shuffling(t))
+                     for k in range(3)]
+            assert r[1] <= 1.0 + grown[1] + _TOL and r[2] <= 1.0 + grown[2] + _TOL, \
+                f"node {n} container over-commit"
         for t in sim.susp_on[n]:
             assert t.state == SUSPENDED and t.node == n
         for t in sim.readers[n]:

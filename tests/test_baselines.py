@@ -566,8 +566,8 @@ def test_baseline_records_do_not_depend_on_the_blas_thread_count(policy):
 
 # ------------------------------------------------------------------ MIMP (seed 000)
 @pytest.mark.xfail(strict=True, reason="not reproduced: MP misses more deadlines than EDF on "
-                   "Shared-v0 at load 0.5 (5 seeds: 22.0 vs 17.2); see the README's baseline "
-                   "claims")
+                   "Shared-v0 at load 0.5 (5 seeds, trained TCT models: 20.0 vs 17.2); see the "
+                   "README's baseline claims")
 def test_mp_meets_at_least_as_many_deadlines_as_edf_on_a_hybrid_cluster():
     seeds, kw = range(5), {"workload.load": 0.5}
     mp = mean_metric("mrsched/Shared-v0", "mp", "deadline_misses", seeds, kw)
@@ -595,7 +595,8 @@ def test_mp_matches_cpu_hungry_jobs_to_dedicated_nodes():
 @pytest.mark.xfail(strict=True, reason="not reproduced once rejected jobs count: a rejected job "
                    "is a "
                    "missed deadline charged as if it waited until the time limit (Admission-v0, "
-                   "3 seeds: mp+ac 102 misses / 324 job-h vs mp 102 / 72); MIMP 5.3 does not "
+                   "3 seeds, trained TCT models: mp+ac 95.3 misses / 352 job-h vs mp 101.7 / 70); "
+                   "MIMP 5.3 does not "
                    "count rejected jobs")
 def test_admission_control_avoids_cascading_misses():
     seeds = range(3)

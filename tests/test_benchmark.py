@@ -129,3 +129,22 @@ def test_a_local_file_named_like_a_shipped_agent_is_not_given_its_hash(tmp_path,
     assert entry["file"] == "general" and "params_sha256" not in entry
     monkeypatch.chdir(tmp_path.parent)
     assert "params_sha256" in agent_versions(["agent:general"])["agent:general"]
+
+
+def test_paired_rows_pair_each_agent_with_the_best_rule_and_the_best_baseline():
+    """Hand-checked: the best rule (srpt, mean 2) and the best baseline (edf, mean 3) are the
+    lowest means of their kinds; the difference is per seed (paired), its CI Student's t."""
+    from mrsched_gym.benchmark import paired_rows, paired_table
+    rows = paired_rows(records({"random": [9, 9, 9], "edf": [3, 2, 4], "fifo": [5, 5, 5],
+                                "srpt": [1, 2, 3], "edf-slowstart": [4, 4, 4],
+                                "agent:x": [0, 1, 5]}))
+    (row,) = rows
+    assert (row["policy"], row["best_rule"], row["best_baseline"]) == ("agent:x", "srpt", "edf")
+    assert row["diff_vs_rule"] == pytest.approx(0.0)              # (-1, -1, +2) / 3
+    assert row["lower_vs_rule"] == 2 and row["n"] == 3
+    assert row["diff_vs_baseline"] == pytest.approx((-3 - 1 + 1) / 3)
+    assert row["ci_vs_rule"] == pytest.approx(4.302653 * np.std([-1, -1, 2], ddof=1) / 3 ** 0.5,
+                                              rel=1e-5)
+    assert "srpt 2 | +0 [" in paired_table(rows)
+    no_rule = paired_rows(records({"random": [9, 9], "edf": [3, 2], "agent:x": [1, 1]}))
+    assert "best_rule" not in no_rule[0] and "| - | - |" in paired_table(no_rule)

@@ -151,3 +151,25 @@ def test_n_jobs_is_the_workload_and_the_arrived_jobs_add_up(env_id, kwargs, poli
         assert arrived < m["n_jobs"]                    # the cut episode left jobs unsubmitted
     else:
         assert arrived == m["n_jobs"] and m["rejections"] > 0
+
+
+def test_accepted_only_counts_are_mimps_and_add_up_to_the_honest_ones():
+    """``accepted_*`` (MIMP 5.3's count) leave the rejected jobs out: with no rejection they are
+    the honest metrics; with rejections, the accepted and the rejected jobs' weighted lateness add
+    up to ``deadline_penalty_h`` and the misses to ``deadline_misses``."""
+    from mrsched_gym.baselines import make_baseline
+    from mrsched_gym.evaluate import run_episode
+    from mrsched_gym.metrics import job_outcomes
+    plain = run_episode("mrsched/Admission-v0", make_baseline("mp"), 0)["metrics"]
+    assert plain["rejections"] == 0
+    assert plain["accepted_deadline_misses"] == plain["deadline_misses"]
+    assert plain["accepted_deadline_penalty_h"] == pytest.approx(plain["deadline_penalty_h"])
+    out = run_episode("mrsched/Admission-v0", make_baseline("mp+ac"), 0, keep_log=True)
+    m, log = out["metrics"], out["log"]
+    jobs = job_outcomes(log)
+    rej = jobs["has_deadline"] & log.rejected
+    assert rej.sum() > 0
+    assert m["accepted_deadline_misses"] == m["deadline_misses"] - rej.sum()
+    rejected_h = np.sum((log.weight * np.maximum(jobs["late_by_s"], 0.0))[rej]) / 3600.0
+    assert m["accepted_deadline_penalty_h"] + rejected_h == pytest.approx(m["deadline_penalty_h"])
+    assert m["accepted_deadline_penalty_h"] < m["deadline_penalty_h"]

@@ -46,6 +46,19 @@ Counts are fitted to the mean over the seeds of the time alone (Sort: first the 
 ``SORT_MAP_PHASE_S`` by the count, then the whole job to 602 s by the reduce work).
 ``tests/test_calibration.py`` runs the file's jobs through :func:`alone_times` and checks every
 seed within 10% of the thesis.
+
+The thesis simulator's world (case ``tight-simulated``, 5.3.5): its J1 ran 6,058.15 s under
+Adaptive with the tight goals (Table 5.8), about 1,200 s more than the same maps give here: the
+thesis simulator had more work than the isolation times imply (the real run took 6,130.75 s too).
+``--simulated`` fits J1's map count in that case (90 s maps, no spread, as its other jobs) so that
+J1's mean execution time over the reproduction's seeds is 6,058.15 s (:func:`fit_simulated_j1`);
+the real-setting cases keep J1's isolation-time calibration. J1's simulated rows of Tables
+5.7-5.8 are then the calibration's target, not evidence; the other jobs' rows are.
+
+Submission times: the thesis gives none; they are read off Fig. 3.4 (S2-S5 at 200 / 800 / 1,400 /
+2,400 s), whose axis spans 7,000 s with ticks every 1,000 s. A reading is good to about
+``ARRIVAL_JITTER_S`` (50 s), so J2-J5 are submitted at the reading +- U(0, 50 s), drawn per seed
+from the episode's job stream (``arrival_jitter_s``); J1 is the first job, at 0.
 """
 
 from __future__ import annotations
@@ -76,6 +89,13 @@ IRREGULAR = ("simulator", "join")
 #: Every seed's time alone within this fraction of the thesis's.
 TOLERANCE = 0.10
 SEEDS = tuple(range(5))
+#: Table 5.8, simulated: J1's execution time under Adaptive with tight goals (s).
+SIMULATED_J1_S = 6058.15
+#: The thesis simulator's case and the reproduction's seeds its J1 is fitted over.
+SIMULATED_CASE = "tight-simulated"
+REPRO_SEEDS = tuple(range(10))
+#: Half-width of the uniform jitter of Fig. 3.4's submission readings (s).
+ARRIVAL_JITTER_S = 50.0
 
 
 # ---------------------------------------------------------------------- running a job alone
@@ -86,7 +106,7 @@ def reproduction_scenario() -> Scenario:
 
 def job_alone(scenario: Scenario, spec: JobSpec) -> Scenario:
     """``scenario`` with ``spec`` as its only job, submitted at time 0."""
-    job = dataclasses.replace(spec, arrival_s=0.0)
+    job = dataclasses.replace(spec, arrival_s=0.0, arrival_jitter_s=0.0)
     return dataclasses.replace(scenario, workload=dataclasses.replace(scenario.workload,
                                                                       jobs=(job,)))
 
@@ -201,15 +221,55 @@ def calibrate(scenario: Scenario, seeds: Sequence[int] = SEEDS) -> dict[str, Job
             done[key] = fit_job(scenario, spec, seeds)
         out[spec.label] = dataclasses.replace(done[key], label=spec.label,
                                               arrival_s=spec.arrival_s,
+                                              arrival_jitter_s=spec.arrival_jitter_s,
                                               deadline_s=spec.deadline_s)
     return out
+
+
+def simulated_scenario() -> Scenario:
+    """The reproduction's thesis-simulator case (:data:`SIMULATED_CASE`)."""
+    cases = {c.name: c for c in load_reproduction(REPRODUCTION).cases}
+    return cases[SIMULATED_CASE].scenario
+
+
+def simulated_exec(scenario: Scenario, label: str, seeds: Sequence[int] = REPRO_SEEDS
+                   ) -> list[float]:
+    """Execution time (finish - submission) of job ``label`` under Adaptive, per seed."""
+    out = []
+    for seed in seeds:
+        log = run_episode(scenario, make_baseline("adaptive"), seed, keep_log=True)["log"]
+        k = list(log.labels).index(label)
+        out.append(float(log.finish_s[k] - log.arrival_s[k]))
+    return out
+
+
+def with_j1_maps(scenario: Scenario, n: int) -> Scenario:
+    """``scenario`` with J1's map count ``n``."""
+    jobs = tuple(dataclasses.replace(s, n_maps=n) if s.label == "J1" else s
+                 for s in scenario.workload.jobs)
+    return dataclasses.replace(scenario, workload=dataclasses.replace(scenario.workload,
+                                                                      jobs=jobs))
+
+
+def fit_simulated_j1(scenario: Scenario, seeds: Sequence[int] = REPRO_SEEDS) -> int:
+    """J1's map count in the thesis simulator's world whose mean execution time under Adaptive
+    is closest to Table 5.8's 6,058.15 s (module docstring)."""
+    cache: dict[int, float] = {}
+
+    def f(n: int) -> float:
+        if n not in cache:
+            cache[n] = mean(simulated_exec(with_j1_maps(scenario, n), "J1", seeds))
+        return cache[n]
+    n0 = next(s.n_maps for s in scenario.workload.jobs if s.label == "J1")
+    return fit_integer(f, SIMULATED_J1_S, n0 // 2, 2 * n0)
 
 
 # ---------------------------------------------------------------------- output
 def yaml_line(spec: JobSpec) -> str:
     """The job as a line of the reproduction file's job list."""
+    jitter = f"arrival_jitter_s: {spec.arrival_jitter_s:g}, " if spec.arrival_jitter_s else ""
     return (f"- {{label: {spec.label}, type: {spec.type}, arrival_s: {spec.arrival_s:g}, "
-            f"n_maps: {spec.n_maps}, n_reduces: {spec.n_reduces}, "
+            f"{jitter}n_maps: {spec.n_maps}, n_reduces: {spec.n_reduces}, "
             f"map_work_s: {spec.map_work_s:g}, reduce_work_s: {spec.reduce_work_s:g}, "
             f"work_cv: {spec.work_cv:g}, deadline_s: {spec.deadline_s:g}}}")
 
@@ -232,7 +292,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--check", action="store_true",
                     help="only run the reproduction file's jobs alone against the thesis")
+    ap.add_argument("--simulated", action="store_true",
+                    help="only fit J1's map count in the thesis simulator's world (6,058 s)")
     args = ap.parse_args(argv)
+    if args.simulated:
+        sim = simulated_scenario()
+        n = fit_simulated_j1(sim)
+        times = simulated_exec(with_j1_maps(sim, n), "J1")
+        print(f"J1 in {SIMULATED_CASE}: n_maps {n}; execution under Adaptive per seed "
+              f"{' / '.join(f'{t:.0f}' for t in times)}, mean {mean(times):.0f} s "
+              f"(Table 5.8 simulated: {SIMULATED_J1_S:g} s)")
+        return 0
     scenario = reproduction_scenario()
     if args.check:
         specs = list(scenario.workload.jobs)

@@ -23,8 +23,11 @@ def benchmark_command(args: argparse.Namespace) -> int:
     from mrsched_gym.benchmark import (
         SUITE,
         TEST_SEEDS,
+        agent_in_world,
         aggregate,
         normalised_scores,
+        paired_rows,
+        paired_table,
         plot_iqm,
         table,
     )
@@ -46,7 +49,7 @@ def benchmark_command(args: argparse.Namespace) -> int:
         list(range(TEST_SEEDS[0], TEST_SEEDS[0] + args.seeds))
     agents = args.agents if args.agents is not None else [
         f"agent:{n}" for n, info in pretrained_agents().items() if info.get("numpy_path")]
-    check_agents(agents)
+    check_agents(agents, ids)
     pickle_notice(agents)
     references = reference_labels(args.references)
     plan = []
@@ -58,7 +61,8 @@ def benchmark_command(args: argparse.Namespace) -> int:
         worlds[env_id] = to_dict(sc)
         files.update(trace_digests(worlds[env_id]))
         policies = list(dict.fromkeys(["random", *applicable_baselines(sc),
-                                       *agents, *references]))
+                                       *(agent_in_world(a, env_id) for a in agents),
+                                       *references]))
         sweep_tasks(policies, [env_id], seeds)
         plan.append((env_id, policies))
     t0 = time.perf_counter()
@@ -89,14 +93,19 @@ def benchmark_command(args: argparse.Namespace) -> int:
         scores = normalised_scores(records)
         rows = aggregate(scores)
         text = table(rows, ids)
+        paired = paired_rows(records)
+        if paired:
+            text += ("\n\nPer id, each agent paired with the best reference rule and the best "
+                     "baseline of that world (headline metric, lower is better; seeds are "
+                     "common random numbers):\n\n" + paired_table(paired))
         version = {"mrsched_gym": __version__, "ids": ids, "seeds": seeds,
                    "normalisation": "(random - x) / (random - best baseline), per id",
-                   "agents": agent_versions(agents), "references": references}
+                   "agents": agent_versions(agents, ids), "references": references}
         print(text)
         staged = folder.staging()       # removed by the folder if anything below fails
         write_results(records, staged)
         atomic_write(staged / "benchmark.json", json.dumps(json_safe(
-            {"suite": version, "aggregate": rows}), indent=1))
+            {"suite": version, "aggregate": rows, "paired": paired}), indent=1))
         atomic_write(staged / "scores.csv", csv_text(
             [{"scenario": i, "policy": p, "seed": s, "score": float(v)}
              for i, by in scores.items() for p, vals in by.items()
@@ -109,17 +118,26 @@ def benchmark_command(args: argparse.Namespace) -> int:
     return 0
 
 
-def check_agents(agents: Sequence[str]) -> None:
+def check_agents(agents: Sequence[str], ids: Sequence[str]) -> None:
     """Refuse a benchmark ``--agents`` entry that is not an agent (a baseline there would be
-    scored as a baseline, and could become the anchor of the score's 1).
+    scored as a baseline, and could become the anchor of the score's 1), and a per-id entry
+    (``{id}`` in it) whose checkpoint is missing for one of ``ids``.
 
     Raises:
-        InputError: Naming the entry.
+        InputError: Naming the entry (and the id).
     """
+    from mrsched_gym.benchmark import agent_in_world
     from mrsched_gym.errors import InputError
     from mrsched_gym.evaluate import AGENT, parse_policy, policy_role
     for a in agents:
-        if policy_role(parse_policy(a).label) != AGENT:
+        for env_id in ids:
+            try:
+                agent_in_world(a, env_id)
+            except InputError as e:
+                raise InputError(f"--agents {a!r} for {env_id}: {e}") from None
+        spec = agent_in_world(a, ids[0])
+        if policy_role(parse_policy(spec).label if isinstance(spec, str) else spec.label) \
+                != AGENT:
             raise InputError(f"--agents {a!r}: not an agent (agent:NAME, agent:PATH.zip, "
                              f"rllib:FOLDER, FILE.py:Class); reference rules go in "
                              f"--references, and the classical baselines are in the suite already")
@@ -148,28 +166,37 @@ def reference_labels(references: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(out))
 
 
-def agent_versions(agents: Sequence[str]) -> dict[str, dict]:
+def agent_versions(agents: Sequence[str], ids: Sequence[str] = ()) -> dict[str, dict]:
     """What identifies each agent of a benchmark: its file's hash (the first 16 hex digits of
     its SHA-256), a shipped agent's ``params_sha256`` and the decision rules its metadata adds
     (affinity mask, slow-start rule, speculation rule), so that a cited table names the weights
-    it measured."""
-    from mrsched_gym.agents.pretrained import pretrained_agents
-    from mrsched_gym.evaluate import file_digest, parse_policy, policy_fingerprint
-    shipped = pretrained_agents()
+    it measured; for a per-id agent (``{id}`` in it), that of each id's checkpoint by id name."""
+    from mrsched_gym.benchmark import ID_FIELD, agent_in_world, id_name
+    from mrsched_gym.evaluate import parse_policy
     out: dict[str, dict] = {}
     for a in agents:
-        spec = parse_policy(a)
-        target = Path(spec.target)
-        if not target.is_file():                    # an RLlib folder, a policy in code
-            out[spec.label] = {"fingerprint": policy_fingerprint(spec)}
-            continue
-        st = target.stat()
-        entry = {"file": target.name,
-                 "file_sha256_16": file_digest(str(target), st.st_mtime_ns, st.st_size),
-                 **dict(spec.params)}
-        info = shipped.get(a[len("agent:"):]) if a.startswith("agent:") else None
-        if info and str(target) in (str(info.get("numpy_path")), str(info.get("path"))) \
-                and info.get("params_sha256"):          # the shipped file, not a local one
-            entry["params_sha256"] = info["params_sha256"]
-        out[spec.label] = entry
+        if ID_FIELD in a and ids:
+            out[agent_in_world(a, ids[0]).label] = {
+                id_name(i): agent_version(a.replace(ID_FIELD, id_name(i))) for i in ids}
+        else:
+            out[parse_policy(a).label] = agent_version(a)
     return out
+
+
+def agent_version(agent: str) -> dict:
+    """:func:`agent_versions`' entry of one agent string."""
+    from mrsched_gym.agents.pretrained import pretrained_agents
+    from mrsched_gym.evaluate import file_digest, parse_policy, policy_fingerprint
+    spec = parse_policy(agent)
+    target = Path(spec.target)
+    if not target.is_file():                    # an RLlib folder, a policy in code
+        return {"fingerprint": policy_fingerprint(spec)}
+    st = target.stat()
+    entry = {"file": target.name,
+             "file_sha256_16": file_digest(str(target), st.st_mtime_ns, st.st_size),
+             **dict(spec.params)}
+    info = pretrained_agents().get(agent[len("agent:"):]) if agent.startswith("agent:") else None
+    if info and str(target) in (str(info.get("numpy_path")), str(info.get("path"))) \
+            and info.get("params_sha256"):          # the shipped file, not a local one
+        entry["params_sha256"] = info["params_sha256"]
+    return entry

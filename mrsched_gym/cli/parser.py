@@ -73,7 +73,8 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--agents", nargs="*", help="agents to score (agent:NAME, agent:PATH.zip, "
                    "rllib:FOLDER, or your own policy as FILE.py:Class or package.module:Class; "
                    "default: the shipped agents; an SB3 zip is a pickle: load trusted files "
-                   "only)")
+                   "only; {id} in an entry stands for each world's id name, one checkpoint per "
+                   "id ranked as one row: agent:results/plain-ppo/{id}.zip)")
     b.add_argument("--references", nargs="*", default=[],
                    help="reference rules to score and rank beside the agents (srpt, atc, "
                    "srpt-slowstart, edf-affinity:slow_start=1, ...), never the best baseline "

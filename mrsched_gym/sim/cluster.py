@@ -1,8 +1,9 @@
 """Cluster bookkeeping: which nodes have room (slots or container reservations) and the data
 nodes remote maps read from.
 
-Slots mode (Hadoop 1) counts busy map and reduce slots per node; containers mode (YARN) sums the
-reserved CPU, I/O and memory of the node's tasks (their profile demands). A node with room is
+Slots mode (Hadoop 1) counts busy map and reduce slots per node; containers mode (YARN, RAS's
+job slots) sums the reserved CPU, I/O and memory of the node's tasks (their profile demands, a
+reducer's shuffle demand until its job's maps are done: :func:`reservation`). A node with room is
 *idle* (``Simulator.idle``) and gets offered to the policy. A remote map reads its block from a
 replica's node (its *data node*), which loads that node's disk (MIMP 5.1; the rate model in
 :mod:`mrsched_gym.sim.rates` slows every reader of an overloaded data node).
@@ -13,7 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from mrsched_gym.sim.rates import rerate
-from mrsched_gym.sim.state import EPS, MAP, RACK_LOCAL, Task
+from mrsched_gym.sim.state import EPS, MAP, RACK_LOCAL, REDUCE, Job, Task
 from mrsched_gym.workloads.profiles import PROFILES, TYPE_NAMES
 
 if TYPE_CHECKING:
@@ -61,6 +62,29 @@ def touch(sim: Simulator, n: int) -> None:
         sim.idle.discard(n)
 
 
+def reservation(phase: int, type_idx: int, shuffling: bool = False) -> tuple[float, ...]:
+    """What a container of a ``type_idx`` task reserves: (cpu, io, mem) of its phase's demand.
+
+    RAS's job slots (thesis 4.2.1) carry one demand "for each task type and phase (map, reduce in
+    shuffle phase, and reduce in reduce phase)", and Algorithm 1 switches "the profile of placed
+    reducers from shuffle to reduce" when their job's map phase completes (Eq. 10 holds with the
+    phase's demand). A reducer whose job still has maps to finish (``shuffling``) reserves its
+    shuffle demand: Table 4.2 gives no CPU ("-") and an I/O of 0.15% per map placed (taken as 0)
+    for it, and 4.2.4 says a shuffling reducer "only consumes memory", so it reserves its memory
+    (Table 4.2 prints "-" there too; the memory is kept, the reading that reserves more).
+    """
+    p = PROFILES[TYPE_NAMES[type_idx]]
+    if phase == MAP:
+        return p.map_demand[:3]
+    d = p.reduce_demand
+    return (0.0, 0.0, d[2]) if shuffling else d[:3]
+
+
+def shuffling(t: Task) -> bool:
+    """A reduce task whose job still has maps to finish (it reserves its shuffle demand)."""
+    return t.phase != MAP and t.job.maps_done < t.job.n_maps
+
+
 def fits(sim: Simulator, n: int, demand: tuple[float, ...]) -> bool:
     """Whether a container of ``demand`` (cpu, io, mem, ...) fits node ``n``'s reservations."""
     r = sim.res[n]
@@ -68,9 +92,11 @@ def fits(sim: Simulator, n: int, demand: tuple[float, ...]) -> bool:
             and r[2] + demand[2] <= 1.0 + EPS)
 
 
-def occupy(sim: Simulator, n: int, phase: int, type_idx: int, sign: int) -> None:
+def occupy(sim: Simulator, n: int, phase: int, type_idx: int, sign: int,
+           shuffle: bool = False) -> None:
     """Take (``sign`` +1) or free (-1) one slot of ``phase`` on node ``n`` (containers: the
-    reservation of a ``type_idx`` task), and count it in the busy integral."""
+    :func:`reservation` of a ``type_idx`` task, of its shuffle when ``shuffle``), and count it
+    in the busy integral."""
     if sim.slots_mode:
         if phase == MAP:
             sim.used_map[n] += sign
@@ -78,14 +104,30 @@ def occupy(sim: Simulator, n: int, phase: int, type_idx: int, sign: int) -> None
             sim.used_red[n] += sign
         sim.busy += sign
     else:
-        p = PROFILES[TYPE_NAMES[type_idx]]
-        d = p.map_demand if phase == MAP else p.reduce_demand
+        d = reservation(phase, type_idx, shuffle)
         r = sim.res[n]
         r[0] += sign * d[0]
         r[1] += sign * d[1]
         r[2] += sign * d[2]
         sim.busy += sign * d[0]
     touch(sim, n)
+
+
+def end_shuffle(sim: Simulator, job: Job) -> None:
+    """Containers: ``job``'s map phase ended, so its running reducers switch from their shuffle
+    reservation to their reduce one (thesis Algorithm 1, last step). A node may go over its
+    capacity; it is offered no new task until enough is freed (4.2.5: the Task Scheduler
+    drives the transition without starting tasks on an overloaded TaskTracker)."""
+    if sim.slots_mode:
+        return
+    full = reservation(REDUCE, job.type_idx)
+    part = reservation(REDUCE, job.type_idx, True)
+    for t in job.running_reduces:
+        r = sim.res[t.node]
+        for k in range(3):
+            r[k] += full[k] - part[k]
+        sim.busy += full[0] - part[0]
+        touch(sim, t.node)
 
 
 def pick_source(sim: Simulator, replicas: list[int], rack: int, loc: int) -> int:

@@ -43,6 +43,7 @@ from mrsched_gym.sim.accounting import (
     deadline_remaining_alone_s,
     remaining_alone_s,
 )
+from mrsched_gym.sim.alone import episode_jobs
 from mrsched_gym.sim.cluster import capacity, cpu_capacity
 from mrsched_gym.sim.decision import (
     ADMIT,
@@ -150,9 +151,9 @@ class Simulator:
         self.truncated = False
 
     # ------------------------------------------------------------------ reset
-    def reset(self, rng: np.random.Generator) -> None:
-        """Draw a new world from ``rng`` (:func:`~mrsched_gym.sim.world.draw_world`) and run to
-        the first decision."""
+    def reset(self, rng: np.random.Generator, jobs: list[JobDraw] | None = None) -> None:
+        """Draw a new world from ``rng`` (:func:`~mrsched_gym.sim.world.draw_world`) with its jobs
+        (or ``jobs``: :func:`~mrsched_gym.sim.alone.episode_jobs`); run to the first decision."""
         sc = self.scenario
         n = self.n_nodes
         self.now = 0.0
@@ -186,7 +187,7 @@ class Simulator:
         self.avail_f = world.avail_f
         self.node_up = world.node_up
         self.forecast_f = world.forecast_f
-        draws = world.jobs
+        draws = jobs if jobs is not None else episode_jobs(sc, world.jobs, Simulator)
         self.jobs: list[Job] = []
         for d in draws:
             self.add_job(d)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from mrsched_gym.sim.cluster import fits, has_free
+from mrsched_gym.sim.cluster import fits, has_free, reservation
 from mrsched_gym.sim.decision import SCHEDULE, Decision, DecisionPart, ScheduleCandidate
 from mrsched_gym.sim.state import MAP, NODE_LOCAL, REDUCE
 from mrsched_gym.sim.tasks import launch
@@ -56,7 +56,8 @@ def _scan(sim: Simulator, n: int, K: int, can_map: bool, can_red: bool
                     break
         if can_red and job.reduce_ready and (job.pending_reduces > 0 or (
                 job.susp and job.suspended_on(n, REDUCE))):
-            if slots or fits(sim, n, job.profile.reduce_demand):
+            if slots or fits(sim, n, reservation(REDUCE, job.type_idx,
+                                                 job.maps_done < job.n_maps)):
                 cands.append(_new(ScheduleCandidate, (job, REDUCE, NODE_LOCAL)))
                 if len(cands) == K:
                     break

@@ -22,7 +22,7 @@ import math
 from typing import TYPE_CHECKING
 
 from mrsched_gym.sim import schedule
-from mrsched_gym.sim.cluster import fits, has_free
+from mrsched_gym.sim.cluster import fits, has_free, reservation, shuffling
 from mrsched_gym.sim.decision import SPECULATE, Decision, DecisionPart, SpeculateCandidate
 from mrsched_gym.sim.state import MAP, Task
 from mrsched_gym.sim.tasks import launch_copy
@@ -54,8 +54,7 @@ def _has_room(sim: Simulator, n: int, t: Task) -> bool:
         if t.phase == MAP:
             return sim.used_map[n] < sim.map_slots[n]
         return sim.used_red[n] < sim.red_slots[n]
-    p = t.job.profile
-    return fits(sim, n, p.map_demand if t.phase == MAP else p.reduce_demand)
+    return fits(sim, n, reservation(t.phase, t.job.type_idx, shuffling(t)))
 
 
 def candidates(sim: Simulator, n: int, K: int) -> list[SpeculateCandidate]:

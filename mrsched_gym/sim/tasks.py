@@ -19,7 +19,14 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from mrsched_gym.sim.cluster import drop_reader, occupy, pick_source, reads_changed
+from mrsched_gym.sim.cluster import (
+    drop_reader,
+    end_shuffle,
+    occupy,
+    pick_source,
+    reads_changed,
+    shuffling,
+)
 from mrsched_gym.sim.events import EventKind
 from mrsched_gym.sim.jobs import end_map_phase, finish_job, refresh_runnable
 from mrsched_gym.sim.rates import rerate, schedule_end, sync
@@ -153,7 +160,7 @@ def _place(sim: Simulator, t: Task, n: int) -> None:
         t.mem0 = (p.map_demand if t.phase == MAP else p.reduce_demand)[2]
     sim.running[t.tid] = t
     sim.tasks_on[n].append(t)
-    occupy(sim, n, t.phase, t.job.type_idx, +1)
+    occupy(sim, n, t.phase, t.job.type_idx, +1, shuffling(t))
     if t.src >= 0:
         if sim.up[t.src]:
             sim.readers[t.src].append(t)
@@ -255,10 +262,13 @@ def kill(sim: Simulator, t: Task, cleanup: bool = True, outcome: str = "killed")
     sim.task_log.append((t.start_s, sim.now, t.job.jid, n, t.phase, outcome))
     cleanup_s = sim.scenario.decisions.preemption.kill_cleanup_s if cleanup else 0.0
     if cleanup_s > 0:
+        if shuffling(t):                  # a clean-up holds the reduce's whole reservation
+            occupy(sim, n, t.phase, t.job.type_idx, -1, True)
+            occupy(sim, n, t.phase, t.job.type_idx, +1)
         sim.cleanups[n].append((t.phase, t.job.type_idx))
         sim.queue.push(sim.now + cleanup_s, _CLEANUP_END, n)
     else:
-        occupy(sim, n, t.phase, t.job.type_idx, -1)
+        occupy(sim, n, t.phase, t.job.type_idx, -1, shuffling(t))
     if twin is None:
         requeue(sim, t)
     else:
@@ -272,7 +282,7 @@ def suspend(sim: Simulator, t: Task) -> None:
     n = t.node
     _detach(sim, t)
     sim.task_log.append((t.start_s, sim.now, t.job.jid, n, t.phase, "suspended"))
-    occupy(sim, n, t.phase, t.job.type_idx, -1)
+    occupy(sim, n, t.phase, t.job.type_idx, -1, shuffling(t))
     t.state = SUSPENDED
     sim.susp_on[n].append(t)
     sim.susp_resident_gb[n] += t.mem_gb
@@ -319,13 +329,14 @@ def _complete(sim: Simulator, t: Task) -> None:
     job.len_n[t.phase] += 1
     job.lens[t.phase].append(length)
     sim.node_done[n] += 1
-    occupy(sim, n, t.phase, job.type_idx, -1)
+    occupy(sim, n, t.phase, job.type_idx, -1, shuffling(t))
     if t.phase == MAP:
         job.maps_done += 1
         job.map_state[t.idx] = 2
         job.work_done += job.map_work[t.idx]
         if job.maps_done == job.n_maps:
             end_map_phase(sim, job)
+            end_shuffle(sim, job)
         if not job.reduce_ready and job.n_reduces and (
                 job.maps_done >= sim.scenario.decisions.slow_start * job.n_maps):
             job.reduce_ready = True

@@ -11,7 +11,7 @@ mypy) that the simulator satisfies this protocol.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
@@ -180,6 +180,12 @@ class ClusterView(Protocol):
     @property
     def node_done(self) -> Sequence[int]:
         """Tasks finished on each node so far (LATE's node progress counts them)."""
+
+    @property
+    def task_log(self) -> Sequence[tuple[Any, ...]]:
+        """The task reports so far, in order: ``(start_s, end_s, job id, node, phase, outcome)``
+        per task segment (``outcome``: ``"done"``, ``"suspended"`` or why it was killed), what
+        a JobTracker's task completion reports tell it (MIMP 5.1 trains on them)."""
 
     # ---------------------------------------------------------------- availability
     @property

@@ -16,7 +16,9 @@ Synthetic workload (thesis 5.2.3, Table 5.6):
 * Deadline = arrival + factor x completion time alone, factor ~ U[lo, hi] (thesis 1.5-4/8/12x,
   RDS 2.5x). Completion time alone = map waves x mean map work + reduce waves x mean reduce work
   on the whole cluster (:func:`alone_time_s`); with ``deadline_scope: map`` the deadline covers
-  the map phase and its base is the map phase alone (:func:`deadline_base_s`, MIMP 3.1).
+  the map phase and its base is the map phase alone (:func:`deadline_base_s`, MIMP 3.1). With
+  ``workload.deadline_base: alone`` the simulator re-bases every deadline given as a factor on
+  the job's simulated time alone (:mod:`mrsched_gym.sim.alone`; the draw keeps its factor).
 * Block replicas: ``replication`` distinct data nodes per map input block, uniform over the data
   nodes (every node, or the dedicated ones with ``cluster.hdfs_on: dedicated``, MIMP 3.1).
 """
@@ -24,7 +26,7 @@ Synthetic workload (thesis 5.2.3, Table 5.6):
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -56,6 +58,10 @@ class JobDraw:
             expected task work, from which its time alone is estimated (a scheduler's
             estimate; the draw's own mean differs from it).
         reduce_mean_s: The same for the reduce work.
+        deadline_factor: What multiplied the deadline base (``deadline_s = arrival_s +
+            deadline_factor x base``), or ``nan`` when the deadline was given in seconds or
+            the job has none; ``workload.deadline_base: alone`` re-bases such deadlines on the
+            time alone simulated (:mod:`mrsched_gym.sim.alone`).
     """
 
     type_idx: int
@@ -73,6 +79,7 @@ class JobDraw:
     map_alone_s: float = 0.0
     map_mean_s: float = math.nan
     reduce_mean_s: float = math.nan
+    deadline_factor: float = math.nan
 
 
 def _lognormal(rng: np.random.Generator, mean: float, cv: float, size: int) -> np.ndarray:
@@ -190,7 +197,7 @@ def make_job(profile_idx: int, arrival: float, deadline: float, priority: int, w
              n_maps: int, n_red: int, mw: float, rw: float, task_rng: np.random.Generator,
              place_rng: np.random.Generator, cluster: ClusterConfig, label: str = "",
              work_cv: float | None = None, map_work: np.ndarray | None = None,
-             reduce_work: np.ndarray | None = None) -> JobDraw:
+             reduce_work: np.ndarray | None = None, deadline_factor: float = math.nan) -> JobDraw:
     """One job: task work drawn lognormal around ``mw``/``rw`` unless given as arrays.
 
     Shared by the synthetic generator, fixed job lists and trace replay
@@ -213,6 +220,8 @@ def make_job(profile_idx: int, arrival: float, deadline: float, priority: int, w
         work_cv: Coefficient of variation of task work; ``None`` takes the type's.
         map_work: Given map work per task (skips the map-work draw).
         reduce_work: Given reduce work per task (skips the reduce-work draw).
+        deadline_factor: The factor behind ``deadline`` (``nan``: none, see
+            :attr:`JobDraw.deadline_factor`).
 
     Returns:
         The job's :class:`JobDraw`.
@@ -232,29 +241,46 @@ def make_job(profile_idx: int, arrival: float, deadline: float, priority: int, w
         reduce_mult=_lognormal(task_rng, 1.0, cv, n_red),
         replicas=place_replicas(place_rng, n_maps, cluster),
         label=label, alone_s=map_alone + red_alone, map_alone_s=map_alone,
-        map_mean_s=float(mw), reduce_mean_s=float(rw))
+        map_mean_s=float(mw), reduce_mean_s=float(rw), deadline_factor=float(deadline_factor))
 
 
 def fixed_jobs(jobs: tuple[JobSpec, ...], cluster: ClusterConfig, task_rng: np.random.Generator,
-               place_rng: np.random.Generator, deadline_scope: str = "job") -> list[JobDraw]:
+               place_rng: np.random.Generator, deadline_scope: str = "job",
+               job_rng: np.random.Generator | None = None) -> list[JobDraw]:
     """Turn a fixed job list into draws (task lengths and replicas are still random); a
-    ``deadline_factor`` multiplies :func:`deadline_base_s` of ``deadline_scope``."""
+    ``deadline_factor`` multiplies :func:`deadline_base_s` of ``deadline_scope``.
+
+    A job with ``arrival_jitter_s`` > 0 is submitted at ``arrival_s`` + U(-j, j), drawn from
+    ``job_rng`` in the list's order (one draw per such job, none otherwise, so lists without
+    jitter draw exactly as before); its deadline moves with it (it is relative to submission).
+    """
     out = []
+    shift: dict[int, float] = {}
+    for i, spec in enumerate(jobs):
+        if spec.arrival_jitter_s > 0:
+            if job_rng is None:
+                raise ValueError(f"job {spec.label or i}: arrival_jitter_s needs a job stream")
+            shift[i] = float(job_rng.uniform(-spec.arrival_jitter_s, spec.arrival_jitter_s))
+    if shift:
+        jobs = tuple(replace(s, arrival_s=s.arrival_s + shift[i], arrival_jitter_s=0.0)
+                     if i in shift else s for i, s in enumerate(jobs))
     for spec in sorted(jobs, key=lambda s: s.arrival_s):
         p = PROFILES[spec.type]
         n_red = spec.n_reduces if spec.n_reduces is not None else _n_reduces(p, spec.n_maps)
         mw = spec.map_work_s or p.map_work_s
         rw = spec.reduce_work_s or p.reduce_work_s
+        factor = math.nan
         if spec.deadline_s is not None:
             deadline = spec.arrival_s + spec.deadline_s
         elif spec.deadline_factor is not None:
+            factor = spec.deadline_factor
             deadline = spec.arrival_s + spec.deadline_factor * deadline_base_s(
                 p, spec.n_maps, n_red, mw, rw, cluster, deadline_scope)
         else:
             deadline = math.inf
         out.append(make_job(TYPE_NAMES.index(spec.type), spec.arrival_s, deadline,
                             spec.priority, spec.weight, spec.n_maps, n_red, mw, rw, task_rng,
-                            place_rng, cluster, spec.label, spec.work_cv))
+                            place_rng, cluster, spec.label, spec.work_cv, deadline_factor=factor))
     return out
 
 
@@ -358,7 +384,8 @@ def synthetic_jobs(cfg: WorkloadConfig, cluster: ClusterConfig, job_rng: np.rand
                     if has_deadline[i] else math.inf)
         out.append(make_job(TYPE_NAMES.index(p.name), float(arrivals[i]), float(deadline),
                             int(high[i]), float(weights[i]), n_maps, n_red, mw, rw, task_rng,
-                            place_rng, cluster))
+                            place_rng, cluster,
+                            deadline_factor=float(factors[i]) if has_deadline[i] else math.nan))
     return out
 
 
@@ -366,7 +393,7 @@ def draw_jobs(cfg: WorkloadConfig, cluster: ClusterConfig, job_rng: np.random.Ge
               task_rng: np.random.Generator, place_rng: np.random.Generator) -> list[JobDraw]:
     """Draw the episode's jobs for ``cfg`` (synthetic or a fixed list)."""
     if cfg.kind == "jobs":
-        return fixed_jobs(cfg.jobs, cluster, task_rng, place_rng, cfg.deadline_scope)
+        return fixed_jobs(cfg.jobs, cluster, task_rng, place_rng, cfg.deadline_scope, job_rng)
     if cfg.kind == "trace":
         from mrsched_gym.workloads.trace import trace_jobs
         return trace_jobs(cfg, cluster, job_rng, task_rng, place_rng)

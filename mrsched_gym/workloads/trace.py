@@ -219,5 +219,6 @@ def trace_jobs(cfg: WorkloadConfig, cluster: ClusterConfig, job_rng: np.random.G
         if has_deadline[i]:
             base = draw.map_alone_s if cfg.deadline_scope == "map" else draw.alone_s
             draw.deadline_s = float(arrivals[i] + factors[i] * base)
+            draw.deadline_factor = float(factors[i])
         out.append(draw)
     return out
