@@ -150,7 +150,6 @@ class ObservationEncoder:
         self._fc_step = -1
         self._fc = bytes(4 * self.W)
         self._prev_node = -1
-        self._row_builders = {k: getattr(self, name) for k, name in self.CANDIDATE_ROWS.items()}
         self._forget_jobs()
 
     def reset(self) -> None:
@@ -330,7 +329,7 @@ class ObservationEncoder:
         return rows
 
     #: The candidate rows of each decision kind: the name of its builder method (one entry per
-    #: kind; named rather than held, so the module compiles as it runs, see setup.py).
+    #: kind; named, not held: a held method would not follow a copy of a compiled encoder).
     CANDIDATE_ROWS = {SCHEDULE: "_schedule_rows", ADMIT: "_admit_rows", PREEMPT: "_preempt_rows",
                       SPECULATE: "_speculate_rows"}
 
@@ -379,7 +378,8 @@ class ObservationEncoder:
                 run if run < RATIO_MAX else RATIO_MAX, fm, fr, has]
         n_rows = 0
         if not s.done:
-            for row in self._row_builders[kind](d, node, now):
+            for row in (self._schedule_rows(d, node, now) if kind == SCHEDULE else  # the usual
+                        getattr(self, self.CANDIDATE_ROWS[kind])(d, node, now)):
                 head += row
                 n_rows += 1
         D, c_end, n_end = self._cuts
