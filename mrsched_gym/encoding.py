@@ -58,6 +58,7 @@ speculation only in worlds that pose it: agents trained without it keep their sh
 from __future__ import annotations
 
 import math
+from typing import ClassVar
 
 import numpy as np
 
@@ -91,6 +92,7 @@ from mrsched_gym.sim.decision import (
     SUSPEND,
     AdmitCandidate,
     Decision,
+    DecisionKind,
     PreemptCandidate,
     ScheduleCandidate,
     SpeculateCandidate,
@@ -108,20 +110,18 @@ _LOC = (0.0, 0.5, 1.0)
 
 @mypyc_attr(allow_interpreted_subclasses=True)
 class ObservationEncoder:
-    """Builds observations for one simulator, incrementally: node rows are rebuilt only for the
-    nodes the simulator marked changed (``Simulator.dirty``), and the part of a candidate row
-    that depends only on its job-phase (:meth:`_job_slot`) is cached until the job's task counts
-    change; the time- and node-dependent features are computed per decision. Every value is
-    computed as a fresh build would (the same double-precision expressions, rounded to float32
-    once), so the observations are identical.
+    """Builds observations for one simulator, incrementally: node rows are rebuilt only for
+    nodes the simulator marked changed (``Simulator.dirty``), the part of a candidate row that
+    depends only on its job-phase (:meth:`_job_slot`) is cached until the job's task counts
+    change. Every value is computed as a fresh build would (the same double-precision
+    expressions, rounded to float32 once), so the observations are identical.
 
     Args:
         sim: The simulator to observe (its scenario fixes K, N and W).
     """
 
-    #: Columns of a job-phase's row that depend on the time or the node: time to deadline,
-    #: slots required, expected speed on the node, waiting time (:meth:`_job_row`).
-    DYNAMIC_COLS = (7, 9, 10, 12)
+    #: Columns of a job-phase's row that depend on the time or the node (:meth:`_job_row`).
+    DYNAMIC_COLS: ClassVar[tuple[int, ...]] = (7, 9, 10, 12)
 
     def __init__(self, sim: Simulator) -> None:
         self.sim = sim
@@ -328,10 +328,10 @@ class ObservationEncoder:
             rows.append(row)
         return rows
 
-    #: The candidate rows of each decision kind: the name of its builder method (one entry per
-    #: kind; named, not held: a held method would not follow a copy of a compiled encoder).
-    CANDIDATE_ROWS = {SCHEDULE: "_schedule_rows", ADMIT: "_admit_rows", PREEMPT: "_preempt_rows",
-                      SPECULATE: "_speculate_rows"}
+    #: Each kind's candidate-row builder, by name (a held method would not follow a copy).
+    CANDIDATE_ROWS: ClassVar[dict[DecisionKind, str]] = {
+        SCHEDULE: "_schedule_rows", ADMIT: "_admit_rows", PREEMPT: "_preempt_rows",
+        SPECULATE: "_speculate_rows"}
 
     # ------------------------------------------------------------------ the observation
     def observe(self) -> dict[str, np.ndarray]:
