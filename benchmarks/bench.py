@@ -403,7 +403,7 @@ def compare_checkouts(ref: str, rounds: int, train: bool = False, against: str |
                  for label, ref_num, this_num, steps in COMPARE_TRAIN_ROWS] if train else
                 [(row[:2], _COMPARE_SCRIPT, {"ref": row, "this": row})
                  for row in COMPARE_ROWS])
-        for (env_id, label), script, args in plan:
+        for (env_id, label), script, args in plan if rounds > 0 else ():
             wall: dict[str, list[float]] = {"ref": [], "this": []}
             cpu: dict[str, list[float]] = {"ref": [], "this": []}
             accel = {}
@@ -472,7 +472,8 @@ def main() -> None:
                     help="only the per-episode time of the optimising baselines vs EDF")
     ap.add_argument("--compare", metavar="REF",
                     help="time this checkout against git REF (e.g. HEAD~1), alternately")
-    ap.add_argument("--rounds", type=int, default=3, help="--compare: alternations per row")
+    ap.add_argument("--rounds", type=int, default=3,
+                    help="--compare: alternations per row (0: none, e.g. with --callgrind)")
     ap.add_argument("--train", action="store_true",
                     help="--compare: time training (env steps/s, the shipped config) instead")
     ap.add_argument("--against", metavar="REV",

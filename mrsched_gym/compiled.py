@@ -17,7 +17,6 @@ from pathlib import Path
 
 #: Written by the compiled build: ``{source path relative to the package's parent: sha256}``.
 MANIFEST = Path(__file__).with_name("compiled_sources.json")
-_ROOT = Path(__file__).resolve().parent.parent
 _PACKAGE = Path(__file__).resolve().parent
 
 
@@ -30,26 +29,27 @@ def _extension_of(source: Path) -> Path | None:
     return None
 
 
-def acceleration() -> str:
+def acceleration(package: Path = _PACKAGE) -> str:
     """``"mypyc"`` if the simulator's event loop is a compiled extension, else ``"python"``."""
-    return "mypyc" if _extension_of(_PACKAGE / "sim" / "engine.py") is not None else "python"
+    return "mypyc" if _extension_of(package / "sim" / "engine.py") is not None else "python"
 
 
-def check_compiled() -> None:
-    """Raise ``ImportError`` if a compiled module's source differs from the one it was built
-    from, or if compiled modules are present without the build's manifest; a pure-Python
-    install (no extension modules) passes at the cost of a few ``stat`` calls."""
-    if acceleration() == "python":
+def check_compiled(package: Path = _PACKAGE) -> None:
+    """Raise ``ImportError`` if a compiled module's source (in ``package``, this package by
+    default) differs from the one it was built from, or if compiled modules are present without
+    the build's manifest; a pure-Python install passes at the cost of a few ``stat`` calls."""
+    if acceleration(package) == "python":
         return
     how = ("rebuild it (MRSCHED_GYM_COMPILE=1 python setup.py build_ext --inplace, or "
            "MRSCHED_GYM_COMPILE=1 pip install --no-build-isolation . ) or remove the compiled "
            "files (every mrsched_gym/**/*.so and mrsched_gym/compiled_sources.json) to run "
            "the pure-Python simulator")
-    if not MANIFEST.exists():
+    manifest = package / MANIFEST.name
+    if not manifest.exists():
         raise ImportError(f"compiled simulator modules without {MANIFEST.name}: {how}")
-    built = json.loads(MANIFEST.read_text(encoding="utf-8"))
+    built = json.loads(manifest.read_text(encoding="utf-8"))
     for rel, digest in built.items():
-        source = _ROOT / rel
+        source = package.parent / rel
         if source.exists() and _extension_of(source) is not None and \
                 hashlib.sha256(source.read_bytes()).hexdigest() != digest:
             raise ImportError(f"the compiled build of {rel} is stale: the source changed "
