@@ -10,6 +10,9 @@ Usage::
     python benchmarks/bench.py --agents --quick  # the same, shorter
     python benchmarks/bench.py --baselines     # seconds per episode of the slow baselines vs EDF
     python benchmarks/bench.py --compare REF   # this working tree vs git REF, side by side
+    python benchmarks/bench.py --compare REF --compiled --callgrind  # ... its compiled build,
+                                                 # + instructions per decision (valgrind)
+    python benchmarks/bench.py --compare REF --against REV  # two git revisions side by side
     python benchmarks/bench.py --compare REF --train   # the same for training (env steps/s)
 
 Each scenario runs in its own process so peak memory (max RSS) is per scenario.
@@ -210,7 +213,8 @@ import numpy as np
 import gymnasium as gym
 import mrsched_gym
 env_id, policy, episodes = sys.argv[1], sys.argv[2], int(sys.argv[3])
-steps, run, cpu = 0, 0.0, 0.0
+kwargs = json.loads(sys.argv[4]) if len(sys.argv) > 4 else {}
+steps, run, cpu = 0, 1e-9, 1e-9
 if policy.startswith("harness:"):                # a baseline as the harness runs it
     from mrsched_gym.evaluate import make_policy, run_episode
     t0, c0 = time.perf_counter(), time.process_time()
@@ -218,7 +222,7 @@ if policy.startswith("harness:"):                # a baseline as the harness run
         steps += run_episode(env_id, make_policy(policy[len("harness:"):]), ep)["steps"]
     run, cpu = time.perf_counter() - t0, time.process_time() - c0
 else:
-    env = gym.make(env_id)
+    env = gym.make(env_id, **kwargs)
     rng = np.random.default_rng(0)
     for ep in range(episodes):
         env.reset(seed=ep)
@@ -233,9 +237,17 @@ else:
                 break
         run += time.perf_counter() - t0
         cpu += time.process_time() - c0
+accel = getattr(mrsched_gym, "acceleration", lambda: "python")()
 print(json.dumps({"decisions": steps, "decisions_per_s": steps / run,
-                  "decisions_per_cpu_s": steps / cpu}))
+                  "decisions_per_cpu_s": steps / cpu, "acceleration": accel}))
 """
+
+#: ``--compare REF --callgrind``: (env id, policy, (short, long) episodes, make() overrides):
+#: instructions per decision = (Ir of the long run - Ir of the short run) / (decisions between),
+#: so imports, building the env and the first resets cancel out. The thesis week is cut to its
+#: first 3 hours (a whole week under valgrind takes hours).
+CALLGRIND_ROWS = (("mrsched/Hadoop-v0", "random", (1, 4), {}),
+                  ("mrsched/ThesisScale-v0", "first", (0, 1), {"workload__duration_s": 10800}))
 
 #: ``--compare REF --train``: (label, numerics in REF, numerics in this checkout, env steps).
 #: ``train-fast`` sets this checkout's ``numerics: fast`` against REF's default training.
@@ -274,25 +286,102 @@ sys.meta_path.insert(0, Finder)
 """
 
 
-def _time_checkout(root: str, overlay: str, row: tuple, script: str = _COMPARE_SCRIPT) -> dict:
+def _time_checkout(root: str, overlay: str, row: tuple, script: str = _COMPARE_SCRIPT,
+                   prefix: tuple[str, ...] = ()) -> dict:
     """One measurement of ``row`` in a fresh interpreter running the checkout at ``root`` (its
-    top-level package folders mapped the way the install maps them)."""
+    top-level package folders mapped the way the install maps them), under ``prefix`` (e.g.
+    valgrind) if given."""
     import os
     import subprocess
     import sys
     env = {**os.environ, "PYTHONPATH": f"{overlay}:{root}", "OMP_NUM_THREADS": "1"}
-    out = subprocess.run([sys.executable, "-c", script, *map(str, row)], env=env,
-                         capture_output=True, text=True, check=True, cwd=root)
+    args = [a if isinstance(a, str) else json.dumps(a) if isinstance(a, dict) else str(a)
+            for a in row]
+    out = subprocess.run([*prefix, sys.executable, "-c", script, *args], env=env,
+                         capture_output=True, text=True, cwd=root)
+    if out.returncode:
+        raise RuntimeError(f"{root}: {' '.join(map(str, row))} failed:\n{out.stderr[-3000:]}")
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def compare_checkouts(ref: str, rounds: int, train: bool = False) -> list[dict]:
+def _instructions(root: str, overlay: str, row: tuple) -> tuple[int, int]:
+    """``(instructions, decisions)`` of ``row`` run under ``valgrind --tool=callgrind``."""
+    import tempfile
+    from pathlib import Path
+    with tempfile.TemporaryDirectory() as tmp:
+        out_file = str(Path(tmp) / "callgrind.out")
+        got = _time_checkout(root, overlay, row, prefix=(
+            "valgrind", "--tool=callgrind", f"--callgrind-out-file={out_file}"))
+        for line in Path(out_file).read_text().splitlines():
+            if line.startswith(("summary:", "totals:")):
+                return int(line.split()[1]), got["decisions"]
+    raise RuntimeError(f"no instruction count in callgrind's output for {row}")
+
+
+def callgrind_rows(sides: dict[str, tuple[str, str]]) -> list[dict]:
+    """Instructions per decision (:data:`CALLGRIND_ROWS`) of each side: deterministic, unlike
+    the timings, so one run each suffices."""
+    import shutil
+    if shutil.which("valgrind") is None:
+        return [{"env": env_id, "policy": policy, "note": "valgrind not installed"}
+                for env_id, policy, _, _ in CALLGRIND_ROWS]
+    rows = []
+    for env_id, policy, (short, long), kwargs in CALLGRIND_ROWS:
+        per = {}
+        for name, (root, ov) in sides.items():
+            i0, d0 = _instructions(root, ov, (env_id, policy, short, kwargs))
+            i1, d1 = _instructions(root, ov, (env_id, policy, long, kwargs))
+            per[name] = ((i1 - i0) / (d1 - d0), d1 - d0)
+        rows.append({"env": env_id, "policy": policy, "overrides": kwargs,
+                     "decisions": per["this"][1],
+                     "ref_instructions_per_decision": per["ref"][0],
+                     "this_instructions_per_decision": per["this"][0],
+                     "ratio": per["ref"][0] / per["this"][0]})
+    return rows
+
+
+def _checkout(here: str, rev: str | None, dest: str, compile_it: bool) -> str:
+    """A copy of git ``rev`` (``None``: the working tree's tracked and untracked files, not the
+    ignored ones) in ``dest``; with ``compile_it`` built with the optional compiled build
+    (``setup.py``, ``MRSCHED_GYM_COMPILE=1``). Returns ``dest``."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+    from pathlib import Path
+    Path(dest).mkdir(parents=True)
+    if rev is None:
+        files = subprocess.run(["git", "-C", here, "ls-files", "-co", "--exclude-standard", "-z"],
+                               capture_output=True, check=True).stdout.decode().split("\0")
+        for f in filter(None, files):
+            if (Path(here) / f).is_file():
+                (Path(dest) / f).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(Path(here) / f, Path(dest) / f)
+    else:
+        tree = subprocess.run(["git", "-C", here, "archive", rev], check=True,
+                              capture_output=True).stdout
+        subprocess.run(["tar", "-x", "-C", dest], input=tree, check=True)
+    if compile_it:
+        built = subprocess.run([sys.executable, "setup.py", "build_ext", "--inplace"],
+                               cwd=dest, capture_output=True, text=True,
+                               env={**os.environ, "MRSCHED_GYM_COMPILE": "1"})
+        if built.returncode:
+            raise RuntimeError(f"the compiled build failed:\n{built.stderr[-3000:]}")
+    return dest
+
+
+def compare_checkouts(ref: str, rounds: int, train: bool = False, against: str | None = None,
+                      compiled: bool = False, callgrind: bool = False) -> list[dict]:
     """Decisions/s of this checkout and of git ``ref``, timed alternately (ref, this, ref, ...)
     so machine noise hits both alike; the ratio is this / ref of the medians. Both wall-clock
     decisions/s and decisions per CPU-second (``time.process_time``) are reported: on a loaded
     machine the CPU-time ratio is the steadier one (it does not count time spent waiting for
     a core). With ``train``, the rows are :data:`COMPARE_TRAIN_ROWS` instead: env steps per
-    second of the shipped training config (one thread, the public training API)."""
+    second of the shipped training config (one thread, the public training API).
+
+    "This" side is the working tree, or git ``against`` if given; with ``compiled`` it runs the
+    optional compiled build (built in a copy first). With ``callgrind`` the rows of
+    :func:`callgrind_rows` follow (``"kind": "callgrind"``)."""
     import subprocess
     import tempfile
     from pathlib import Path
@@ -300,13 +389,11 @@ def compare_checkouts(ref: str, rounds: int, train: bool = False) -> list[dict]:
                           text=True, check=True).stdout.strip()
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        other = str(Path(tmp) / "ref")               # REF's files (read-only for the repo)
-        Path(other).mkdir()
-        tree = subprocess.run(["git", "-C", here, "archive", ref], check=True,
-                              capture_output=True).stdout
-        subprocess.run(["tar", "-x", "-C", other], input=tree, check=True)
+        other = _checkout(here, ref, str(Path(tmp) / "ref"), False)
+        mine = (_checkout(here, against, str(Path(tmp) / "this"), compiled)
+                if against is not None or compiled else here)
         overlays = {}
-        for name, root in (("ref", other), ("this", here)):
+        for name, root in (("ref", other), ("this", mine)):
             d = Path(tmp) / f"overlay-{name}"
             d.mkdir()
             (d / "sitecustomize.py").write_text(_OVERLAY.format(root=root))
@@ -316,24 +403,32 @@ def compare_checkouts(ref: str, rounds: int, train: bool = False) -> list[dict]:
                  for label, ref_num, this_num, steps in COMPARE_TRAIN_ROWS] if train else
                 [(row[:2], _COMPARE_SCRIPT, {"ref": row, "this": row})
                  for row in COMPARE_ROWS])
-        for (env_id, label), script, args in plan:
+        for (env_id, label), script, args in plan if rounds > 0 else ():
             wall: dict[str, list[float]] = {"ref": [], "this": []}
             cpu: dict[str, list[float]] = {"ref": [], "this": []}
+            accel = {}
             for _ in range(rounds):
                 for name in ("ref", "this"):
                     root, ov = overlays[name]
                     out = _time_checkout(root, ov, args[name], script)
                     wall[name].append(out["decisions_per_s"])
                     cpu[name].append(out["decisions_per_cpu_s"])
+                    accel[name] = out.get("acceleration", "python")
             med = {k: float(np.median(v)) for k, v in wall.items()}
             mcpu = {k: float(np.median(v)) for k, v in cpu.items()}
+            pair = [t / r for t, r in zip(cpu["this"], cpu["ref"], strict=True)]
             rows.append({"env": env_id, "policy": label, "rounds": rounds,
+                         "ref_build": accel.get("ref", "python"),
+                         "this_build": accel.get("this", "python"),
                          "ref_decisions_per_s": med["ref"],
                          "this_decisions_per_s": med["this"],
                          "speedup": med["this"] / med["ref"],
                          "ref_decisions_per_cpu_s": mcpu["ref"],
                          "this_decisions_per_cpu_s": mcpu["this"],
-                         "cpu_speedup": mcpu["this"] / mcpu["ref"]})
+                         "cpu_speedup": mcpu["this"] / mcpu["ref"],
+                         "cpu_speedup_min": min(pair), "cpu_speedup_max": max(pair)})
+        if callgrind and not train:
+            rows += [{"kind": "callgrind", **r} for r in callgrind_rows(overlays)]
     return rows
 
 
@@ -377,23 +472,50 @@ def main() -> None:
                     help="only the per-episode time of the optimising baselines vs EDF")
     ap.add_argument("--compare", metavar="REF",
                     help="time this checkout against git REF (e.g. HEAD~1), alternately")
-    ap.add_argument("--rounds", type=int, default=3, help="--compare: alternations per row")
+    ap.add_argument("--rounds", type=int, default=3,
+                    help="--compare: alternations per row (0: none, e.g. with --callgrind)")
     ap.add_argument("--train", action="store_true",
                     help="--compare: time training (env steps/s, the shipped config) instead")
+    ap.add_argument("--against", metavar="REV",
+                    help="--compare: git REV as this side instead of the working tree")
+    ap.add_argument("--compiled", action="store_true",
+                    help="--compare: this side runs the optional compiled build (setup.py; "
+                         "needs mypy and a C compiler), built in a copy first")
+    ap.add_argument("--callgrind", action="store_true",
+                    help="--compare: also instructions per decision of both sides (valgrind)")
     a = ap.parse_args()
     if a.compare:
-        rows = compare_checkouts(a.compare, a.rounds, a.train)
+        rows = compare_checkouts(a.compare, a.rounds, a.train, a.against, a.compiled,
+                                 a.callgrind)
         if a.json:
             print(json.dumps(rows, indent=2))
             return
         ref = a.compare[:10]
-        print(f"{'scenario':24s} {'policy':10s} {ref + ' dec/s':>16s} {'this dec/s':>11s} "
-              f"{'wall x':>7s} {ref + ' dec/cpu-s':>20s} {'this dec/cpu-s':>15s} {'CPU x':>6s}")
+        this = (a.against or "this")[:10] + (" (compiled)" if a.compiled else "")
+        print(f"ref: {a.compare}; this: {this}; {a.rounds} alternating rounds, medians; CPU x: "
+              f"median ratio (min-max over the rounds)")
+        print(f"{'scenario':24s} {'policy':12s} {ref + ' dec/s':>16s} {'this dec/s':>11s} "
+              f"{'wall x':>7s} {ref + ' dec/cpu-s':>20s} {'this dec/cpu-s':>15s} "
+              f"{'CPU x':>6s} {'(min-max)':>11s}")
         for r in rows:
-            print(f"{r['env']:24s} {r['policy']:10s} {r['ref_decisions_per_s']:16.0f} "
+            if r.get("kind") == "callgrind":
+                continue
+            print(f"{r['env']:24s} {r['policy']:12s} {r['ref_decisions_per_s']:16.0f} "
                   f"{r['this_decisions_per_s']:11.0f} {r['speedup']:6.2f}x "
                   f"{r['ref_decisions_per_cpu_s']:20.0f} {r['this_decisions_per_cpu_s']:15.0f} "
-                  f"{r['cpu_speedup']:5.2f}x")
+                  f"{r['cpu_speedup']:5.2f}x ({r['cpu_speedup_min']:.2f}-"
+                  f"{r['cpu_speedup_max']:.2f})")
+        grind = [r for r in rows if r.get("kind") == "callgrind"]
+        if grind:
+            print(f"\ninstructions per decision (callgrind)\n{'scenario':24s} {'policy':8s} "
+                  f"{'decisions':>9s} {ref + ' Ir/dec':>17s} {'this Ir/dec':>12s} {'x':>6s}")
+            for r in grind:
+                if "note" in r:
+                    print(f"{r['env']:24s} {r['policy']:8s} {r['note']}")
+                    continue
+                print(f"{r['env']:24s} {r['policy']:8s} {r['decisions']:9d} "
+                      f"{r['ref_instructions_per_decision']:17,.0f} "
+                      f"{r['this_instructions_per_decision']:12,.0f} {r['ratio']:5.2f}x")
         return
     if a.baselines:
         rows = bench_baselines(list(range(5 if a.quick else 10)))

@@ -58,23 +58,34 @@ speculation only in worlds that pose it: agents trained without it keep their sh
 from __future__ import annotations
 
 import math
+from typing import ClassVar
 
 import numpy as np
 
-from mrsched_gym.config import REWARD_COMPONENTS, Scenario
 from mrsched_gym.features import (
     CANDIDATE_COLUMNS,
     DEADLINE_HOURS,
-    DECISION_TAIL_FEATURES,
     HOURS_MAX,
     NODE_COLUMNS,
     RATIO_MAX,
     SPEED_MAX,
     TASK_HOURS_MAX,
 )
+from mrsched_gym.obs_layout import (
+    DECISION_FEATURES,
+    DECISION_KIND_SLICE,
+    DECISION_TAIL,
+    NODE_ROW,
+    ONE_FLOAT,
+    decision_features,
+    decision_kind_slot,
+    kind_slice,
+    objective_vector,
+    observed_kind,
+    packer,
+)
 from mrsched_gym.sim.decision import (
     ADMIT,
-    BASE_KINDS,
     PREEMPT,
     SCHEDULE,
     SPECULATE,
@@ -88,70 +99,29 @@ from mrsched_gym.sim.decision import (
     posed_kinds,
 )
 from mrsched_gym.sim.engine import Simulator
+from mrsched_gym.sim.native import mypyc_attr
 from mrsched_gym.sim.speculation import time_left
-from mrsched_gym.sim.state import MAP, REDUCE
+from mrsched_gym.sim.state import MAP, REDUCE, Job
 
-#: Features of ``obs["decision"]`` after the kind one-hot.
-DECISION_TAIL = len(DECISION_TAIL_FEATURES)
-#: Length of ``obs["decision"]`` in worlds without speculation (the base kinds' one-hot + 7).
-DECISION_FEATURES = len(BASE_KINDS) + DECISION_TAIL
 CANDIDATE_FEATURES = len(CANDIDATE_COLUMNS)
 NODE_FEATURES = len(NODE_COLUMNS)
-#: ``obs["decision"][DECISION_KIND_SLICE]``: the decision kind, one-hot by
-#: :class:`~mrsched_gym.sim.decision.DecisionKind` value (all zero once the episode is over), in
-#: worlds without speculation; in any world :func:`kind_slice`.
-DECISION_KIND_SLICE = slice(0, len(BASE_KINDS))
 _LOC = (0.0, 0.5, 1.0)
 
 
-def decision_features(scenario: Scenario) -> int:
-    """Length of ``obs["decision"]`` in ``scenario``'s worlds: one one-hot entry per kind it
-    can pose (:func:`~mrsched_gym.sim.decision.posed_kinds`), then :data:`DECISION_TAIL`."""
-    return len(posed_kinds(scenario)) + DECISION_TAIL
-
-
-def objective_vector(weights) -> np.ndarray:
-    """``obs["objective"]``: the reward weights (a mapping component -> weight, missing = 0) in
-    :data:`~mrsched_gym.config.REWARD_COMPONENTS` order, divided by the largest absolute weight
-    (so in [-1, 1]; all zero when every weight is 0). Tells a policy what is scored: mean time
-    in system (``jct``) and the deadline penalty call for different orders of the same queue."""
-    w = np.array([float(weights.get(c, 0.0)) for c in REWARD_COMPONENTS], np.float32)
-    top = float(np.abs(w).max())
-    return w / np.float32(top) if top > 0 else w
-
-
-def kind_slice(decision: np.ndarray) -> slice:
-    """The kind one-hot of a ``decision`` array of any world."""
-    return slice(0, len(decision) - DECISION_TAIL)
-
-
-def decision_kind_slot(kind: DecisionKind) -> int:
-    """Index of ``kind``'s one-hot entry in ``obs["decision"]``."""
-    return DECISION_KIND_SLICE.start + int(kind)
-
-
-def observed_kind(decision: np.ndarray) -> DecisionKind | None:
-    """The decision kind an observation's ``decision`` array encodes (``None``: the episode is
-    over)."""
-    hot = np.flatnonzero(decision[kind_slice(decision)] > 0.5)
-    return DecisionKind(int(hot[0])) if len(hot) else None
-
-
+@mypyc_attr(allow_interpreted_subclasses=True)
 class ObservationEncoder:
-    """Builds observations for one simulator, incrementally: node rows are rebuilt only for the
-    nodes the simulator marked changed (``Simulator.dirty``), and the part of a candidate row
-    that depends only on its job-phase (:meth:`_job_slot`) is cached until the job's task counts
-    change; the time- and node-dependent features are computed per decision. Every value is
-    computed as a fresh build would (the same double-precision expressions, rounded to float32
-    once), so the observations are identical.
+    """Builds observations for one simulator, incrementally: node rows are rebuilt only for
+    nodes the simulator marked changed (``Simulator.dirty``), the part of a candidate row that
+    depends only on its job-phase (:meth:`_job_slot`) is cached until the job's task counts
+    change. Every value is computed as a fresh build would (the same double-precision
+    expressions, rounded to float32 once), so the observations are identical.
 
     Args:
         sim: The simulator to observe (its scenario fixes K, N and W).
     """
 
-    #: Columns of a job-phase's row that depend on the time or the node: time to deadline,
-    #: slots required, expected speed on the node, waiting time (:meth:`_job_row`).
-    DYNAMIC_COLS = (7, 9, 10, 12)
+    #: Columns of a job-phase's row that depend on the time or the node (:meth:`_job_row`).
+    DYNAMIC_COLS: ClassVar[tuple[int, ...]] = (7, 9, 10, 12)
 
     def __init__(self, sim: Simulator) -> None:
         self.sim = sim
@@ -159,31 +129,40 @@ class ObservationEncoder:
         self.K = sc.decisions.max_candidates
         self.N = sim.n_nodes
         self.W = sc.availability.forecast_steps
-        self.nodes = np.zeros((self.N, NODE_FEATURES), dtype=np.float32)
+        #: The node rows, row after row, as Python floats and packed as float32; a row is
+        #: rewritten only when the simulator marks its node changed.
+        n = self.N * NODE_FEATURES
+        self.nodes, self._node_bytes = [0.0] * n, bytearray(4 * n)
         self.max_speed = max(sim.speed)
         self.total_slots = max(sim.total_slots if sim.slots_mode else float(self.N) * 2, 1.0)
         self.map_scope = sim.map_scope
         self.limit_s = sc.time_limit_s
         kinds = posed_kinds(sc)
+        D = len(kinds) + DECISION_TAIL
+        #: Where the candidates, the node rows and the forecast start in an observation's floats.
+        self._cuts = (D, D + self.K * CANDIDATE_FEATURES,
+                      D + self.K * CANDIDATE_FEATURES + self.N * NODE_FEATURES)
+        #: The number of floats packed from the head list with n candidate rows, by n.
+        self._head = [D + n * CANDIDATE_FEATURES for n in range(self.K + 1)]
         #: The kind one-hot of ``obs["decision"]`` by kind, and once the episode is over.
         self._one_hot = {kind: tuple(float(kind == k) for k in kinds) for kind in kinds}
         self._no_kind = (0.0,) * len(kinds)
         self._fc_step = -1
-        self._fc = np.zeros(self.W, dtype=np.float32)
+        self._fc = bytes(4 * self.W)
         self._prev_node = -1
         self._forget_jobs()
 
     def reset(self) -> None:
         """Mark every node row and cached job row stale (after the simulator's reset)."""
-        self.nodes[:] = 0.0
+        n = self.N * NODE_FEATURES
+        self.nodes, self._node_bytes = [0.0] * n, bytearray(4 * n)
         self.sim.dirty.update(range(self.N))
         self._fc_step = -1
         self._prev_node = -1
         self._forget_jobs()
 
     def _forget_jobs(self) -> None:
-        """Drop the cached job-phase rows (slot ``2 x job id + phase``) for the simulator's
-        current jobs."""
+        """Drop the cached job-phase rows (slot ``2 x job id + phase``): new jobs."""
         jobs = getattr(self.sim, "jobs", [])
         self._jobs = jobs
         n = 2 * len(jobs)
@@ -194,8 +173,7 @@ class ObservationEncoder:
         self._part: list[tuple[float, float, float]] = [(0.0, math.inf, 0.0)] * n
 
     def _resize_cache(self, n: int) -> None:
-        """Keep the first ``n`` job-phase slots (a job id dropped from the simulator's list may
-        come back as another job) and add empty ones up to ``n``."""
+        """Keep the first ``n`` job-phase slots (a dropped job id may return) and add empty ones."""
         extra = max(0, n - len(self._keys))
         del self._keys[n:], self._static[n:], self._part[n:]
         self._keys.extend([None] * extra)
@@ -217,15 +195,15 @@ class ObservationEncoder:
                 float(s.accel[n] is not None), fm if up else 0.0, fr if up else 0.0,
                 s.residual[n], min(len(s.susp_on[n]) / 4.0, 1.0))
 
-    def _forecast(self) -> np.ndarray:
+    def _forecast(self) -> bytes:
         s = self.sim
         step = int(s.now // s.scenario.availability.step_s)
         if step != self._fc_step:
             self._fc_step = step
-            self._fc = s.forecast_window(self.W).astype(np.float32)
+            self._fc = s.forecast_window(self.W).astype(np.float32).tobytes()
         return self._fc
 
-    def _job_slot(self, job, phase: int) -> int:
+    def _job_slot(self, job: Job, phase: int) -> int:
         """The cache slot of a job-phase's row, brought up to date: every feature but the
         :data:`DYNAMIC_COLS` and the kind's own (locality, resume, preemption), which stay
         zero. Its key is the job's task counts (done, running, and finished of ``phase``: the
@@ -271,7 +249,7 @@ class ObservationEncoder:
         self._part[i] = (due_work, dl if has_dl else math.inf, job.arrival_s)
         return i
 
-    def _job_row(self, job, phase: int, n: int, now: float) -> list[float]:
+    def _job_row(self, job: Job, phase: int, n: int, now: float) -> list[float]:
         """A job-phase's row on node ``n`` (-1: none) at ``now``: its cached part
         (:meth:`_job_slot`) with the :data:`DYNAMIC_COLS` filled in (the kind's own columns
         are zero)."""
@@ -350,48 +328,73 @@ class ObservationEncoder:
             rows.append(row)
         return rows
 
-    #: The candidate rows of each decision kind (one entry per kind).
-    CANDIDATE_ROWS = {SCHEDULE: _schedule_rows, ADMIT: _admit_rows, PREEMPT: _preempt_rows,
-                      SPECULATE: _speculate_rows}
+    #: Each kind's candidate-row builder, by name (a held method would not follow a copy).
+    CANDIDATE_ROWS: ClassVar[dict[DecisionKind, str]] = {
+        SCHEDULE: "_schedule_rows", ADMIT: "_admit_rows", PREEMPT: "_preempt_rows",
+        SPECULATE: "_speculate_rows"}
 
     # ------------------------------------------------------------------ the observation
     def observe(self) -> dict[str, np.ndarray]:
-        """The observation for the simulator's current decision (fresh arrays)."""
+        """The observation for the simulator's current decision (fresh arrays, views of one new
+        float32 buffer: the decision array and candidate rows packed by ``struct``, whose native
+        ``f`` is numpy's C cast, the node rows and forecast copied from their packed caches)."""
         s = self.sim
         now = s.now
         if s.jobs is not self._jobs:           # a new world without reset(): drop the cache
             self._forget_jobs()
         elif 2 * len(s.jobs) != len(self._keys):  # jobs added (Simulator.add_job) or dropped
             self._resize_cache(2 * len(s.jobs))
+        nodes = self.nodes
+        G = NODE_FEATURES
+        packed = self._node_bytes
         if s.dirty:
-            nodes = self.nodes
             for n in s.dirty:
-                nodes[n, :9] = self._node_row(n)
+                cells = self._node_row(n)
+                nodes[n * G:n * G + 9] = cells
+                NODE_ROW.pack_into(packed, 4 * n * G, *cells)
             s.dirty.clear()
         d = s.decision
         kind = d.kind
         node = d.node if ((kind == SCHEDULE or kind == SPECULATE) and not s.done) else -1
-        if self._prev_node >= 0:
-            self.nodes[self._prev_node, 9] = 0.0
-        if node >= 0:
-            self.nodes[node, 9] = 1.0
-        self._prev_node = node
-        cands = np.zeros((self.K, CANDIDATE_FEATURES), dtype=np.float32)
-        if not s.done:
-            rows = self.CANDIDATE_ROWS[kind](self, d, node, now)
-            if rows:
-                cands[: len(rows)] = rows
+        prev = self._prev_node
+        if prev != node:
+            if prev >= 0:
+                nodes[prev * G + 9] = 0.0
+                ONE_FLOAT.pack_into(packed, 4 * (prev * G + 9), 0.0)
+            if node >= 0:
+                nodes[node * G + 9] = 1.0
+                ONE_FLOAT.pack_into(packed, 4 * (node * G + 9), 1.0)
+            self._prev_node = node
         t_frac = now / self.limit_s
         act = s.n_active / self.K
         run = len(s.runnable) / self.K
         if node >= 0:
-            fm, fr, has = float(self.nodes[node, 5]), float(self.nodes[node, 6]), 1.0
+            fm, fr, has = nodes[node * G + 5], nodes[node * G + 6], 1.0
         else:
             fm = fr = has = 0.0
-        dec = np.array([*(self._no_kind if s.done else self._one_hot[kind]),
-                        t_frac if t_frac < 1.0 else 1.0, s.availability_now(),
-                        act if act < RATIO_MAX else RATIO_MAX,
-                        run if run < RATIO_MAX else RATIO_MAX, fm, fr, has],
-                       dtype=np.float32)
-        return {"decision": dec, "candidates": cands, "nodes": self.nodes.copy(),
-                "forecast": self._forecast().copy()}
+        head = [*(self._no_kind if s.done else self._one_hot[kind]),
+                t_frac if t_frac < 1.0 else 1.0, s.availability_now(),
+                act if act < RATIO_MAX else RATIO_MAX,
+                run if run < RATIO_MAX else RATIO_MAX, fm, fr, has]
+        n_rows = 0
+        if not s.done:
+            for row in (self._schedule_rows(d, node, now) if kind == SCHEDULE else  # the usual
+                        getattr(self, self.CANDIDATE_ROWS[kind])(d, node, now)):
+                head += row
+                n_rows += 1
+        D, c_end, n_end = self._cuts
+        buf = bytearray(4 * (n_end + self.W))   # zeros: the rows past the candidates
+        packer(self._head[n_rows]).pack_into(buf, 0, *head)
+        buf[4 * c_end:4 * n_end] = packed
+        buf[4 * n_end:] = self._forecast()
+        values = np.frombuffer(buf, dtype=np.float32)
+        return {"decision": values[:D],
+                "candidates": values[D:c_end].reshape(self.K, CANDIDATE_FEATURES),
+                "nodes": values[c_end:n_end].reshape(self.N, G),
+                "forecast": values[n_end:]}
+
+
+#: Public names, with those of :mod:`mrsched_gym.obs_layout` importable from here.
+__all__ = ["CANDIDATE_FEATURES", "DECISION_FEATURES", "DECISION_KIND_SLICE", "DECISION_TAIL",
+           "NODE_FEATURES", "ObservationEncoder", "decision_features", "decision_kind_slot",
+           "kind_slice", "objective_vector", "observed_kind"]

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
-import os
-import sys
 import threading
 from collections.abc import Mapping
 from pathlib import Path
@@ -14,67 +11,29 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from mrsched_gym.config import (
-    REWARD_COMPONENTS,
-    ConfigError,
-    Scenario,
-    load_scenario,
-    with_overrides,
+from mrsched_gym.config import REWARD_COMPONENTS, Scenario
+from mrsched_gym.encoding import ObservationEncoder, decision_features, objective_vector
+from mrsched_gym.env_setup import (
+    ENV_ARGUMENTS,
+    action_index,
+    check_flags,
+    check_trace_inputs,
+    describe,
+    mask_tables,
+    observation_space,
+    resolve_scenario,
+    tell_torch_threads,
 )
-from mrsched_gym.encoding import (
-    CANDIDATE_FEATURES,
-    DECISION_FEATURES,
-    NODE_FEATURES,
-    ObservationEncoder,
-    decision_features,
-    objective_vector,
-)
-from mrsched_gym.errors import EpisodeStateError, InputError, InputTypeError
-from mrsched_gym.features import (
-    CANDIDATE_COLUMNS,
-    DECISION_TAIL_FEATURES,
-    FORECAST_FEATURE,
-    KIND_FEATURE,
-    NODE_COLUMNS,
-    OBJECTIVE_FEATURES,
-    box_bounds,
-)
+from mrsched_gym.errors import EpisodeStateError, InputError
 from mrsched_gym.metrics import episode_metrics
-from mrsched_gym.models import availability, interference
 from mrsched_gym.rewards import RewardTracker
 from mrsched_gym.sim.decision import DECISION_NAMES, SCHEDULE
 from mrsched_gym.sim.engine import Simulator
 from mrsched_gym.sim.log import build_log
-from mrsched_gym.workloads.trace import check_trace_size
-
-
-def observation_space(K: int, N: int, W: int, decision_len: int = DECISION_FEATURES,
-                      objective: bool = False) -> spaces.Dict:
-    """The observation space for K candidates, N nodes, W forecast steps and a ``decision``
-    array of ``decision_len`` (:func:`~mrsched_gym.encoding.decision_features`), with the
-    ``objective`` key if asked; each Box spans its features' bounds in the feature table
-    (:mod:`mrsched_gym.features`)."""
-    keys = {
-        "decision": spaces.Box(*box_bounds((KIND_FEATURE, *DECISION_TAIL_FEATURES)),
-                               (decision_len,), np.float32),
-        "candidates": spaces.Box(*box_bounds(CANDIDATE_COLUMNS), (K, CANDIDATE_FEATURES),
-                                 np.float32),
-        "nodes": spaces.Box(*box_bounds(NODE_COLUMNS), (N, NODE_FEATURES), np.float32),
-        "forecast": spaces.Box(*box_bounds((FORECAST_FEATURE,)), (W,), np.float32),
-    }
-    if objective:
-        keys["objective"] = spaces.Box(*box_bounds(OBJECTIVE_FEATURES),
-                                       (len(OBJECTIVE_FEATURES),), np.float32)
-    return spaces.Dict(keys)
-
 
 # Episode phases of the env (``step`` and ``action_masks`` need a reset first).
 _NEW, _RUNNING, _ENDED = "new", "running", "ended"
 
-
-#: The env's own keyword arguments (every other keyword is a scenario override).
-ENV_ARGUMENTS = ("scenario", "render_mode", "strict_actions", "observe_objective", "lean_info",
-                 "allow_idle")
 
 
 class MRSchedEnv(gym.Env):
@@ -229,37 +188,14 @@ class MRSchedEnv(gym.Env):
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise InputError(f"render_mode must be None or one of "
                              f"{self.metadata['render_modes']}, got {render_mode!r}")
-        if not isinstance(strict_actions, (bool, np.bool_)):
-            raise InputTypeError(f"strict_actions must be True or False, got "
-                                 f"{_describe(strict_actions)}")
-        if not isinstance(observe_objective, (bool, np.bool_)):
-            raise InputTypeError(f"observe_objective must be True or False, got "
-                                 f"{_describe(observe_objective)}")
-        if not isinstance(lean_info, (bool, np.bool_)):
-            raise InputTypeError(f"lean_info must be True or False, got {_describe(lean_info)}")
-        if not isinstance(allow_idle, (bool, np.bool_)):
-            raise InputTypeError(f"allow_idle must be True or False, got {_describe(allow_idle)}")
-        if scenario is None:
-            scenario = "hadoop"
-        if not isinstance(scenario, (str, os.PathLike, Scenario)):
-            raise InputTypeError(f"scenario must be a YAML path, a bundled scenario name or a "
-                                 f"Scenario, got {_describe(scenario)}")
-        sc = scenario if isinstance(scenario, Scenario) else load_scenario(scenario)
-        try:
-            self.scenario: Scenario = with_overrides(sc, overrides)
-        except ConfigError as e:
-            unknown = [k for k in overrides if "." not in k and "__" not in k
-                       and str(e).startswith(f"override {k!r}: unknown key")]
-            if not unknown:            # not an unknown top-level key: no env argument meant
-                raise
-            close = difflib.get_close_matches(unknown[0], ENV_ARGUMENTS, n=1)   # misspelt?
-            raise ConfigError(f"{e}; the env's own arguments: {', '.join(ENV_ARGUMENTS)}"
-                              + (f" (did you mean {close[0]!r}?)" if close else "")) from None
+        check_flags(strict_actions=strict_actions, observe_objective=observe_objective,
+                    lean_info=lean_info, allow_idle=allow_idle)
+        self.scenario: Scenario = resolve_scenario(scenario, overrides)
         self.render_mode = render_mode
         self.strict_actions = bool(strict_actions)
         self.lean_info = bool(lean_info)
         self.allow_idle = bool(allow_idle)
-        _check_trace_inputs(self.scenario)
+        check_trace_inputs(self.scenario)
         self.sim = Simulator(self.scenario)
         self.encoder = ObservationEncoder(self.sim)
         self.rewards = RewardTracker(self.scenario.reward.weights)
@@ -274,11 +210,7 @@ class MRSchedEnv(gym.Env):
                            if observe_objective else None)
         self._steps = 0
         self._phase = _NEW
-        # masks[k]: the mask when there are k candidates (the first k actions and skip);
-        # work_masks[k]: the same without skip (a schedule decision with k > 0 candidates)
-        self._masks = [np.array([i < k or i == K for i in range(K + 1)]) for k in range(K + 1)]
-        self._work_masks = [np.array([i < k or (i == K and k == 0) for i in range(K + 1)])
-                            for k in range(K + 1)]
+        self._masks, self._work_masks = mask_tables(K)
 
     # ------------------------------------------------------------------ gymnasium API
     def reset(self, *, seed: int | None = None, options: dict | None = None
@@ -294,10 +226,10 @@ class MRSchedEnv(gym.Env):
         """
         if options is not None and not (isinstance(options, Mapping) and not options):
             raise InputError(f"reset(options=...): this environment takes no options, got "
-                             f"{_describe(options)}")
+                             f"{describe(options)}")
         self._claim("reset")
         try:
-            _tell_torch_threads()
+            tell_torch_threads()
             super().reset(seed=seed)
             self.sim.reset(self.np_random)
             self.encoder.reset()
@@ -417,20 +349,7 @@ class MRSchedEnv(gym.Env):
             InputTypeError: A bool, float, string, ``None``, an array with a shape or a
                 non-integer array, naming the action and its type.
         """
-        if isinstance(action, np.ndarray):
-            if action.shape == () and np.issubdtype(action.dtype, np.integer):
-                return int(action)
-            raise InputTypeError(f"action must be an integer in [0, {self.K}] or a 0-d integer "
-                                 f"array, got an array of shape {action.shape} and dtype "
-                                 f"{action.dtype}")
-        if isinstance(action, (bool, np.bool_)):
-            raise InputTypeError(f"action must be an integer in [0, {self.K}], got bool "
-                                 f"{bool(action)} (bools are refused: pass an action index, not "
-                                 "a mask entry)")
-        if isinstance(action, (int, np.integer)):
-            return int(action)
-        raise InputTypeError(f"action must be an integer in [0, {self.K}], got "
-                             f"{_describe(action)}")
+        return action_index(action, self.K)
 
     def _observe(self) -> dict[str, np.ndarray]:
         obs = self.encoder.observe()
@@ -463,42 +382,5 @@ class MRSchedEnv(gym.Env):
         return self.scenario.reward.headline
 
 
-_told_threads = False
-
-
-def _tell_torch_threads() -> None:
-    """Warn once per process if torch is loaded with more than one intra-op thread when an
-    episode starts (at ``reset``, so after a harness has set its agents to one thread): the
-    small policies trained on this env gain little from more threads and slow down many times
-    when the cores are shared (docs/guide/train.md, "Threads"). The env never imports torch
-    nor changes its settings."""
-    global _told_threads
-    torch = sys.modules.get("torch")
-    if _told_threads or torch is None or not hasattr(torch, "get_num_threads"):
-        return
-    _told_threads = True
-    n = torch.get_num_threads()
-    if n > 1:
-        gym.logger.warn(
-            f"torch uses {n} threads: the small networks trained on this env gain little from "
-            f"them and run many times slower when the cores are shared; call "
-            f"torch.set_num_threads(1) before training (docs/guide/train.md, \"Threads\"). "
-            f"Said once per process.")
-
-
-def _describe(value: Any) -> str:
-    """``"<type> <value>"`` for error messages (numpy scalars print as plain numbers)."""
-    shown = " ".join((str(value) if isinstance(value, np.generic) else repr(value)).split())
-    return f"{type(value).__name__} {shown[:60]}"
-
-
-def _check_trace_inputs(sc: Scenario) -> None:
-    """Read the scenario's trace files with their fields' rules before the simulator does, so a
-    bad trace fails at construction naming the field, file and line (and a trace replay too
-    large to simulate is refused; :func:`~mrsched_gym.workloads.trace.check_trace_size`)."""
-    interference.check_trace(sc.interference)
-    availability.check_trace(sc.availability)
-    check_trace_size(sc.workload, sc.cluster)
-
-
-__all__ = ["MRSchedEnv"]
+#: ``observation_space`` and ``ENV_ARGUMENTS`` stay importable from here.
+__all__ = ["ENV_ARGUMENTS", "MRSchedEnv", "observation_space"]

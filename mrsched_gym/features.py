@@ -10,21 +10,21 @@ its feature's bounds.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Final, NamedTuple
 
 from mrsched_gym.config import REWARD_COMPONENTS
 
 #: Clip of ratios to the cluster's slots or to K (remaining tasks, running tasks, slots required,
 #: queue lengths).
-RATIO_MAX = 10.0
+RATIO_MAX: Final = 10.0
 #: Clip of times in hours that can grow without bound (waiting time, completion time alone).
-HOURS_MAX = 100.0
+HOURS_MAX: Final = 100.0
 #: Clip of task lengths (h).
-TASK_HOURS_MAX = 10.0
+TASK_HOURS_MAX: Final = 10.0
 #: Clip of the time to a deadline, either way (h), and of a task's estimated time left (h).
-DEADLINE_HOURS = 24.0
+DEADLINE_HOURS: Final = 24.0
 #: Clip of the expected speed of a job's tasks on a node (CPU speed x accelerator x 1/NormTCT).
-SPEED_MAX = 30.0
+SPEED_MAX: Final = 30.0
 
 
 class Feature(NamedTuple):

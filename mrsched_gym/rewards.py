@@ -19,8 +19,13 @@ reward = - sum_c weight_c * increment_c, so the episode return is exactly ``-obj
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from mrsched_gym.config import REWARD_COMPONENTS
+from mrsched_gym.sim.native import mypyc_attr
+
+if TYPE_CHECKING:
+    from mrsched_gym.sim.engine import Simulator
 
 
 def totals(I_active: float, I_late: float, I_slo: float, wasted_s: float, I_cap: float,
@@ -39,12 +44,13 @@ def totals(I_active: float, I_late: float, I_slo: float, wasted_s: float, I_cap:
     )
 
 
-def component_totals(sim) -> tuple[float, ...]:
+def component_totals(sim: Simulator) -> tuple[float, ...]:
     """Running totals of every component for a live simulator."""
     return totals(sim.I_active, sim.I_late, sim.I_slo, sim.wasted_s, sim.I_cap, sim.I_busy,
                   sim.n_rejected, sim.n_jobs)
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 class RewardTracker:
     """Turns the simulator's running totals into per-step rewards and named components.
 
@@ -57,12 +63,12 @@ class RewardTracker:
         self.weights = tuple(float(weights.get(k, 0.0)) for k in REWARD_COMPONENTS)
         self.last = (0.0,) * len(REWARD_COMPONENTS)
 
-    def reset(self, sim) -> None:
+    def reset(self, sim: Simulator) -> None:
         """Start from zero: the first step's reward also carries what accrued before the first
         decision (idle capacity, or the whole episode when it ends before any decision)."""
         self.last = (0.0,) * len(REWARD_COMPONENTS)
 
-    def step(self, sim) -> tuple[float, tuple[float, ...]]:
+    def step(self, sim: Simulator) -> tuple[float, tuple[float, ...]]:
         """Return ``(reward, increments)`` since the previous call."""
         now = component_totals(sim)
         last = self.last

@@ -40,8 +40,9 @@ PACKAGE_DIRS = {"mrsched_gym": "mrsched_gym", "baselines": "mrsched_gym.baseline
                 "agents": "mrsched_gym.agents", "configs": "mrsched_gym.configs"}
 
 ABOVE_THE_SIMULATOR = (
-    "mrsched_gym.env", "mrsched_gym.encoding", "mrsched_gym.evaluate", "mrsched_gym.leaderboard",
-    "mrsched_gym.reproduce", "mrsched_gym.benchmark", "mrsched_gym.cli",
+    "mrsched_gym.env", "mrsched_gym.env_setup", "mrsched_gym.encoding", "mrsched_gym.evaluate",
+    "mrsched_gym.obs_layout",
+    "mrsched_gym.leaderboard", "mrsched_gym.reproduce", "mrsched_gym.benchmark", "mrsched_gym.cli",
     "mrsched_gym.registration", "mrsched_gym.ray_backend", "mrsched_gym.baselines",
     "mrsched_gym.agents", "gymnasium", "torch", "stable_baselines3", "sb3_contrib", "ray",
 )

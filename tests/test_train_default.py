@@ -183,7 +183,7 @@ def test_masking_delegate_offers_skip_when_it_removes_every_candidate(recorder):
 
 def test_torch_threads_told_once(monkeypatch):
     torch = pytest.importorskip("torch")
-    import mrsched_gym.env as env_mod
+    import mrsched_gym.env_setup as env_mod
     monkeypatch.setattr(env_mod, "_told_threads", False)
     monkeypatch.setattr(torch, "get_num_threads", lambda: 4)
     with warnings.catch_warnings(record=True) as got:

@@ -37,9 +37,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import IntEnum
-from typing import TYPE_CHECKING, NamedTuple, TypeAlias
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeAlias
 
 from mrsched_gym.config import Scenario
+from mrsched_gym.sim.native import rebuild_args
 from mrsched_gym.sim.state import Job, Task
 
 if TYPE_CHECKING:
@@ -129,6 +130,10 @@ class Decision:
     node: int
     job: Job | None
     candidates: tuple[Candidate, ...]
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        """Copies and pickles are rebuilt from the fields (:mod:`mrsched_gym.sim.native`)."""
+        return rebuild_args(self)
 
 
 def always(scenario: Scenario) -> bool:

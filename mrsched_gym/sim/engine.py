@@ -1,7 +1,8 @@
 """The discrete-event simulator of a Hadoop/MapReduce cluster : the facade.
 
 No Gymnasium here: the simulator imports only the standard library, numpy and the project's
-config/model modules. One event loop (:meth:`Simulator._run`) is the only place time advances.
+config/model modules. One event loop (:func:`mrsched_gym.sim.loop.run`) is the only place time
+advances.
 
 :meth:`Simulator.reset` draws the world and runs to the first decision; :meth:`Simulator.act`
 applies the policy's choice and runs to the next. The current decision is
@@ -30,7 +31,6 @@ class holds):
 
 from __future__ import annotations
 
-import heapq
 import math
 from typing import Any
 
@@ -39,8 +39,6 @@ import numpy as np
 from mrsched_gym.config import Scenario
 from mrsched_gym.sim import admission, preemption, schedule, speculation
 from mrsched_gym.sim.accounting import (
-    advance_to,
-    close_books,
     counters,
     deadline_remaining_alone_s,
     remaining_alone_s,
@@ -61,17 +59,17 @@ from mrsched_gym.sim.decision import (
     DecisionPart,
 )
 from mrsched_gym.sim.events import EventKind, EventQueue
-from mrsched_gym.sim.jobs import on_arrival, on_deadline
+from mrsched_gym.sim.loop import MIN_COMPACT, run
+from mrsched_gym.sim.native import mypyc_attr
 from mrsched_gym.sim.rates import (
     MIN_CPU_SHARE,
     cpu_factors,
     cpu_shares,
-    orchestrate,
     uniform_cpu_estimates,
 )
 from mrsched_gym.sim.state import Job, Task
-from mrsched_gym.sim.tasks import READ_FRACTION, on_cleanup_end, on_task_end
-from mrsched_gym.sim.timelines import apply_avail, apply_load, on_load_change, on_node_change
+from mrsched_gym.sim.tasks import READ_FRACTION
+from mrsched_gym.sim.timelines import apply_avail, apply_load
 from mrsched_gym.sim.world import TraceCache, draw_world, node_layout
 from mrsched_gym.workloads.profiles import PROFILES, TYPE_NAMES
 from mrsched_gym.workloads.synthetic import JobDraw
@@ -89,17 +87,13 @@ __all__ = ["ADMIT", "DECISION_NAMES", "DECISION_PARTS", "KILL", "MIN_CPU_SHARE",
            "PRIMITIVE_NAMES", "READ_FRACTION", "SCHEDULE", "SUSPEND", "Simulator", "cpu_factors",
            "uniform_cpu_estimates"]
 
+_ARRIVAL = int(EventKind.ARRIVAL)
 _NODE_CHANGE = int(EventKind.NODE_CHANGE)
 _LOAD_CHANGE = int(EventKind.LOAD_CHANGE)
-_TASK_END = int(EventKind.TASK_END)
-_CLEANUP_END = int(EventKind.CLEANUP_END)
 _ORCHESTRATE = int(EventKind.ORCHESTRATE)
-_DEADLINE = int(EventKind.DEADLINE)
-_ARRIVAL = int(EventKind.ARRIVAL)
-#: Stale task events are dropped when the queue passes twice its last live length, and this.
-_MIN_COMPACT = 128
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 class Simulator:
     """A Hadoop cluster simulation for one scenario; :meth:`reset` draws a new world.
 
@@ -152,7 +146,7 @@ class Simulator:
         #: Whether speculation decisions are posed (``decisions.speculation.enabled``).
         self.speculation = scenario.decisions.speculation.enabled
         #: The decision parts this scenario can pose, in ``DECISION_PARTS`` order.
-        self._parts = tuple(part for part in DECISION_PARTS if part.enabled(scenario))
+        self.parts = tuple(part for part in DECISION_PARTS if part.enabled(scenario))
         self.done = True
         self.truncated = False
 
@@ -248,8 +242,9 @@ class Simulator:
         if sc.cluster.orchestrator != "none":
             self.queue.push(sc.cluster.orchestrator_epoch_s, _ORCHESTRATE)
         self.decision = Decision(SCHEDULE, 0.0, -1, None, ())
-        self._compact_at = _MIN_COMPACT       # queue length that triggers dropping stale events
-        self._run()
+        #: Queue length that triggers dropping stale events (:func:`~mrsched_gym.sim.loop.run`).
+        self.compact_at = MIN_COMPACT
+        run(self)
 
     def add_job(self, draw: JobDraw) -> int:
         """Append the job ``draw`` (a :class:`~mrsched_gym.workloads.synthetic.JobDraw` that
@@ -270,93 +265,6 @@ class Simulator:
         self.queue.push(job.arrival_s, _ARRIVAL, job.jid)
         self.n_jobs = len(self.jobs)
         return job.jid
-
-    # ------------------------------------------------------------------ the event loop
-    def _run(self) -> None:
-        """Run events until a decision is pending or the episode ends (the one place time moves)."""
-        q = self.queue
-        limit = self.scenario.time_limit_s
-        while True:
-            if self._pose_decision():
-                return
-            if self.n_closed == self.n_jobs:
-                self.done = True
-                self._end_decision(SCHEDULE)
-                close_books(self)
-                return
-            # Drop stale task events (superseded by a rate change) without a batch round trip.
-            heap = q.heap
-            running = self.running
-            if len(heap) > self._compact_at:
-                self._drop_stale_events()
-            while heap and heap[0][1] == _TASK_END:
-                e = heap[0]
-                task = running.get(e[3])
-                if task is not None and task.version == e[4]:
-                    break
-                heapq.heappop(heap)
-            t = heap[0][0] if heap else math.inf
-            if t > limit:
-                advance_to(self, limit)
-                self.done = True
-                self.truncated = True
-                self._end_decision(self.decision.kind)
-                close_books(self)
-                return
-            advance_to(self, t)
-            # Handle every event at this instant before offering capacity again.
-            while q.heap and q.heap[0][0] <= t:
-                _, kind, _, a, b = q.pop()
-                if kind == _TASK_END:
-                    on_task_end(self, a, b)
-                elif kind == _ARRIVAL:
-                    on_arrival(self, a)
-                elif kind == _LOAD_CHANGE:
-                    on_load_change(self, a)
-                elif kind == _NODE_CHANGE:
-                    on_node_change(self, a)
-                elif kind == _CLEANUP_END:
-                    on_cleanup_end(self, a)
-                elif kind == _DEADLINE:
-                    on_deadline(self, a)
-                elif kind == _ORCHESTRATE:
-                    orchestrate(self)
-            if self.idle and (self.runnable or (self.speculation and self.running)):
-                self.offer = sorted(self.idle, reverse=True)   # pop() gives lowest index first
-
-    def _drop_stale_events(self) -> None:
-        """Remove every stale task event from the queue at once (a rate change leaves its old
-        end event behind: re-rating pushes most events, and popping the stale ones one by one
-        costs a heap sift each). A stale event stays stale (versions only grow, task ids are
-        never reused) and is ignored when popped, and the pop order of the rest is their
-        (time, kind, seq) order whatever the heap's layout, so nothing else changes."""
-        heap = self.queue.heap
-        running = self.running
-        live = []
-        for e in heap:
-            if e[1] == _TASK_END:
-                task = running.get(e[3])
-                if task is None or task.version != e[4]:
-                    continue
-            live.append(e)
-        heapq.heapify(live)
-        heap[:] = live
-        self._compact_at = max(_MIN_COMPACT, 2 * len(live))
-
-    # ------------------------------------------------------------------ decisions
-    def _pose_decision(self) -> bool:
-        """Set up the next decision if one is due; returns whether one is pending."""
-        for part in self._parts:
-            decision = part.pose(self)
-            if decision is not None:
-                self.decision = decision
-                return True
-        return False
-
-    def _end_decision(self, kind: DecisionKind) -> None:
-        """The episode is over: no candidates left (the last decision's node and job stay)."""
-        d = self.decision
-        self.decision = Decision(kind, self.now, d.node, d.job, ())
 
     # Shorthands for the current decision's fields (read-only).
     @property
@@ -398,7 +306,7 @@ class Simulator:
             self.invalid_actions += 1
             action = self.K
         _APPLY[self.decision.kind](self, self.decision, action)
-        self._run()
+        run(self)
         return valid
 
     # ------------------------------------------------------------------ read-only summaries

@@ -11,6 +11,8 @@ from __future__ import annotations
 import heapq
 from enum import IntEnum
 
+from mrsched_gym.sim.native import mypyc_attr
+
 
 class EventKind(IntEnum):
     """Event kinds, in the order simultaneous events are handled."""
@@ -24,6 +26,7 @@ class EventKind(IntEnum):
     ARRIVAL = 6          # a: job id -> a job is submitted
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 class EventQueue:
     """Min-heap of events with deterministic tie-breaking.
 

@@ -4,11 +4,13 @@ picklable)."""
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Final
 
+from mrsched_gym.sim.native import mypyc_attr
 from mrsched_gym.workloads.profiles import JobTypeProfile
 
-MAP, REDUCE = 0, 1
+MAP: Final = 0
+REDUCE: Final = 1
 PHASE_NAMES = ("map", "reduce")
 
 # Task states
@@ -21,6 +23,7 @@ NODE_LOCAL, RACK_LOCAL, OFF_RACK = 0, 1, 2
 EPS = 1e-9
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 class Task:
     """One launched attempt of a map or reduce task.
 
@@ -92,6 +95,7 @@ class Task:
         return 1.0 - rem / self.work
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 class Job:
     """A submitted MapReduce job and its live counters.
 

@@ -25,6 +25,7 @@ from mrsched_gym.models.availability import (
 )
 from mrsched_gym.models.interference import web_load_series
 from mrsched_gym.models.traces import TraceError, read_series, sample_steps
+from mrsched_gym.sim.native import mypyc_attr, rebuild_args
 from mrsched_gym.workloads.profiles import PROFILES, TYPE_NAMES
 from mrsched_gym.workloads.synthetic import JobDraw, draw_jobs
 
@@ -67,6 +68,10 @@ class NodeLayout:
     total_slots: float
     accel_mult: list[list[float]]
 
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        """Copies and pickles are rebuilt from the fields (:mod:`mrsched_gym.sim.native`)."""
+        return rebuild_args(self)
+
 
 def node_layout(c: ClusterConfig) -> NodeLayout:
     """Lay the node groups of ``c`` out node by node."""
@@ -102,6 +107,7 @@ def node_layout(c: ClusterConfig) -> NodeLayout:
                      for t in TYPE_NAMES] for acc in accel])
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)
 class TraceCache:
     """The traces of interference and availability configs, read once per simulator."""
 
@@ -150,6 +156,10 @@ class World:
     node_up: np.ndarray | None
     forecast_f: np.ndarray
     node_forecast: np.ndarray
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        """Copies and pickles are rebuilt from the fields (:mod:`mrsched_gym.sim.native`)."""
+        return rebuild_args(self)
 
 
 def draw_world(sc: Scenario, n_nodes: int, n_shared: int, rng: np.random.Generator,
