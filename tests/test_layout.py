@@ -31,9 +31,7 @@ MAX_LINES = 400
 RESEARCH = "mrsched_gym.agents.research"
 
 # Today's modules over MAX_LINES, with their line counts as ceilings (split them; never raise one).
-OVERSIZE = {
-    "mrsched_gym.reproduce": 497,
-}
+OVERSIZE: dict[str, int] = {}
 
 # Today's import cycles (held apart at run time only by imports deferred into functions). The
 # agents' networks <-> numpy_policy <-> numpy_rollout <-> policy cycle was broken by moving what
