@@ -758,7 +758,7 @@ def test_train_cli_runs_a_yaml_file(tmp_path, capsys):
     cfg.write_text("name: mine\nppo: {learning_rat: 1}\n")
     assert main(["train", str(cfg), "--out", str(tmp_path / "runs")]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("error: ") and "mine.yaml: ppo.learning_rat" in err
+    assert err.startswith("error: ") and "mine.yaml: line 2: ppo.learning_rat" in err
     assert "Traceback" not in err
 
 
