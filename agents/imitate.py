@@ -59,8 +59,9 @@ def _teacher_pool(ic: ImitateConfig):
         return None
     import multiprocessing as mp
     ctx = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
-    from mrsched_gym.lifecycle import default_termination
-    return ctx.Pool(ic.teacher_workers, initializer=default_termination)
+    from mrsched_gym.lifecycle import default_termination, forking_with_default_termination
+    with forking_with_default_termination():
+        return ctx.Pool(ic.teacher_workers, initializer=default_termination)
 
 
 class _Player:

@@ -14,10 +14,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import threading
 import time
+from collections.abc import Iterator
 
 #: How often (s) a worker checks that its parent still runs.
 PARENT_CHECK_S = 0.2
@@ -62,6 +64,28 @@ def default_termination() -> None:
         sig = getattr(signal, name, None)
         if sig is not None:
             signal.signal(sig, signal.SIG_DFL)
+
+
+@contextlib.contextmanager
+def forking_with_default_termination() -> Iterator[None]:
+    """Around the creation of a fork pool: SIGTERM and SIGHUP at their defaults in this process,
+    so that every worker starts without an inherited handler, even before its initializer runs.
+    A worker that never reaches its initializer (stuck at fork in a lock that one of the
+    parent's threads held, e.g. a library's) would otherwise catch ``Pool.terminate()``'s SIGTERM
+    with the parent's handler (Ray's driver, :func:`handle_termination`), and the pool would wait
+    for it forever. Only in the main thread, where handlers can be set; a handler installed
+    outside Python (which could not be put back) is left alone; the handlers are restored as
+    soon as the pool exists (a signal in between ends the process as the signal says)."""
+    previous: dict[int, object] = {}
+    if threading.current_thread() is threading.main_thread():
+        for name in ("SIGTERM", "SIGHUP"):
+            sig = getattr(signal, name, None)
+            if sig is not None and signal.getsignal(sig) is not None:
+                previous[sig] = signal.signal(sig, signal.SIG_DFL)
+    try:
+        yield
+    finally:
+        restore_termination(previous)
 
 
 def restore_termination(previous: dict[int, object]) -> None:

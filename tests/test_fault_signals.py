@@ -221,3 +221,35 @@ def test_a_forked_child_ends_on_sigterm_while_the_handler_is_installed():
         assert child.exitcode == -signal.SIGTERM
     finally:
         restore_termination(previous)
+
+
+def _stuck_worker():
+    time.sleep(60)            # a worker that never gets past its start (a lock held at fork)
+
+
+def test_a_pool_ends_even_if_a_worker_never_reached_its_initializer():
+    """CI hang: a pool worker stuck before its initializer kept the parent's SIGTERM handler
+    (Ray's driver swallows it) and ``Pool.terminate()`` waited for it forever. Forked under
+    :func:`forking_with_default_termination`, the worker ends on SIGTERM whatever it runs, and
+    the parent's own handler is back once the pool exists."""
+    import multiprocessing as mp
+
+    from mrsched_gym.lifecycle import forking_with_default_termination
+    swallow = lambda *args: None                                    # noqa: E731
+    previous = signal.signal(signal.SIGTERM, swallow)
+    try:
+        with forking_with_default_termination():
+            pool = mp.get_context("fork").Pool(1, initializer=_stuck_worker)
+        assert signal.getsignal(signal.SIGTERM) is swallow
+        pids = [p.pid for p in pool._pool]
+        ended = threading.Thread(target=pool.terminate, daemon=True)
+        ended.start()
+        ended.join(timeout=15)
+        assert not ended.is_alive(), "Pool.terminate() waited on a worker that caught SIGTERM"
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        for pid in pids if "pids" in locals() else []:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass

@@ -190,8 +190,14 @@ def run_parallel(fn: Callable[[_T], _R], tasks: Sequence[_T], workers: int | Non
             return out
         import multiprocessing as mp
         ctx = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
-        from mrsched_gym.lifecycle import ParentGuard, worker_init
-        with ctx.Pool(workers, initializer=worker_init) as pool:
+        from mrsched_gym.lifecycle import (
+            ParentGuard,
+            forking_with_default_termination,
+            worker_init,
+        )
+        with forking_with_default_termination():
+            pool = ctx.Pool(workers, initializer=worker_init)
+        with pool:
             for r in pool.imap(ParentGuard(fn), tasks, chunksize=1):
                 out.append(r)
                 if on_result is not None:
