@@ -25,7 +25,15 @@ def _start(out):
     return subprocess.Popen(
         [sys.executable, "-m", "mrsched_gym.cli", "compare", "--policies", "fifo", "--seeds",
          "60", "--workers", "2", "--quiet", "--no-plots", "--out", str(out)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True,
+        preexec_fn=_default_sigint)
+
+
+def _default_sigint():
+    """A terminal's shell starts a command with Ctrl-C at its default; a test process may have
+    SIGINT ignored (a library it loaded set it), and an ignored signal stays ignored across exec,
+    in which case Python never installs its Ctrl-C handler."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def _wait_for_episodes(out, p, n=2, timeout=60.0):
