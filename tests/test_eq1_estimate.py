@@ -49,6 +49,37 @@ def test_tasks_longer_than_the_time_left():
     assert eq1_slots(10.0, -1.0, 5.0, 1, "fluid") == math.inf
 
 
+def test_a_join_like_j4_per_fig_3_2():
+    """Thesis ch. 3's Join J4 (65 maps of 50 s, goal 120 s) as Eq. 1 in waves sees it.
+
+    Fig. 3.2 / 3.4.6: l = 50 / 120 = 42% of the goal, so at submission 120 // 50 = 2 waves fit.
+    """
+    work = 65 * 50.0
+    # 2 waves: 3,250 / (2 x 50) = 32.5 slots; the fluid 3,250 / 120 = 27.08 slots would run
+    # 65 maps in ceil(65 / 27.08) = 3 waves = 150 s > 120 s
+    assert eq1_slots(work, 120.0, 50.0, 65) == pytest.approx(32.5)
+    assert eq1_slots(work, 120.0, 50.0, 65, "fluid") == pytest.approx(3250 / 120)
+    # still 2 waves with 100 s left; 1 wave with 99 s or exactly 50 s left: all 65 at once
+    assert eq1_slots(work, 100.0, 50.0, 65) == pytest.approx(32.5)
+    assert eq1_slots(work, 99.0, 50.0, 65) == pytest.approx(65.0)
+    assert eq1_slots(work, 50.0, 50.0, 65) == pytest.approx(65.0)
+    # under one task length left (d < l in Fig. 3.2) with maps unstarted: no allocation meets
+    # the goal; fluid: 3,250 / 49 = 66.3 slots, a finite number that cannot help either
+    assert eq1_slots(work, 49.0, 50.0, 65) == math.inf
+    assert eq1_slots(work, 49.0, 50.0, 65, "fluid") == pytest.approx(3250 / 49)
+
+
+def test_waves_round_down_as_3_4_6_states():
+    # 3.4.6: "a job with a map length bigger than 50%" runs "all the tasks ... in a single
+    # wave": l = 60% of the time left gives 100 // 60 = 1 wave (rounding up would give 2):
+    # 10 maps of 60 s with 100 s left need all 10 slots at once (600 / (1 x 60))
+    assert eq1_slots(600.0, 100.0, 60.0, 10) == pytest.approx(10.0)
+    # and Fig. 3.2's baseline, d = 100%: 1.0x the estimate for any l dividing the goal
+    # (20 s maps, 100 s left: 5 waves, 50 maps -> 10 slots under both readings)
+    assert eq1_slots(1000.0, 100.0, 20.0, 50) == pytest.approx(10.0)
+    assert eq1_slots(1000.0, 100.0, 20.0, 50, "fluid") == pytest.approx(10.0)
+
+
 def job(deadline_s, pending_maps, mu, n_reduces=0, pending_reduces=0, mu_r=math.nan):
     """A duck-typed job with observed map length ``mu``."""
     return SimpleNamespace(jid=0, deadline_s=deadline_s, pending_maps=pending_maps,
@@ -73,6 +104,24 @@ def test_required_slots_waves_of_reduces_after_the_maps():
     j = job(120.0, 0, 10.0, n_reduces=3, pending_reduces=3, mu_r=50.0)
     assert required_slots(j, [], 0.0) == pytest.approx(1.5)
     assert required_slots(j, [], 0.0, estimate="fluid") == pytest.approx(150 / 120)
+
+
+def test_adaptive_serves_a_join_past_its_last_wave_first():
+    """J4 of thesis ch. 3 at its first estimate, 90 s after submission (goal 120 s): 54 maps
+    running for 45 s (delta 5 s each), 5 unstarted, mu 50 s; a Simulator-like job beside it
+    needs 40 more slots. Under waves 30 s < one map: the goal is lost, and J4 ranks with the
+    jobs that missed theirs (3.4.1), first. Under fluid: (54 x 5 + 5 x 50) / 30 = 17.33 slots,
+    36.67 fewer than the 54 it holds, so the other job ranks first."""
+    from mrsched_gym.baselines.adaptive import AdaptiveScheduler
+    sim = SimpleNamespace(now=90.0, n_nodes=1, red_slots=[1], up=[True])
+    j4 = job(120.0, 5, 50.0)
+    running = [SimpleNamespace(phase=MAP, start_s=45.0)] * 54
+    waves = AdaptiveScheduler().need(sim, j4, running)
+    fluid = AdaptiveScheduler(slots_estimate="fluid").need(sim, j4, running)
+    assert waves == (0, 54, 0)
+    assert fluid[0] == 2 and fluid[1] == pytest.approx(54 - 520 / 30)
+    other = (2, -40.0, 1)                     # the other job's key: 40 slots short
+    assert waves < other < fluid
 
 
 def test_slots_estimate_is_checked_and_named():
