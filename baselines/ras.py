@@ -20,7 +20,10 @@ Eq. 1's time left in whole waves (``slots_estimate="waves"``, Fig. 3.2's s(d, l)
 waves) this is s_pend / floor((T_goal - T_curr) / mu): a running map holds one of its slot's
 whole task executions before the goal however far it has run. Ch. 5 reads s_req the same way:
 "the average number of tasks that should be allocated over time ... from current time to its
-deadline" (5.3.4.2). ``s_req_basis="work"`` keeps the earlier estimate, Eq. 1's numerator with
+deadline" (5.3.4.2). 4.2.2 also says the estimator "leverages the techniques already described
+in [59]", the Adaptive Scheduler's Eq. 1, whose numerator counts a running task by its remaining
+time delta_i; we take the inputs 4.2.2 and Fig. 4.1 list, which have no delta_i (the text leaves
+the two readings open). ``s_req_basis="work"`` keeps the earlier estimate, Eq. 1's numerator with
 delta_i = mu - beta_i for running tasks and the reduce work counted
 (:func:`~mrsched_gym.baselines.common.required_slots`), so both can be compared: in a job's last
 wave it counts a half-run map as half a slot, so the job looks satisfied while maps that must
