@@ -9,12 +9,32 @@ the job with the lowest utility among those with room on the node. Room is the s
 capacity check (a free slot, or in containers mode the job's demand profile fitting the node's
 free resources), so RAS runs with dynamic job slots when the scenario is in containers mode.
 
-s_req is the whole-job estimate of :func:`~mrsched_gym.baselines.common.required_slots` (thesis
-Eq. 1 with the reduce work counted; ``slots_estimate`` picks its reading, whole waves by
-default), at most the job's unfinished maps. Gaps we filled (documented, tested): u_R uses
-log(1 + r) so it is defined for one reduce (range [-1, 0] as the thesis states); s_pend counts
-the job's maps not yet finished; RAS uses the job's submitted profile for mu until tasks finish
-(the thesis' job profile).
+s_req (:func:`pending_slots`, ``s_req_basis="pending"``, the default): the thesis's Job Completion
+Time Estimator "estimates the number of map tasks that should be allocated concurrently (s_req)
+to meet the completion time goal of each job. To perform this calculation it relies on the
+completion time goal T_goal, the number of pending map tasks (s_pend), and the observed average
+task length" (4.2.2; Fig. 4.1 feeds it s_pend, r_pend and the average task length, no elapsed
+times of running tasks), and s_pend is updated "upon completion of a task" (4.2.2), so it counts
+the maps not yet finished, running ones included (Eq. 6 reaches 1 at s_alloc = s_pend). With
+Eq. 1's time left in whole waves (``slots_estimate="waves"``, Fig. 3.2's s(d, l) = tasks /
+waves) this is s_pend / floor((T_goal - T_curr) / mu): a running map holds one of its slot's
+whole task executions before the goal however far it has run. Ch. 5 reads s_req the same way:
+"the average number of tasks that should be allocated over time ... from current time to its
+deadline" (5.3.4.2). 4.2.2 also says the estimator "leverages the techniques already described
+in [59]", the Adaptive Scheduler's Eq. 1, whose numerator counts a running task by its remaining
+time delta_i; we take the inputs 4.2.2 and Fig. 4.1 list, which have no delta_i (the text leaves
+the two readings open). ``s_req_basis="work"`` keeps the earlier estimate, Eq. 1's numerator with
+delta_i = mu - beta_i for running tasks and the reduce work counted
+(:func:`~mrsched_gym.baselines.common.required_slots`), so both can be compared: in a job's last
+wave it counts a half-run map as half a slot, so the job looks satisfied while maps that must
+start now to meet the goal still wait. Gaps we filled (documented, tested): a job with reduces
+has its maps' goal one reduce task length (the profile's) before its deadline, the time its
+reducers, placed first and spread (Algorithm 1), need after the last map (as Reverse-Adaptive's
+reverse fitting); a job whose maps' goal holds no whole wave (or has passed) cannot meet it and
+asks for all its unfinished maps (the cap of the work basis; the thesis does not say how RAS
+treats it); u_R uses log(1 + r) so it is defined for one reduce (range [-1, 0] as the thesis
+states); RAS uses the job's submitted profile for mu until tasks finish (the thesis' job
+profile).
 """
 
 from __future__ import annotations
@@ -22,8 +42,35 @@ from __future__ import annotations
 import math
 
 from mrsched_gym.baselines.base import Scheduler, default_action
-from mrsched_gym.baselines.common import check_slots_estimate, required_slots, running_by_job
+from mrsched_gym.baselines.common import (
+    check_slots_estimate,
+    required_slots,
+    running_by_job,
+    task_len,
+)
 from mrsched_gym.sim.state import MAP, REDUCE
+
+#: Bases of RAS's s_req (:class:`RASScheduler`); ``pending`` is the thesis's (4.2.2).
+S_REQ_BASES = ("pending", "work")
+
+
+def pending_slots(s_pend: float, left: float, mu: float, estimate: str = "waves") -> float:
+    """RAS's s_req from the maps not yet finished (thesis 4.2.2): ``s_pend`` maps of length
+    ``mu`` over the ``left`` seconds to the maps' goal.
+
+    ``waves``: s_pend / floor(left / mu), the maps in whole waves (Fig. 3.2's s(d, l));
+    ``fluid``: s_pend x mu / left. ``s_pend`` (all of them, the most it can use) when the goal
+    has passed, when no whole wave fits before it under ``waves`` or less than one task length
+    is left under ``fluid`` (the job cannot meet its goal), or when ``mu`` is unknown.
+    """
+    if s_pend <= 0:
+        return 0.0
+    if left <= 0 or not mu > 0:
+        return float(s_pend)
+    if estimate == "fluid":
+        return min(float(s_pend), s_pend * mu / left)
+    waves = math.floor(left / mu + 1e-9)
+    return float(s_pend) if waves < 1 else s_pend / waves
 
 
 def _log_ratio(a: float, b: float) -> float:
@@ -70,12 +117,19 @@ class RASScheduler(Scheduler):
     Args:
         slots_estimate: Eq. 1's reading for s_req, ``"waves"`` (the thesis's) or ``"fluid"``
             (:func:`~mrsched_gym.baselines.common.eq1_slots`).
+        s_req_basis: ``"pending"`` (the thesis's, 4.2.2: the maps not yet finished,
+            :func:`pending_slots`) or ``"work"`` (Eq. 1's remaining work with delta_i and the
+            reduce work, :func:`~mrsched_gym.baselines.common.required_slots`).
     """
 
     name = "ras"
 
-    def __init__(self, slots_estimate: str = "waves") -> None:
+    def __init__(self, slots_estimate: str = "waves", s_req_basis: str = "pending") -> None:
         self.slots_estimate = check_slots_estimate(slots_estimate)
+        if s_req_basis not in S_REQ_BASES:
+            raise ValueError(f"s_req_basis must be one of {', '.join(S_REQ_BASES)}, "
+                             f"got {s_req_basis!r}")
+        self.s_req_basis = s_req_basis
 
     def map_utility(self, sim, job, tasks) -> float:
         """Utility of ``job``'s map allocation (thesis Eq. 6), ``tasks`` its running tasks."""
@@ -84,11 +138,18 @@ class RASScheduler(Scheduler):
         return ras_map_utility(s_alloc, s_req, job.n_maps - job.maps_done)
 
     def s_req(self, sim, job, tasks) -> float:
-        """Map slots ``job`` needs to meet its goal (:func:`required_slots`), at most its
-        unfinished maps (all of them when no estimate exists yet)."""
+        """Map slots ``job`` needs concurrently to meet its goal, at most its unfinished maps
+        (all of them when the goal cannot be met): :func:`pending_slots` over the maps' goal
+        (``s_req_basis="pending"``) or :func:`required_slots` (``"work"``); 1 for a job
+        without a goal."""
+        s_pend = float(job.n_maps - job.maps_done)
+        if self.s_req_basis == "pending":
+            if not math.isfinite(job.deadline_s):
+                return min(1.0, s_pend)
+            goal = job.deadline_s - (task_len(job, REDUCE) if job.n_reduces else 0.0)
+            return pending_slots(s_pend, goal - sim.now, task_len(job, MAP), self.slots_estimate)
         r = required_slots(job, tasks, sim.now, prior=True, estimate=self.slots_estimate)
-        return min(r, float(job.n_maps - job.maps_done)) if math.isfinite(r) else \
-            float(job.n_maps - job.maps_done)
+        return min(r, s_pend) if math.isfinite(r) else s_pend
 
     def decide(self, sim) -> int:
         """Max-min utility placement (thesis Algorithm 1): a reduce of a job whose reduce

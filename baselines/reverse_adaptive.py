@@ -19,7 +19,9 @@ from now, so s_fit is the number of maps that must start in the current wave; a 
 its maps is its deadline minus one reduce task length when it has reduces; a node with several
 map slots pools their capacity-seconds within a stretch (exact for one slot per node, as in the
 thesis's simulation, Table 5.6); Reverse-Adaptive uses the job's submitted profile for mu until
-tasks finish (the thesis' job profile) and keeps RAS's whole-job s_req.
+tasks finish (the thesis' job profile) and keeps RAS's s_req (the maps not yet finished over
+the whole waves to the goal, "the average number of tasks that should be allocated over time",
+5.3.4.2; :func:`~mrsched_gym.baselines.ras.pending_slots`).
 """
 
 from __future__ import annotations

@@ -198,3 +198,69 @@ def test_node_forecast_follows_the_simulators_own_rule():
     sim = env.sim
     assert sim.node_up is None
     assert np.array_equal(sim.node_forecast, np.broadcast_to(sim.avail_f, sim.node_forecast.shape))
+
+
+# ------------------------------------------------------------------ RAS's s_req (thesis 4.2.2)
+def ras_job(deadline_s, n_maps, maps_done, pending_maps, mu):
+    """A duck-typed map-only job with observed map length ``mu``."""
+    return SimpleNamespace(jid=0, deadline_s=deadline_s, n_maps=n_maps, maps_done=maps_done,
+                           pending_maps=pending_maps, n_reduces=0, pending_reduces=0, susp=[],
+                           reduces_done=0, prior_len=(mu, 0.0),
+                           mean_task_len=lambda ph: mu if ph == MAP else math.nan)
+
+
+def test_pending_slots_counts_maps_not_finished_in_whole_waves():
+    from mrsched_gym.baselines.ras import pending_slots
+    # 62 maps of 400 s, 1000 s left: 2 whole waves -> 31 slots; fluid: 62 x 400 / 1000 = 24.8
+    assert pending_slots(62, 1000.0, 400.0) == pytest.approx(31.0)
+    assert pending_slots(62, 1000.0, 400.0, "fluid") == pytest.approx(24.8)
+    # 300 s left for 400 s maps: no whole wave, the goal cannot be met -> all 62 maps (both)
+    assert pending_slots(62, 300.0, 400.0) == 62.0
+    assert pending_slots(62, 300.0, 400.0, "fluid") == 62.0
+    assert pending_slots(62, -5.0, 400.0) == 62.0 and pending_slots(0, 1000.0, 400.0) == 0.0
+
+
+def test_ras_last_wave_needs_a_slot_for_every_map_not_finished():
+    """A job in its last wave: 4 maps of 100 s, 3 running for 50 s, 1 unstarted, 150 s to its
+    goal (one whole wave). The unstarted map must start now to meet the goal, so the job needs
+    4 slots (thesis 4.2.2: s_pend = 4 maps not finished / 1 wave). Eq. 1's work basis counts
+    each half-run map as half a slot: (3 x 50 + 100) / (1 x 100) = 2.5 slots, so with its 3
+    running maps the job looks satisfied (Eq. 6: u >= 0) and a job B below its requirement
+    (s_req 10, 7 slots: log 7 / log 10 - 1 = -0.155) takes the free slot first. Under the
+    thesis's basis the job's utility is log 3 / log 4 - 1 = -0.208 < -0.155: it gets the slot."""
+    from mrsched_gym.baselines.ras import RASScheduler, ras_map_utility
+    sim = SimpleNamespace(now=0.0)
+    a = ras_job(150.0, 4, 0, 1, 100.0)
+    running = [SimpleNamespace(phase=MAP, start_s=-50.0) for _ in range(3)]
+    thesis, work = RASScheduler(), RASScheduler(s_req_basis="work")
+    assert thesis.s_req(sim, a, running) == pytest.approx(4.0)
+    assert work.s_req(sim, a, running) == pytest.approx(2.5)
+    u_b = ras_map_utility(7, 10, 20)
+    assert u_b == pytest.approx(math.log(7) / math.log(10) - 1)
+    assert thesis.map_utility(sim, a, running) == pytest.approx(math.log(3) / math.log(4) - 1)
+    assert thesis.map_utility(sim, a, running) < u_b          # the job gets the slot
+    assert work.map_utility(sim, a, running) > u_b            # the old rule gave it to B
+    # Reverse-Adaptive keeps RAS's s_req
+    assert make_baseline("reverse-adaptive").s_req(sim, a, running) == pytest.approx(4.0)
+
+
+def test_ras_maps_goal_leaves_one_reduce_length():
+    """A job with reduces: maps' goal = deadline - one reduce task length (profile 50 s).
+    10 maps of 100 s, deadline 450 s: 400 s to the maps' goal = 4 waves -> 2.5 slots. Deadline
+    420 s: 370 s = 3 waves -> 10 / 3 = 3.33 slots (the job's deadline alone, 420 s, would hold
+    4 waves -> 2.5)."""
+    from mrsched_gym.baselines.ras import RASScheduler
+    j = ras_job(450.0, 10, 0, 10, 100.0)
+    j.n_reduces, j.prior_len = 1, (100.0, 50.0)
+    j.mean_task_len = lambda ph: 100.0 if ph == MAP else math.nan
+    assert RASScheduler().s_req(SimpleNamespace(now=0.0), j, []) == pytest.approx(2.5)
+    j.deadline_s = 420.0
+    assert RASScheduler().s_req(SimpleNamespace(now=0.0), j, []) == pytest.approx(10 / 3)
+
+
+def test_s_req_basis_is_checked_and_named():
+    for name in ("ras", "reverse-adaptive"):
+        assert make_baseline(name).s_req_basis == "pending"
+        assert make_baseline(name, s_req_basis="work").s_req_basis == "work"
+        with pytest.raises(ValueError, match="s_req_basis must be one of pending, work"):
+            make_baseline(name, s_req_basis="eq1")
