@@ -58,7 +58,7 @@ speculation only in worlds that pose it: agents trained without it keep their sh
 from __future__ import annotations
 
 import math
-from typing import ClassVar
+from typing import ClassVar, Final
 
 import numpy as np
 
@@ -103,16 +103,16 @@ from mrsched_gym.sim.native import mypyc_attr
 from mrsched_gym.sim.speculation import time_left
 from mrsched_gym.sim.state import MAP, REDUCE, Job
 
-CANDIDATE_FEATURES = len(CANDIDATE_COLUMNS)
-NODE_FEATURES = len(NODE_COLUMNS)
-_LOC = (0.0, 0.5, 1.0)
+CANDIDATE_FEATURES: Final = len(CANDIDATE_COLUMNS)
+NODE_FEATURES: Final = len(NODE_COLUMNS)
+_LOC: Final = (0.0, 0.5, 1.0)
 #: A candidate row's bytes, and packers of a whole row, of columns 7-12 and of two columns.
-ROW_BYTES = 4 * CANDIDATE_FEATURES
-CANDIDATE_ROW = packer(CANDIDATE_FEATURES)
-COLUMNS_7_TO_12 = packer(6)
-TWO_FLOATS = packer(2)
-_NO_PART = (0.0, math.inf, 0.0, 0.0, 0.0)
-_FLOAT32 = np.dtype(np.float32)
+ROW_BYTES: Final = 4 * CANDIDATE_FEATURES
+CANDIDATE_ROW: Final = packer(CANDIDATE_FEATURES)
+COLUMNS_7_TO_12: Final = packer(6)
+TWO_FLOATS: Final = packer(2)
+_NO_PART: Final = (0.0, math.inf, 0.0, 0.0, 0.0)
+_FLOAT32: Final = np.dtype(np.float32)
 
 
 @mypyc_attr(allow_interpreted_subclasses=True)

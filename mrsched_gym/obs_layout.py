@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Mapping
+from typing import Final
 
 import numpy as np
 
@@ -58,8 +59,8 @@ def observed_kind(decision: np.ndarray) -> DecisionKind | None:
 
 
 #: Packs a node row without its decision-node column (9 floats), and one float.
-NODE_ROW = struct.Struct("9f")
-ONE_FLOAT = struct.Struct("f")
+NODE_ROW: Final = struct.Struct("9f")
+ONE_FLOAT: Final = struct.Struct("f")
 _PACKERS: dict[int, struct.Struct] = {}
 
 
