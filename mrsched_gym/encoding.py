@@ -72,11 +72,15 @@ from mrsched_gym.features import (
     TASK_HOURS_MAX,
 )
 from mrsched_gym.obs_layout import (
+    CANDIDATE_ROW,
+    COLUMNS_7_TO_12,
     DECISION_FEATURES,
     DECISION_KIND_SLICE,
     DECISION_TAIL,
     NODE_ROW,
     ONE_FLOAT,
+    ROW_BYTES,
+    TWO_FLOATS,
     decision_features,
     decision_kind_slot,
     kind_slice,
@@ -106,11 +110,6 @@ from mrsched_gym.sim.state import MAP, REDUCE, Job
 CANDIDATE_FEATURES: Final = len(CANDIDATE_COLUMNS)
 NODE_FEATURES: Final = len(NODE_COLUMNS)
 _LOC: Final = (0.0, 0.5, 1.0)
-#: A candidate row's bytes, and packers of a whole row, of columns 7-12 and of two columns.
-ROW_BYTES: Final = 4 * CANDIDATE_FEATURES
-CANDIDATE_ROW: Final = packer(CANDIDATE_FEATURES)
-COLUMNS_7_TO_12: Final = packer(6)
-TWO_FLOATS: Final = packer(2)
 _NO_PART: Final = (0.0, math.inf, 0.0, 0.0, 0.0)
 _FLOAT32: Final = np.dtype(np.float32)
 
@@ -127,8 +126,7 @@ class ObservationEncoder:
         sim: The simulator to observe (its scenario fixes K, N and W).
     """
 
-    #: Columns of a job-phase's row that depend on the time or the node
-    #: (:meth:`_write_job_row`).
+    #: Columns of a job-phase's row that depend on the time or on the node (:meth:`_job_slot`).
     DYNAMIC_COLS: ClassVar[tuple[int, ...]] = (7, 9, 10, 12)
 
     def __init__(self, sim: Simulator) -> None:
@@ -272,11 +270,10 @@ class ObservationEncoder:
                            (-DEADLINE_HOURS if ttd < -DEADLINE_HOURS else ttd))
             sreq = rm / left / self.total_slots if left > 1.0 else RATIO_MAX
             required = sreq if sreq < RATIO_MAX else RATIO_MAX
-        else:
+        else:                                       # no deadline
             to_deadline, required = DEADLINE_HOURS, 0.0
         if n >= 0:
-            s = self.sim
-            ti = job.type_idx
+            s, ti = self.sim, job.type_idx
             sp = s.speed[n] * s.accel_mult[n][ti] * s.int_f[n][ti]
             speed = sp if sp < SPEED_MAX else SPEED_MAX
         else:
@@ -286,8 +283,7 @@ class ObservationEncoder:
                                   wait if wait < HOURS_MAX else HOURS_MAX)
 
     # ------------------------------------------------------------------ candidate rows by kind
-    def _schedule_rows(self, buf: bytearray, at: int, d: Decision, node: int,
-                       now: float) -> None:
+    def _schedule_rows(self, buf: bytearray, at: int, d: Decision, node: int, now: float) -> None:
         """Each candidate job-phase on the decision node: its locality, and whether it resumes
         a suspended task there."""
         for c in d.candidates:
@@ -300,15 +296,13 @@ class ObservationEncoder:
                 ONE_FLOAT.pack_into(buf, at + 60, 1.0)
             at += ROW_BYTES
 
-    def _admit_rows(self, buf: bytearray, at: int, d: Decision, node: int,
-                    now: float) -> None:
+    def _admit_rows(self, buf: bytearray, at: int, d: Decision, node: int, now: float) -> None:
         """The arrived job (as its map phase, on no node)."""
         c = d.candidates[0]
         assert isinstance(c, AdmitCandidate)
         self._write_job_row(buf, at, c.job, MAP, -1, now)
 
-    def _preempt_rows(self, buf: bytearray, at: int, d: Decision, node: int,
-                      now: float) -> None:
+    def _preempt_rows(self, buf: bytearray, at: int, d: Decision, node: int, now: float) -> None:
         """Each victim's job on the victim's node, the primitive and the victim's progress."""
         for c in d.candidates:
             assert isinstance(c, PreemptCandidate)
@@ -319,8 +313,7 @@ class ObservationEncoder:
                                  max(0.0, 1.0 - rem / task.work) if task.work > 0 else 1.0)
             at += ROW_BYTES
 
-    def _speculate_rows(self, buf: bytearray, at: int, d: Decision, node: int,
-                        now: float) -> None:
+    def _speculate_rows(self, buf: bytearray, at: int, d: Decision, node: int, now: float) -> None:
         """Each running task to copy: its job on the decision node (where the copy would run),
         the copy's locality, the task's estimated time left and its progress."""
         rack = self.sim.rack
