@@ -28,6 +28,7 @@ from setuptools.command.build_ext import build_ext
 #: in this layout).
 COMPILED = sorted(str(p) for p in Path("mrsched_gym/sim").glob("*.py")
                   if p.name not in ("__init__.py", "log.py")) + ["mrsched_gym/encoding.py",
+                                                 "mrsched_gym/env_step.py",
                                                  "mrsched_gym/rewards.py",
                                                  "mrsched_gym/obs_layout.py"]
 MANIFEST = "mrsched_gym/compiled_sources.json"

@@ -108,15 +108,39 @@ def _bench_train(env_id: str, steps: int, numerics: str = "exact") -> dict:
     cfg = load_config("hadoop_set", env=env_id, total_timesteps=steps, tensorboard=False,
                       numerics=numerics)
     model = build_model(cfg, make_vec_env(cfg))
+    env_cpu = _time_env_calls()
     t0, c0 = time.perf_counter(), time.process_time()
     model.learn(steps)
     dt, dc = time.perf_counter() - t0, time.process_time() - c0
     n = model.num_timesteps
     return {"env": env_id, "policy": "train" if numerics == "exact" else "train-fast",
             "episodes": 0, "decisions": n, "decisions_per_s": n / dt, "decisions_per_cpu_s": n / dc,
+            "env_cpu_share": env_cpu[0] / dc,
             "tasks_per_s": float("nan"), "sim_days_per_s": 0.0,
             "run_s_per_episode": float("nan"), "reset_s": float("nan"),
             "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+
+
+def _time_env_calls() -> list[float]:
+    """Make every ``MRSchedEnv.step``/``reset`` in this process add its CPU seconds to the
+    returned one-element list (the env's share of a training run: the rest is the learner's
+    rollout bookkeeping, forward passes and gradient updates). The bench runs each row in a
+    process of its own, so the patch ends with it."""
+    from mrsched_gym.env import MRSchedEnv
+    spent = [0.0]
+    clock = time.process_time
+
+    def timed(method):
+        def call(self, *args, **kwargs):
+            c = clock()
+            try:
+                return method(self, *args, **kwargs)
+            finally:
+                spent[0] += clock() - c
+        return call
+    MRSchedEnv.step = timed(MRSchedEnv.step)
+    MRSchedEnv.reset = timed(MRSchedEnv.reset)
+    return spent
 
 
 def bench_inference(rounds: int = 5, seeds: tuple[int, ...] = (0, 1)) -> list[dict]:
@@ -562,7 +586,10 @@ def main() -> None:
               f"{r['run_s_per_episode']:8.2f} {r['reset_s']:8.3f} {r['peak_rss_mb']:8.0f}")
     if a.agents:
         print("\ntrain / train-fast: decisions = env steps; dec/cpu-s = env steps per second per "
-              "core (one thread, one process)")
+              "core (one thread, one process); the env's share of the training CPU time "
+              "(MRSchedEnv.step and reset): " + ", ".join(
+                  f"{r['policy']} {r['env_cpu_share']:.0%}" for r in results
+                  if "env_cpu_share" in r))
         print(f"\ninference alone (mrsched/Hadoop-v0, recorded decisions, torch and numpy "
               f"alternating, best of {inference[0]['rounds']} rounds; "
               f"{inference[0]['disagreements']} disagreements)")

@@ -58,7 +58,7 @@ speculation only in worlds that pose it: agents trained without it keep their sh
 from __future__ import annotations
 
 import math
-from typing import ClassVar
+from typing import ClassVar, Final
 
 import numpy as np
 
@@ -72,11 +72,15 @@ from mrsched_gym.features import (
     TASK_HOURS_MAX,
 )
 from mrsched_gym.obs_layout import (
+    CANDIDATE_ROW,
+    COLUMNS_7_TO_12,
     DECISION_FEATURES,
     DECISION_KIND_SLICE,
     DECISION_TAIL,
     NODE_ROW,
     ONE_FLOAT,
+    ROW_BYTES,
+    TWO_FLOATS,
     decision_features,
     decision_kind_slot,
     kind_slice,
@@ -103,9 +107,11 @@ from mrsched_gym.sim.native import mypyc_attr
 from mrsched_gym.sim.speculation import time_left
 from mrsched_gym.sim.state import MAP, REDUCE, Job
 
-CANDIDATE_FEATURES = len(CANDIDATE_COLUMNS)
-NODE_FEATURES = len(NODE_COLUMNS)
-_LOC = (0.0, 0.5, 1.0)
+CANDIDATE_FEATURES: Final = len(CANDIDATE_COLUMNS)
+NODE_FEATURES: Final = len(NODE_COLUMNS)
+_LOC: Final = (0.0, 0.5, 1.0)
+_NO_PART: Final = (0.0, math.inf, 0.0, 0.0, 0.0)
+_FLOAT32: Final = np.dtype(np.float32)
 
 
 @mypyc_attr(allow_interpreted_subclasses=True)
@@ -120,7 +126,7 @@ class ObservationEncoder:
         sim: The simulator to observe (its scenario fixes K, N and W).
     """
 
-    #: Columns of a job-phase's row that depend on the time or the node (:meth:`_job_row`).
+    #: Columns of a job-phase's row that depend on the time or on the node (:meth:`_job_slot`).
     DYNAMIC_COLS: ClassVar[tuple[int, ...]] = (7, 9, 10, 12)
 
     def __init__(self, sim: Simulator) -> None:
@@ -142,8 +148,6 @@ class ObservationEncoder:
         #: Where the candidates, the node rows and the forecast start in an observation's floats.
         self._cuts = (D, D + self.K * CANDIDATE_FEATURES,
                       D + self.K * CANDIDATE_FEATURES + self.N * NODE_FEATURES)
-        #: The number of floats packed from the head list with n candidate rows, by n.
-        self._head = [D + n * CANDIDATE_FEATURES for n in range(self.K + 1)]
         #: The kind one-hot of ``obs["decision"]`` by kind, and once the episode is over.
         self._one_hot = {kind: tuple(float(kind == k) for k in kinds) for kind in kinds}
         self._no_kind = (0.0,) * len(kinds)
@@ -167,18 +171,19 @@ class ObservationEncoder:
         self._jobs = jobs
         n = 2 * len(jobs)
         self._keys: list[tuple[int, ...] | None] = [None] * n
-        #: per slot: the row without its dynamic and kind columns (zero there)
-        self._static: list[list[float]] = [[]] * n
-        #: per slot: (work left before the deadline, deadline or inf, arrival time)
-        self._part: list[tuple[float, float, float]] = [(0.0, math.inf, 0.0)] * n
+        #: per slot: the row without its dynamic and kind columns (zero there), packed
+        self._static: list[bytes] = [b""] * n
+        #: per slot: (work left before the deadline, deadline or inf, arrival time, and the
+        #: row's columns 8 and 11, packed again with the dynamic columns around them)
+        self._part: list[tuple[float, float, float, float, float]] = [_NO_PART] * n
 
     def _resize_cache(self, n: int) -> None:
         """Keep the first ``n`` job-phase slots (a dropped job id may return) and add empty ones."""
         extra = max(0, n - len(self._keys))
         del self._keys[n:], self._static[n:], self._part[n:]
         self._keys.extend([None] * extra)
-        self._static.extend([[]] * extra)
-        self._part.extend([(0.0, math.inf, 0.0)] * extra)
+        self._static.extend([b""] * extra)
+        self._part.extend([_NO_PART] * extra)
 
     # ------------------------------------------------------------------ per-part builders
     def _node_row(self, n: int) -> tuple[float, ...]:
@@ -235,98 +240,94 @@ class ObservationEncoder:
         dem = p.map_demand if phase == MAP else p.reduce_demand
         rem_s = remaining / slots
         run_s = (job.maps_running + job.reduces_running) / slots
+        running = run_s if run_s < RATIO_MAX else RATIO_MAX
         mlen_h = mlen / 3600.0
         alone_h = job.alone_s / 3600.0
-        self._static[i] = [
+        self._static[i] = CANDIDATE_ROW.pack(
             1.0, float(phase == REDUCE), 0.0, (n_tasks - remaining) / n_tasks,
             rem_s if rem_s < RATIO_MAX else RATIO_MAX,
             mlen_h if mlen_h < TASK_HOURS_MAX else TASK_HOURS_MAX,
-            float(obs_n > 0), 0.0, float(has_dl), 0.0, 0.0,
-            run_s if run_s < RATIO_MAX else RATIO_MAX,
+            float(obs_n > 0), 0.0, float(has_dl), 0.0, 0.0, running,
             0.0, job.priority / 9.0, job.weight / 10.0 if job.weight < 10.0 else 1.0, 0.0,
-            dem[0], dem[1], dem[2], 0.0, 0.0, alone_h if alone_h < HOURS_MAX else HOURS_MAX]
+            dem[0], dem[1], dem[2], 0.0, 0.0, alone_h if alone_h < HOURS_MAX else HOURS_MAX)
         self._keys[i] = key
-        self._part[i] = (due_work, dl if has_dl else math.inf, job.arrival_s)
+        self._part[i] = (due_work, dl if has_dl else math.inf, job.arrival_s, float(has_dl),
+                         running)
         return i
 
-    def _job_row(self, job: Job, phase: int, n: int, now: float) -> list[float]:
-        """A job-phase's row on node ``n`` (-1: none) at ``now``: its cached part
-        (:meth:`_job_slot`) with the :data:`DYNAMIC_COLS` filled in (the kind's own columns
-        are zero)."""
+    def _write_job_row(self, buf: bytearray, at: int, job: Job, phase: int, n: int,
+                       now: float) -> None:
+        """Write a job-phase's row on node ``n`` (-1: none) at ``now`` into ``buf`` at byte
+        ``at``: its cached part (:meth:`_job_slot`), then the :data:`DYNAMIC_COLS` (columns 7-12
+        packed at once, the cached 8 and 11 with them; the kind's own columns stay zero)."""
         i = self._job_slot(job, phase)
-        row = self._static[i].copy()
-        rm, dl, arrival = self._part[i]
+        buf[at:at + ROW_BYTES] = self._static[i]
+        rm, dl, arrival, has_dl, running = self._part[i]
         if dl != math.inf:
             left = dl - now
             ttd = left / 3600.0
-            row[7] = (DEADLINE_HOURS if ttd > DEADLINE_HOURS else
-                      (-DEADLINE_HOURS if ttd < -DEADLINE_HOURS else ttd))
+            to_deadline = (DEADLINE_HOURS if ttd > DEADLINE_HOURS else
+                           (-DEADLINE_HOURS if ttd < -DEADLINE_HOURS else ttd))
             sreq = rm / left / self.total_slots if left > 1.0 else RATIO_MAX
-            row[9] = sreq if sreq < RATIO_MAX else RATIO_MAX
-        else:
-            row[7] = DEADLINE_HOURS
+            required = sreq if sreq < RATIO_MAX else RATIO_MAX
+        else:                                       # no deadline
+            to_deadline, required = DEADLINE_HOURS, 0.0
         if n >= 0:
-            s = self.sim
-            ti = job.type_idx
+            s, ti = self.sim, job.type_idx
             sp = s.speed[n] * s.accel_mult[n][ti] * s.int_f[n][ti]
-            row[10] = sp if sp < SPEED_MAX else SPEED_MAX
+            speed = sp if sp < SPEED_MAX else SPEED_MAX
         else:
-            row[10] = 1.0
+            speed = 1.0
         wait = (now - arrival) / 3600.0
-        row[12] = wait if wait < HOURS_MAX else HOURS_MAX
-        return row
+        COLUMNS_7_TO_12.pack_into(buf, at + 28, to_deadline, has_dl, required, speed, running,
+                                  wait if wait < HOURS_MAX else HOURS_MAX)
 
     # ------------------------------------------------------------------ candidate rows by kind
-    def _schedule_rows(self, d: Decision, node: int, now: float) -> list[list[float]]:
+    def _schedule_rows(self, buf: bytearray, at: int, d: Decision, node: int, now: float) -> None:
         """Each candidate job-phase on the decision node: its locality, and whether it resumes
         a suspended task there."""
-        rows = []
         for c in d.candidates:
             assert isinstance(c, ScheduleCandidate)
             job, phase = c.job, c.phase
-            row = self._job_row(job, phase, node, now)
-            row[2] = _LOC[c.locality]
+            self._write_job_row(buf, at, job, phase, node, now)
+            if c.locality:
+                ONE_FLOAT.pack_into(buf, at + 8, _LOC[c.locality])
             if job.susp and job.suspended_on(node, phase) is not None:
-                row[15] = 1.0
-            rows.append(row)
-        return rows
+                ONE_FLOAT.pack_into(buf, at + 60, 1.0)
+            at += ROW_BYTES
 
-    def _admit_rows(self, d: Decision, node: int, now: float) -> list[list[float]]:
+    def _admit_rows(self, buf: bytearray, at: int, d: Decision, node: int, now: float) -> None:
         """The arrived job (as its map phase, on no node)."""
         c = d.candidates[0]
         assert isinstance(c, AdmitCandidate)
-        return [self._job_row(c.job, MAP, -1, now)]
+        self._write_job_row(buf, at, c.job, MAP, -1, now)
 
-    def _preempt_rows(self, d: Decision, node: int, now: float) -> list[list[float]]:
+    def _preempt_rows(self, buf: bytearray, at: int, d: Decision, node: int, now: float) -> None:
         """Each victim's job on the victim's node, the primitive and the victim's progress."""
-        rows = []
         for c in d.candidates:
             assert isinstance(c, PreemptCandidate)
             task = c.task
-            row = self._job_row(task.job, task.phase, task.node, now)
-            row[19] = float(c.primitive == SUSPEND)
+            self._write_job_row(buf, at, task.job, task.phase, task.node, now)
             rem = task.remaining - task.rate * (now - task.t_last)
-            row[20] = max(0.0, 1.0 - rem / task.work) if task.work > 0 else 1.0
-            rows.append(row)
-        return rows
+            TWO_FLOATS.pack_into(buf, at + 76, float(c.primitive == SUSPEND),
+                                 max(0.0, 1.0 - rem / task.work) if task.work > 0 else 1.0)
+            at += ROW_BYTES
 
-    def _speculate_rows(self, d: Decision, node: int, now: float) -> list[list[float]]:
+    def _speculate_rows(self, buf: bytearray, at: int, d: Decision, node: int, now: float) -> None:
         """Each running task to copy: its job on the decision node (where the copy would run),
         the copy's locality, the task's estimated time left and its progress."""
-        rows = []
         rack = self.sim.rack
         for c in d.candidates:
             assert isinstance(c, SpeculateCandidate)
             task = c.task
             job = task.job
-            row = self._job_row(job, task.phase, node, now)
+            self._write_job_row(buf, at, job, task.phase, node, now)
             if task.phase == MAP:
-                row[2] = _LOC[job.locality_of(task.idx, node, rack)]
+                ONE_FLOAT.pack_into(buf, at + 8, _LOC[job.locality_of(task.idx, node, rack)])
             left = time_left(task, now) / 3600.0
-            row[19] = left if left < DEADLINE_HOURS else DEADLINE_HOURS
-            row[20] = task.progress_at(now)
-            rows.append(row)
-        return rows
+            TWO_FLOATS.pack_into(buf, at + 76, left if left < DEADLINE_HOURS else DEADLINE_HOURS,
+                                 task.progress_at(now))
+            at += ROW_BYTES
 
     #: Each kind's candidate-row builder, by name (a held method would not follow a copy).
     CANDIDATE_ROWS: ClassVar[dict[DecisionKind, str]] = {
@@ -372,26 +373,25 @@ class ObservationEncoder:
             fm, fr, has = nodes[node * G + 5], nodes[node * G + 6], 1.0
         else:
             fm = fr = has = 0.0
-        head = [*(self._no_kind if s.done else self._one_hot[kind]),
-                t_frac if t_frac < 1.0 else 1.0, s.availability_now(),
-                act if act < RATIO_MAX else RATIO_MAX,
-                run if run < RATIO_MAX else RATIO_MAX, fm, fr, has]
-        n_rows = 0
-        if not s.done:
-            for row in (self._schedule_rows(d, node, now) if kind == SCHEDULE else  # the usual
-                        getattr(self, self.CANDIDATE_ROWS[kind])(d, node, now)):
-                head += row
-                n_rows += 1
         D, c_end, n_end = self._cuts
         buf = bytearray(4 * (n_end + self.W))   # zeros: the rows past the candidates
-        packer(self._head[n_rows]).pack_into(buf, 0, *head)
+        packer(D).pack_into(
+            buf, 0, *(self._no_kind if s.done else self._one_hot[kind]),
+            t_frac if t_frac < 1.0 else 1.0, s.availability_now(),
+            act if act < RATIO_MAX else RATIO_MAX, run if run < RATIO_MAX else RATIO_MAX,
+            fm, fr, has)
+        if not s.done:
+            if kind == SCHEDULE:                                           # the usual
+                self._schedule_rows(buf, 4 * D, d, node, now)
+            else:
+                getattr(self, self.CANDIDATE_ROWS[kind])(buf, 4 * D, d, node, now)
         buf[4 * c_end:4 * n_end] = packed
         buf[4 * n_end:] = self._forecast()
-        values = np.frombuffer(buf, dtype=np.float32)
-        return {"decision": values[:D],
-                "candidates": values[D:c_end].reshape(self.K, CANDIDATE_FEATURES),
-                "nodes": values[c_end:n_end].reshape(self.N, G),
-                "forecast": values[n_end:]}
+        f32 = _FLOAT32
+        return {"decision": np.ndarray((D,), f32, buf, 0),
+                "candidates": np.ndarray((self.K, CANDIDATE_FEATURES), f32, buf, 4 * D),
+                "nodes": np.ndarray((self.N, G), f32, buf, 4 * c_end),
+                "forecast": np.ndarray((self.W,), f32, buf, 4 * n_end)}
 
 
 #: Public names, with those of :mod:`mrsched_gym.obs_layout` importable from here.

@@ -11,7 +11,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from mrsched_gym.config import REWARD_COMPONENTS, Scenario
+from mrsched_gym.config import Scenario
 from mrsched_gym.encoding import ObservationEncoder, decision_features, objective_vector
 from mrsched_gym.env_setup import (
     ENV_ARGUMENTS,
@@ -24,10 +24,10 @@ from mrsched_gym.env_setup import (
     resolve_scenario,
     tell_torch_threads,
 )
+from mrsched_gym.env_step import decision_info, decision_mask, play
 from mrsched_gym.errors import EpisodeStateError, InputError
 from mrsched_gym.metrics import episode_metrics
 from mrsched_gym.rewards import RewardTracker
-from mrsched_gym.sim.decision import DECISION_NAMES, SCHEDULE
 from mrsched_gym.sim.engine import Simulator
 from mrsched_gym.sim.log import build_log
 
@@ -300,30 +300,20 @@ class MRSchedEnv(gym.Env):
                 f"{method}() called before reset()" if self._phase == _NEW else
                 f"{method}() called after the episode ended (terminated or truncated); call "
                 f"reset()")
-        a = self.action_index(action)
+        a = action if type(action) is int else self.action_index(action)
         if self.strict_actions and not self.sim.is_legal(a):
             raise InputError(f"action {a} is not legal now (mask {self.action_masks()})")
-        if self.sim.done:               # the world posed no decision before its end: close it
-            valid = self.sim.is_legal(a)
-        else:
-            valid = self.sim.act(a)
+        reward, terminated, truncated, info = play(self.sim, self.rewards, a, self.lean_info,
+                                                   self._masks, self._work_masks,
+                                                   self.allow_idle)
         self._steps += 1
-        reward, inc = self.rewards.step(self.sim)
-        terminated = self.sim.done and not self.sim.truncated
-        truncated = self.sim.truncated
-        if self.lean_info:
-            if self.sim.done:
-                self._phase = _ENDED
-            return float(reward), bool(terminated), bool(truncated), {
-                "invalid_action": not valid, "episode_over": self.sim.done}
-        info = self._info(invalid=not valid)
-        info["reward_components"] = dict(zip(REWARD_COMPONENTS, inc, strict=False))
         if self.sim.done:
-            log = build_log(self.sim)
-            info["metrics"] = episode_metrics(log, self.scenario.reward.weights)
-            info["episode_log"] = log
+            if not self.lean_info:
+                log = build_log(self.sim)
+                info["metrics"] = episode_metrics(log, self.scenario.reward.weights)
+                info["episode_log"] = log
             self._phase = _ENDED
-        return float(reward), bool(terminated), bool(truncated), info
+        return reward, terminated, truncated, info
 
     def action_masks(self) -> np.ndarray:
         """The actions an agent is offered now (``bool[K+1]``, skip last): the candidates, and
@@ -336,11 +326,7 @@ class MRSchedEnv(gym.Env):
         """
         if self._phase == _NEW:
             raise EpisodeStateError("action_masks() called before reset()")
-        d = self.sim.decision
-        k = len(d.candidates)
-        if self.allow_idle or d.kind != SCHEDULE:
-            return self._masks[k].copy()
-        return self._work_masks[k].copy()
+        return decision_mask(self.sim, self._masks, self._work_masks, self.allow_idle)
 
     def action_index(self, action: Any) -> int:
         """``action`` as a Python ``int``, if it is an integer (see "Action Space").
@@ -358,11 +344,7 @@ class MRSchedEnv(gym.Env):
         return obs
 
     def _info(self, invalid: bool) -> dict[str, Any]:
-        s = self.sim
-        d = s.decision
-        return {"action_mask": self.action_masks(), "decision": DECISION_NAMES[d.kind],
-                "node": d.node, "time_s": s.now, "n_candidates": len(d.candidates),
-                "invalid_action": invalid, "episode_over": s.done}
+        return decision_info(self.sim, self.action_masks(), invalid)
 
     def render(self) -> str | np.ndarray | None:
         """The current state as text (``"ansi"``) or an RGB image (``"rgb_array"``); ``None``,
@@ -373,7 +355,10 @@ class MRSchedEnv(gym.Env):
         from mrsched_gym import render as _render
         if self.render_mode == "ansi":
             return _render.render_ansi(self.sim)
-        return _render.render_rgb(self.sim)
+        renderer = self.__dict__.get("_rgb_renderer")   # one per env: frames paint what changed
+        if renderer is None:
+            renderer = self._rgb_renderer = _render.RgbRenderer(self.sim)
+        return renderer.frame_now()
 
     # ------------------------------------------------------------------ conveniences
     @property

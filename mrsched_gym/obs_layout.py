@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Mapping
+from typing import Final
 
 import numpy as np
 
 from mrsched_gym.config import REWARD_COMPONENTS, Scenario
-from mrsched_gym.features import DECISION_TAIL_FEATURES
+from mrsched_gym.features import CANDIDATE_COLUMNS, DECISION_TAIL_FEATURES
 from mrsched_gym.sim.decision import BASE_KINDS, DecisionKind, posed_kinds
 
 #: Features of ``obs["decision"]`` after the kind one-hot.
@@ -57,9 +58,14 @@ def observed_kind(decision: np.ndarray) -> DecisionKind | None:
     return DecisionKind(int(hot[0])) if len(hot) else None
 
 
-#: Packs a node row without its decision-node column (9 floats), and one float.
-NODE_ROW = struct.Struct("9f")
-ONE_FLOAT = struct.Struct("f")
+#: Packs a node row without its decision-node column (9 floats), one float and two floats.
+NODE_ROW: Final = struct.Struct("9f")
+ONE_FLOAT: Final = struct.Struct("f")
+TWO_FLOATS: Final = struct.Struct("2f")
+#: A candidate row's bytes, and packers of a whole row and of its columns 7-12.
+ROW_BYTES: Final = 4 * len(CANDIDATE_COLUMNS)
+CANDIDATE_ROW: Final = struct.Struct(f"{len(CANDIDATE_COLUMNS)}f")
+COLUMNS_7_TO_12: Final = struct.Struct("6f")
 _PACKERS: dict[int, struct.Struct] = {}
 
 

@@ -9,7 +9,6 @@ reduce tasks ran, its arrival and its deadline; gantt.png adds the running tasks
 from __future__ import annotations
 
 import math
-import weakref
 
 import numpy as np
 
@@ -280,7 +279,7 @@ class RgbRenderer:
     task segments are painted once, as they appear in the log."""
 
     def __init__(self, sim, width_px: int = 900, height_px: int = 500) -> None:
-        self._sim = weakref.ref(sim)
+        self.sim = sim
         self.w, self.h = width_px, height_px
         self.x_max = 0.0
         self.n = 0
@@ -289,7 +288,7 @@ class RgbRenderer:
         """Choose the time axis (a round number past the last arrival and now, grown by half
         when time passes it, at most the episode's time limit), take its static frame and
         reset the raster for the current job count."""
-        sim = self._sim()
+        sim = self.sim
         self.n = max(1, len(sim.jobs))
         arrivals = [j.arrival_s for j in sim.jobs if math.isfinite(j.arrival_s)]
         span = max([sim.now, *arrivals, 1.0])
@@ -324,7 +323,7 @@ class RgbRenderer:
 
     def frame_now(self) -> np.ndarray:
         """The frame of the simulator's current state (``[H, W, 3]`` uint8)."""
-        sim = self._sim()
+        sim = self.sim
         if self.n == 0 or sim.now > self.x_max or len(sim.jobs) != self.n:
             self._layout()
         log = sim.task_log
@@ -351,14 +350,8 @@ class RgbRenderer:
         return out
 
 
-_RENDERERS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-
 def render_rgb(sim, width_px: int = 900, height_px: int = 500) -> np.ndarray:
     """Tasks running per job over time, with a current-time marker, as an RGB array
-    ``[H, W, 3]`` (uint8); see :class:`RgbRenderer` (one per simulator, kept while the simulator
-    lives, so that each frame only paints what changed)."""
-    r = _RENDERERS.get(sim)
-    if r is None or (r.w, r.h) != (width_px, height_px):
-        r = _RENDERERS[sim] = RgbRenderer(sim, width_px, height_px)
-    return r.frame_now()
+    ``[H, W, 3]`` (uint8), drawn by a new :class:`RgbRenderer`. ``MRSchedEnv.render`` keeps one
+    renderer per env instead, so that each frame only paints what changed."""
+    return RgbRenderer(sim, width_px, height_px).frame_now()

@@ -32,7 +32,7 @@ class holds):
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
 
@@ -81,16 +81,16 @@ from mrsched_gym.workloads.trace import check_trace_reduces, trace_window
 #: one entry here (and its rows in the observation encoding).
 DECISION_PARTS: tuple[DecisionPart, ...] = (admission.PART, preemption.PART, speculation.PART,
                                             schedule.PART)
-_APPLY = {part.kind: part.apply for part in DECISION_PARTS}
+_APPLY: Final = {part.kind: part.apply for part in DECISION_PARTS}
 #: Names importable from here as before the engine was split (defined in the parts).
 __all__ = ["ADMIT", "DECISION_NAMES", "DECISION_PARTS", "KILL", "MIN_CPU_SHARE", "PREEMPT",
            "PRIMITIVE_NAMES", "READ_FRACTION", "SCHEDULE", "SUSPEND", "Simulator", "cpu_factors",
            "uniform_cpu_estimates"]
 
-_ARRIVAL = int(EventKind.ARRIVAL)
-_NODE_CHANGE = int(EventKind.NODE_CHANGE)
-_LOAD_CHANGE = int(EventKind.LOAD_CHANGE)
-_ORCHESTRATE = int(EventKind.ORCHESTRATE)
+_ARRIVAL: Final = int(EventKind.ARRIVAL)
+_NODE_CHANGE: Final = int(EventKind.NODE_CHANGE)
+_LOAD_CHANGE: Final = int(EventKind.LOAD_CHANGE)
+_ORCHESTRATE: Final = int(EventKind.ORCHESTRATE)
 
 
 @mypyc_attr(allow_interpreted_subclasses=True)

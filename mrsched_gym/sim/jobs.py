@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import bisect
 import math
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 from mrsched_gym.sim.events import EventKind
 from mrsched_gym.sim.state import (
@@ -27,7 +27,7 @@ from mrsched_gym.sim.state import (
 if TYPE_CHECKING:
     from mrsched_gym.sim.engine import Simulator
 
-_DEADLINE = int(EventKind.DEADLINE)
+_DEADLINE: Final = int(EventKind.DEADLINE)
 
 
 def on_arrival(sim: Simulator, jid: int) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import heapq
 import math
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 from mrsched_gym.sim.accounting import advance_to, close_books
 from mrsched_gym.sim.decision import SCHEDULE, Decision, DecisionKind
@@ -23,16 +23,16 @@ from mrsched_gym.sim.timelines import on_load_change, on_node_change
 if TYPE_CHECKING:
     from mrsched_gym.sim.engine import Simulator
 
-_NODE_CHANGE = int(EventKind.NODE_CHANGE)
-_LOAD_CHANGE = int(EventKind.LOAD_CHANGE)
-_TASK_END = int(EventKind.TASK_END)
-_CLEANUP_END = int(EventKind.CLEANUP_END)
-_ORCHESTRATE = int(EventKind.ORCHESTRATE)
-_DEADLINE = int(EventKind.DEADLINE)
-_ARRIVAL = int(EventKind.ARRIVAL)
+_NODE_CHANGE: Final = int(EventKind.NODE_CHANGE)
+_LOAD_CHANGE: Final = int(EventKind.LOAD_CHANGE)
+_TASK_END: Final = int(EventKind.TASK_END)
+_CLEANUP_END: Final = int(EventKind.CLEANUP_END)
+_ORCHESTRATE: Final = int(EventKind.ORCHESTRATE)
+_DEADLINE: Final = int(EventKind.DEADLINE)
+_ARRIVAL: Final = int(EventKind.ARRIVAL)
 #: The event queue is cleared of stale task events when it grows past twice its live length
 #: after the last clearing, and at least this long.
-MIN_COMPACT = 128
+MIN_COMPACT: Final = 128
 
 
 def run(sim: Simulator) -> None:

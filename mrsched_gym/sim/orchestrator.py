@@ -7,7 +7,7 @@ rates module's docstring.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 from mrsched_gym.models.contention import processor_share
 from mrsched_gym.sim.state import MAP, Task
@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
 
 #: Smallest CPU estimate REGRESSION gives a task, as a fraction of its CPU demand.
-MIN_CPU_SHARE = 0.01
+MIN_CPU_SHARE: Final = 0.01
 
 
 def cpu_factors(tasks: list[Task], capacity: float, usable: list[float]) -> list[float]:

@@ -56,7 +56,7 @@ disk and network are not orchestrated (the paper controls CPU and memory, III).
 from __future__ import annotations
 
 from heapq import heappush
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 from mrsched_gym.models.interference import response_time_ms
 from mrsched_gym.sim.events import EventKind
@@ -73,8 +73,8 @@ from mrsched_gym.sim.state import EPS, MAP, RUNNING, Task
 if TYPE_CHECKING:
     from mrsched_gym.sim.engine import Simulator
 
-_TASK_END = int(EventKind.TASK_END)
-_ORCHESTRATE = int(EventKind.ORCHESTRATE)
+_TASK_END: Final = int(EventKind.TASK_END)
+_ORCHESTRATE: Final = int(EventKind.ORCHESTRATE)
 
 
 def rerate(sim: Simulator, n: int) -> None:

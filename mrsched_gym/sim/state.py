@@ -20,7 +20,7 @@ FUTURE, WAITING_ADMISSION, ACTIVE, FINISHED, REJECTED = 0, 1, 2, 3, 4
 # Locality levels of a map launch
 NODE_LOCAL, RACK_LOCAL, OFF_RACK = 0, 1, 2
 #: Tolerance of the simulator's float comparisons (work left, reservations, memory).
-EPS = 1e-9
+EPS: Final = 1e-9
 
 
 @mypyc_attr(allow_interpreted_subclasses=True)

@@ -17,7 +17,7 @@ task resumes only on its node (a restart elsewhere is a kill + relaunch).
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 from mrsched_gym.sim.cluster import (
     drop_reader,
@@ -48,8 +48,8 @@ if TYPE_CHECKING:
     from mrsched_gym.sim.engine import Simulator
 
 #: Share of a map task's disk demand that is reading its input block (the rest is local output).
-READ_FRACTION = 0.5
-_CLEANUP_END = int(EventKind.CLEANUP_END)
+READ_FRACTION: Final = 0.5
+_CLEANUP_END: Final = int(EventKind.CLEANUP_END)
 
 
 def launch(sim: Simulator, job: Job, phase: int, n: int) -> None:

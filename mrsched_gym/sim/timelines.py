@@ -7,7 +7,7 @@ per ``step_s`` through its own periodic event.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 from mrsched_gym.models.interference import residual_capacity
 from mrsched_gym.sim.cluster import capacity, cpu_capacity, occupy, touch
@@ -18,8 +18,8 @@ from mrsched_gym.sim.tasks import kill, requeue
 if TYPE_CHECKING:
     from mrsched_gym.sim.engine import Simulator
 
-_LOAD_CHANGE = int(EventKind.LOAD_CHANGE)
-_NODE_CHANGE = int(EventKind.NODE_CHANGE)
+_LOAD_CHANGE: Final = int(EventKind.LOAD_CHANGE)
+_NODE_CHANGE: Final = int(EventKind.NODE_CHANGE)
 
 
 def apply_load(sim: Simulator, step: int) -> None:

@@ -1,0 +1,69 @@
+"""The per-decision work of :meth:`MRSchedEnv.step <mrsched_gym.env.MRSchedEnv.step>` and
+:meth:`~mrsched_gym.env.MRSchedEnv.advance`: play the action, take the reward, build the info.
+
+These are the env's only per-step operations besides the observation; they live apart from
+``env.py`` so that the optional compiled build (``setup.py``) compiles them from this same source
+with the simulator (``env.py``'s class derives from ``gymnasium.Env``, which mypyc does not
+compile). The env checks its phase and the action's type before calling :func:`play` and adds
+the episode's log and metrics after the last decision.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from mrsched_gym.config import REWARD_COMPONENTS
+from mrsched_gym.rewards import RewardTracker
+from mrsched_gym.sim.decision import DECISION_NAMES, SCHEDULE
+from mrsched_gym.sim.engine import Simulator
+
+
+def decision_mask(sim: Simulator, masks: list[np.ndarray], work_masks: list[np.ndarray],
+                  allow_idle: bool) -> np.ndarray:
+    """A fresh copy of the current decision's action mask (``MRSchedEnv.action_masks``):
+    ``masks[k]`` with ``k`` candidates, or ``work_masks[k]`` (no skip) at a schedule decision
+    unless idling is allowed (``env_setup.mask_tables``)."""
+    d = sim.decision
+    k = len(d.candidates)
+    mask: np.ndarray = (masks if allow_idle or d.kind != SCHEDULE else work_masks)[k].copy()
+    return mask
+
+
+def decision_info(sim: Simulator, mask: np.ndarray, invalid: bool) -> dict[str, Any]:
+    """The ``info`` dict of the current decision (the env's "Info" section)."""
+    d = sim.decision
+    return {"action_mask": mask, "decision": DECISION_NAMES[d.kind], "node": d.node,
+            "time_s": sim.now, "n_candidates": len(d.candidates), "invalid_action": invalid,
+            "episode_over": sim.done}
+
+
+def play(sim: Simulator, rewards: RewardTracker, action: int, lean_info: bool,
+         masks: list[np.ndarray], work_masks: list[np.ndarray], allow_idle: bool
+         ) -> tuple[float, bool, bool, dict[str, Any]]:
+    """Apply ``action`` (an ``int``; illegal: played as skip, ``Simulator.act``) and run the world
+    to its next decision, or close a world that ended before posing any.
+
+    Returns:
+        ``(reward, terminated, truncated, info)``; ``info`` without the episode's log and
+        metrics (the env adds them once ``sim.done``), and only ``invalid_action`` and
+        ``episode_over`` with ``lean_info``.
+    """
+    if sim.done:                # the world posed no decision before its end: close it
+        valid = sim.is_legal(action)
+    else:
+        valid = sim.act(action)
+    reward, inc = rewards.step(sim)
+    done = sim.done
+    truncated = sim.truncated
+    terminated = done and not truncated
+    if lean_info:
+        return reward, terminated, truncated, {"invalid_action": not valid,
+                                               "episode_over": done}
+    info = decision_info(sim, decision_mask(sim, masks, work_masks, allow_idle), not valid)
+    components: dict[str, float] = {}
+    for name, value in zip(REWARD_COMPONENTS, inc, strict=False):
+        components[name] = value
+    info["reward_components"] = components
+    return reward, terminated, truncated, info
