@@ -4,6 +4,7 @@ Usage::
 
     python benchmarks/bench.py                 # default scenario + thesis-scale week
     python benchmarks/bench.py --quick         # fewer episodes
+    python benchmarks/bench.py --every-id      # the random row on every registered id
     python benchmarks/bench.py --profile       # cProfile of the default scenario's hot loop
     python benchmarks/bench.py --profile thesis  # the same for the thesis-scale week
     python benchmarks/bench.py --agents        # + the shipped agent's inference and training
@@ -505,6 +506,9 @@ def main() -> None:
     ap.add_argument("--compiled", action="store_true",
                     help="--compare: this side runs the optional compiled build (setup.py; "
                          "needs mypy and a C compiler), built in a copy first")
+    ap.add_argument("--every-id", action="store_true",
+                    help="the random row (decisions/s, tasks/s, peak memory) on every registered "
+                         "id (2 episodes each, 1 for the thesis week) instead of the default rows")
     ap.add_argument("--callgrind", action="store_true",
                     help="--compare: also instructions per decision of both sides (valgrind)")
     a = ap.parse_args()
@@ -566,6 +570,10 @@ def main() -> None:
         ("mrsched/ThesisScale-v0", "fifo-sim", 1, 0, {}),
         ("mrsched/ThesisScale-v0", "fifo-env", 1, 0, {}),
     ]
+    if a.every_id:
+        from mrsched_gym.config.env_ids import ENV_IDS
+        runs = [(env_id, "random", 1 if env_id == "mrsched/ThesisScale-v0" else 2, 0, {})
+                for env_id in ENV_IDS]
     train_steps = 4096 * (4 if a.quick else 12)
     if a.agents:
         runs += [("mrsched/Hadoop-v0", "agent", max(n // 4, 2), 0, {}),
