@@ -6,35 +6,17 @@ must come within 10% of the thesis's in-isolation time (3.5.3) at every seed of 
 """
 
 import dataclasses
-import importlib.util
-from pathlib import Path
 
 import pytest
 
-TOOL = Path(__file__).resolve().parents[1] / "tools" / "calibrate_thesis_ch3.py"
+#: The script under test, tools/calibrate_thesis_ch3.py (conftest.py loads it as ``cal``).
+CALIBRATION = "calibrate_thesis_ch3"
 
 
-@pytest.fixture(scope="module")
-def cal():
-    spec = importlib.util.spec_from_file_location("calibrate_thesis_ch3", TOOL)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-@pytest.fixture(scope="module")
-def scenario(cal):
-    return cal.reproduction_scenario()
-
-
-def jobs_by_label(scenario):
-    return {s.label: s for s in scenario.workload.jobs}
-
-
-def test_calibration_every_job_alone_within_10pct_of_the_thesis(cal, scenario):
+def test_calibration_every_job_alone_within_10pct_of_the_thesis(cal, scenario, jobs):
     """Thesis 3.5.3: J1 3,549 s, J2 1,264 s, J3 602 s, J4 and J5 101 s alone; every seed."""
     report = {}
-    for label, spec in jobs_by_label(scenario).items():
+    for label, spec in jobs.items():
         times = cal.alone_times(scenario, spec)
         report[label] = [round(t) for t in times]
         assert cal.within(times, cal.THESIS_ALONE_S[label], 0.10), (label, times)
@@ -48,19 +30,18 @@ def test_calibration_relaxed_goals_are_met_alone(cal, scenario):
         assert max(cal.alone_times(scenario, spec)) < spec.deadline_s, spec.label
 
 
-def test_calibration_sort_map_phase_matches_the_inferred_split(cal, scenario):
+def test_calibration_sort_map_phase_matches_the_inferred_split(cal, scenario, jobs):
     """Sort's map phase alone is the 245 s inferred from the thesis's simulated Sort (5.3.5,
     Tables 5.7-5.8), the reduce phase the rest of its 602 s."""
-    sort = jobs_by_label(scenario)["J3"]
+    sort = jobs["J3"]
     times = cal.alone_times(scenario, sort, map_phase=True)
     assert cal.SORT_MAP_PHASE_S == pytest.approx(245.5, abs=0.1)
     assert cal.mean(times) == pytest.approx(cal.SORT_MAP_PHASE_S, rel=0.05), times
 
 
-def test_calibration_measured_task_lengths_are_kept(cal, scenario):
+def test_calibration_measured_task_lengths_are_kept(cal, scenario, jobs):
     """3.5.4.1: WordCount maps 92 +- 3 s, Sort maps 12 +- 2 s; the Simulator's, WordCount's
     and Join's reduce phases are negligible (5.3.5)."""
-    jobs = jobs_by_label(scenario)
     assert (jobs["J2"].map_work_s, jobs["J2"].work_cv) == (92.0, pytest.approx(3 / 92, abs=1e-3))
     assert (jobs["J3"].map_work_s, jobs["J3"].work_cv) == (12.0, pytest.approx(2 / 12, abs=1e-3))
     for label in ("J1", "J2", "J4", "J5"):
@@ -68,9 +49,9 @@ def test_calibration_measured_task_lengths_are_kept(cal, scenario):
         assert jobs[label].reduce_work_s == cal.NEGLIGIBLE_REDUCE_S
 
 
-def test_calibration_counts_are_the_closest_fit(cal, scenario):
+def test_calibration_counts_are_the_closest_fit(cal, scenario, jobs):
     """The file's map counts are the fit: one map more or less is no closer to the thesis."""
-    for label, spec in jobs_by_label(scenario).items():
+    for label, spec in jobs.items():
         sort = spec.type == "sort"
         target = cal.SORT_MAP_PHASE_S if sort else cal.THESIS_ALONE_S[label]
 
@@ -80,10 +61,10 @@ def test_calibration_counts_are_the_closest_fit(cal, scenario):
         assert err(spec.n_maps) <= min(err(spec.n_maps - 1), err(spec.n_maps + 1)), label
 
 
-def test_calibration_join_cv_is_the_most_irregular_that_repeats(cal, scenario):
+def test_calibration_join_cv_is_the_most_irregular_that_repeats(cal, scenario, jobs):
     """The Join's CV is the largest of the grid whose fitted job repeats its time alone within
     10% at every seed (tools/calibrate_thesis_ch3.py); refitting gives the file's Join."""
-    join = jobs_by_label(scenario)["J4"]
+    join = jobs["J4"]
     fitted = cal.fit_job(scenario, join)
     assert (fitted.n_maps, fitted.work_cv, fitted.map_work_s) == (
         join.n_maps, join.work_cv, join.map_work_s)
@@ -122,7 +103,7 @@ def test_submission_jitter_is_seeded_bounded_and_moves_the_deadline(cal):
     import numpy as np
 
     from mrsched_gym.workloads.synthetic import fixed_jobs
-    sc = cal.reproduction_scenario()
+    sc = cal.base_scenario(cal.REPRODUCTION)
     readings = {s.label: s.arrival_s for s in sc.workload.jobs}
     goals = {s.label: s.deadline_s for s in sc.workload.jobs}
 
@@ -146,7 +127,7 @@ def test_no_jitter_draws_exactly_as_before(cal):
     import numpy as np
 
     from mrsched_gym.workloads.synthetic import fixed_jobs
-    sc = cal.reproduction_scenario()
+    sc = cal.base_scenario(cal.REPRODUCTION)
     plain = tuple(dataclasses.replace(s, arrival_jitter_s=0.0) for s in sc.workload.jobs)
     r1, r2 = np.random.default_rng(5).spawn(2), np.random.default_rng(5).spawn(2)
     a = fixed_jobs(plain, sc.cluster, r1[0], r1[1])

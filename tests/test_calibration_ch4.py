@@ -6,35 +6,15 @@ its fastest static slot count (thesis 4.2.6), and its mean over the reproduction
 match Table 4.1; the file's work must be what the script's work model gives.
 """
 
-import importlib.util
-from pathlib import Path
-
 import pytest
 
-TOOL = Path(__file__).resolve().parents[1] / "tools" / "calibrate_thesis_ch4.py"
+#: The script under test, tools/calibrate_thesis_ch4.py (conftest.py loads it as ``cal``).
+CALIBRATION = "calibrate_thesis_ch4"
 
 
-@pytest.fixture(scope="module")
-def cal():
-    spec = importlib.util.spec_from_file_location("calibrate_thesis_ch4", TOOL)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-@pytest.fixture(scope="module")
-def scenario(cal):
-    return cal.reproduction_scenario()
-
-
-def jobs_by_label(scenario):
-    return {s.label: s for s in scenario.workload.jobs}
-
-
-def test_calibration_ch4_mean_time_alone_matches_table_4_1(cal, scenario):
+def test_calibration_ch4_mean_time_alone_matches_table_4_1(cal, scenario, jobs):
     """Table 4.1 (length in isolation): J1 2,500 s, J8 350, J9 250, J2 500, J6 750, J7 2,500,
     J3 400, J4 280, J5 50; the mean over seeds 0-4 within 5% (the fit lands within 1%)."""
-    jobs = jobs_by_label(scenario)
     assert set(jobs) == set(cal.THESIS_ALONE_S)
     for label, spec in jobs.items():
         times = cal.alone_times(scenario, spec)
@@ -42,11 +22,10 @@ def test_calibration_ch4_mean_time_alone_matches_table_4_1(cal, scenario):
                                                                                        times)
 
 
-def test_calibration_ch4_uncalibrated_profiles_do_not_match(cal, scenario):
+def test_calibration_ch4_uncalibrated_profiles_do_not_match(cal, scenario, jobs):
     """The check can fail: at the profiles' work (scale 1, the file before the calibration had
     no work overrides) Combine J7 takes far less than 2,500 s alone and Sort J9 far more than
     250 s (its reduces carried a fixed 120 s each)."""
-    jobs = jobs_by_label(scenario)
     j7 = cal.mean(cal.alone_times(scenario, cal.scaled(jobs["J7"], 1.0)))
     assert j7 < 0.5 * cal.THESIS_ALONE_S["J7"], j7
     j9 = cal.mean(cal.alone_times(scenario, jobs["J9"].__class__(
@@ -69,10 +48,9 @@ def test_calibration_ch4_work_follows_the_model(cal, scenario):
                 s * 30.0 * spec.n_maps / spec.n_reduces, rel=1e-3), spec.label
 
 
-def test_calibration_ch4_file_is_the_scripts_fit(cal, scenario):
+def test_calibration_ch4_file_is_the_scripts_fit(cal, scenario, jobs):
     """The bundled numbers are the script's output: refitting the two shortest jobs (J5 and
     J9, a second or so) gives the file's work."""
-    jobs = jobs_by_label(scenario)
     for label in ("J5", "J9"):
         fitted = cal.fit_scale(scenario, jobs[label], cal.THESIS_ALONE_S[label])
         assert cal.yaml_line(fitted) == cal.yaml_line(jobs[label])

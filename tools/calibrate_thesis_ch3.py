@@ -63,9 +63,10 @@ from the episode's job stream (``arrival_jitter_s``); J1 is the first job, at 0.
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
+import sys
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 from mrsched_gym.baselines import make_baseline
 from mrsched_gym.config import JobSpec, Scenario
@@ -73,6 +74,22 @@ from mrsched_gym.evaluate import run_episode
 from mrsched_gym.reproduce import load_reproduction
 from mrsched_gym.sim.state import MAP
 from mrsched_gym.workloads.profiles import get_profile
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from time_alone import (  # noqa: E402
+    SEEDS,
+    alone_log,
+    arguments,
+    base_scenario,
+    bisect,
+    check_table,
+    job_time,
+    jobs_to_check,
+    mean,
+    with_jobs,
+    within,
+)
 
 REPRODUCTION = "thesis-ch3-adaptive"
 #: Thesis 3.5.3: completion time of each job in isolation (s).
@@ -86,9 +103,6 @@ NEGLIGIBLE_REDUCE_S = 5.0
 #: Task-length CVs tried for the irregular applications, most irregular first.
 CV_GRID = (0.8, 0.6, 0.5, 0.4, 0.3, 0.2, 0.1)
 IRREGULAR = ("simulator", "join")
-#: Every seed's time alone within this fraction of the thesis's.
-TOLERANCE = 0.10
-SEEDS = tuple(range(5))
 #: Table 5.8, simulated: J1's execution time under Adaptive with tight goals (s).
 SIMULATED_J1_S = 6058.15
 #: The thesis simulator's case and the reproduction's seeds its J1 is fitted over.
@@ -99,39 +113,17 @@ ARRIVAL_JITTER_S = 50.0
 
 
 # ---------------------------------------------------------------------- running a job alone
-def reproduction_scenario() -> Scenario:
-    """The reproduction's base scenario (its cluster and its job list)."""
-    return load_reproduction(REPRODUCTION).cases[0].scenario
-
-
-def job_alone(scenario: Scenario, spec: JobSpec) -> Scenario:
-    """``scenario`` with ``spec`` as its only job, submitted at time 0."""
-    job = dataclasses.replace(spec, arrival_s=0.0, arrival_jitter_s=0.0)
-    return dataclasses.replace(scenario, workload=dataclasses.replace(scenario.workload,
-                                                                      jobs=(job,)))
-
-
 def run_alone(scenario: Scenario, spec: JobSpec, seed: int) -> tuple[float, float]:
     """``(job_s, map_phase_s)``: the job's completion time alone and when its last map ended."""
-    res = run_episode(job_alone(scenario, spec), make_baseline("fifo"), seed, keep_log=True)
-    log = res["log"]
+    log = alone_log(scenario, spec, seed)
     maps = [e for s, e, j, n, phase, outcome in log.task_log if phase == MAP and outcome == "done"]
-    return float(log.finish_s[0] - log.arrival_s[0]), max(maps) - float(log.arrival_s[0])
+    return job_time(log), max(maps) - float(log.arrival_s[0])
 
 
 def alone_times(scenario: Scenario, spec: JobSpec, seeds: Sequence[int] = SEEDS,
                 map_phase: bool = False) -> list[float]:
     """The job's time alone (or its map phase's) for each seed."""
     return [run_alone(scenario, spec, s)[1 if map_phase else 0] for s in seeds]
-
-
-def mean(xs: Sequence[float]) -> float:
-    return sum(xs) / len(xs)
-
-
-def within(times: Sequence[float], target: float, tol: float = TOLERANCE) -> bool:
-    """Every time within ``tol`` of ``target``."""
-    return all(abs(t / target - 1.0) <= tol for t in times)
 
 
 # ---------------------------------------------------------------------- fitting
@@ -159,12 +151,7 @@ def fit_float(f: Callable[[float], float], target: float, lo: float, hi: float,
               steps: int = 30) -> float:
     """The ``x`` in [lo, hi] with nondecreasing ``f(x)`` = ``target`` (bisection), rounded to
     0.1."""
-    for _ in range(steps):
-        mid = (lo + hi) / 2
-        if f(mid) < target:
-            lo = mid
-        else:
-            hi = mid
+    lo, hi = bisect(f, target, lo, hi, steps)
     return round((lo + hi) / 2, 1)
 
 
@@ -238,17 +225,14 @@ def simulated_exec(scenario: Scenario, label: str, seeds: Sequence[int] = REPRO_
     out = []
     for seed in seeds:
         log = run_episode(scenario, make_baseline("adaptive"), seed, keep_log=True)["log"]
-        k = list(log.labels).index(label)
-        out.append(float(log.finish_s[k] - log.arrival_s[k]))
+        out.append(job_time(log, list(log.labels).index(label)))
     return out
 
 
 def with_j1_maps(scenario: Scenario, n: int) -> Scenario:
     """``scenario`` with J1's map count ``n``."""
-    jobs = tuple(dataclasses.replace(s, n_maps=n) if s.label == "J1" else s
-                 for s in scenario.workload.jobs)
-    return dataclasses.replace(scenario, workload=dataclasses.replace(scenario.workload,
-                                                                      jobs=jobs))
+    return with_jobs(scenario, tuple(dataclasses.replace(s, n_maps=n) if s.label == "J1" else s
+                                     for s in scenario.workload.jobs))
 
 
 def fit_simulated_j1(scenario: Scenario, seeds: Sequence[int] = REPRO_SEEDS) -> int:
@@ -274,24 +258,16 @@ def yaml_line(spec: JobSpec) -> str:
             f"work_cv: {spec.work_cv:g}, deadline_s: {spec.deadline_s:g}}}")
 
 
-def check_table(scenario: Scenario, specs: Sequence[JobSpec],
-                seeds: Sequence[int] = SEEDS) -> str:
+def thesis_table(scenario: Scenario, specs: Sequence[JobSpec],
+                 seeds: Sequence[int] = SEEDS) -> str:
     """Per job: the thesis's time alone, ours per seed, the mean and its deviation."""
-    lines = ["| job | thesis alone (s) | ours per seed (s) | mean | deviation | within 10% |",
-             "|---|---|---|---|---|---|"]
-    for spec in specs:
-        target = THESIS_ALONE_S[spec.label]
-        times = alone_times(scenario, spec, seeds)
-        lines.append(f"| {spec.label} | {target:g} | {' / '.join(f'{t:.0f}' for t in times)} | "
-                     f"{mean(times):.0f} | {100 * (mean(times) / target - 1):+.1f}% | "
-                     f"{'yes' if within(times, target) else 'NO'} |")
-    return "\n".join(lines)
+    return check_table(["job", "thesis alone (s)"], (
+        ([spec.label, f"{THESIS_ALONE_S[spec.label]:g}"], alone_times(scenario, spec, seeds),
+         THESIS_ALONE_S[spec.label]) for spec in specs))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--check", action="store_true",
-                    help="only run the reproduction file's jobs alone against the thesis")
+    ap = arguments(__doc__, "only run the reproduction file's jobs alone against the thesis")
     ap.add_argument("--simulated", action="store_true",
                     help="only fit J1's map count in the thesis simulator's world (6,058 s)")
     args = ap.parse_args(argv)
@@ -303,19 +279,14 @@ def main(argv: Sequence[str] | None = None) -> int:
               f"{' / '.join(f'{t:.0f}' for t in times)}, mean {mean(times):.0f} s "
               f"(Table 5.8 simulated: {SIMULATED_J1_S:g} s)")
         return 0
-    scenario = reproduction_scenario()
-    if args.check:
-        specs = list(scenario.workload.jobs)
-    else:
-        fitted = calibrate(scenario)
-        specs = [fitted[s.label] for s in scenario.workload.jobs]
-        print("Fitted jobs (relaxed goals; paste into the reproduction's job lists):")
-        for spec in specs:
-            print("  " + yaml_line(spec))
+    scenario = base_scenario(REPRODUCTION)
+    specs = jobs_to_check(scenario, args.check, calibrate, yaml_line,
+                          "Fitted jobs (relaxed goals; paste into the reproduction's job lists):")
+    if not args.check:
         map_s = mean(alone_times(scenario, specs[[s.type for s in specs].index("sort")],
                                  map_phase=True))
         print(f"\nSort's map phase alone: {map_s:.0f} s (target {SORT_MAP_PHASE_S:.0f} s)\n")
-    print(check_table(scenario, specs))
+    print(thesis_table(scenario, specs))
     return 0
 
 

@@ -50,15 +50,27 @@ the model's.
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
+import sys
 from collections.abc import Sequence
+from pathlib import Path
 
-from mrsched_gym.baselines import make_baseline
 from mrsched_gym.config import JobSpec, Scenario
-from mrsched_gym.evaluate import run_episode
-from mrsched_gym.reproduce import load_reproduction
 from mrsched_gym.workloads.profiles import get_profile
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from time_alone import (  # noqa: E402
+    SEEDS,
+    alone_log,
+    arguments,
+    base_scenario,
+    bisect,
+    check_table,
+    job_time,
+    jobs_to_check,
+    mean,
+)
 
 REPRODUCTION = "thesis-ch4-ras"
 #: Table 4.1: length in isolation (s).
@@ -66,33 +78,12 @@ THESIS_ALONE_S = {"J1": 2500.0, "J8": 350.0, "J9": 250.0, "J2": 500.0, "J6": 750
                   "J7": 2500.0, "J3": 400.0, "J4": 280.0, "J5": 50.0}
 #: Static map slots per node tried for a time alone (4.2.6: 1 .. N, the fastest is kept).
 SLOTS = tuple(range(1, 9))
-#: Every seed's time alone within this fraction of the thesis's.
-TOLERANCE = 0.10
-SEEDS = tuple(range(5))
 
 
 # ---------------------------------------------------------------------- running a job alone
-def reproduction_scenario() -> Scenario:
-    """The reproduction's base scenario (its cluster and its job list)."""
-    return load_reproduction(REPRODUCTION).cases[0].scenario
-
-
-def job_alone(scenario: Scenario, spec: JobSpec, slots: int) -> Scenario:
-    """``scenario`` with ``spec`` as its only job, submitted at 0, ``slots`` map slots per
-    node."""
-    job = dataclasses.replace(spec, arrival_s=0.0)
-    nodes = tuple(dataclasses.replace(g, map_slots=slots) for g in scenario.cluster.nodes)
-    return dataclasses.replace(
-        scenario, cluster=dataclasses.replace(scenario.cluster, nodes=nodes),
-        workload=dataclasses.replace(scenario.workload, jobs=(job,)))
-
-
 def run_alone(scenario: Scenario, spec: JobSpec, slots: int, seed: int) -> float:
     """The job's completion time alone with ``slots`` map slots per node."""
-    res = run_episode(job_alone(scenario, spec, slots), make_baseline("fifo"), seed,
-                      keep_log=True)
-    log = res["log"]
-    return float(log.finish_s[0] - log.arrival_s[0])
+    return job_time(alone_log(scenario, spec, seed, map_slots=slots))
 
 
 def best_slots(scenario: Scenario, spec: JobSpec, seeds: Sequence[int] = SEEDS) -> int:
@@ -105,15 +96,6 @@ def alone_times(scenario: Scenario, spec: JobSpec, seeds: Sequence[int] = SEEDS)
     """The job's time alone per seed, at its fastest static slot count."""
     k = best_slots(scenario, spec, seeds)
     return [run_alone(scenario, spec, k, s) for s in seeds]
-
-
-def mean(xs: Sequence[float]) -> float:
-    return sum(xs) / len(xs)
-
-
-def within(times: Sequence[float], target: float, tol: float = TOLERANCE) -> bool:
-    """Every time within ``tol`` of ``target``."""
-    return all(abs(t / target - 1.0) <= tol for t in times)
 
 
 # ---------------------------------------------------------------------- the work model
@@ -153,12 +135,7 @@ def fit_scale(scenario: Scenario, spec: JobSpec, target: float,
         return mean(alone_times(scenario, scaled(spec, x), seeds))
     while f(hi) < target:
         lo, hi = hi, 2 * hi
-    for _ in range(steps):
-        mid = (lo + hi) / 2
-        if f(mid) < target:
-            lo = mid
-        else:
-            hi = mid
+    lo, hi = bisect(f, target, lo, hi, steps)
     best = min((lo, hi), key=lambda x: abs(f(x) - target))
     return scaled(spec, round(best, 4))
 
@@ -179,40 +156,29 @@ def yaml_line(spec: JobSpec) -> str:
             f"deadline_s: {spec.deadline_s:g}}}")
 
 
-def check_table(scenario: Scenario, specs: Sequence[JobSpec],
-                seeds: Sequence[int] = SEEDS) -> str:
+def table_4_1(scenario: Scenario, specs: Sequence[JobSpec],
+              seeds: Sequence[int] = SEEDS) -> str:
     """Per job: Table 4.1's time alone, ours per seed, the mean, its deviation and slots."""
-    lines = ["| job | scale | map / reduce work (s) | best slots | Table 4.1 alone (s) | "
-             "ours per seed (s) | mean | deviation | within 10% |",
-             "|---|---|---|---|---|---|---|---|---|"]
+    rows = []
     for spec in specs:
         target = THESIS_ALONE_S[spec.label]
         k = best_slots(scenario, spec, seeds)
-        times = [run_alone(scenario, spec, k, s) for s in seeds]
-        lines.append(f"| {spec.label} | {scale_of(spec):.3f} | {spec.map_work_s:g} / "
-                     f"{spec.reduce_work_s:g} | {k} | {target:g} | "
-                     f"{' / '.join(f'{t:.0f}' for t in times)} | {mean(times):.0f} | "
-                     f"{100 * (mean(times) / target - 1):+.1f}% | "
-                     f"{'yes' if within(times, target) else 'NO'} |")
-    return "\n".join(lines)
+        rows.append(([spec.label, f"{scale_of(spec):.3f}",
+                      f"{spec.map_work_s:g} / {spec.reduce_work_s:g}", str(k), f"{target:g}"],
+                     [run_alone(scenario, spec, k, s) for s in seeds], target))
+    return check_table(["job", "scale", "map / reduce work (s)", "best slots",
+                        "Table 4.1 alone (s)"], rows)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--check", action="store_true",
-                    help="only run the reproduction file's jobs alone against Table 4.1")
-    args = ap.parse_args(argv)
-    scenario = reproduction_scenario()
-    if args.check:
-        specs = list(scenario.workload.jobs)
-    else:
-        fitted = calibrate(scenario)
-        specs = [fitted[s.label] for s in scenario.workload.jobs]
-        print("Fitted jobs (paste into the reproduction's job list):")
-        for spec in specs:
-            print("  " + yaml_line(spec))
+    args = arguments(__doc__, "only run the reproduction file's jobs alone against Table 4.1"
+                     ).parse_args(argv)
+    scenario = base_scenario(REPRODUCTION)
+    specs = jobs_to_check(scenario, args.check, calibrate, yaml_line,
+                          "Fitted jobs (paste into the reproduction's job list):")
+    if not args.check:
         print()
-    print(check_table(scenario, specs))
+    print(table_4_1(scenario, specs))
     return 0
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from mrsched_gym.config.errors import check, in_range
+from mrsched_gym.config.errors import check, in_range, lower_bound
 from mrsched_gym.config.fields import AS_LIST, Float, Int, Text, section
 from mrsched_gym.config.limits import MAX_NODES
 from mrsched_gym.workloads.profiles import ACCELERATORS
@@ -47,13 +47,13 @@ class NodeGroup:
     reduce_slots: Int | None = None
 
     def __post_init__(self) -> None:
-        check(self.count >= 1, "count", f"must be >= 1, got {self.count}")
+        lower_bound(self.count, 1, "count")
         check(self.count <= MAX_NODES, "count",
                f"{self.count:,} nodes, more than the limit of {MAX_NODES:,}")
-        check(self.cpu_cores >= 1, "cpu_cores", f"must be >= 1, got {self.cpu_cores}")
-        check(self.mem_gb > 0, "mem_gb", f"must be > 0, got {self.mem_gb}")
+        lower_bound(self.cpu_cores, 1, "cpu_cores")
+        lower_bound(self.mem_gb, 0, "mem_gb", lo_open=True)
         for name in ("disk_mb_s", "net_mb_s", "disk_gb"):
-            check(getattr(self, name) > 0, name, f"must be > 0, got {getattr(self, name)}")
+            lower_bound(getattr(self, name), 0, name, lo_open=True)
         in_range(self.cpu_speed, 0.001, 1000.0, "cpu_speed")
         check(self.accelerator is None or self.accelerator in ACCELERATORS, "accelerator",
                f"unknown accelerator {self.accelerator!r}; known: {', '.join(ACCELERATORS)} "
@@ -136,11 +136,9 @@ class ClusterConfig:
                f"must be in [1, 16], got {self.replication}")
         check(self.block_mb >= 1, "block_mb", f"must be >= 1 (HDFS's smallest block), got "
                f"{self.block_mb!r}")
-        check(self.off_rack_factor >= 1, "off_rack_factor",
-               f"must be >= 1, got {self.off_rack_factor}")
+        lower_bound(self.off_rack_factor, 1, "off_rack_factor")
         in_range(self.swap_slowdown, 0.0, 1000.0, "swap_slowdown")
-        check(self.orchestrator_epoch_s > 0, "orchestrator_epoch_s",
-               f"must be > 0, got {self.orchestrator_epoch_s}")
+        lower_bound(self.orchestrator_epoch_s, 0, "orchestrator_epoch_s", lo_open=True)
         in_range(self.task_demand_cv, 0.0, 2.0, "task_demand_cv")
         check(self.hdfs_on == "all" or any(g.kind == "dedicated" for g in self.nodes),
                "hdfs_on", "'dedicated' needs at least one node group of kind 'dedicated'")

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import field
 from typing import Annotated, Literal
 
-from mrsched_gym.config.errors import check, in_range
+from mrsched_gym.config.errors import check, in_range, lower_bound
 from mrsched_gym.config.fields import AS_LIST, Bool, Float, FloatMap, Int, Text, section
 from mrsched_gym.frozen import FrozenDict
 
@@ -32,10 +32,8 @@ class PreemptionConfig:
         check(len(self.primitives) >= 1, "primitives", "needs at least one primitive")
         check(len(set(self.primitives)) == len(self.primitives), "primitives",
                f"duplicates in {list(self.primitives)}")
-        check(self.kill_cleanup_s >= 0, "kill_cleanup_s",
-               f"must be >= 0, got {self.kill_cleanup_s!r}")
-        check(self.max_suspended_per_node >= 0, "max_suspended_per_node",
-               f"must be >= 0, got {self.max_suspended_per_node!r}")
+        lower_bound(self.kill_cleanup_s, 0, "kill_cleanup_s")
+        lower_bound(self.max_suspended_per_node, 0, "max_suspended_per_node")
 
 
 @section
@@ -58,8 +56,7 @@ class SpeculationConfig:
     min_runtime_s: Float = 60.0
 
     def __post_init__(self) -> None:
-        check(self.min_runtime_s >= 0, "min_runtime_s",
-               f"must be >= 0, got {self.min_runtime_s!r}")
+        lower_bound(self.min_runtime_s, 0, "min_runtime_s")
 
 
 @section

@@ -38,6 +38,14 @@ def in_range(value: float, lo: float, hi: float, fld: str, *, lo_open: bool = Fa
     check(ok, fld, f"must be in {bracket}{lo}, {hi}], got {value!r}")
 
 
+def lower_bound(value: float, lo: float, fld: str, *, lo_open: bool = False) -> None:
+    """Check ``value >= lo`` (``value > lo`` with ``lo_open``): ``"<fld>: must be >= <lo>, got
+    <value>"``. The schema reads a call with ``fld`` written out as a bound of that field
+    (:func:`mrsched_gym.config.schema.field_checks`)."""
+    op = ">" if lo_open else ">="
+    check(value > lo if lo_open else value >= lo, fld, f"must be {op} {lo}, got {value!r}")
+
+
 def split_path(path: str) -> tuple[str | int, ...]:
     """``"nodes[0].count"`` -> ``("nodes", 0, "count")``."""
     out: list[str | int] = []

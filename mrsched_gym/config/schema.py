@@ -97,6 +97,17 @@ def field_checks(cls: type) -> dict[str, tuple[list[str], dict[str, float]]]:
                 bounds["exclusiveMinimum" if lo_open else "minimum"] = lo
             if hi is not None:
                 bounds["maximum"] = hi
+        elif node.func.id == "lower_bound" and len(args) >= 3 and isinstance(
+                args[2], ast.Constant) and args[2].value in fields:
+            lo_open = any(k.arg == "lo_open" and isinstance(k.value, ast.Constant)
+                          and k.value.value is True for k in node.keywords)
+            sign = ">" if lo_open else ">="
+            texts, bounds = out.setdefault(str(args[2].value), ([], {}))
+            texts.append(f"{ast.unparse(args[0]).replace('self.', '')} {sign} "
+                         f"{ast.unparse(args[1])}")
+            lo = _constant(args[1], names)
+            if ast.unparse(args[0]) == f"self.{args[2].value}" and lo is not None:
+                bounds[_BOUND_KEYS[sign]] = lo
         elif node.func.id == "check" and len(args) >= 2 and isinstance(args[1], ast.Constant):
             fld = args[1].value
             if not (isinstance(fld, str) and fld in fields):

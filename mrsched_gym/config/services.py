@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from mrsched_gym.config.errors import check, in_range
+from mrsched_gym.config.errors import check, in_range, lower_bound
 from mrsched_gym.config.fields import Bool, Float, Int, Text, section
 from mrsched_gym.config.limits import MAX_TIME_LIMIT_S
 
@@ -53,20 +53,16 @@ class InterferenceConfig:
     def __post_init__(self) -> None:
         in_range(self.mean, 0.0, 1.0, "mean")
         in_range(self.amplitude, 0.0, 1.0, "amplitude")
-        check(self.period_s >= 1, "period_s", f"must be >= 1, got {self.period_s!r}")
+        lower_bound(self.period_s, 1, "period_s")
         in_range(self.step_s, 0.0, MAX_TIME_LIMIT_S, "step_s", lo_open=True)
         in_range(self.noise, 0.0, 1.0, "noise")
         check(self.load != "trace" or bool(self.trace), "trace", "required when load is 'trace'")
-        check(self.trace_offset_s >= 0, "trace_offset_s",
-               f"must be >= 0, got {self.trace_offset_s!r}")
+        lower_bound(self.trace_offset_s, 0, "trace_offset_s")
         in_range(self.min_share, 0.0, 1.0, "min_share")
-        check(self.response_alone_ms > 0, "response_alone_ms",
-               f"must be > 0, got {self.response_alone_ms!r}")
-        check(self.credit_inflation >= 0, "credit_inflation",
-               f"must be >= 0, got {self.credit_inflation!r}")
-        check(self.background_inflation >= 0, "background_inflation",
-               f"must be >= 0, got {self.background_inflation!r}")
-        check(self.slo_ms > 0, "slo_ms", f"must be > 0, got {self.slo_ms!r}")
+        lower_bound(self.response_alone_ms, 0, "response_alone_ms", lo_open=True)
+        lower_bound(self.credit_inflation, 0, "credit_inflation")
+        lower_bound(self.background_inflation, 0, "background_inflation")
+        lower_bound(self.slo_ms, 0, "slo_ms", lo_open=True)
 
 
 @section
@@ -113,16 +109,15 @@ class AvailabilityConfig:
     def __post_init__(self) -> None:
         in_range(self.step_s, 0.0, MAX_TIME_LIMIT_S, "step_s", lo_open=True)
         in_range(self.min_fraction, 0.0, 1.0, "min_fraction", lo_open=True)
-        check(self.period_s >= 1, "period_s", f"must be >= 1, got {self.period_s!r}")
+        lower_bound(self.period_s, 1, "period_s")
         check(self.level in (1, 2, 3), "level", f"must be 1, 2 or 3, got {self.level}")
-        check(self.mean_on_s > 0, "mean_on_s", f"must be > 0, got {self.mean_on_s!r}")
-        check(self.mean_off_s > 0, "mean_off_s", f"must be > 0, got {self.mean_off_s!r}")
+        lower_bound(self.mean_on_s, 0, "mean_on_s", lo_open=True)
+        lower_bound(self.mean_off_s, 0, "mean_off_s", lo_open=True)
         check(self.generator not in ("trace", "transactional") or bool(self.trace), "trace",
                f"required when generator is {self.generator!r}")
         check(not (self.generator == "transactional" and self.trace_invert), "trace_invert",
                "a transactional trace is read as the load taking capacity already")
-        check(self.trace_offset_s >= 0, "trace_offset_s",
-               f"must be >= 0, got {self.trace_offset_s!r}")
+        lower_bound(self.trace_offset_s, 0, "trace_offset_s")
         check(1 <= self.forecast_steps <= 256, "forecast_steps",
                f"must be in [1, 256], got {self.forecast_steps!r}")
         in_range(self.forecast_noise, 0.0, 2.0, "forecast_noise")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import field
 from typing import Annotated, Literal
 
-from mrsched_gym.config.errors import check, in_range
+from mrsched_gym.config.errors import check, in_range, lower_bound
 from mrsched_gym.config.fields import (
     AS_LIST,
     Bool,
@@ -59,8 +59,8 @@ class JobSpec:
     def __post_init__(self) -> None:
         check(self.type in PROFILES, "type",
                f"unknown job type {self.type!r}; known: {', '.join(PROFILES)}")
-        check(self.arrival_s >= 0, "arrival_s", f"must be >= 0, got {self.arrival_s!r}")
-        check(self.n_maps >= 1, "n_maps", f"must be >= 1, got {self.n_maps}")
+        lower_bound(self.arrival_s, 0, "arrival_s")
+        lower_bound(self.n_maps, 1, "n_maps")
         check(self.n_reduces is None or self.n_reduces >= 0, "n_reduces",
                f"must be >= 0, got {self.n_reduces!r}")
         for name in ("deadline_s", "deadline_factor", "map_work_s", "reduce_work_s"):
@@ -69,7 +69,7 @@ class JobSpec:
         check(self.deadline_s is None or self.deadline_factor is None, "deadline_s",
                "give deadline_s or deadline_factor, not both")
         check(0 <= self.priority <= 9, "priority", f"must be in [0, 9], got {self.priority!r}")
-        check(self.weight > 0, "weight", f"must be > 0, got {self.weight!r}")
+        lower_bound(self.weight, 0, "weight", lo_open=True)
         check(self.work_cv is None or 0 <= self.work_cv <= 5, "work_cv",
                f"must be in [0, 5], got {self.work_cv!r}")
         check(0 <= self.arrival_jitter_s <= self.arrival_s, "arrival_jitter_s",
@@ -151,20 +151,19 @@ class WorkloadConfig:
 
     def __post_init__(self) -> None:
         check(self.kind != "trace" or bool(self.trace), "trace", "required when kind is 'trace'")
-        check(self.trace_offset_s >= 0, "trace_offset_s",
-               f"must be >= 0, got {self.trace_offset_s!r}")
+        lower_bound(self.trace_offset_s, 0, "trace_offset_s")
         in_range(self.bytes_scale, 0.0, 1e6, "bytes_scale", lo_open=True)
         check(1 <= self.max_maps <= 100_000, "max_maps",
                f"must be in [1, 100000], got {self.max_maps!r}")
-        check(self.reduce_mb > 0, "reduce_mb", f"must be > 0, got {self.reduce_mb!r}")
+        lower_bound(self.reduce_mb, 0, "reduce_mb", lo_open=True)
         check(set(self.trace_types) == {"map_only", "aggregate", "transform"}, "trace_types",
                "needs exactly the keys map_only, aggregate, transform")
         for k, v in self.trace_types.items():
             check(v in PROFILES, f"trace_types.{k}",
                    f"unknown job type {v!r}; known: {', '.join(PROFILES)}")
-        check(self.duration_s > 0, "duration_s", f"must be > 0, got {self.duration_s!r}")
+        lower_bound(self.duration_s, 0, "duration_s", lo_open=True)
         in_range(self.load, 0.0, 5.0, "load", lo_open=True)
-        check(self.size_mean >= 1, "size_mean", f"must be >= 1, got {self.size_mean!r}")
+        lower_bound(self.size_mean, 1, "size_mean")
         check(0 <= self.size_std <= 100 * self.size_mean, "size_std",
                f"must be in [0, 100 x size_mean = {100 * self.size_mean:g}], got {self.size_std!r}")
         check(len(self.type_mix) > 0, "type_mix", "needs at least one type")

@@ -14,39 +14,15 @@
 
 The parts: :mod:`~mrsched_gym.results.files` (durable writes, JSON / CSV),
 :mod:`~mrsched_gym.results.records` (summaries, result files, journal checks) and
-:mod:`~mrsched_gym.results.run_folder` (:class:`RunFolder`); every name is importable from here.
+:mod:`~mrsched_gym.results.run_folder` (:class:`RunFolder`); every name of their ``__all__`` is
+importable from here.
 """
 
 from __future__ import annotations
 
-from mrsched_gym.results.files import (
-    MARKER,
-    SLUG_CHARS,
-    atomic_write,
-    csv_text,
-    durable_write,
-    excerpt,
-    file_mode,
-    fsync_dir,
-    json_safe,
-    safe_child,
-    save_figure,
-)
-from mrsched_gym.results.records import (
-    EpisodeFailures,
-    check_record,
-    header_diff,
-    job_rows,
-    mean_ci95,
-    metric_names,
-    nan_for_null,
-    summarize,
-    task_key,
-    write_results,
-)
-from mrsched_gym.results.run_folder import RunFolder, close_inherited
+from mrsched_gym.results import files, records, run_folder
+from mrsched_gym.results.files import *  # noqa: F403
+from mrsched_gym.results.records import *  # noqa: F403
+from mrsched_gym.results.run_folder import *  # noqa: F403
 
-__all__ = ["MARKER", "SLUG_CHARS", "EpisodeFailures", "RunFolder", "atomic_write", "check_record",
-           "close_inherited", "csv_text", "durable_write", "excerpt", "file_mode", "fsync_dir",
-           "header_diff", "job_rows", "json_safe", "mean_ci95", "metric_names", "nan_for_null",
-           "safe_child", "save_figure", "summarize", "task_key", "write_results"]
+__all__ = files.__all__ + records.__all__ + run_folder.__all__

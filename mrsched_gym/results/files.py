@@ -177,3 +177,7 @@ def csv_text(rows: Sequence[dict]) -> str:
         for r in rows:
             w.writerow({k: r.get(k) for k in keys})
     return buf.getvalue()
+
+
+__all__ = ["MARKER", "SLUG_CHARS", "atomic_write", "csv_text", "durable_write", "excerpt",
+           "file_mode", "fsync_dir", "json_safe", "safe_child", "save_figure"]

@@ -153,3 +153,7 @@ class EpisodeFailures(MRSchedError):
         more = f" (and {len(failures) - 5} more)" if len(failures) > 5 else ""
         super().__init__(f"{len(failures)} of {len(records) + len(failures)} episodes failed: "
                          f"{names}{more}")
+
+
+__all__ = ["EpisodeFailures", "check_record", "header_diff", "job_rows", "mean_ci95",
+           "metric_names", "nan_for_null", "summarize", "task_key", "write_results"]

@@ -366,3 +366,6 @@ class RunFolder:
             except OSError:
                 pass
         return self.final
+
+
+__all__ = ["RunFolder", "close_inherited"]
