@@ -8,6 +8,9 @@ bad values), so ``except ValueError`` keeps working. The ``mrsched-gym`` command
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Iterable
+
 
 class MRSchedError(Exception):
     """Base class of every error the project raises on purpose (bad input, failed run)."""
@@ -45,5 +48,12 @@ def install_hint(extra: str) -> str:
             f"build, first: export PIP_EXTRA_INDEX_URL=https://download.pytorch.org/whl/cpu)")
 
 
+def did_you_mean(word: str, known: Iterable[str]) -> str:
+    """``"; did you mean 'x'?"`` naming the known name closest to a misspelt ``word`` (difflib's
+    ratio at least 0.6), or ``""``: the tail of an error message about an unknown name."""
+    close = difflib.get_close_matches(word, list(known), n=1, cutoff=0.6)
+    return f"; did you mean {close[0]!r}?" if close else ""
+
+
 __all__ = ["EpisodeStateError", "InputError", "InputTypeError", "MRSchedError",
-           "MissingExtraError", "OutputError", "install_hint"]
+           "MissingExtraError", "OutputError", "did_you_mean", "install_hint"]

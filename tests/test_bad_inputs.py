@@ -806,3 +806,10 @@ def test_the_harness_runs_a_world_without_decisions(policy):
     res = run_episode(ENV, pol, 1, {"time_limit_s": 60})
     assert res["steps"] == 1 and res["return"] == 0.0
     assert res["metrics"]["invalid_actions"] == 0
+
+
+def test_did_you_mean_names_the_closest_known_name_or_nothing():
+    from mrsched_gym.errors import did_you_mean
+    assert did_you_mean("deadline_penalty", ["deadline_misses", "deadline_penalty_h"]) == \
+        "; did you mean 'deadline_penalty_h'?"
+    assert did_you_mean("zzz", ["deadline_misses", "deadline_penalty_h"]) == ""

@@ -358,10 +358,11 @@ def test_result_files_are_world_readable(tmp_path):
 
 @pytest.mark.parametrize("argv, message", [
     (["--metric", "nosuch"], "unknown metric"),
+    (["--metric", "deadline_penalty"], "did you mean 'deadline_penalty_h'?"),
     (["--policies", "lottery"], "unknown baseline"),
     (["--env", "no_such_scenario"], "no_such_scenario"),
     (["--policies", "rllib:no/such/folder"], "RLlib checkpoint folder 'no/such/folder' not found"),
-], ids=["metric", "policy", "scenario", "rllib"])
+], ids=["metric", "metric-typo", "policy", "scenario", "rllib"])
 def test_compare_refuses_bad_arguments_before_any_episode(monkeypatch, tmp_path, capsys, argv,
                                                           message):
     from mrsched_gym.evaluate import running

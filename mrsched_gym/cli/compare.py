@@ -27,7 +27,7 @@ def compare_command(args: argparse.Namespace) -> int:
     from mrsched_gym.agents.pretrained import agents_for, pretrained_numpy_path, rl_available
     from mrsched_gym.baselines import applicable_baselines
     from mrsched_gym.config import to_dict, with_overrides
-    from mrsched_gym.errors import InputError, install_hint
+    from mrsched_gym.errors import InputError, did_you_mean, install_hint
     from mrsched_gym.evaluate import evaluate, scenario_of, sweep_tasks
     from mrsched_gym.metrics import RECORD_METRICS
     from mrsched_gym.models.traces import trace_digests
@@ -57,7 +57,8 @@ def compare_command(args: argparse.Namespace) -> int:
         headline = args.metric or sc.reward.headline
         if headline not in RECORD_METRICS:
             raise InputError(f"--metric {headline!r}: unknown metric; known: "
-                             f"{', '.join(RECORD_METRICS)}")
+                             f"{', '.join(RECORD_METRICS)}"
+                             + did_you_mean(headline, RECORD_METRICS))
         specs = {t[0].label: t[0] for t in sweep_tasks(policies, [env], seeds, overrides)}
         policies = list(specs.values())         # parsed once: a policy file is loaded once
         out_name = results_name(sc, bool(overrides))

@@ -3,7 +3,6 @@ refuses duplicate keys and can tell the line of any value (:func:`line_of`)."""
 
 from __future__ import annotations
 
-import difflib
 import os
 from collections.abc import Mapping
 from importlib import resources
@@ -14,7 +13,7 @@ import yaml
 
 from mrsched_gym.config.env_ids import ENV_IDS, ENV_OVERRIDES
 from mrsched_gym.config.errors import ConfigError, short
-from mrsched_gym.errors import InputTypeError
+from mrsched_gym.errors import InputTypeError, did_you_mean
 from mrsched_gym.frozen import FrozenDict
 
 #: The kinds of bundled config files: folder of ``configs/`` -> what its files are called.
@@ -70,9 +69,8 @@ def unknown_name_hint(kind: str, name: str) -> str:
         return (f"; {name!r} is a registered env id (for gym.make and the command line): a "
                 f"scenario file is named by its bundled name, here {ENV_IDS[name]!r}"
                 + (f" with the overrides {dict(extra)}" if extra else ""))
-    close = difflib.get_close_matches(name, [*ENV_IDS, *bundled_names(kind)], n=1, cutoff=0.6)
     return (f"; registered ids: {', '.join(ENV_IDS)}"
-            + (f"; did you mean {close[0]!r}?" if close else ""))
+            + did_you_mean(name, [*ENV_IDS, *bundled_names(kind)]))
 
 
 def bundled_scenarios() -> list[str]:

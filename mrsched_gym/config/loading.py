@@ -9,7 +9,6 @@ override (``--set workload.trace=...``) is relative to the working directory as 
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -20,6 +19,7 @@ from mrsched_gym.config.errors import ConfigError, short
 from mrsched_gym.config.files import config_source, line_of, parse_yaml
 from mrsched_gym.config.messages import type_at
 from mrsched_gym.config.scenario import Scenario
+from mrsched_gym.errors import did_you_mean
 from mrsched_gym.models.traces import BUNDLED_TRACES
 
 _T = TypeVar("_T")
@@ -94,10 +94,8 @@ def _set_path(d: dict[str, Any], keys: list[str], value: Any, full: str,
             raise ConfigError(f"override {full!r}: {k} is not a section")
         d = sub
     if keys[-1] not in d:
-        close = difflib.get_close_matches(keys[-1], list(d), n=1, cutoff=0.6)
         raise ConfigError(f"override {full!r}: unknown key {keys[-1]!r} (known: "
-                          f"{', '.join(sorted(d))})"
-                          + (f"; did you mean {close[0]!r}?" if close else ""))
+                          f"{', '.join(sorted(d))})" + did_you_mean(keys[-1], d))
     tp = type_at(Scenario, (*prefix, *keys))
     if isinstance(d[keys[-1]], dict) and isinstance(value, Mapping) and \
             dataclasses.is_dataclass(tp):

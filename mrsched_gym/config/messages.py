@@ -5,7 +5,6 @@ wrong, in the words the hand-written builder used (``workload.load: expected a n
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import types
 import typing
 from typing import Any, Union
@@ -14,6 +13,7 @@ from pydantic import ValidationError
 from pydantic_core import ErrorDetails
 
 from mrsched_gym.config.errors import ConfigError, short
+from mrsched_gym.errors import did_you_mean
 
 _MAPPING_ERRORS = {"dataclass_type", "dataclass_args_type", "dict_type", "mapping_type",
                    "model_type", "model_attributes_type"}
@@ -63,9 +63,7 @@ def _unknown_key(top: type, loc: tuple[str | int, ...]) -> str:
     owner = type_at(top, loc[:-1])
     known = sorted(f.name for f in dataclasses.fields(owner)) if dataclasses.is_dataclass(
         owner) else []
-    close = difflib.get_close_matches(str(loc[-1]), known, n=1, cutoff=0.6)
-    return (f"unknown key (known: {', '.join(known)})"
-            + (f"; did you mean {close[0]!r}?" if close else ""))
+    return f"unknown key (known: {', '.join(known)})" + did_you_mean(str(loc[-1]), known)
 
 
 def message(err: ErrorDetails, top: type) -> tuple[str, tuple[str | int, ...]]:
