@@ -300,7 +300,7 @@ class MRSchedEnv(gym.Env):
                 f"{method}() called before reset()" if self._phase == _NEW else
                 f"{method}() called after the episode ended (terminated or truncated); call "
                 f"reset()")
-        a = action if type(action) is int else self.action_index(action)
+        a = action_index(action, self.K)
         if self.strict_actions and not self.sim.is_legal(a):
             raise InputError(f"action {a} is not legal now (mask {self.action_masks()})")
         reward, terminated, truncated, info = play(self.sim, self.rewards, a, self.lean_info,

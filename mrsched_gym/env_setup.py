@@ -98,6 +98,8 @@ def action_index(action: Any, K: int) -> int:
     """``action`` as a Python ``int`` if it is an integer (a Python or numpy integer, or a 0-d
     integer array); else :class:`~mrsched_gym.errors.InputTypeError` naming the action and its
     type (bools are refused: a bool is almost always a mask entry passed by mistake)."""
+    if type(action) is int:                     # the usual case, checked first (every step)
+        return action
     if isinstance(action, np.ndarray):
         if action.shape == () and np.issubdtype(action.dtype, np.integer):
             return int(action)
