@@ -9,6 +9,18 @@ from __future__ import annotations
 import numpy as np
 
 
+def narrowed(mask: np.ndarray, out: list[int]) -> np.ndarray:
+    """``mask`` with the candidates ``out`` removed (a copy when any is), and skip legal when no
+    candidate is left (the env's work-conserving mask offers it then too)."""
+    if not out:
+        return mask
+    mask = mask.copy()
+    mask[out] = False
+    if not mask[:-1].any():
+        mask[-1] = True
+    return mask
+
+
 class MaskingDelegate:
     """An agent whose decisions are made under a mask that :meth:`masked_candidates` narrows.
 
@@ -39,17 +51,11 @@ class MaskingDelegate:
         if self.sim is None:
             raise ValueError(f"{self.name}: call reset(sim) before act ({self.rule} reads the "
                              f"world)")
-        out = self.masked_candidates(self.sim)
-        if out:
-            mask = mask.copy()
-            mask[out] = False
-            if not mask[:-1].any():     # no candidate left: skip is the legal action (the
-                mask[-1] = True         # env's work-conserving mask offers it then too)
-        return self.agent.act(obs, mask)
+        return self.agent.act(obs, narrowed(mask, self.masked_candidates(self.sim)))
 
     def masked_candidates(self, sim) -> list[int]:
         """Indices of the candidates the rule removes at the current decision."""
         raise NotImplementedError
 
 
-__all__ = ["MaskingDelegate"]
+__all__ = ["MaskingDelegate", "narrowed"]

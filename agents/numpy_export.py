@@ -30,7 +30,8 @@ def export_numpy(model, path: str | Path) -> Path:
                    for k, v in policy.action_net.state_dict().items()})
     path = Path(path).with_suffix(".npz")
     meta = {"hidden": fx.hidden, "work_conserving": bool(policy.action_net.work_conserving),
-            "masked": type(model).__name__ == "MaskablePPO",
+            # MaskablePPO or a subclass (the trainer's fast-numerics NumpyRolloutPPO)
+            "masked": any(c.__name__ == "MaskablePPO" for c in type(model).__mro__),
             "forecast": int(policy.observation_space["forecast"].shape[0]),
             "node_mask": bool(getattr(fx, "node_mask", False)),
             "objective": int(getattr(fx, "objective_features", 0))}

@@ -134,6 +134,14 @@ class TrainConfig:
             sequence, the advantage as the return minus the group's mean return-to-go at the
             same simulated time, optionally the differential reward and a curriculum on episode
             length. A single env only (no ``worlds``). None = off.
+        affinity: Train under the affinity mask with this ``min_ratio`` in (0, 1]
+            (:mod:`mrsched_gym.baselines.affinity`): PPO's action mask is narrowed as the
+            deployed agent's is (:class:`~mrsched_gym.agents.rules.TrainUnderRules`), validation
+            plays under it, and the checkpoints carry it, so ``agent:PATH.zip`` acts under it
+            wherever it is evaluated. For fine-tuning a policy that is shipped with the rule
+            (``init_from``). None = off.
+        slow_start: The same for the reduce slow-start rule's ``fraction`` in (0, 1]
+            (:mod:`mrsched_gym.baselines.slow_start`). None = off.
     """
 
     name: str = "agent"
@@ -161,6 +169,8 @@ class TrainConfig:
     imitate: ImitateConfig | None = None
     value_warmup_steps: int = 0
     input_driven: InputDrivenConfig | None = None
+    affinity: float | None = None
+    slow_start: float | None = None
 
     def validate(self, where: str = "config") -> TrainConfig:
         """Check every field (and that the env and the evaluation baselines exist).
@@ -234,6 +244,24 @@ class TrainConfig:
                 self.imitate.validate(list(self.worlds.ids) if self.worlds else [self.env])
             except ValueError as ex:
                 raise ConfigError(f"{where}: {ex}") from None
+        if self.rules():
+            if self.algo != "maskable_ppo":
+                bad(next(iter(self.rules())), "the rules narrow the action mask: they need algo "
+                                              "maskable_ppo")
+            if self.imitate is not None:
+                bad(next(iter(self.rules())), "imitation under the rules is not supported: "
+                                              "imitate first, then fine-tune under the rules "
+                                              "with init_from")
+            from mrsched_gym.baselines.affinity import check_min_ratio
+            from mrsched_gym.baselines.slow_start import check_fraction
+            for f, check in (("affinity", check_min_ratio), ("slow_start", check_fraction)):
+                v = getattr(self, f)
+                if v is None:
+                    continue
+                try:
+                    setattr(self, f, check(v))
+                except ValueError as ex:
+                    bad(f, str(ex))
         from mrsched_gym.evaluate import check_policy, scenario_of
         try:
             scenario_of(self.env)
@@ -245,6 +273,11 @@ class TrainConfig:
             except Exception as ex:  # noqa: BLE001
                 bad("eval.baselines", str(ex))
         return self
+
+    def rules(self) -> dict[str, float]:
+        """The decision rules the run trains under (``affinity``, ``slow_start``), by name."""
+        return {k: v for k in ("affinity", "slow_start")
+                if (v := getattr(self, k)) is not None}
 
 
 def resolved_numerics(cfg: TrainConfig) -> str:

@@ -30,6 +30,12 @@ def make_vec_env(cfg: TrainConfig, n_envs: int | None = None, seed_offset: int =
     # worlds) or, with work_conserving: false, skip offered at every decision (allow_idle)
     wrap = None if cfg.algo != "maskable_ppo" else \
         WorkConserving if cfg.work_conserving else AllowIdle
+    if wrap is not None and cfg.rules():             # the deployed rules narrow the mask
+        from mrsched_gym.agents.rules import TrainUnderRules
+        mask_wrap, rules = wrap, cfg.rules()
+
+        def wrap(env):
+            return TrainUnderRules(mask_wrap(env), **rules)
     if cfg.worlds is not None:
         from mrsched_gym.agents.worlds import WorldPool
         worlds = cfg.worlds
@@ -102,6 +108,7 @@ def build_model(cfg: TrainConfig, venv, tb_dir: str | None = None):
     model = algo(policy, venv, policy_kwargs=pkw, seed=cfg.seed, device="cpu", verbose=0,
                  tensorboard_log=tb_dir, **ppo)
     model.mrsched_work_conserving = cfg.work_conserving     # saved with the checkpoint
+    model.mrsched_rules = cfg.rules()           # idem: agent:PATH.zip acts under them
     if cfg.init_from:
         init_weights(model, cfg.init_from)
     set_numerics(model, cfg)
@@ -164,16 +171,18 @@ def evaluate_model(model, cfg: TrainConfig, seeds, baselines: dict | None = None
     ``seeds`` divided by the best of ``baselines[id]`` (the baselines' means on the same seeds).
     """
     from mrsched_gym.agents.policy import AgentPolicy
+    from mrsched_gym.agents.rules import with_rules
     from mrsched_gym.evaluate import run_episode, scenario_of
     if cfg.worlds is None:
         headline = scenario_of(cfg.env).reward.headline
-        pol = AgentPolicy(model, cfg.name)
+        pol = with_rules(AgentPolicy(model, cfg.name), **cfg.rules())
         return [run_episode(cfg.env, pol, s, cfg.env_kwargs)["metrics"][headline]
                 for s in seeds]
     from mrsched_gym.agents.numpy_export import export_numpy
     from mrsched_gym.agents.numpy_policy import NumpySetPolicy
     with tempfile.TemporaryDirectory() as d:             # the numpy actor: same actions, faster
-        pol = NumpySetPolicy.load(export_numpy(model, Path(d) / "actor.npz"), cfg.name)
+        pol = with_rules(NumpySetPolicy.load(export_numpy(model, Path(d) / "actor.npz"),
+                                             cfg.name), **cfg.rules())
     out = []
     for env_id in cfg.worlds.ids:
         headline = scenario_of(env_id).reward.headline

@@ -138,17 +138,13 @@ def make_policy(spec: PolicySpec | str) -> Any:
         else:
             from mrsched_gym.agents.policy import load_agent
             agent = load_agent(spec.target)
-        params = dict(spec.params)
+        # a shipped agent's rules come from its metadata, a checkpoint's from the rules it
+        # was trained under (the trainer's affinity / slow_start, saved with the model)
+        params = dict(spec.params) or dict(getattr(getattr(agent, "model", None),
+                                                   "mrsched_rules", None) or {})
+        from mrsched_gym.agents.rules import with_rules
         try:
-            if params.get("affinity") is not None:     # the shipped agent's affinity mask
-                from mrsched_gym.agents.affinity import AffinityDelegate
-                agent = AffinityDelegate(agent, params["affinity"])
-            if params.get("slow_start") is not None:   # its reduce slow-start rule
-                from mrsched_gym.agents.slow_start import SlowStartDelegate
-                agent = SlowStartDelegate(agent, params["slow_start"])
-            if params.get("speculation") is not None:  # its speculation rule
-                from mrsched_gym.agents.policy import SpeculationDelegate
-                agent = SpeculationDelegate(agent, params["speculation"])
+            agent = with_rules(agent, **params)
         except ValueError as e:
             raise InputError(f"policy {spec.label!r}: {e}") from None
         return agent
