@@ -124,8 +124,10 @@ def test_bad_config_names_the_field(override, field):
 def test_bundled_configs_document_every_field():
     """Every field of the shipped configs carries a comment."""
     from importlib.resources import files
-    for name in ("hadoop_set", "hadoop_flat", "general", "general_ppo", "general_objective",
-                 "general_rollout"):
+
+    from mrsched_gym.agents.train import bundled_configs
+    assert "general_rules" in bundled_configs()
+    for name in bundled_configs():
         text = files("mrsched_gym.configs").joinpath("agents", f"{name}.yaml").read_text()
         for line in text.splitlines():
             if line.strip() and not line.lstrip().startswith("#") and not line.endswith(":"):
