@@ -88,6 +88,7 @@ from mrsched_gym.obs_layout import (
     observed_kind,
     packer,
 )
+from mrsched_gym.row_key import RowKey
 from mrsched_gym.sim.decision import (
     ADMIT,
     PREEMPT,
@@ -170,7 +171,7 @@ class ObservationEncoder:
         jobs = getattr(self.sim, "jobs", [])
         self._jobs = jobs
         n = 2 * len(jobs)
-        self._keys: list[tuple[int, ...] | None] = [None] * n
+        self._keys: list[RowKey | None] = [None] * n
         #: per slot: the row without its dynamic and kind columns (zero there), packed
         self._static: list[bytes] = [b""] * n
         #: per slot: (work left before the deadline, deadline or inf, arrival time, and the
@@ -211,12 +212,10 @@ class ObservationEncoder:
     def _job_slot(self, job: Job, phase: int) -> int:
         """The cache slot of a job-phase's row, brought up to date: every feature but the
         :data:`DYNAMIC_COLS` and the kind's own (locality, resume, preemption), which stay
-        zero. Its key is the job's task counts (done, running, and finished of ``phase``: the
-        observed mean length moves with it); the rest of the job is fixed."""
+        zero. Its key: the job's task counts (:class:`~mrsched_gym.row_key.RowKey`)."""
         i = 2 * job.jid + phase
-        key = (job.maps_done, job.reduces_done, job.maps_running, job.reduces_running,
-               job.len_n[phase])
-        if self._keys[i] == key:
+        key = self._keys[i]
+        if key is not None and key.holds(job, phase):
             return i
         p = job.profile
         expected = job.expected_len        # what a scheduler expects before it observes any
@@ -250,7 +249,8 @@ class ObservationEncoder:
             float(obs_n > 0), 0.0, float(has_dl), 0.0, 0.0, running,
             0.0, job.priority / 9.0, job.weight / 10.0 if job.weight < 10.0 else 1.0, 0.0,
             dem[0], dem[1], dem[2], 0.0, 0.0, alone_h if alone_h < HOURS_MAX else HOURS_MAX)
-        self._keys[i] = key
+        self._keys[i] = RowKey(job.maps_done, job.reduces_done, job.maps_running,
+                               job.reduces_running, obs_n)
         self._part[i] = (due_work, dl if has_dl else math.inf, job.arrival_s, float(has_dl),
                          running)
         return i

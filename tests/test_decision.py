@@ -107,3 +107,26 @@ def test_the_simulator_offers_every_member_of_the_view():
     assert len(members) > 30
     missing = [m for m in members if not hasattr(sim, m)]
     assert not missing, missing
+
+
+def test_a_decision_is_an_immutable_value_compiled_or_not():
+    """Written out rather than a frozen dataclass (a compiled-build speed-up), it keeps that
+    class's behaviour: no field can be set or deleted, and it compares, hashes, prints, copies
+    and pickles by its fields."""
+    import copy
+    env = make_env("mrsched/Hadoop-v0", {"workload.duration_s": 900})
+    env.reset(seed=1)
+    d = env.unwrapped.sim.decision
+    for name in ("kind", "time_s", "node", "job", "candidates", "other"):
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            setattr(d, name, None)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        del d.node
+    same = Decision(d.kind, d.time_s, d.node, d.job, d.candidates)
+    assert same == d and hash(same) == hash(d) and same is not d
+    assert Decision(d.kind, d.time_s + 1.0, d.node, d.job, d.candidates) != d
+    assert d != (d.kind, d.time_s, d.node, d.job, d.candidates)
+    assert repr(d).startswith(f"Decision(kind={d.kind!r}, time_s={d.time_s!r}, node={d.node!r}")
+    for twin in (copy.copy(d), copy.deepcopy(d), pickle.loads(pickle.dumps(d))):
+        assert isinstance(twin, Decision) and (twin.kind, twin.time_s, twin.node) == (
+            d.kind, d.time_s, d.node) and len(twin.candidates) == len(d.candidates)
