@@ -9,7 +9,7 @@ one runs; the build also writes ``mrsched_gym/compiled_sources.json`` (each comp
 SHA-256), and importing the package refuses a compiled module whose source has changed since
 (``mrsched_gym/compiled.py``). Commands::
 
-    pip install mypy
+    pip install "mypy>=1.19"
     MRSCHED_GYM_COMPILE=1 pip install --no-build-isolation .        # an install
     MRSCHED_GYM_COMPILE=1 python setup.py build_ext --inplace        # a checkout, in place
 """
@@ -49,8 +49,19 @@ class BuildWithManifest(build_ext):
 
 
 ext_modules = []
+#: The oldest mypy whose mypyc routes a native class's ``__setattr__`` / ``__delattr__`` through
+#: the type's slot (python/mypy#19937, #19997): ``Decision`` relies on it to stay immutable.
+MIN_MYPY = (1, 19)
+
 if os.environ.get("MRSCHED_GYM_COMPILE") == "1":
+    import re
+
+    from mypy.version import __version__ as mypy_version
     from mypyc.build import mypycify
+
+    if tuple(int(x) for x in re.findall(r"\d+", mypy_version)[:2]) < MIN_MYPY:
+        raise SystemExit(f"the compiled build needs mypy >= {'.'.join(map(str, MIN_MYPY))} "
+                         f"(this is {mypy_version}): pip install -U mypy")
 
     ext_modules = mypycify(COMPILED, opt_level="3", group_name="mrsched_gym._compiled")
 

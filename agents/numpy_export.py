@@ -34,7 +34,9 @@ def export_numpy(model, path: str | Path) -> Path:
             "masked": any(c.__name__ == "MaskablePPO" for c in type(model).__mro__),
             "forecast": int(policy.observation_space["forecast"].shape[0]),
             "node_mask": bool(getattr(fx, "node_mask", False)),
-            "objective": int(getattr(fx, "objective_features", 0))}
+            "objective": int(getattr(fx, "objective_features", 0)),
+            # the rules it was trained under (agents/rules.py): it acts under them when named
+            "rules": dict(getattr(model, "mrsched_rules", None) or {})}
     buf = io.BytesIO()
     np.savez_compressed(buf, **arrays, **{META_KEY: np.array(json.dumps(meta))})
     from mrsched_gym.results import durable_write

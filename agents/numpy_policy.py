@@ -39,6 +39,8 @@ from mrsched_gym.sim.decision import SCHEDULE
 _SCHEDULE = decision_kind_slot(SCHEDULE)       # the schedule entry of obs["decision"]
 
 ILLEGAL_LOGIT = -1e8
+#: Skip's logit while a candidate is valid under ``work_conserving`` (``set_layers``'s).
+BUSY_SKIP_LOGIT = 0.5 * ILLEGAL_LOGIT
 #: The array of the .npz that holds the metadata (JSON text).
 META_KEY = "__meta__"
 #: The actor's layers, in the order of their use (each an affine map; ReLU after every one of the
@@ -295,7 +297,7 @@ class NumpySetPolicy:
         out = np.full(K + 1, ILLEGAL_LOGIT, dtype=np.float32)
         out[rows] = scores
         busy = self.work_conserving and len(rows) and obs["decision"][_SCHEDULE] > 0.5
-        out[K] = ILLEGAL_LOGIT if busy else self._skip(ws)
+        out[K] = BUSY_SKIP_LOGIT if busy else self._skip(ws)
         return out
 
     def reset(self, sim, seed: int | None = None) -> None:

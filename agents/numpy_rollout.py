@@ -22,6 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from mrsched_gym.agents.numpy_policy import (
+    BUSY_SKIP_LOGIT,
     DECISION_NODE_FEATURE,
     ILLEGAL_LOGIT,
     NODE_SPEED_FEATURE,
@@ -203,7 +204,7 @@ class NumpyActorCritic:
         logits[:, :K] = np.where(valid, scores, ILLEGAL_LOGIT)
         logits[:, K] = np.dot(crit[:, kh:kh + 2 * h], self.skip_w) + self.skip_b
         if self.work_conserving:
-            logits[valid.any(axis=1) & (decision[:, _SCHEDULE] > 0.5), K] = ILLEGAL_LOGIT
+            logits[valid.any(axis=1) & (decision[:, _SCHEDULE] > 0.5), K] = BUSY_SKIP_LOGIT
         # the critic: the value MLP over the features
         v = np.dot(crit, self.value_in)
         for layer in self.value_rest:

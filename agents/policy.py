@@ -146,7 +146,8 @@ class AgentPolicy:
     def __init__(self, model, name: str) -> None:
         self.model = model
         self.name = name
-        self.masked = type(model).__name__ == "MaskablePPO"
+        # MaskablePPO or a subclass (the trainer's fast-numerics NumpyRolloutPPO)
+        self.masked = any(c.__name__ == "MaskablePPO" for c in type(model).__mro__)
         wc = getattr(model, "mrsched_work_conserving", None)
         self.work_conserving = bool(wc)
         #: Trained with skip legal at every decision: act so under any env mask.

@@ -16,6 +16,10 @@ so a policy trained under the rules meets the same masks when it is evaluated
 
 from __future__ import annotations
 
+import json
+import zipfile
+from pathlib import Path
+
 import gymnasium as gym
 import numpy as np
 
@@ -44,6 +48,28 @@ def with_rules(agent, affinity: float | None = None, slow_start: float | None = 
         from mrsched_gym.agents.policy import SpeculationDelegate
         agent = SpeculationDelegate(agent, speculation)
     return agent
+
+
+def checkpoint_rules(path: str | Path) -> dict[str, float]:
+    """The rules a trainer's checkpoint was trained under (``affinity``, ``slow_start``): from
+    the model's ``mrsched_rules`` in an SB3 ``.zip`` (its ``data`` entry is JSON: no torch and
+    no unpickling needed) or from the metadata of the numpy export (``.npz``); ``{}`` when it
+    names none or cannot be read (loading it then reports the problem)."""
+    path = Path(path)
+    try:
+        if path.suffix == ".npz":
+            from mrsched_gym.agents.numpy_policy import META_KEY
+            with np.load(path, allow_pickle=False) as z:
+                meta = json.loads(str(z[META_KEY])) if META_KEY in z.files else {}
+            rules = meta.get("rules")
+        else:
+            with zipfile.ZipFile(path) as z:
+                rules = json.loads(z.read("data")).get("mrsched_rules")
+    except (OSError, KeyError, ValueError, zipfile.BadZipFile):
+        return {}
+    if not isinstance(rules, dict):
+        return {}
+    return {k: v for k, v in rules.items() if k in ("affinity", "slow_start")}
 
 
 class TrainUnderRules(gym.Wrapper):
@@ -83,4 +109,4 @@ class TrainUnderRules(gym.Wrapper):
         return mask
 
 
-__all__ = ["RULE_KEYS", "TrainUnderRules", "with_rules"]
+__all__ = ["RULE_KEYS", "TrainUnderRules", "checkpoint_rules", "with_rules"]

@@ -25,6 +25,12 @@ from torch.nn import functional
 #: The logit of an illegal action: finite (so ``p * log p`` stays 0, never NaN) and far below
 #: any learned logit (its probability underflows to exactly 0 in float32).
 ILLEGAL_LOGIT = -1e8
+#: The logit of skip at a schedule decision with a valid candidate under ``work_conserving``:
+#: as improbable as an illegal action while a candidate is legal, but above the mask's fill
+#: (sb3-contrib masks at -1e8), so that when a rule of the action mask removes every candidate
+#: (``agents/rules.py``) skip, the one legal action, is the one taken, not a uniform draw among
+#: equal logits.
+BUSY_SKIP_LOGIT = 0.5 * ILLEGAL_LOGIT
 #: Candidate feature 0: the row holds a candidate (:mod:`mrsched_gym.encoding`).
 VALID_FEATURE = 0
 #: Node feature 9: the node is the decision node (:mod:`mrsched_gym.encoding`).
@@ -267,9 +273,9 @@ class CandidateScorer(nn.Module):
         skip = self.skip(ctx)
         if self.work_conserving:
             busy = valid.any(dim=1, keepdim=True) & schedule
-            skip = th.where(busy, th.full_like(skip, ILLEGAL_LOGIT), skip)
+            skip = th.where(busy, th.full_like(skip, BUSY_SKIP_LOGIT), skip)
         return th.cat([logits, skip], dim=1)
 
 
-__all__ = ["CandidateScorer", "ILLEGAL_LOGIT", "SetEncoder", "SetEncoding", "SetFeatures",
-           "distinct_rows", "mlp", "row_keys", "split_affine", "symlog"]
+__all__ = ["BUSY_SKIP_LOGIT", "CandidateScorer", "ILLEGAL_LOGIT", "SetEncoder", "SetEncoding",
+           "SetFeatures", "distinct_rows", "mlp", "row_keys", "split_affine", "symlog"]

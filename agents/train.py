@@ -195,6 +195,12 @@ def _train(cfg: TrainConfig, out: Path, resume: str | Path | None, progress: boo
         if not isinstance(before, (dict, type(None))):
             raise InputError(f"{saved}: not a training config (a mapping of fields); resume "
                              f"into another folder or start again with --overwrite")
+        rules_before = {k: (before or {}).get(k) for k in ("affinity", "slow_start")}
+        rules_before = {k: v for k, v in rules_before.items() if v is not None}
+        if rules_before != cfg.rules():
+            raise ConfigError(f"affinity / slow_start: the run in {out} trained under "
+                              f"{rules_before or 'no rules'}, this config says "
+                              f"{cfg.rules() or 'no rules'}: set the same to resume it")
         before = (before or {}).get("numerics")
         if before in ("exact", "fast") and before != numerics:
             raise ConfigError(f"numerics: the run in {out} trained with {before}, this config "
@@ -215,6 +221,7 @@ def _train(cfg: TrainConfig, out: Path, resume: str | Path | None, progress: boo
             raise
         model.tensorboard_log = tb
         set_numerics(model, cfg)
+        model.mrsched_rules = cfg.rules()       # the rules its envs train under (checked above)
         if old_state is not None:
             old = old_state
             hist = old.get("history") or []

@@ -130,3 +130,15 @@ def test_a_decision_is_an_immutable_value_compiled_or_not():
     for twin in (copy.copy(d), copy.deepcopy(d), pickle.loads(pickle.dumps(d))):
         assert isinstance(twin, Decision) and (twin.kind, twin.time_s, twin.node) == (
             d.kind, d.time_s, d.node) and len(twin.candidates) == len(d.candidates)
+
+
+def test_a_decision_matches_positional_class_patterns():
+    env = make_env("mrsched/Hadoop-v0", {"workload.duration_s": 900})
+    env.reset(seed=1)
+    match env.unwrapped.sim.decision:
+        case Decision(kind, time_s, node, _, candidates):
+            assert (kind, time_s, node) == (DecisionKind.SCHEDULE, env.unwrapped.sim.now,
+                                            env.unwrapped.sim.decision.node)
+            assert candidates == env.unwrapped.sim.decision.candidates
+        case _:
+            pytest.fail("no match")

@@ -109,3 +109,54 @@ def test_a_checkpoint_trained_under_the_rules_acts_under_them(tmp_path):
     bare = run_episode("mrsched/Hadoop-v0", load_agent(path), 1, SHORT)["metrics"]
     ruled = run_episode("mrsched/Hadoop-v0", pol, 1, SHORT)["metrics"]
     assert bare != ruled
+
+
+@pytest.mark.parametrize("numerics", ["exact", "fast"])
+def test_ppo_never_plays_an_action_the_rules_removed(monkeypatch, numerics):
+    """When the rules leave only skip at a decision whose observation still shows valid
+    candidates, the work-conserving head must not tie skip with the masked candidates (PPO would
+    then draw among them at random): every action PPO plays is in the narrowed mask, and such
+    decisions occur."""
+    from mrsched_gym.agents.train_model import build_model, make_vec_env
+    seen = {"outside": 0, "steps": 0, "only_skip": 0}
+    masks_of = TrainUnderRules.action_masks
+
+    def action_masks(self):
+        mask = masks_of(self)
+        self.last_mask = mask
+        seen["only_skip"] += int(not mask[:-1].any() and bool(self.env.action_masks()[:-1].any()))
+        return mask
+
+    def step(self, action):
+        seen["steps"] += 1
+        seen["outside"] += int(not self.last_mask[action])
+        return self.env.step(action)
+
+    monkeypatch.setattr(TrainUnderRules, "action_masks", action_masks)
+    monkeypatch.setattr(TrainUnderRules, "step", step)
+    cfg = tiny(numerics=numerics, total_timesteps=1024)
+    venv = make_vec_env(cfg)
+    build_model(cfg, venv).learn(1024)
+    venv.close()
+    assert seen["steps"] >= 1024 and seen["only_skip"] > 0
+    assert seen["outside"] == 0
+
+
+def test_the_numpy_export_and_the_spec_carry_the_rules(tmp_path):
+    from mrsched_gym.agents.rules import checkpoint_rules
+    from mrsched_gym.evaluate import make_policy
+    from mrsched_gym.evaluate.policy_specs import parse_policy
+    res = train(tiny(numerics="fast", slow_start=None), tmp_path, progress=False)
+    for name in ("best_model.zip", "best_model.npz"):
+        path = f"{res['out']}/{name}"
+        assert checkpoint_rules(path) == {"affinity": 0.55}
+        assert dict(parse_policy(f"agent:{path}").params) == {"affinity": 0.55}
+        pol = make_policy(f"agent:{path}")
+        assert isinstance(pol, AffinityDelegate) and pol.min_ratio == 0.55
+
+
+def test_resume_under_other_rules_is_refused(tmp_path):
+    res = train(tiny(), tmp_path, progress=False)
+    with pytest.raises(ConfigError, match="slow_start"):
+        train(tiny(slow_start=0.5, total_timesteps=1024), tmp_path, progress=False,
+              resume=f"{res['out']}/last_model.zip")

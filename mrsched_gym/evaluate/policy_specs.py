@@ -76,7 +76,11 @@ def parse_policy(spec: str) -> PolicySpec:
                            if info.get(k))
             return PolicySpec(label=f"agent:{path}", kind="agent",
                               target=info["numpy_path"] or info["path"], params=params)
-        return PolicySpec(label=f"agent:{Path(path).stem}", kind="agent", target=path)
+        # a trained checkpoint's rules travel with it
+        from mrsched_gym.agents.rules import checkpoint_rules
+        params = tuple(checkpoint_rules(path).items())
+        return PolicySpec(label=f"agent:{Path(path).stem}", kind="agent", target=path,
+                          params=params)
     name, _, rest = spec.partition(":")
     if name not in BASELINES and is_code_spec(spec):
         label, target, params = code_spec_parts(spec, _parse_value)
@@ -139,13 +143,11 @@ def make_policy(spec: PolicySpec | str) -> Any:
             from mrsched_gym.agents.policy import load_agent
             agent = load_agent(spec.target)
         # a shipped agent's rules come from its metadata, a checkpoint's from the rules it
-        # was trained under (the trainer's affinity / slow_start, saved with the model)
-        params = dict(spec.params) or dict(getattr(getattr(agent, "model", None),
-                                                   "mrsched_rules", None) or {})
+        # was trained under (parse_policy read them)
         from mrsched_gym.agents.rules import with_rules
         try:
-            agent = with_rules(agent, **params)
-        except ValueError as e:
+            agent = with_rules(agent, **dict(spec.params))
+        except (TypeError, ValueError) as e:
             raise InputError(f"policy {spec.label!r}: {e}") from None
         return agent
     from mrsched_gym.baselines import make_baseline

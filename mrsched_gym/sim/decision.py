@@ -130,6 +130,7 @@ class Decision:
     """
 
     __slots__ = ("kind", "time_s", "node", "job", "candidates")
+    __match_args__ = ("kind", "time_s", "node", "job", "candidates")
 
     kind: DecisionKind
     time_s: float
@@ -169,7 +170,7 @@ class Decision:
 
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
         """Copies and pickles are rebuilt from the fields (:mod:`mrsched_gym.sim.native`)."""
-        return Decision, self.as_tuple()
+        return type(self), self.as_tuple()
 
 
 def always(scenario: Scenario) -> bool:

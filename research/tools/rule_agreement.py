@@ -4,8 +4,10 @@ reaches (docs/notes/agents.md, "Fine-tuning under the rules").
     python research/tools/rule_agreement.py --id mrsched/Hadoop-v0 --policy agent:general \\
         --rule "edf-affinity:slow_start=1" --seeds 500 501 502 503 504
 
-At every decision with at least two legal actions the rule is asked too (it sees the same state;
-its answer is not played), and the count of equal actions is printed per seed and in all.
+At every decision where the policy has a choice (at least two legal actions in the mask it
+chooses from: the env's, narrowed by the policy's own rules when it has any, as the shipped
+agents do) the rule is asked too (it sees the same state and the env's mask; its answer is not
+played), and the count of equal actions is printed per seed and in all.
 """
 
 from __future__ import annotations
@@ -13,9 +15,20 @@ from __future__ import annotations
 import argparse
 
 
+def choice_mask(policy, mask):
+    """The mask ``policy`` chooses from: ``mask`` narrowed by each rule it is wrapped in
+    (:class:`~mrsched_gym.agents.masking.MaskingDelegate`), outermost first, as they narrow it."""
+    from mrsched_gym.agents.masking import MaskingDelegate, narrowed
+    while hasattr(policy, "agent"):
+        if isinstance(policy, MaskingDelegate):
+            mask = narrowed(mask, policy.masked_candidates(policy.sim))
+        policy = policy.agent
+    return mask
+
+
 def agreement(env_id: str, policy: str, rule: str, seed: int) -> tuple[int, int, float]:
-    """``(decisions with a choice, decisions where the rule agrees, headline)`` of one episode
-    played by ``policy``."""
+    """``(decisions where ``policy`` has a choice, those where the rule agrees, headline)`` of
+    one episode played by ``policy``."""
     from mrsched_gym.evaluate import make_env, make_policy, scenario_of
     env = make_env(env_id, {})
     base = env.unwrapped
@@ -27,7 +40,7 @@ def agreement(env_id: str, policy: str, rule: str, seed: int) -> tuple[int, int,
     while True:
         mask = base.action_masks()
         a = player.act(obs, mask)
-        if int(mask.sum()) >= 2:
+        if int(choice_mask(player, mask).sum()) >= 2:
             r = judge.act(obs, mask) if hasattr(judge, "act") else judge.decide(base.sim)
             n += 1
             same += int((base.K if r is None else r) == a)
