@@ -37,7 +37,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import FrozenInstanceError
 from enum import IntEnum
-from typing import TYPE_CHECKING, Any, NamedTuple, TypeAlias
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, TypeAlias
 
 from mrsched_gym.config import Scenario
 from mrsched_gym.sim.state import Job, Task
@@ -130,7 +130,7 @@ class Decision:
     """
 
     __slots__ = ("kind", "time_s", "node", "job", "candidates")
-    __match_args__ = ("kind", "time_s", "node", "job", "candidates")
+    __match_args__: ClassVar[tuple[str, ...]] = ("kind", "time_s", "node", "job", "candidates")
 
     kind: DecisionKind
     time_s: float
