@@ -29,6 +29,8 @@ from mrsched_gym.baselines.slow_start import check_fraction, held_reduces
 
 #: The rules a checkpoint or a shipped agent may carry, by parameter name.
 RULE_KEYS = ("affinity", "slow_start", "speculation")
+#: The ones a training run can play under (the trainer's worlds pose no speculation decision).
+TRAINED_RULES = ("affinity", "slow_start")
 
 
 def with_rules(agent, affinity: float | None = None, slow_start: float | None = None,
@@ -69,7 +71,7 @@ def checkpoint_rules(path: str | Path) -> dict[str, float]:
         return {}
     if not isinstance(rules, dict):
         return {}
-    return {k: v for k, v in rules.items() if k in ("affinity", "slow_start")}
+    return {k: v for k, v in rules.items() if k in TRAINED_RULES}
 
 
 class TrainUnderRules(gym.Wrapper):
@@ -109,4 +111,4 @@ class TrainUnderRules(gym.Wrapper):
         return mask
 
 
-__all__ = ["RULE_KEYS", "TrainUnderRules", "checkpoint_rules", "with_rules"]
+__all__ = ["RULE_KEYS", "TRAINED_RULES", "TrainUnderRules", "checkpoint_rules", "with_rules"]

@@ -61,6 +61,7 @@ from mrsched_gym.agents.learning_curves import (
     learning_curve_figure,
     plot_learning_curves,
 )
+from mrsched_gym.agents.rules import TRAINED_RULES
 from mrsched_gym.agents.train_callbacks import is_value_parameter, make_callbacks
 from mrsched_gym.agents.train_config import (
     ALGOS,
@@ -195,7 +196,7 @@ def _train(cfg: TrainConfig, out: Path, resume: str | Path | None, progress: boo
         if not isinstance(before, (dict, type(None))):
             raise InputError(f"{saved}: not a training config (a mapping of fields); resume "
                              f"into another folder or start again with --overwrite")
-        rules_before = {k: (before or {}).get(k) for k in ("affinity", "slow_start")}
+        rules_before = {k: (before or {}).get(k) for k in TRAINED_RULES}
         rules_before = {k: v for k, v in rules_before.items() if v is not None}
         if rules_before != cfg.rules():
             raise ConfigError(f"affinity / slow_start: the run in {out} trained under "

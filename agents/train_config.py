@@ -276,7 +276,8 @@ class TrainConfig:
 
     def rules(self) -> dict[str, float]:
         """The decision rules the run trains under (``affinity``, ``slow_start``), by name."""
-        return {k: v for k in ("affinity", "slow_start")
+        from mrsched_gym.agents.rules import TRAINED_RULES
+        return {k: v for k in TRAINED_RULES
                 if (v := getattr(self, k)) is not None}
 
 

@@ -72,7 +72,8 @@ def parse_policy(spec: str) -> PolicySpec:
                 raise InputError(
                     f"policy {spec!r}: checkpoint file {path!r} not found (shipped agents: "
                     f"{', '.join(agents) or 'none'})")
-            params = tuple((k, info[k]) for k in ("affinity", "slow_start", "speculation")
+            from mrsched_gym.agents.rules import RULE_KEYS
+            params = tuple((k, info[k]) for k in RULE_KEYS
                            if info.get(k))
             return PolicySpec(label=f"agent:{path}", kind="agent",
                               target=info["numpy_path"] or info["path"], params=params)
