@@ -112,6 +112,8 @@ CANDIDATE_FEATURES: Final = len(CANDIDATE_COLUMNS)
 NODE_FEATURES: Final = len(NODE_COLUMNS)
 _LOC: Final = (0.0, 0.5, 1.0)
 _NO_PART: Final = (0.0, math.inf, 0.0, 0.0, 0.0)
+#: A job-phase slot's row before it is first packed (never written: replaced when packed).
+_UNPACKED: Final = bytearray()
 _FLOAT32: Final = np.dtype(np.float32)
 
 
@@ -153,7 +155,7 @@ class ObservationEncoder:
         self._one_hot = {kind: tuple(float(kind == k) for k in kinds) for kind in kinds}
         self._no_kind = (0.0,) * len(kinds)
         self._fc_step = -1
-        self._fc = bytes(4 * self.W)
+        self._fc = bytearray(4 * self.W)
         self._prev_node = -1
         self._forget_jobs()
 
@@ -172,8 +174,10 @@ class ObservationEncoder:
         self._jobs = jobs
         n = 2 * len(jobs)
         self._keys: list[RowKey | None] = [None] * n
-        #: per slot: the row without its dynamic and kind columns (zero there), packed
-        self._static: list[bytes] = [b""] * n
+        #: per slot: the row without its dynamic and kind columns (zero there), packed (a
+        #: ``bytearray``: copied into a ``bytearray`` slice without the copy ``bytes`` costs;
+        #: empty until first packed, then rewritten in place)
+        self._static: list[bytearray] = [_UNPACKED] * n
         #: per slot: (work left before the deadline, deadline or inf, arrival time, and the
         #: row's columns 8 and 11, packed again with the dynamic columns around them)
         self._part: list[tuple[float, float, float, float, float]] = [_NO_PART] * n
@@ -183,7 +187,7 @@ class ObservationEncoder:
         extra = max(0, n - len(self._keys))
         del self._keys[n:], self._static[n:], self._part[n:]
         self._keys.extend([None] * extra)
-        self._static.extend([b""] * extra)
+        self._static.extend([_UNPACKED] * extra)
         self._part.extend([_NO_PART] * extra)
 
     # ------------------------------------------------------------------ per-part builders
@@ -194,19 +198,22 @@ class ObservationEncoder:
             red = s.red_slots[n]               # 0 on a maps-only node (reduce_slots: 0)
             fr = (red - s.used_red[n]) / red if red else 0.0
         else:
-            fm = max(0.0, s.cap[n] - s.res[n][0])
-            fr = max(0.0, 1.0 - s.res[n][2])
+            fm = s.cap[n] - s.res[n][0]           # max(0.0, .) and min(., 1.0) below,
+            fm = fm if fm > 0.0 else 0.0          # written out: the builtins are calls
+            fr = 1.0 - s.res[n][2]
+            fr = fr if fr > 0.0 else 0.0
         up = s.up[n]
+        susp = len(s.susp_on[n]) / 4.0
         return (float(up), s.cap[n], s.speed[n] / self.max_speed, float(s.shared[n]),
                 float(s.accel[n] is not None), fm if up else 0.0, fr if up else 0.0,
-                s.residual[n], min(len(s.susp_on[n]) / 4.0, 1.0))
+                s.residual[n], 1.0 if 1.0 < susp else susp)
 
-    def _forecast(self) -> bytes:
+    def _forecast(self) -> bytearray:
         s = self.sim
         step = int(s.now // s.scenario.availability.step_s)
         if step != self._fc_step:
             self._fc_step = step
-            self._fc = s.forecast_window(self.W).astype(np.float32).tobytes()
+            self._fc = bytearray(s.forecast_window(self.W).astype(np.float32).tobytes())
         return self._fc
 
     def _job_slot(self, job: Job, phase: int) -> int:
@@ -242,8 +249,11 @@ class ObservationEncoder:
         running = run_s if run_s < RATIO_MAX else RATIO_MAX
         mlen_h = mlen / 3600.0
         alone_h = job.alone_s / 3600.0
-        self._static[i] = CANDIDATE_ROW.pack(
-            1.0, float(phase == REDUCE), 0.0, (n_tasks - remaining) / n_tasks,
+        row = self._static[i]
+        if not row:
+            row = self._static[i] = bytearray(ROW_BYTES)
+        CANDIDATE_ROW.pack_into(
+            row, 0, 1.0, float(phase == REDUCE), 0.0, (n_tasks - remaining) / n_tasks,
             rem_s if rem_s < RATIO_MAX else RATIO_MAX,
             mlen_h if mlen_h < TASK_HOURS_MAX else TASK_HOURS_MAX,
             float(obs_n > 0), 0.0, float(has_dl), 0.0, 0.0, running,

@@ -37,7 +37,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import FrozenInstanceError
 from enum import IntEnum
-from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, TypeAlias
+from typing import TYPE_CHECKING, Any, ClassVar, Final, NamedTuple, TypeAlias
 
 from mrsched_gym.config import Scenario
 from mrsched_gym.sim.state import Job, Task
@@ -55,12 +55,15 @@ class DecisionKind(IntEnum):
     SPECULATE = 3
 
 
-SCHEDULE, ADMIT, PREEMPT = DecisionKind.SCHEDULE, DecisionKind.ADMIT, DecisionKind.PREEMPT
-SPECULATE = DecisionKind.SPECULATE
+# ``Final``: the compiled build reads these from C statics instead of the module's dict.
+SCHEDULE: Final = DecisionKind.SCHEDULE
+ADMIT: Final = DecisionKind.ADMIT
+PREEMPT: Final = DecisionKind.PREEMPT
+SPECULATE: Final = DecisionKind.SPECULATE
 #: The kinds every scenario can pose (the observation's kind one-hot covers at least these).
-BASE_KINDS = (SCHEDULE, ADMIT, PREEMPT)
+BASE_KINDS: Final = (SCHEDULE, ADMIT, PREEMPT)
 #: Lower-case names by kind value (``info["decision"]``).
-DECISION_NAMES = tuple(k.name.lower() for k in DecisionKind)
+DECISION_NAMES: Final = tuple(k.name.lower() for k in DecisionKind)
 
 
 class Primitive(IntEnum):
@@ -70,7 +73,8 @@ class Primitive(IntEnum):
     SUSPEND = 1       # it keeps its memory on its node and resumes there
 
 
-KILL, SUSPEND = Primitive.KILL, Primitive.SUSPEND
+KILL: Final = Primitive.KILL
+SUSPEND: Final = Primitive.SUSPEND
 #: Lower-case names by primitive value.
 PRIMITIVE_NAMES = tuple(p.name.lower() for p in Primitive)
 

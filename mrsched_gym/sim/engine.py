@@ -129,6 +129,17 @@ class Simulator:
         self.slots_mode = c.resource_mode == "slots"
         self.spill = c.swap_slowdown
         self.swap_mode = c.memory_overcommit == "swap"
+        # Settings read at every event, held as plain attributes (the scenario is frozen; the
+        # compiled build reads these directly, the scenario's through attribute look-ups).
+        self.orchestrated = c.orchestrator != "none"
+        self.fail_on_overcommit = c.memory_overcommit == "fail"
+        self.block_mb = c.block_mb
+        self.off_rack_factor = c.off_rack_factor
+        self.slow_start = scenario.decisions.slow_start
+        self.time_limit_s = scenario.time_limit_s
+        self.avail_step_s = scenario.availability.step_s
+        self.admission_enabled = scenario.decisions.admission
+        self.preemption_enabled = scenario.decisions.preemption.enabled
         self.tct = [PROFILES[t].tct for t in TYPE_NAMES]
         self.tct_dedicated = [PROFILES[t].tct_s(1.0) for t in TYPE_NAMES]
         # Read trace files now, so a bad trace fails at construction, not mid-run.
@@ -312,8 +323,10 @@ class Simulator:
     # ------------------------------------------------------------------ read-only summaries
     def availability_now(self) -> float:
         """f(t) at the current time."""
-        step = int(self.now // self.scenario.availability.step_s)
-        return float(self.avail_f[min(step, len(self.avail_f) - 1)])
+        f = self.avail_f
+        step = int(self.now // self.avail_step_s)
+        last = len(f) - 1
+        return float(f[last if last < step else step])
 
     def disk_load(self, n: int) -> float:
         """Disk demand on node ``n`` as a data node: its own tasks plus remote maps reading from it

@@ -34,7 +34,7 @@ def on_arrival(sim: Simulator, jid: int) -> None:
     """Job ``jid`` is submitted: it waits for admission (``decisions.admission``) or is
     accepted."""
     job = sim.jobs[jid]
-    if sim.scenario.decisions.admission:
+    if sim.admission_enabled:
         job.state = WAITING_ADMISSION
         sim.admit_queue.append(jid)
     else:
@@ -57,10 +57,10 @@ def accept(sim: Simulator, job: Job) -> None:
     job.build_locality(sim.rack)
     sim.n_active += 1
     _watch_deadline(sim, job)
-    if job.n_reduces and sim.scenario.decisions.slow_start * job.n_maps <= 0:
+    if job.n_reduces and sim.slow_start * job.n_maps <= 0:
         job.reduce_ready = True
     refresh_runnable(sim, job)
-    if sim.scenario.decisions.preemption.enabled and job.priority > 0:
+    if sim.preemption_enabled and job.priority > 0:
         job.preempt_budget = job.n_maps
         sim.preempt_queue.append(job.jid)
     if sim.idle:

@@ -38,7 +38,7 @@ MIN_COMPACT: Final = 128
 def run(sim: Simulator) -> None:
     """Run events until a decision is pending or the episode ends (the one place time moves)."""
     q = sim.queue
-    limit = sim.scenario.time_limit_s
+    limit = sim.time_limit_s
     while True:
         if pose_decision(sim):
             return

@@ -118,7 +118,7 @@ def rerate(sim: Simulator, n: int) -> None:
     if sum_net > 1.0 and 1.0 / sum_net < f:
         f = 1.0 / sum_net
     swap_all = sum_mem > 1.0 and sim.swap_mode
-    if sim.scenario.cluster.orchestrator != "none":
+    if sim.orchestrated:
         cpu_used = _rerate_orchestrated(sim, n, f, sum_cpu, sum_mem, swap_all)
     else:
         if sum_cpu > A and A / sum_cpu < f:

@@ -8,7 +8,7 @@ same node while it has room; skip leaves it idle until the next event.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 from mrsched_gym.sim.cluster import fits, has_free, reservation
 from mrsched_gym.sim.decision import SCHEDULE, Decision, DecisionPart, ScheduleCandidate
@@ -19,8 +19,10 @@ if TYPE_CHECKING:
     from mrsched_gym.sim.engine import Simulator
 
 # What ScheduleCandidate(job, phase, locality) does, without the Python-level __new__ call
-# (half the cost; this loop runs at every heartbeat).
-_new = tuple.__new__
+# (half the cost); each is made once per job (``Job.schedule_candidates``).
+_new: Final = tuple.__new__
+#: ``Job.schedule_candidates``'s slot of the reduce phase (the map phase's are its localities).
+_REDUCE_SLOT: Final = 3
 
 
 def candidates(sim: Simulator, n: int, K: int) -> list[ScheduleCandidate]:
@@ -51,14 +53,22 @@ def _scan(sim: Simulator, n: int, K: int, can_map: bool, can_red: bool
         if can_map and (job.pending_maps > 0 or (job.susp and job.suspended_on(n, MAP))):
             if slots or fits(sim, n, job.profile.map_demand):
                 loc = job.map_locality(n, rack) if job.pending_maps > 0 else NODE_LOCAL
-                cands.append(_new(ScheduleCandidate, (job, MAP, loc)))
+                made = job.schedule_candidates
+                cand = made[loc]
+                if cand is None:
+                    cand = made[loc] = _new(ScheduleCandidate, (job, MAP, loc))
+                cands.append(cand)
                 if len(cands) == K:
                     break
         if can_red and job.reduce_ready and (job.pending_reduces > 0 or (
                 job.susp and job.suspended_on(n, REDUCE))):
             if slots or fits(sim, n, reservation(REDUCE, job.type_idx,
                                                  job.maps_done < job.n_maps)):
-                cands.append(_new(ScheduleCandidate, (job, REDUCE, NODE_LOCAL)))
+                made = job.schedule_candidates
+                cand = made[_REDUCE_SLOT]
+                if cand is None:
+                    cand = made[_REDUCE_SLOT] = _new(ScheduleCandidate, (job, REDUCE, NODE_LOCAL))
+                cands.append(cand)
                 if len(cands) == K:
                     break
     return cands

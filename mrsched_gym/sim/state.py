@@ -13,12 +13,21 @@ MAP: Final = 0
 REDUCE: Final = 1
 PHASE_NAMES = ("map", "reduce")
 
-# Task states
-PENDING, RUNNING, SUSPENDED, DONE = 0, 1, 2, 3
+# Task states (``Final``: the compiled build inlines them instead of looking them up)
+PENDING: Final = 0
+RUNNING: Final = 1
+SUSPENDED: Final = 2
+DONE: Final = 3
 # Job states
-FUTURE, WAITING_ADMISSION, ACTIVE, FINISHED, REJECTED = 0, 1, 2, 3, 4
+FUTURE: Final = 0
+WAITING_ADMISSION: Final = 1
+ACTIVE: Final = 2
+FINISHED: Final = 3
+REJECTED: Final = 4
 # Locality levels of a map launch
-NODE_LOCAL, RACK_LOCAL, OFF_RACK = 0, 1, 2
+NODE_LOCAL: Final = 0
+RACK_LOCAL: Final = 1
+OFF_RACK: Final = 2
 #: Tolerance of the simulator's float comparisons (work left, reservations, memory).
 EPS: Final = 1e-9
 
@@ -114,7 +123,7 @@ class Job:
                  "locality_counts",
                  "work_done", "total_work", "preempt_budget", "alone_s", "has_map_work",
                  "has_red_work", "est_finish_s", "prior_len", "map_alone_s", "map_finish_s",
-                 "est_deadline_finish_s", "expected_len")
+                 "est_deadline_finish_s", "expected_len", "schedule_candidates")
 
     def __init__(self, jid: int, draw: Any, profile: JobTypeProfile) -> None:
         self.jid = jid
@@ -169,6 +178,10 @@ class Job:
         self.est_deadline_finish_s = math.nan   # ... of the part its deadline covers
         self.has_map_work = False
         self.has_red_work = False
+        #: Its ``ScheduleCandidate`` tuples, made once and offered again (equal values, so the
+        #: same tuple serves): the map phase by locality (``NODE_LOCAL`` to ``OFF_RACK``), then
+        #: the reduce phase (``sim/schedule.py``).
+        self.schedule_candidates: list[Any] = [None, None, None, None]
 
     def build_locality(self, racks: list[int]) -> None:
         """Index pending maps by replica node and rack (Hadoop's non-running map cache)."""

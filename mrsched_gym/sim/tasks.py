@@ -102,9 +102,9 @@ def _map_attempt(sim: Simulator, job: Job, i: int, loc: int, n: int) -> Task:
     io = d[1] * mult
     src = -1
     if loc != NODE_LOCAL:
-        extra = sim.scenario.cluster.block_mb / sim.net_mb_s[n]
+        extra = sim.block_mb / sim.net_mb_s[n]
         if loc == OFF_RACK:
-            extra *= sim.scenario.cluster.off_rack_factor
+            extra *= sim.off_rack_factor
         net += extra / (work + extra)
         src = pick_source(sim, job.replicas[i].tolist(), sim.rack[n], loc)
     job.maps_running += 1
@@ -167,9 +167,9 @@ def _place(sim: Simulator, t: Task, n: int) -> None:
             reads_changed(sim, t.src, t.read_io)
         else:
             t.src = -1                   # HDFS would switch replica; the read stays local
-    if sim.scenario.cluster.orchestrator != "none":
+    if sim.orchestrated:
         sim.new_tasks.append(t)
-    if sim.scenario.cluster.memory_overcommit == "fail":
+    if sim.fail_on_overcommit:
         _enforce_memory(sim, n)
     rerate(sim, n)
 
@@ -338,7 +338,7 @@ def _complete(sim: Simulator, t: Task) -> None:
             end_map_phase(sim, job)
             end_shuffle(sim, job)
         if not job.reduce_ready and job.n_reduces and (
-                job.maps_done >= sim.scenario.decisions.slow_start * job.n_maps):
+                job.maps_done >= sim.slow_start * job.n_maps):
             job.reduce_ready = True
         if job.running_reduces:
             frac = 1.0 - job.maps_done / job.n_maps
