@@ -10,8 +10,13 @@ from __future__ import annotations
 
 import heapq
 from enum import IntEnum
+from types import FunctionType
+from typing import Any, Final, TypeAlias
 
 from mrsched_gym.sim.native import mypyc_attr
+
+#: A queue entry: ``(time_s, kind, seq, a, b)``.
+Event: TypeAlias = tuple[float, int, int, int, int]
 
 
 class EventKind(IntEnum):
@@ -38,17 +43,17 @@ class EventQueue:
     __slots__ = ("heap", "seq")
 
     def __init__(self) -> None:
-        self.heap: list[tuple[float, int, int, int, int]] = []
+        self.heap: list[Event] = []
         self.seq = 0
 
     def push(self, time_s: float, kind: int, a: int = 0, b: int = 0) -> None:
         """Schedule an event."""
         self.seq += 1
-        heapq.heappush(self.heap, (time_s, kind, self.seq, a, b))
+        push_event(self.heap, (time_s, kind, self.seq, a, b))
 
-    def pop(self) -> tuple[float, int, int, int, int]:
+    def pop(self) -> Event:
         """Remove and return the earliest event."""
-        return heapq.heappop(self.heap)
+        return pop_event(self.heap)
 
     def peek_time(self) -> float:
         """Time of the earliest event (``inf`` when empty)."""
@@ -56,3 +61,91 @@ class EventQueue:
 
     def __len__(self) -> int:
         return len(self.heap)
+
+
+# ---------------------------------------------------------------------- the heap, written out
+# heapq's own algorithm (CPython's heapq.py / _heapqmodule.c: the same sifts, the same
+# comparisons, so the same layout), on entries compared field by field as tuples compare:
+# the compiled build compares the floats and ints natively instead of through tuple and float
+# objects. Interpreted, heapq's C functions are faster, so the interpreted build uses those
+# (below); both builds pop the same events in the same order (``tests/test_events.py``). One
+# difference from tuple comparison: a tuple finds an entry's own ``nan`` time equal to itself
+# (identity), these functions do not; the simulator never schedules at a ``nan`` time.
+
+def _earlier(x: tuple[float, ...], y: tuple[float, ...]) -> bool:
+    """``x < y`` as tuples compare (the first field that differs decides). Typed as tuples of
+    floats (an entry's ints compare exactly as floats: all are far below 2**53) so that the
+    compiled build reads a field without unpacking, or re-packing, the whole entry."""
+    if x[0] != y[0]:
+        return x[0] < y[0]
+    if x[1] != y[1]:
+        return x[1] < y[1]
+    if x[2] != y[2]:
+        return x[2] < y[2]
+    if x[3] != y[3]:
+        return x[3] < y[3]
+    return x[4] < y[4]
+
+
+def _sift_down(heap: list[Any], start: int, pos: int) -> None:
+    """heapq's ``_siftdown``: move ``heap[pos]`` up towards ``start`` to its place."""
+    item = heap[pos]
+    while pos > start:
+        parent_pos = (pos - 1) >> 1
+        parent = heap[parent_pos]
+        if _earlier(item, parent):
+            heap[pos] = parent
+            pos = parent_pos
+            continue
+        break
+    heap[pos] = item
+
+
+def _sift_up(heap: list[Any], pos: int) -> None:
+    """heapq's ``_siftup``: move the smaller child up until a leaf, then ``heap[pos]``'s
+    old entry down from there (:func:`_sift_down`)."""
+    end = len(heap)
+    start = pos
+    item = heap[pos]
+    child = 2 * pos + 1
+    while child < end:
+        right = child + 1
+        if right < end and not _earlier(heap[child], heap[right]):
+            child = right
+        heap[pos] = heap[child]
+        pos = child
+        child = 2 * pos + 1
+    heap[pos] = item
+    _sift_down(heap, start, pos)
+
+
+def push_event(heap: list[Event], entry: Event) -> None:
+    """``heapq.heappush(heap, entry)``."""
+    heap.append(entry)
+    _sift_down(heap, 0, len(heap) - 1)
+
+
+def pop_event(heap: list[Event]) -> Event:
+    """``heapq.heappop(heap)`` (``IndexError`` when empty)."""
+    entries: list[Any] = heap             # moved as they are, not unpacked and re-packed
+    last = entries.pop()
+    if entries:
+        first = entries[0]
+        entries[0] = last
+        _sift_up(entries, 0)
+        return first                      # type: ignore[no-any-return]
+    return last                           # type: ignore[no-any-return]
+
+
+def heapify_events(heap: list[Event]) -> None:
+    """``heapq.heapify(heap)``."""
+    for i in range(len(heap) // 2 - 1, -1, -1):
+        _sift_up(heap, i)
+
+
+#: The written-out functions, whichever build runs (their tests use these).
+WRITTEN_OUT: Final = (push_event, pop_event, heapify_events)
+
+if isinstance(push_event, FunctionType):       # interpreted: heapq's C functions instead
+    globals().update(push_event=heapq.heappush, pop_event=heapq.heappop,
+                     heapify_events=heapq.heapify)

@@ -8,13 +8,12 @@ decision or the end of the episode.
 
 from __future__ import annotations
 
-import heapq
 import math
 from typing import TYPE_CHECKING, Final
 
 from mrsched_gym.sim.accounting import advance_to, close_books
 from mrsched_gym.sim.decision import SCHEDULE, Decision, DecisionKind
-from mrsched_gym.sim.events import EventKind
+from mrsched_gym.sim.events import Event, EventKind, heapify_events, pop_event
 from mrsched_gym.sim.jobs import on_arrival, on_deadline
 from mrsched_gym.sim.rates import orchestrate
 from mrsched_gym.sim.tasks import on_cleanup_end, on_task_end
@@ -57,7 +56,7 @@ def run(sim: Simulator) -> None:
             task = running.get(e[3])
             if task is not None and task.version == e[4]:
                 break
-            heapq.heappop(heap)
+            pop_event(heap)
         t = heap[0][0] if heap else math.inf
         if t > limit:
             advance_to(sim, limit)
@@ -96,14 +95,14 @@ def drop_stale_events(sim: Simulator) -> None:
     whatever the heap's layout, so nothing else changes."""
     heap = sim.queue.heap
     running = sim.running
-    live = []
+    live: list[Event] = []
     for e in heap:
         if e[1] == _TASK_END:
             task = running.get(e[3])
             if task is None or task.version != e[4]:
                 continue
         live.append(e)
-    heapq.heapify(live)
+    heapify_events(live)
     heap[:] = live
     sim.compact_at = max(MIN_COMPACT, 2 * len(live))
 

@@ -55,11 +55,10 @@ disk and network are not orchestrated (the paper controls CPU and memory, III).
 
 from __future__ import annotations
 
-from heapq import heappush
 from typing import TYPE_CHECKING, Final
 
 from mrsched_gym.models.interference import response_time_ms
-from mrsched_gym.sim.events import EventKind
+from mrsched_gym.sim.events import EventKind, push_event
 from mrsched_gym.sim.orchestrator import MIN_CPU_SHARE as MIN_CPU_SHARE
 from mrsched_gym.sim.orchestrator import cpu_contended, regression_cpu_estimates, usable_fractions
 from mrsched_gym.sim.orchestrator import cpu_factors as cpu_factors
@@ -228,11 +227,11 @@ def _set_rate(sim: Simulator, t: Task, rate: float, now: float) -> None:
         if left > EPS:
             queue = sim.queue
             queue.seq += 1
-            heappush(queue.heap, (now + left / rate, _TASK_END, queue.seq, t.tid, t.version))
+            push_event(queue.heap, (now + left / rate, _TASK_END, queue.seq, t.tid, t.version))
         elif t.floor == 0:
             queue = sim.queue
             queue.seq += 1
-            heappush(queue.heap, (now, _TASK_END, queue.seq, t.tid, t.version))
+            push_event(queue.heap, (now, _TASK_END, queue.seq, t.tid, t.version))
 
 
 def _set_cpu_used(sim: Simulator, n: int, used: float) -> None:
@@ -290,11 +289,11 @@ def schedule_end(sim: Simulator, t: Task) -> None:
         if left > EPS:
             queue = sim.queue
             queue.seq += 1                    # queue.push, inlined
-            heappush(queue.heap, (sim.now + left / rate, _TASK_END, queue.seq, t.tid, t.version))
+            push_event(queue.heap, (sim.now + left / rate, _TASK_END, queue.seq, t.tid, t.version))
         elif t.floor == 0:
             queue = sim.queue
             queue.seq += 1
-            heappush(queue.heap, (sim.now, _TASK_END, queue.seq, t.tid, t.version))
+            push_event(queue.heap, (sim.now, _TASK_END, queue.seq, t.tid, t.version))
 
 
 def orchestrate(sim: Simulator) -> None:
