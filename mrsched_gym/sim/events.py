@@ -76,15 +76,21 @@ def _earlier(x: tuple[float, ...], y: tuple[float, ...]) -> bool:
     """``x < y`` as tuples compare (the first field that differs decides). Typed as tuples of
     floats (an entry's ints compare exactly as floats: all are far below 2**53) so that the
     compiled build reads a field without unpacking, or re-packing, the whole entry."""
-    if x[0] != y[0]:
-        return x[0] < y[0]
-    if x[1] != y[1]:
-        return x[1] < y[1]
-    if x[2] != y[2]:
-        return x[2] < y[2]
-    if x[3] != y[3]:
-        return x[3] < y[3]
-    return x[4] < y[4]
+    a = x[0]
+    b = y[0]
+    if a != b:
+        return a < b
+    a = x[1]
+    b = y[1]
+    if a != b:
+        return a < b
+    a = x[2]
+    b = y[2]
+    if a != b:
+        return a < b
+    a = x[3]
+    b = y[3]
+    return a < b if a != b else x[4] < y[4]
 
 
 def _sift_down(heap: list[Any], start: int, pos: int) -> None:
