@@ -115,6 +115,8 @@ _NO_PART: Final = (0.0, math.inf, 0.0, 0.0, 0.0)
 #: A job-phase slot's row before it is first packed (never written: replaced when packed).
 _UNPACKED: Final = bytearray()
 _FLOAT32: Final = np.dtype(np.float32)
+#: ``np.ndarray``, held here: the compiled build would look it up on the module at every call.
+_NDARRAY: Final = np.ndarray
 
 
 @mypyc_attr(allow_interpreted_subclasses=True)
@@ -203,14 +205,14 @@ class ObservationEncoder:
             fr = 1.0 - s.res[n][2]
             fr = fr if fr > 0.0 else 0.0
         up = s.up[n]
-        susp = len(s.susp_on[n]) / 4.0
+        susp = float(len(s.susp_on[n])) / 4.0
         return (float(up), s.cap[n], s.speed[n] / self.max_speed, float(s.shared[n]),
                 float(s.accel[n] is not None), fm if up else 0.0, fr if up else 0.0,
                 s.residual[n], 1.0 if 1.0 < susp else susp)
 
     def _forecast(self) -> bytearray:
         s = self.sim
-        step = int(s.now // s.scenario.availability.step_s)
+        step = int(s.now // s.avail_step_s)
         if step != self._fc_step:
             self._fc_step = step
             self._fc = bytearray(s.forecast_window(self.W).astype(np.float32).tobytes())
@@ -398,10 +400,11 @@ class ObservationEncoder:
         buf[4 * c_end:4 * n_end] = packed
         buf[4 * n_end:] = self._forecast()
         f32 = _FLOAT32
-        return {"decision": np.ndarray((D,), f32, buf, 0),
-                "candidates": np.ndarray((self.K, CANDIDATE_FEATURES), f32, buf, 4 * D),
-                "nodes": np.ndarray((self.N, G), f32, buf, 4 * c_end),
-                "forecast": np.ndarray((self.W,), f32, buf, 4 * n_end)}
+        array = _NDARRAY
+        return {"decision": array((D,), f32, buf, 0),
+                "candidates": array((self.K, CANDIDATE_FEATURES), f32, buf, 4 * D),
+                "nodes": array((self.N, G), f32, buf, 4 * c_end),
+                "forecast": array((self.W,), f32, buf, 4 * n_end)}
 
 
 #: Public names, with those of :mod:`mrsched_gym.obs_layout` importable from here.

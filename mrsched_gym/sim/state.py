@@ -127,16 +127,16 @@ class Job:
 
     def __init__(self, jid: int, draw: Any, profile: JobTypeProfile) -> None:
         self.jid = jid
-        self.type_idx = draw.type_idx
+        self.type_idx = int(draw.type_idx)
         self.profile = profile
         self.arrival_s = float(draw.arrival_s)
         self.deadline_s = float(draw.deadline_s)
         self.priority = int(draw.priority)
         self.weight = float(draw.weight)
-        self.map_work = draw.map_work.tolist()
-        self.reduce_work = draw.reduce_work.tolist()
-        self.map_mult = draw.map_mult.tolist()
-        self.reduce_mult = draw.reduce_mult.tolist()
+        self.map_work: list[float] = draw.map_work.tolist()     # typed: the compiled build
+        self.reduce_work: list[float] = draw.reduce_work.tolist()   # does their arithmetic
+        self.map_mult: list[float] = draw.map_mult.tolist()     # on C doubles
+        self.reduce_mult: list[float] = draw.reduce_mult.tolist()
         self.replicas = draw.replicas
         self.label = draw.label
         self.n_maps = len(self.map_work)
