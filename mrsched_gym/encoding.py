@@ -226,7 +226,6 @@ class ObservationEncoder:
         key = self._keys[i]
         if key is not None and key.holds(job, phase):
             return i
-        p = job.profile
         expected = job.expected_len        # what a scheduler expects before it observes any
         slots = self.total_slots
         n_tasks = job.n_maps + job.n_reduces
@@ -245,7 +244,7 @@ class ObservationEncoder:
             has_dl = has_dl and due > 0    # met or missed once the maps are done
         else:
             due_work = remaining * mlen
-        dem = p.map_demand if phase == MAP else p.reduce_demand
+        dem = job.map_demand if phase == MAP else job.reduce_demand
         rem_s = remaining / slots
         run_s = (job.maps_running + job.reduces_running) / slots
         running = run_s if run_s < RATIO_MAX else RATIO_MAX

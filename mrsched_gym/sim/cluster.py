@@ -11,7 +11,7 @@ replica's node (its *data node*), which loads that node's disk (MIMP 5.1; the ra
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 from mrsched_gym.sim.rates import rerate
 from mrsched_gym.sim.state import EPS, MAP, RACK_LOCAL, REDUCE, Job, Task
@@ -73,11 +73,17 @@ def reservation(phase: int, type_idx: int, shuffling: bool = False) -> tuple[flo
     for it, and 4.2.4 says a shuffling reducer "only consumes memory", so it reserves its memory
     (Table 4.2 prints "-" there too; the memory is kept, the reading that reserves more).
     """
-    p = PROFILES[TYPE_NAMES[type_idx]]
+    row = _RESERVATIONS[type_idx]
     if phase == MAP:
-        return p.map_demand[:3]
-    d = p.reduce_demand
-    return (0.0, 0.0, d[2]) if shuffling else d[:3]
+        return row[0]
+    return row[2] if shuffling else row[1]
+
+
+#: :func:`reservation` by type index: (map, reduce, shuffling reduce), made once (the profiles
+#: are frozen).
+_RESERVATIONS: Final = tuple(
+    (p.map_demand[:3], p.reduce_demand[:3], (0.0, 0.0, p.reduce_demand[2]))
+    for p in (PROFILES[name] for name in TYPE_NAMES))
 
 
 def shuffling(t: Task) -> bool:

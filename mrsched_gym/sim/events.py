@@ -94,7 +94,7 @@ def _earlier(x: tuple[float, ...], y: tuple[float, ...]) -> bool:
 
 
 def _sift_down(heap: list[Any], start: int, pos: int) -> None:
-    """heapq's ``_siftdown``: move ``heap[pos]`` up towards ``start`` to its place."""
+    """Move ``heap[pos]`` up towards ``start`` to its place (heapq's ``_siftdown``)."""
     item = heap[pos]
     while pos > start:
         parent_pos = (pos - 1) >> 1
@@ -108,8 +108,8 @@ def _sift_down(heap: list[Any], start: int, pos: int) -> None:
 
 
 def _sift_up(heap: list[Any], pos: int) -> None:
-    """heapq's ``_siftup``: move the smaller child up until a leaf, then ``heap[pos]``'s
-    old entry down from there (:func:`_sift_down`)."""
+    """Move the smaller child up until a leaf, then ``heap[pos]``'s old entry down from there
+    (:func:`_sift_down`; heapq's ``_siftup``)."""
     end = len(heap)
     start = pos
     item = heap[pos]

@@ -51,7 +51,7 @@ def _scan(sim: Simulator, n: int, K: int, can_map: bool, can_red: bool
     for jid in sim.runnable:
         job = jobs[jid]
         if can_map and (job.pending_maps > 0 or (job.susp and job.suspended_on(n, MAP))):
-            if slots or fits(sim, n, job.profile.map_demand):
+            if slots or fits(sim, n, job.map_demand):
                 loc = job.map_locality(n, rack) if job.pending_maps > 0 else NODE_LOCAL
                 made = job.schedule_candidates
                 cand = made[loc]

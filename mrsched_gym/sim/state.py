@@ -123,12 +123,19 @@ class Job:
                  "locality_counts",
                  "work_done", "total_work", "preempt_budget", "alone_s", "has_map_work",
                  "has_red_work", "est_finish_s", "prior_len", "map_alone_s", "map_finish_s",
-                 "est_deadline_finish_s", "expected_len", "schedule_candidates")
+                 "est_deadline_finish_s", "expected_len", "schedule_candidates", "map_demand",
+                 "reduce_demand", "task_mem_gb", "shuffle_mb_per_map")
 
     def __init__(self, jid: int, draw: Any, profile: JobTypeProfile) -> None:
         self.jid = jid
         self.type_idx = int(draw.type_idx)
         self.profile = profile
+        # The profile's figures read at every launch, held by the job (the compiled build reads
+        # its own attributes directly, a profile's through a look-up).
+        self.map_demand: tuple[float, ...] = profile.map_demand
+        self.reduce_demand: tuple[float, ...] = profile.reduce_demand
+        self.task_mem_gb = profile.task_mem_gb
+        self.shuffle_mb_per_map = profile.shuffle_mb_per_map
         self.arrival_s = float(draw.arrival_s)
         self.deadline_s = float(draw.deadline_s)
         self.priority = int(draw.priority)

@@ -93,10 +93,9 @@ def launch_copy(sim: Simulator, t: Task, n: int) -> None:
 
 def _map_attempt(sim: Simulator, job: Job, i: int, loc: int, n: int) -> Task:
     """A new attempt of map ``i`` on node ``n`` at locality ``loc`` (counted as running)."""
-    p = job.profile
     work = job.map_work[i]
     mult = job.map_mult[i]
-    d = p.map_demand
+    d = job.map_demand
     extra = 0.0
     net = d[3] * mult
     io = d[1] * mult
@@ -110,7 +109,7 @@ def _map_attempt(sim: Simulator, job: Job, i: int, loc: int, n: int) -> Task:
     job.maps_running += 1
     t = Task(sim.next_tid, job, MAP, i, n, work + extra,
              (d[0] * mult, io * (1.0 - READ_FRACTION) if src >= 0 else io,
-              d[2] * mult, net), sim.now, p.task_mem_gb)
+              d[2] * mult, net), sim.now, job.task_mem_gb)
     t.locality = loc
     if src >= 0:
         t.src = src
@@ -121,14 +120,13 @@ def _map_attempt(sim: Simulator, job: Job, i: int, loc: int, n: int) -> Task:
 def _reduce_attempt(sim: Simulator, job: Job, i: int, n: int) -> Task:
     """A new attempt of reduce ``i`` on node ``n`` (counted as running): its shuffle plus its
     reduce work, held at its un-shuffled share until the maps are done."""
-    p = job.profile
     mult = job.reduce_mult[i]
-    d = p.reduce_demand
-    shuffle = p.shuffle_mb_per_map * job.n_maps / max(job.n_reduces, 1) / sim.net_mb_s[n]
+    d = job.reduce_demand
+    shuffle = job.shuffle_mb_per_map * job.n_maps / max(job.n_reduces, 1) / sim.net_mb_s[n]
     red = job.reduce_work[i]
     job.reduces_running += 1
     t = Task(sim.next_tid, job, REDUCE, i, n, shuffle + red,
-             (d[0] * mult, d[1] * mult, d[2] * mult, d[3] * mult), sim.now, p.task_mem_gb)
+             (d[0] * mult, d[1] * mult, d[2] * mult, d[3] * mult), sim.now, job.task_mem_gb)
     t.shuffle_s = shuffle
     if job.maps_done < job.n_maps:
         t.floor = red + shuffle * (1.0 - job.maps_done / job.n_maps)
@@ -156,8 +154,8 @@ def _place(sim: Simulator, t: Task, n: int) -> None:
     if sim.slots_mode:
         t.mem0 = sim.static_share[n]     # Hadoop 1: a fixed heap per slot
     else:
-        p = t.job.profile                 # containers: the reservation
-        t.mem0 = (p.map_demand if t.phase == MAP else p.reduce_demand)[2]
+        job = t.job                       # containers: the reservation
+        t.mem0 = (job.map_demand if t.phase == MAP else job.reduce_demand)[2]
     sim.running[t.tid] = t
     sim.tasks_on[n].append(t)
     occupy(sim, n, t.phase, t.job.type_idx, +1, shuffling(t))
