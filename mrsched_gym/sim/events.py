@@ -17,6 +17,12 @@ from mrsched_gym.sim.native import mypyc_attr
 
 #: A queue entry: ``(time_s, kind, seq, a, b)``.
 Event: TypeAlias = tuple[float, int, int, int, int]
+#: An entry typed for reading its integer fields (1-4) only, or its time (0) only: the compiled
+#: build then reads the one field instead of unpacking the whole entry (an :data:`Event` there
+#: is a C struct, so reading one from the heap unpacks five fields and storing it re-packs
+#: them); the interpreted build sees the same tuples.
+IntFields: TypeAlias = tuple[int, ...]
+TimeField: TypeAlias = tuple[float, ...]
 
 
 class EventKind(IntEnum):
@@ -72,7 +78,7 @@ class EventQueue:
 # difference from tuple comparison: a tuple finds an entry's own ``nan`` time equal to itself
 # (identity), these functions do not; the simulator never schedules at a ``nan`` time.
 
-def _earlier(x: tuple[float, ...], y: tuple[float, ...]) -> bool:
+def _earlier(x: TimeField, y: TimeField) -> bool:
     """``x < y`` as tuples compare (the first field that differs decides). Typed as tuples of
     floats (an entry's ints compare exactly as floats: all are far below 2**53) so that the
     compiled build reads a field without unpacking, or re-packing, the whole entry."""

@@ -9,11 +9,11 @@ decision or the end of the episode.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from mrsched_gym.sim.accounting import advance_to, close_books
 from mrsched_gym.sim.decision import SCHEDULE, Decision, DecisionKind
-from mrsched_gym.sim.events import Event, EventKind, heapify_events, pop_event
+from mrsched_gym.sim.events import EventKind, IntFields, TimeField, heapify_events, pop_event
 from mrsched_gym.sim.jobs import on_arrival, on_deadline
 from mrsched_gym.sim.rates import orchestrate
 from mrsched_gym.sim.tasks import on_cleanup_end, on_task_end
@@ -51,13 +51,16 @@ def run(sim: Simulator) -> None:
         running = sim.running
         if len(heap) > sim.compact_at:
             drop_stale_events(sim)
-        while heap and heap[0][1] == _TASK_END:
-            e = heap[0]
+        # The same entries typed by the fields read (``events.IntFields``, ``TimeField``).
+        ints: list[IntFields] = heap          # type: ignore[assignment]
+        times: list[TimeField] = heap         # type: ignore[assignment]
+        while ints and ints[0][1] == _TASK_END:
+            e = ints[0]
             task = running.get(e[3])
             if task is not None and task.version == e[4]:
                 break
             pop_event(heap)
-        t = heap[0][0] if heap else math.inf
+        t = times[0][0] if times else math.inf
         if t > limit:
             advance_to(sim, limit)
             sim.done = True
@@ -67,7 +70,7 @@ def run(sim: Simulator) -> None:
             return
         advance_to(sim, t)
         # Handle every event at this instant before offering capacity again.
-        while q.heap and q.heap[0][0] <= t:
+        while times and times[0][0] <= t:
             _, kind, _, a, b = q.pop()
             if kind == _TASK_END:
                 on_task_end(sim, a, b)
@@ -95,8 +98,9 @@ def drop_stale_events(sim: Simulator) -> None:
     whatever the heap's layout, so nothing else changes."""
     heap = sim.queue.heap
     running = sim.running
-    live: list[Event] = []
-    for e in heap:
+    live: list[Any] = []                      # entries as they are (not unpacked)
+    ints: list[IntFields] = heap              # type: ignore[assignment]
+    for e in ints:
         if e[1] == _TASK_END:
             task = running.get(e[3])
             if task is None or task.version != e[4]:
