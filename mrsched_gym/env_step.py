@@ -10,7 +10,7 @@ the episode's log and metrics after the last decision.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
 
@@ -18,6 +18,9 @@ from mrsched_gym.config import REWARD_COMPONENTS
 from mrsched_gym.rewards import RewardTracker
 from mrsched_gym.sim.decision import DECISION_NAMES, SCHEDULE
 from mrsched_gym.sim.engine import Simulator
+
+#: The reward components' names (``Final``: a C static in the compiled build).
+_COMPONENTS: Final = REWARD_COMPONENTS
 
 
 def decision_mask(sim: Simulator, masks: list[np.ndarray], work_masks: list[np.ndarray],
@@ -63,7 +66,7 @@ def play(sim: Simulator, rewards: RewardTracker, action: int, lean_info: bool,
                                                "episode_over": done}
     info = decision_info(sim, decision_mask(sim, masks, work_masks, allow_idle), not valid)
     components: dict[str, float] = {}
-    for name, value in zip(REWARD_COMPONENTS, inc, strict=False):
-        components[name] = value
+    for i in range(len(inc)):             # one increment per component, in their order
+        components[_COMPONENTS[i]] = inc[i]
     info["reward_components"] = components
     return reward, terminated, truncated, info
