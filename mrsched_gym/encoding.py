@@ -77,6 +77,7 @@ from mrsched_gym.obs_layout import (
     DECISION_FEATURES,
     DECISION_KIND_SLICE,
     DECISION_TAIL,
+    DECISION_TAIL_ROW,
     NODE_ROW,
     ONE_FLOAT,
     ROW_BYTES,
@@ -140,10 +141,10 @@ class ObservationEncoder:
         self.K = sc.decisions.max_candidates
         self.N = sim.n_nodes
         self.W = sc.availability.forecast_steps
-        #: The node rows, row after row, as Python floats and packed as float32; a row is
-        #: rewritten only when the simulator marks its node changed.
-        n = self.N * NODE_FEATURES
-        self.nodes, self._node_bytes = [0.0] * n, bytearray(4 * n)
+        #: The node rows, packed as float32, and each node's free map and reduce capacity
+        #: (columns 5 and 6); a row is rewritten only when the simulator marks its node changed.
+        self._node_bytes = bytearray(4 * self.N * NODE_FEATURES)
+        self._free_map, self._free_red = [0.0] * self.N, [0.0] * self.N
         self.max_speed = max(sim.speed)
         self.total_slots = max(sim.total_slots if sim.slots_mode else float(self.N) * 2, 1.0)
         self.map_scope = sim.map_scope
@@ -153,9 +154,11 @@ class ObservationEncoder:
         #: Where the candidates, the node rows and the forecast start in an observation's floats.
         self._cuts = (D, D + self.K * CANDIDATE_FEATURES,
                       D + self.K * CANDIDATE_FEATURES + self.N * NODE_FEATURES)
-        #: The kind one-hot of ``obs["decision"]`` by kind, and once the episode is over.
-        self._one_hot = {kind: tuple(float(kind == k) for k in kinds) for kind in kinds}
-        self._no_kind = (0.0,) * len(kinds)
+        #: The kind one-hot of ``obs["decision"]`` by kind, and once the episode is over, packed.
+        one_hot = packer(len(kinds))
+        self._one_hot = {kind: bytearray(one_hot.pack(*(float(kind == k) for k in kinds)))
+                         for kind in kinds}
+        self._no_kind = bytearray(4 * len(kinds))
         self._fc_step = -1
         self._fc = bytearray(4 * self.W)
         self._prev_node = -1
@@ -163,8 +166,8 @@ class ObservationEncoder:
 
     def reset(self) -> None:
         """Mark every node row and cached job row stale (after the simulator's reset)."""
-        n = self.N * NODE_FEATURES
-        self.nodes, self._node_bytes = [0.0] * n, bytearray(4 * n)
+        self._node_bytes = bytearray(4 * self.N * NODE_FEATURES)
+        self._free_map, self._free_red = [0.0] * self.N, [0.0] * self.N
         self.sim.dirty.update(range(self.N))
         self._fc_step = -1
         self._prev_node = -1
@@ -193,7 +196,8 @@ class ObservationEncoder:
         self._part.extend([_NO_PART] * extra)
 
     # ------------------------------------------------------------------ per-part builders
-    def _node_row(self, n: int) -> tuple[float, ...]:
+    def _node_row(self, n: int) -> tuple[float, float, float, float, float, float, float, float,
+                                         float]:
         s = self.sim
         if s.slots_mode:
             fm = (s.map_slots[n] - s.used_map[n]) / s.map_slots[n]
@@ -356,14 +360,15 @@ class ObservationEncoder:
             self._forget_jobs()
         elif 2 * len(s.jobs) != len(self._keys):  # jobs added (Simulator.add_job) or dropped
             self._resize_cache(2 * len(s.jobs))
-        nodes = self.nodes
         G = NODE_FEATURES
         packed = self._node_bytes
         if s.dirty:
             for n in s.dirty:
-                cells = self._node_row(n)
-                nodes[n * G:n * G + 9] = cells
-                NODE_ROW.pack_into(packed, 4 * n * G, *cells)
+                c = self._node_row(n)
+                self._free_map[n] = c[5]
+                self._free_red[n] = c[6]
+                NODE_ROW.pack_into(packed, 4 * n * G, c[0], c[1], c[2], c[3], c[4], c[5], c[6],
+                                   c[7], c[8])
             s.dirty.clear()
         d = s.decision
         kind = d.kind
@@ -371,24 +376,24 @@ class ObservationEncoder:
         prev = self._prev_node
         if prev != node:
             if prev >= 0:
-                nodes[prev * G + 9] = 0.0
                 ONE_FLOAT.pack_into(packed, 4 * (prev * G + 9), 0.0)
             if node >= 0:
-                nodes[node * G + 9] = 1.0
                 ONE_FLOAT.pack_into(packed, 4 * (node * G + 9), 1.0)
             self._prev_node = node
         t_frac = now / self.limit_s
         act = s.n_active / self.K
         run = len(s.runnable) / self.K
         if node >= 0:
-            fm, fr, has = nodes[node * G + 5], nodes[node * G + 6], 1.0
+            fm, fr, has = self._free_map[node], self._free_red[node], 1.0
         else:
             fm = fr = has = 0.0
         D, c_end, n_end = self._cuts
         buf = bytearray(4 * (n_end + self.W))   # zeros: the rows past the candidates
-        packer(D).pack_into(
-            buf, 0, *(self._no_kind if s.done else self._one_hot[kind]),
-            t_frac if t_frac < 1.0 else 1.0, s.availability_now(),
+        kind_cols = self._no_kind if s.done else self._one_hot[kind]
+        tail_at = len(kind_cols)
+        buf[:tail_at] = kind_cols
+        DECISION_TAIL_ROW.pack_into(
+            buf, tail_at, t_frac if t_frac < 1.0 else 1.0, s.availability_now(),
             act if act < RATIO_MAX else RATIO_MAX, run if run < RATIO_MAX else RATIO_MAX,
             fm, fr, has)
         if not s.done:

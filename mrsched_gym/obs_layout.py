@@ -61,6 +61,8 @@ def observed_kind(decision: np.ndarray) -> DecisionKind | None:
 #: Packs a node row without its decision-node column (9 floats), one float and two floats.
 NODE_ROW: Final = struct.Struct("9f")
 ONE_FLOAT: Final = struct.Struct("f")
+#: The decision array's columns after the kind one-hot.
+DECISION_TAIL_ROW: Final = struct.Struct(f"{len(DECISION_TAIL_FEATURES)}f")
 TWO_FLOATS: Final = struct.Struct("2f")
 #: A candidate row's bytes, and packers of a whole row and of its columns 7-12.
 ROW_BYTES: Final = 4 * len(CANDIDATE_COLUMNS)
