@@ -24,7 +24,7 @@ from mrsched_gym.env_setup import (
     resolve_scenario,
     tell_torch_threads,
 )
-from mrsched_gym.env_step import decision_info, decision_mask, play
+from mrsched_gym.env_step import Stepper, decision_info
 from mrsched_gym.errors import EpisodeStateError, InputError
 from mrsched_gym.metrics import episode_metrics
 from mrsched_gym.rewards import RewardTracker
@@ -192,9 +192,6 @@ class MRSchedEnv(gym.Env):
                     lean_info=lean_info, allow_idle=allow_idle)
         self.scenario: Scenario = resolve_scenario(scenario, overrides)
         self.render_mode = render_mode
-        self.strict_actions = bool(strict_actions)
-        self.lean_info = bool(lean_info)
-        self.allow_idle = bool(allow_idle)
         check_trace_inputs(self.scenario)
         self.sim = Simulator(self.scenario)
         self.encoder = ObservationEncoder(self.sim)
@@ -208,9 +205,43 @@ class MRSchedEnv(gym.Env):
                                                    bool(observe_objective))
         self._objective = (objective_vector(self.scenario.reward.weights)
                            if observe_objective else None)
-        self._steps = 0
         self._phase = _NEW
         self._masks, self._work_masks = mask_tables(K)
+        #: Reads, checks and plays actions and builds observations (compiled with the simulator).
+        self._stepper = Stepper(self.sim, self.encoder, self.rewards, self._masks,
+                                self._work_masks, self._objective)
+        self.strict_actions = bool(strict_actions)
+        self.lean_info = bool(lean_info)
+        self.allow_idle = bool(allow_idle)
+
+    # ------------------------------------------------------------------ flags
+    @property
+    def strict_actions(self) -> bool:
+        """Whether an illegal action raises :class:`~mrsched_gym.errors.InputError` (else it is
+        played as skip)."""
+        return self._stepper.strict_actions
+
+    @strict_actions.setter
+    def strict_actions(self, value: bool) -> None:
+        self._stepper.strict_actions = bool(value)
+
+    @property
+    def lean_info(self) -> bool:
+        """Whether ``step()``'s info holds only ``invalid_action`` and ``episode_over``."""
+        return self._stepper.lean_info
+
+    @lean_info.setter
+    def lean_info(self, value: bool) -> None:
+        self._stepper.lean_info = bool(value)
+
+    @property
+    def allow_idle(self) -> bool:
+        """Whether skip is in the action mask at every decision (see "Action Space")."""
+        return self._stepper.allow_idle
+
+    @allow_idle.setter
+    def allow_idle(self, value: bool) -> None:
+        self._stepper.allow_idle = bool(value)
 
     # ------------------------------------------------------------------ gymnasium API
     def reset(self, *, seed: int | None = None, options: dict | None = None
@@ -234,7 +265,6 @@ class MRSchedEnv(gym.Env):
             self.sim.reset(self.np_random)
             self.encoder.reset()
             self.rewards.reset(self.sim)
-            self._steps = 0
             self._phase = _RUNNING
             return self._observe(), self._info(invalid=False)
         finally:
@@ -266,8 +296,11 @@ class MRSchedEnv(gym.Env):
         """
         self._claim("step")
         try:
-            reward, terminated, truncated, info = self._advance(action, "step")
-            return self._observe(), reward, terminated, truncated, info
+            self._check_running("step")
+            out = self._stepper.step(action)
+            if self.sim.done:
+                self._end_episode(out[4])
+            return out
         finally:
             self.__dict__.pop("_busy", None)
 
@@ -289,31 +322,30 @@ class MRSchedEnv(gym.Env):
         """
         self._claim("advance")
         try:
-            return self._advance(action, "advance")
+            self._check_running("advance")
+            out = self._stepper.advance(action)
+            if self.sim.done:
+                self._end_episode(out[3])
+            return out
         finally:
             self.__dict__.pop("_busy", None)
 
-    def _advance(self, action: Any, method: str) -> tuple[float, bool, bool, dict]:
-        """:meth:`advance`, its errors naming the public ``method`` called."""
+    def _check_running(self, method: str) -> None:
+        """Refuse ``method`` before the first ``reset()`` or after the episode ended."""
         if self._phase != _RUNNING:
             raise EpisodeStateError(
                 f"{method}() called before reset()" if self._phase == _NEW else
                 f"{method}() called after the episode ended (terminated or truncated); call "
                 f"reset()")
-        a = action_index(action, self.K)
-        if self.strict_actions and not self.sim.is_legal(a):
-            raise InputError(f"action {a} is not legal now (mask {self.action_masks()})")
-        reward, terminated, truncated, info = play(self.sim, self.rewards, a, self.lean_info,
-                                                   self._masks, self._work_masks,
-                                                   self.allow_idle)
-        self._steps += 1
-        if self.sim.done:
-            if not self.lean_info:
-                log = build_log(self.sim)
-                info["metrics"] = episode_metrics(log, self.scenario.reward.weights)
-                info["episode_log"] = log
-            self._phase = _ENDED
-        return reward, terminated, truncated, info
+
+    def _end_episode(self, info: dict) -> None:
+        """The last decision was played: add the episode's metrics and log to its ``info``
+        (unless ``lean_info``) and end the episode."""
+        if not self.lean_info:
+            log = build_log(self.sim)
+            info["metrics"] = episode_metrics(log, self.scenario.reward.weights)
+            info["episode_log"] = log
+        self._phase = _ENDED
 
     def action_masks(self) -> np.ndarray:
         """The actions an agent is offered now (``bool[K+1]``, skip last): the candidates, and
@@ -326,7 +358,7 @@ class MRSchedEnv(gym.Env):
         """
         if self._phase == _NEW:
             raise EpisodeStateError("action_masks() called before reset()")
-        return decision_mask(self.sim, self._masks, self._work_masks, self.allow_idle)
+        return self._stepper.mask()
 
     def action_index(self, action: Any) -> int:
         """``action`` as a Python ``int``, if it is an integer (see "Action Space").
@@ -338,10 +370,7 @@ class MRSchedEnv(gym.Env):
         return action_index(action, self.K)
 
     def _observe(self) -> dict[str, np.ndarray]:
-        obs = self.encoder.observe()
-        if self._objective is not None:
-            obs["objective"] = self._objective.copy()
-        return obs
+        return self._stepper.observe()
 
     def _info(self, invalid: bool) -> dict[str, Any]:
         return decision_info(self.sim, self.action_masks(), invalid)

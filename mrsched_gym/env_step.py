@@ -1,11 +1,11 @@
 """The per-decision work of :meth:`MRSchedEnv.step <mrsched_gym.env.MRSchedEnv.step>` and
 :meth:`~mrsched_gym.env.MRSchedEnv.advance`: play the action, take the reward, build the info.
 
-These are the env's only per-step operations besides the observation; they live apart from
-``env.py`` so that the optional compiled build (``setup.py``) compiles them from this same source
-with the simulator (``env.py``'s class derives from ``gymnasium.Env``, which mypyc does not
-compile). The env checks its phase and the action's type before calling :func:`play` and adds
-the episode's log and metrics after the last decision.
+These are the env's per-step operations; they live apart from ``env.py`` so that the optional
+compiled build (``setup.py``) compiles them from this same source with the simulator
+(``env.py``'s class derives from ``gymnasium.Env``, which mypyc does not compile). The env holds
+a :class:`Stepper`, checks its phase before calling it and adds the episode's log and metrics
+after the last decision.
 """
 
 from __future__ import annotations
@@ -15,9 +15,13 @@ from typing import Any, Final
 import numpy as np
 
 from mrsched_gym.config import REWARD_COMPONENTS
+from mrsched_gym.encoding import ObservationEncoder
+from mrsched_gym.env_setup import action_index
+from mrsched_gym.errors import InputError
 from mrsched_gym.rewards import RewardTracker
 from mrsched_gym.sim.decision import DECISION_NAMES, SCHEDULE
 from mrsched_gym.sim.engine import Simulator
+from mrsched_gym.sim.native import mypyc_attr
 
 #: The reward components' names (``Final``: a C static in the compiled build).
 _COMPONENTS: Final = REWARD_COMPONENTS
@@ -70,3 +74,59 @@ def play(sim: Simulator, rewards: RewardTracker, action: int, lean_info: bool,
         components[_COMPONENTS[i]] = inc[i]
     info["reward_components"] = components
     return reward, terminated, truncated, info
+
+
+@mypyc_attr(allow_interpreted_subclasses=True)      # copies and pickles: sim/native.py
+class Stepper:
+    """One env's ``step`` and ``advance`` after the phase check: the action read, checked and
+    played (:func:`play`), then the observation built (``step``). The env's ``strict_actions``,
+    ``lean_info`` and ``allow_idle`` are this object's attributes (the env's properties).
+
+    Args:
+        sim: The env's simulator.
+        encoder: Its observation encoder.
+        rewards: Its reward tracker.
+        masks: The action masks by candidate count (``env_setup.mask_tables``).
+        work_masks: The same without skip (work-conserving schedule decisions).
+        objective: The observation's ``"objective"`` vector, or ``None`` (not observed).
+    """
+
+    def __init__(self, sim: Simulator, encoder: ObservationEncoder, rewards: RewardTracker,
+                 masks: list[np.ndarray], work_masks: list[np.ndarray],
+                 objective: np.ndarray | None) -> None:
+        self.sim = sim
+        self.encoder = encoder
+        self.rewards = rewards
+        self.masks = masks
+        self.work_masks = work_masks
+        self.objective = objective
+        self.K = sim.K
+        self.strict_actions = False
+        self.lean_info = False
+        self.allow_idle = False
+
+    def mask(self) -> np.ndarray:
+        """A fresh copy of the current decision's action mask (:func:`decision_mask`)."""
+        return decision_mask(self.sim, self.masks, self.work_masks, self.allow_idle)
+
+    def advance(self, action: Any) -> tuple[float, bool, bool, dict[str, Any]]:
+        """Read ``action`` (``env_setup.action_index``), refuse an illegal one with
+        ``strict_actions``, and :func:`play` it."""
+        a: int = action if type(action) is int else action_index(action, self.K)
+        if self.strict_actions and not self.sim.is_legal(a):
+            raise InputError(f"action {a} is not legal now (mask {self.mask()})")
+        return play(self.sim, self.rewards, a, self.lean_info, self.masks, self.work_masks,
+                    self.allow_idle)
+
+    def observe(self) -> dict[str, np.ndarray]:
+        """The observation of the current decision (with the objective vector if observed)."""
+        obs = self.encoder.observe()
+        if self.objective is not None:
+            obs["objective"] = self.objective.copy()
+        return obs
+
+    def step(self, action: Any) -> tuple[dict[str, np.ndarray], float, bool, bool,
+                                         dict[str, Any]]:
+        """:meth:`advance`, then the next decision's observation."""
+        reward, terminated, truncated, info = self.advance(action)
+        return self.observe(), reward, terminated, truncated, info
