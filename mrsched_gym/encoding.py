@@ -240,7 +240,7 @@ class ObservationEncoder:
         else:
             mlen = expected[phase]
         dl = job.deadline_s
-        has_dl = math.isfinite(dl)
+        has_dl = -math.inf < dl < math.inf   # isfinite(dl) without a call (compiled build)
         if self.map_scope:                 # the deadline covers the map phase (MIMP 3.1)
             due = job.n_maps - job.maps_done
             n_map = job.len_n[MAP]
