@@ -30,6 +30,7 @@ COMPILED = sorted(str(p) for p in Path("mrsched_gym/sim").glob("*.py")
                                                  "mrsched_gym/env_step.py",
                                                  "mrsched_gym/rewards.py",
                                                  "mrsched_gym/obs_layout.py",
+                                                 "mrsched_gym/node_rows.py",
                                                  "mrsched_gym/row_key.py"]
 MANIFEST = "mrsched_gym/compiled_sources.json"
 

@@ -71,6 +71,7 @@ from mrsched_gym.features import (
     SPEED_MAX,
     TASK_HOURS_MAX,
 )
+from mrsched_gym.node_rows import node_row
 from mrsched_gym.obs_layout import (
     CANDIDATE_ROW,
     COLUMNS_7_TO_12,
@@ -196,24 +197,6 @@ class ObservationEncoder:
         self._part.extend([_NO_PART] * extra)
 
     # ------------------------------------------------------------------ per-part builders
-    def _node_row(self, n: int) -> tuple[float, float, float, float, float, float, float, float,
-                                         float]:
-        s = self.sim
-        if s.slots_mode:
-            fm = (s.map_slots[n] - s.used_map[n]) / s.map_slots[n]
-            red = s.red_slots[n]               # 0 on a maps-only node (reduce_slots: 0)
-            fr = (red - s.used_red[n]) / red if red else 0.0
-        else:
-            fm = s.cap[n] - s.res[n][0]           # max(0.0, .) and min(., 1.0) below,
-            fm = fm if fm > 0.0 else 0.0          # written out: the builtins are calls
-            fr = 1.0 - s.res[n][2]
-            fr = fr if fr > 0.0 else 0.0
-        up = s.up[n]
-        susp = float(len(s.susp_on[n])) / 4.0
-        return (float(up), s.cap[n], s.speed[n] / self.max_speed, float(s.shared[n]),
-                float(s.accel[n] is not None), fm if up else 0.0, fr if up else 0.0,
-                s.residual[n], 1.0 if 1.0 < susp else susp)
-
     def _forecast(self) -> bytearray:
         s = self.sim
         step = int(s.now // s.avail_step_s)
@@ -364,7 +347,7 @@ class ObservationEncoder:
         packed = self._node_bytes
         if s.dirty:
             for n in s.dirty:
-                c = self._node_row(n)
+                c = node_row(s, n, self.max_speed)
                 self._free_map[n] = c[5]
                 self._free_red[n] = c[6]
                 NODE_ROW.pack_into(packed, 4 * n * G, c[0], c[1], c[2], c[3], c[4], c[5], c[6],
