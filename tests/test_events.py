@@ -55,6 +55,20 @@ def test_the_written_out_heap_is_heapq_entry_for_entry(seed):
     assert order == sorted(order)
 
 
+@pytest.mark.parametrize("n", [2400, 2501, 6000])
+def test_heapify_of_long_queues_is_heapq_entry_for_entry(n):
+    """heapq's C heapify visits long lists (over 2,500 entries) in another order; the
+    written-out heapify keeps the layout there too, with -0.0, 0.0 and infinite times."""
+    rng = np.random.default_rng(n)
+    entries = _entries(rng, n, times=40)
+    entries[::97] = [(-0.0,) + e[1:] for e in entries[::97]]
+    ours, theirs = list(entries), list(entries)
+    heapify_events(ours)
+    heapq.heapify(theirs)
+    assert ours == theirs
+    assert [pop_event(ours) for _ in range(300)] == [heapq.heappop(theirs) for _ in range(300)]
+
+
 def test_ties_are_broken_by_kind_then_sequence():
     """Equal times pop by kind, then by sequence number, whatever the push order."""
     heap: list[tuple] = []

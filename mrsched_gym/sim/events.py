@@ -17,10 +17,12 @@ from mrsched_gym.sim.native import mypyc_attr
 
 #: A queue entry: ``(time_s, kind, seq, a, b)``.
 Event: TypeAlias = tuple[float, int, int, int, int]
-#: An entry typed for reading its integer fields (1-4) only, or its time (0) only: the compiled
-#: build then reads the one field instead of unpacking the whole entry (an :data:`Event` there
-#: is a C struct, so reading one from the heap unpacks five fields and storing it re-packs
-#: them); the interpreted build sees the same tuples.
+#: An entry typed for reading some of its fields only: ``IntFields`` for the integer fields
+#: (1-4; reading field 0 through it fails in the compiled build), ``TimeField`` for reading
+#: fields as floats (the time; the integers convert exactly, as :func:`_earlier` uses them).
+#: The compiled build then reads one field instead of unpacking the whole entry (an
+#: :data:`Event` there is a C struct, so reading one from the heap unpacks five fields and
+#: storing it re-packs them); the interpreted build sees the same tuples.
 IntFields: TypeAlias = tuple[int, ...]
 TimeField: TypeAlias = tuple[float, ...]
 
@@ -41,7 +43,7 @@ class EventKind(IntEnum):
 class EventQueue:
     """Min-heap of events with deterministic tie-breaking.
 
-    The rate model pushes task end events itself (``seq += 1``, then ``heapq.heappush`` of
+    The rate model pushes task end events itself (``seq += 1``, then :func:`push_event` of
     the tuple: what :meth:`push` does) to save a call per rate change; a change to the entry
     layout changes :func:`~mrsched_gym.sim.rates.schedule_end` too.
     """
@@ -76,7 +78,8 @@ class EventQueue:
 # objects. Interpreted, heapq's C functions are faster, so the interpreted build uses those
 # (below); both builds pop the same events in the same order (``tests/test_events.py``). One
 # difference from tuple comparison: a tuple finds an entry's own ``nan`` time equal to itself
-# (identity), these functions do not; the simulator never schedules at a ``nan`` time.
+# (identity), these functions do not; the simulator never schedules at a ``nan`` time. The
+# names ``_sift_down``/``_sift_up`` are heapq's (the first moves an entry towards the root).
 
 def _earlier(x: TimeField, y: TimeField) -> bool:
     """``x < y`` as tuples compare (the first field that differs decides). Typed as tuples of
@@ -132,7 +135,8 @@ def _sift_up(heap: list[Any], pos: int) -> None:
 
 
 def push_event(heap: list[Event], entry: Event) -> None:
-    """``heapq.heappush(heap, entry)``."""
+    """``heapq.heappush(heap, entry)`` (interpreted, this name is heapq's function itself:
+    the end of this module)."""
     heap.append(entry)
     _sift_down(heap, 0, len(heap) - 1)
 
