@@ -294,15 +294,7 @@ class MRSchedEnv(gym.Env):
             InputTypeError: ``action`` is not an integer (:meth:`action_index`).
             InputError: An illegal action with ``strict_actions=True``.
         """
-        self._claim("step")
-        try:
-            self._check_running("step")
-            out = self._stepper.step(action)
-            if self.sim.done:
-                self._end_episode(out[4])
-            return out
-        finally:
-            self.__dict__.pop("_busy", None)
+        return self._play("step", self._stepper.step, action)
 
     def advance(self, action: Any) -> tuple[float, bool, bool, dict]:
         """:meth:`step` without building the observation, for a caller that decides from the
@@ -320,32 +312,30 @@ class MRSchedEnv(gym.Env):
             InputTypeError: ``action`` is not an integer (:meth:`action_index`).
             InputError: An illegal action with ``strict_actions=True``.
         """
-        self._claim("advance")
+        return self._play("advance", self._stepper.advance, action)
+
+    def _play(self, method: str, play: Any, action: Any) -> tuple:
+        """``play(action)`` (the stepper's ``step`` or ``advance``, whose result ends with the
+        info) for the public ``method``: refused before ``reset()`` and after the episode
+        ended; after the last decision the info gets the episode's metrics and log (unless
+        ``lean_info``) and the episode ends."""
+        self._claim(method)
         try:
-            self._check_running("advance")
-            out = self._stepper.advance(action)
+            if self._phase != _RUNNING:
+                raise EpisodeStateError(
+                    f"{method}() called before reset()" if self._phase == _NEW else
+                    f"{method}() called after the episode ended (terminated or truncated); "
+                    f"call reset()")
+            out = play(action)
             if self.sim.done:
-                self._end_episode(out[3])
+                if not self.lean_info:
+                    log = build_log(self.sim)
+                    out[-1]["metrics"] = episode_metrics(log, self.scenario.reward.weights)
+                    out[-1]["episode_log"] = log
+                self._phase = _ENDED
             return out
         finally:
             self.__dict__.pop("_busy", None)
-
-    def _check_running(self, method: str) -> None:
-        """Refuse ``method`` before the first ``reset()`` or after the episode ended."""
-        if self._phase != _RUNNING:
-            raise EpisodeStateError(
-                f"{method}() called before reset()" if self._phase == _NEW else
-                f"{method}() called after the episode ended (terminated or truncated); call "
-                f"reset()")
-
-    def _end_episode(self, info: dict) -> None:
-        """The last decision was played: add the episode's metrics and log to its ``info``
-        (unless ``lean_info``) and end the episode."""
-        if not self.lean_info:
-            log = build_log(self.sim)
-            info["metrics"] = episode_metrics(log, self.scenario.reward.weights)
-            info["episode_log"] = log
-        self._phase = _ENDED
 
     def action_masks(self) -> np.ndarray:
         """The actions an agent is offered now (``bool[K+1]``, skip last): the candidates, and

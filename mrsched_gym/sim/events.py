@@ -84,7 +84,8 @@ class EventQueue:
 def _earlier(x: TimeField, y: TimeField) -> bool:
     """``x < y`` as tuples compare (the first field that differs decides). Typed as tuples of
     floats (an entry's ints compare exactly as floats: all are far below 2**53) so that the
-    compiled build reads a field without unpacking, or re-packing, the whole entry."""
+    compiled build reads a field without unpacking, or re-packing, the whole entry. Written
+    out field by field: a loop over the fields measured slower in the compiled build."""
     a = x[0]
     b = y[0]
     if a != b:
