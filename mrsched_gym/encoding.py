@@ -58,6 +58,7 @@ speculation only in worlds that pose it: agents trained without it keep their sh
 from __future__ import annotations
 
 import math
+import sys
 from typing import ClassVar, Final
 
 import numpy as np
@@ -72,17 +73,15 @@ from mrsched_gym.features import (
     TASK_HOURS_MAX,
 )
 from mrsched_gym.node_rows import node_row
+from mrsched_gym.float_writer import BytesWriter, write_f32_le
+from mrsched_gym.job_row import JobRow, static_row
 from mrsched_gym.obs_layout import (
-    CANDIDATE_ROW,
-    COLUMNS_7_TO_12,
     DECISION_FEATURES,
     DECISION_KIND_SLICE,
     DECISION_TAIL,
-    DECISION_TAIL_ROW,
     NODE_ROW,
     ONE_FLOAT,
     ROW_BYTES,
-    TWO_FLOATS,
     decision_features,
     decision_kind_slot,
     kind_slice,
@@ -90,7 +89,6 @@ from mrsched_gym.obs_layout import (
     observed_kind,
     packer,
 )
-from mrsched_gym.row_key import RowKey
 from mrsched_gym.sim.decision import (
     ADMIT,
     PREEMPT,
@@ -113,10 +111,12 @@ from mrsched_gym.sim.state import MAP, REDUCE, Job
 CANDIDATE_FEATURES: Final = len(CANDIDATE_COLUMNS)
 NODE_FEATURES: Final = len(NODE_COLUMNS)
 _LOC: Final = (0.0, 0.5, 1.0)
-_NO_PART: Final = (0.0, math.inf, 0.0, 0.0, 0.0)
-#: A job-phase slot's row before it is first packed (never written: replaced when packed).
-_UNPACKED: Final = bytearray()
-_FLOAT32: Final = np.dtype(np.float32)
+#: The observation's bytes: little-endian float32 (``float_writer``); a big-endian machine
+#: converts the arrays to its own order.
+_F32LE: Final = np.dtype("<f4")
+_LITTLE_ENDIAN: Final = sys.byteorder == "little"
+#: A candidate row of zeros (the rows past the candidates).
+_ZERO_ROW: Final = bytes(ROW_BYTES)
 #: ``np.ndarray``, held here: the compiled build would look it up on the module at every call.
 _NDARRAY: Final = np.ndarray
 
@@ -125,16 +125,13 @@ _NDARRAY: Final = np.ndarray
 class ObservationEncoder:
     """Builds observations for one simulator, incrementally: node rows are rebuilt only for
     nodes the simulator marked changed (``Simulator.dirty``), the part of a candidate row that
-    depends only on its job-phase (:meth:`_job_slot`) is cached until the job's task counts
+    depends only on its job-phase (:meth:`_job_row`) is cached until the job's task counts
     change. Every value is computed as a fresh build would (the same double-precision
     expressions, rounded to float32 once), so the observations are identical.
 
     Args:
         sim: The simulator to observe (its scenario fixes K, N and W).
     """
-
-    #: Columns of a job-phase's row that depend on the time or on the node (:meth:`_job_slot`).
-    DYNAMIC_COLS: ClassVar[tuple[int, ...]] = (7, 9, 10, 12)
 
     def __init__(self, sim: Simulator) -> None:
         self.sim = sim
@@ -161,7 +158,7 @@ class ObservationEncoder:
                          for kind in kinds}
         self._no_kind = bytearray(4 * len(kinds))
         self._fc_step = -1
-        self._fc = bytearray(4 * self.W)
+        self._fc = bytes(4 * self.W)
         self._prev_node = -1
         self._forget_jobs()
 
@@ -178,41 +175,31 @@ class ObservationEncoder:
         """Drop the cached job-phase rows (slot ``2 x job id + phase``): new jobs."""
         jobs = getattr(self.sim, "jobs", [])
         self._jobs = jobs
-        n = 2 * len(jobs)
-        self._keys: list[RowKey | None] = [None] * n
-        #: per slot: the row without its dynamic and kind columns (zero there), packed (a
-        #: ``bytearray``: copied into a ``bytearray`` slice without the copy ``bytes`` costs;
-        #: empty until first packed, then rewritten in place)
-        self._static: list[bytearray] = [_UNPACKED] * n
-        #: per slot: (work left before the deadline, deadline or inf, arrival time, and the
-        #: row's columns 8 and 11, packed again with the dynamic columns around them)
-        self._part: list[tuple[float, float, float, float, float]] = [_NO_PART] * n
+        self._rows: list[JobRow | None] = [None] * (2 * len(jobs))
 
     def _resize_cache(self, n: int) -> None:
         """Keep the first ``n`` job-phase slots (a dropped job id may return) and add empty ones."""
-        extra = max(0, n - len(self._keys))
-        del self._keys[n:], self._static[n:], self._part[n:]
-        self._keys.extend([None] * extra)
-        self._static.extend([_UNPACKED] * extra)
-        self._part.extend([_NO_PART] * extra)
+        extra = max(0, n - len(self._rows))
+        del self._rows[n:]
+        self._rows.extend([None] * extra)
 
     # ------------------------------------------------------------------ per-part builders
-    def _forecast(self) -> bytearray:
+    def _forecast(self) -> bytes:
         s = self.sim
         step = int(s.now // s.avail_step_s)
         if step != self._fc_step:
             self._fc_step = step
-            self._fc = bytearray(s.forecast_window(self.W).astype(np.float32).tobytes())
+            self._fc = s.forecast_window(self.W).astype(_F32LE).tobytes()
         return self._fc
 
-    def _job_slot(self, job: Job, phase: int) -> int:
-        """The cache slot of a job-phase's row, brought up to date: every feature but the
-        :data:`DYNAMIC_COLS` and the kind's own (locality, resume, preemption), which stay
-        zero. Its key: the job's task counts (:class:`~mrsched_gym.row_key.RowKey`)."""
+    def _job_row(self, job: Job, phase: int) -> JobRow:
+        """A job-phase's cached row (:class:`~mrsched_gym.job_row.JobRow`), brought up to date:
+        every feature but those written at each observation (the time's, the node's and the
+        decision kind's own columns). Its key: the job's task counts."""
         i = 2 * job.jid + phase
-        key = self._keys[i]
-        if key is not None and key.holds(job, phase):
-            return i
+        row = self._rows[i]
+        if row is not None and row.holds(job, phase):
+            return row
         expected = job.expected_len        # what a scheduler expects before it observes any
         slots = self.total_slots
         n_tasks = job.n_maps + job.n_reduces
@@ -237,36 +224,31 @@ class ObservationEncoder:
         running = run_s if run_s < RATIO_MAX else RATIO_MAX
         mlen_h = mlen / 3600.0
         alone_h = job.alone_s / 3600.0
-        row = self._static[i]
-        if not row:
-            row = self._static[i] = bytearray(ROW_BYTES)
-        CANDIDATE_ROW.pack_into(
-            row, 0, 1.0, float(phase == REDUCE), 0.0, (n_tasks - remaining) / n_tasks,
+        static = static_row(
+            1.0, float(phase == REDUCE), (n_tasks - remaining) / n_tasks,
             rem_s if rem_s < RATIO_MAX else RATIO_MAX,
-            mlen_h if mlen_h < TASK_HOURS_MAX else TASK_HOURS_MAX,
-            float(obs_n > 0), 0.0, float(has_dl), 0.0, 0.0, running,
-            0.0, job.priority / 9.0, job.weight / 10.0 if job.weight < 10.0 else 1.0, 0.0,
-            dem[0], dem[1], dem[2], 0.0, 0.0, alone_h if alone_h < HOURS_MAX else HOURS_MAX)
-        self._keys[i] = RowKey(job.maps_done, job.reduces_done, job.maps_running,
-                               job.reduces_running, obs_n)
-        self._part[i] = (due_work, dl if has_dl else math.inf, job.arrival_s, float(has_dl),
-                         running)
-        return i
+            mlen_h if mlen_h < TASK_HOURS_MAX else TASK_HOURS_MAX, float(obs_n > 0),
+            job.priority / 9.0, job.weight / 10.0 if job.weight < 10.0 else 1.0,
+            dem[0], dem[1], dem[2], alone_h if alone_h < HOURS_MAX else HOURS_MAX)
+        row = JobRow(job.maps_done, job.reduces_done, job.maps_running, job.reduces_running,
+                     obs_n, static, due_work, dl if has_dl else math.inf, job.arrival_s,
+                     float(has_dl), running)
+        self._rows[i] = row
+        return row
 
-    def _write_job_row(self, buf: bytearray, at: int, job: Job, phase: int, n: int,
-                       now: float) -> None:
-        """Write a job-phase's row on node ``n`` (-1: none) at ``now`` into ``buf`` at byte
-        ``at``: its cached part (:meth:`_job_slot`), then the :data:`DYNAMIC_COLS` (columns 7-12
-        packed at once, the cached 8 and 11 with them; the kind's own columns stay zero)."""
-        i = self._job_slot(job, phase)
-        buf[at:at + ROW_BYTES] = self._static[i]
-        rm, dl, arrival, has_dl, running = self._part[i]
+    def _write_job_row(self, w: BytesWriter, job: Job, phase: int, n: int, now: float,
+                       locality: float, resumes: float, col_19: float, col_20: float) -> None:
+        """Write a job-phase's row on node ``n`` (-1: none) at ``now``: its cached columns
+        (:meth:`_job_row`), the time's and the node's (7-12) and the decision kind's own
+        (2: ``locality``, 15: ``resumes``, 19 and 20)."""
+        r = self._job_row(job, phase)
+        dl = r.deadline
         if dl != math.inf:
             left = dl - now
             ttd = left / 3600.0
             to_deadline = (DEADLINE_HOURS if ttd > DEADLINE_HOURS else
                            (-DEADLINE_HOURS if ttd < -DEADLINE_HOURS else ttd))
-            sreq = rm / left / self.total_slots if left > 1.0 else RATIO_MAX
+            sreq = r.due_work / left / self.total_slots if left > 1.0 else RATIO_MAX
             required = sreq if sreq < RATIO_MAX else RATIO_MAX
         else:                                       # no deadline
             to_deadline, required = DEADLINE_HOURS, 0.0
@@ -276,42 +258,51 @@ class ObservationEncoder:
             speed = sp if sp < SPEED_MAX else SPEED_MAX
         else:
             speed = 1.0
-        wait = (now - arrival) / 3600.0
-        COLUMNS_7_TO_12.pack_into(buf, at + 28, to_deadline, has_dl, required, speed, running,
-                                  wait if wait < HOURS_MAX else HOURS_MAX)
+        wait = (now - r.arrival) / 3600.0
+        w.write(r.cols_0_1)
+        write_f32_le(w, locality)
+        w.write(r.cols_3_6)
+        write_f32_le(w, to_deadline)
+        write_f32_le(w, r.has_deadline)
+        write_f32_le(w, required)
+        write_f32_le(w, speed)
+        write_f32_le(w, r.running)
+        write_f32_le(w, wait if wait < HOURS_MAX else HOURS_MAX)
+        w.write(r.cols_13_14)
+        write_f32_le(w, resumes)
+        w.write(r.cols_16_18)
+        write_f32_le(w, col_19)
+        write_f32_le(w, col_20)
+        w.write(r.col_21)
 
     # ------------------------------------------------------------------ candidate rows by kind
-    def _schedule_rows(self, buf: bytearray, at: int, d: Decision, node: int, now: float) -> None:
+    def _schedule_rows(self, w: BytesWriter, d: Decision, node: int, now: float) -> None:
         """Each candidate job-phase on the decision node: its locality, and whether it resumes
         a suspended task there."""
         for c in d.candidates:
             assert isinstance(c, ScheduleCandidate)
             job, phase = c.job, c.phase
-            self._write_job_row(buf, at, job, phase, node, now)
-            if c.locality:
-                ONE_FLOAT.pack_into(buf, at + 8, _LOC[c.locality])
-            if job.susp and job.suspended_on(node, phase) is not None:
-                ONE_FLOAT.pack_into(buf, at + 60, 1.0)
-            at += ROW_BYTES
+            resumes = job.susp and job.suspended_on(node, phase) is not None
+            self._write_job_row(w, job, phase, node, now, _LOC[c.locality],
+                                1.0 if resumes else 0.0, 0.0, 0.0)
 
-    def _admit_rows(self, buf: bytearray, at: int, d: Decision, node: int, now: float) -> None:
+    def _admit_rows(self, w: BytesWriter, d: Decision, node: int, now: float) -> None:
         """The arrived job (as its map phase, on no node)."""
         c = d.candidates[0]
         assert isinstance(c, AdmitCandidate)
-        self._write_job_row(buf, at, c.job, MAP, -1, now)
+        self._write_job_row(w, c.job, MAP, -1, now, 0.0, 0.0, 0.0, 0.0)
 
-    def _preempt_rows(self, buf: bytearray, at: int, d: Decision, node: int, now: float) -> None:
+    def _preempt_rows(self, w: BytesWriter, d: Decision, node: int, now: float) -> None:
         """Each victim's job on the victim's node, the primitive and the victim's progress."""
         for c in d.candidates:
             assert isinstance(c, PreemptCandidate)
             task = c.task
-            self._write_job_row(buf, at, task.job, task.phase, task.node, now)
             rem = task.remaining - task.rate * (now - task.t_last)
-            TWO_FLOATS.pack_into(buf, at + 76, float(c.primitive == SUSPEND),
-                                 max(0.0, 1.0 - rem / task.work) if task.work > 0 else 1.0)
-            at += ROW_BYTES
+            self._write_job_row(w, task.job, task.phase, task.node, now, 0.0, 0.0,
+                                float(c.primitive == SUSPEND),
+                                max(0.0, 1.0 - rem / task.work) if task.work > 0 else 1.0)
 
-    def _speculate_rows(self, buf: bytearray, at: int, d: Decision, node: int, now: float) -> None:
+    def _speculate_rows(self, w: BytesWriter, d: Decision, node: int, now: float) -> None:
         """Each running task to copy: its job on the decision node (where the copy would run),
         the copy's locality, the task's estimated time left and its progress."""
         rack = self.sim.rack
@@ -319,13 +310,11 @@ class ObservationEncoder:
             assert isinstance(c, SpeculateCandidate)
             task = c.task
             job = task.job
-            self._write_job_row(buf, at, job, task.phase, node, now)
-            if task.phase == MAP:
-                ONE_FLOAT.pack_into(buf, at + 8, _LOC[job.locality_of(task.idx, node, rack)])
+            loc = _LOC[job.locality_of(task.idx, node, rack)] if task.phase == MAP else 0.0
             left = time_left(task, now) / 3600.0
-            TWO_FLOATS.pack_into(buf, at + 76, left if left < DEADLINE_HOURS else DEADLINE_HOURS,
-                                 task.progress_at(now))
-            at += ROW_BYTES
+            self._write_job_row(w, job, task.phase, node, now, loc, 0.0,
+                                left if left < DEADLINE_HOURS else DEADLINE_HOURS,
+                                task.progress_at(now))
 
     #: Each kind's candidate-row builder, by name (a held method would not follow a copy).
     CANDIDATE_ROWS: ClassVar[dict[DecisionKind, str]] = {
@@ -335,13 +324,13 @@ class ObservationEncoder:
     # ------------------------------------------------------------------ the observation
     def observe(self) -> dict[str, np.ndarray]:
         """The observation for the simulator's current decision (fresh arrays, views of one new
-        float32 buffer: the decision array and candidate rows packed by ``struct``, whose native
-        ``f`` is numpy's C cast, the node rows and forecast copied from their packed caches)."""
+        buffer written in order: the decision array and the candidate rows value by value,
+        the node rows and the forecast from their caches; :mod:`~mrsched_gym.float_writer`)."""
         s = self.sim
         now = s.now
         if s.jobs is not self._jobs:           # a new world without reset(): drop the cache
             self._forget_jobs()
-        elif 2 * len(s.jobs) != len(self._keys):  # jobs added (Simulator.add_job) or dropped
+        elif 2 * len(s.jobs) != len(self._rows):  # jobs added (Simulator.add_job) or dropped
             self._resize_cache(2 * len(s.jobs))
         G = NODE_FEATURES
         packed = self._node_bytes
@@ -366,32 +355,42 @@ class ObservationEncoder:
         t_frac = now / self.limit_s
         act = s.n_active / self.K
         run = len(s.runnable) / self.K
+        w = BytesWriter()
+        w.write(self._no_kind if s.done else self._one_hot[kind])
+        write_f32_le(w, t_frac if t_frac < 1.0 else 1.0)
+        write_f32_le(w, s.availability_now())
+        write_f32_le(w, act if act < RATIO_MAX else RATIO_MAX)
+        write_f32_le(w, run if run < RATIO_MAX else RATIO_MAX)
         if node >= 0:
-            fm, fr, has = self._free_map[node], self._free_red[node], 1.0
+            write_f32_le(w, self._free_map[node])
+            write_f32_le(w, self._free_red[node])
+            write_f32_le(w, 1.0)
         else:
-            fm = fr = has = 0.0
-        D, c_end, n_end = self._cuts
-        buf = bytearray(4 * (n_end + self.W))   # zeros: the rows past the candidates
-        kind_cols = self._no_kind if s.done else self._one_hot[kind]
-        tail_at = len(kind_cols)
-        buf[:tail_at] = kind_cols
-        DECISION_TAIL_ROW.pack_into(
-            buf, tail_at, t_frac if t_frac < 1.0 else 1.0, s.availability_now(),
-            act if act < RATIO_MAX else RATIO_MAX, run if run < RATIO_MAX else RATIO_MAX,
-            fm, fr, has)
+            write_f32_le(w, 0.0)
+            write_f32_le(w, 0.0)
+            write_f32_le(w, 0.0)
+        rows = 0
         if not s.done:
             if kind == SCHEDULE:                                           # the usual
-                self._schedule_rows(buf, 4 * D, d, node, now)
+                self._schedule_rows(w, d, node, now)
             else:
-                getattr(self, self.CANDIDATE_ROWS[kind])(buf, 4 * D, d, node, now)
-        buf[4 * c_end:4 * n_end] = packed
-        buf[4 * n_end:] = self._forecast()
-        f32 = _FLOAT32
+                getattr(self, self.CANDIDATE_ROWS[kind])(w, d, node, now)
+            rows = len(d.candidates)
+        for _ in range(rows, self.K):                 # zeros: the rows past the candidates
+            w.write(_ZERO_ROW)
+        w.write(packed)
+        w.write(self._forecast())
+        buf = bytearray(w.getvalue())                 # writable arrays
+        D, c_end, n_end = self._cuts
+        f32 = _F32LE
         array = _NDARRAY
-        return {"decision": array((D,), f32, buf, 0),
-                "candidates": array((self.K, CANDIDATE_FEATURES), f32, buf, 4 * D),
-                "nodes": array((self.N, G), f32, buf, 4 * c_end),
-                "forecast": array((self.W,), f32, buf, 4 * n_end)}
+        obs = {"decision": array((D,), f32, buf, 0),
+               "candidates": array((self.K, CANDIDATE_FEATURES), f32, buf, 4 * D),
+               "nodes": array((self.N, G), f32, buf, 4 * c_end),
+               "forecast": array((self.W,), f32, buf, 4 * n_end)}
+        if not _LITTLE_ENDIAN:                        # pragma: no cover - big-endian machines
+            obs = {k: v.astype(np.float32) for k, v in obs.items()}
+        return obs
 
 
 #: Public names, with those of :mod:`mrsched_gym.obs_layout` importable from here.

@@ -58,23 +58,19 @@ def observed_kind(decision: np.ndarray) -> DecisionKind | None:
     return DecisionKind(int(hot[0])) if len(hot) else None
 
 
-#: Packs a node row without its decision-node column (9 floats), one float and two floats.
-NODE_ROW: Final = struct.Struct("9f")
-ONE_FLOAT: Final = struct.Struct("f")
-#: The decision array's columns after the kind one-hot.
-DECISION_TAIL_ROW: Final = struct.Struct(f"{len(DECISION_TAIL_FEATURES)}f")
-TWO_FLOATS: Final = struct.Struct("2f")
-#: A candidate row's bytes, and packers of a whole row and of its columns 7-12.
+#: Packs a node row without its decision-node column (9 floats) and one float, as the
+#: observation is written (little-endian float32, :mod:`mrsched_gym.float_writer`).
+NODE_ROW: Final = struct.Struct("<9f")
+ONE_FLOAT: Final = struct.Struct("<f")
+#: A candidate row's bytes.
 ROW_BYTES: Final = 4 * len(CANDIDATE_COLUMNS)
-CANDIDATE_ROW: Final = struct.Struct(f"{len(CANDIDATE_COLUMNS)}f")
-COLUMNS_7_TO_12: Final = struct.Struct("6f")
 _PACKERS: dict[int, struct.Struct] = {}
 
 
 def packer(n: int) -> struct.Struct:
-    """Packs ``n`` floats as native float32, the C cast numpy's float32 conversion does (one
-    per ``n``, kept here: a ``Struct`` cannot be copied with the encoder)."""
+    """Packs ``n`` floats as little-endian float32 (one per ``n``, kept here: a ``Struct``
+    cannot be copied with the encoder)."""
     p = _PACKERS.get(n)
     if p is None:
-        p = _PACKERS[n] = struct.Struct(f"{n}f")
+        p = _PACKERS[n] = struct.Struct(f"<{n}f")
     return p
