@@ -72,14 +72,13 @@ from mrsched_gym.features import (
     SPEED_MAX,
     TASK_HOURS_MAX,
 )
-from mrsched_gym.node_rows import node_row
+from mrsched_gym.node_rows import pack_changed_rows
 from mrsched_gym.float_writer import BytesWriter, write_f32_le
 from mrsched_gym.job_row import JobRow, static_row
 from mrsched_gym.obs_layout import (
     DECISION_FEATURES,
     DECISION_KIND_SLICE,
     DECISION_TAIL,
-    NODE_ROW,
     ONE_FLOAT,
     ROW_BYTES,
     decision_features,
@@ -110,7 +109,8 @@ from mrsched_gym.sim.state import MAP, REDUCE, Job
 
 CANDIDATE_FEATURES: Final = len(CANDIDATE_COLUMNS)
 NODE_FEATURES: Final = len(NODE_COLUMNS)
-_LOC: Final = (0.0, 0.5, 1.0)
+#: Column 2, locality: 0, 0.5 and 1 for node-local, rack-local and off-rack (0, 1 and 2).
+_LOC_SCALE: Final = 0.5
 #: The observation's bytes: little-endian float32 (``float_writer``); a big-endian machine
 #: converts the arrays to its own order.
 _F32LE: Final = np.dtype("<f4")
@@ -281,10 +281,13 @@ class ObservationEncoder:
         a suspended task there."""
         for c in d.candidates:
             assert isinstance(c, ScheduleCandidate)
-            job, phase = c.job, c.phase
-            resumes = job.susp and job.suspended_on(node, phase) is not None
-            self._write_job_row(w, job, phase, node, now, _LOC[c.locality],
-                                1.0 if resumes else 0.0, 0.0, 0.0)
+            job = c.job
+            phase = c.phase
+            resumes = 0.0
+            if job.susp and job.suspended_on(node, phase) is not None:
+                resumes = 1.0
+            self._write_job_row(w, job, phase, node, now, _LOC_SCALE * c.locality, resumes,
+                                0.0, 0.0)
 
     def _admit_rows(self, w: BytesWriter, d: Decision, node: int, now: float) -> None:
         """The arrived job (as its map phase, on no node)."""
@@ -310,7 +313,7 @@ class ObservationEncoder:
             assert isinstance(c, SpeculateCandidate)
             task = c.task
             job = task.job
-            loc = _LOC[job.locality_of(task.idx, node, rack)] if task.phase == MAP else 0.0
+            loc = _LOC_SCALE * job.locality_of(task.idx, node, rack) if task.phase == MAP else 0.0
             left = time_left(task, now) / 3600.0
             self._write_job_row(w, job, task.phase, node, now, loc, 0.0,
                                 left if left < DEADLINE_HOURS else DEADLINE_HOURS,
@@ -335,13 +338,7 @@ class ObservationEncoder:
         G = NODE_FEATURES
         packed = self._node_bytes
         if s.dirty:
-            for n in s.dirty:
-                c = node_row(s, n, self.max_speed)
-                self._free_map[n] = c[5]
-                self._free_red[n] = c[6]
-                NODE_ROW.pack_into(packed, 4 * n * G, c[0], c[1], c[2], c[3], c[4], c[5], c[6],
-                                   c[7], c[8])
-            s.dirty.clear()
+            pack_changed_rows(s, packed, self._free_map, self._free_red, self.max_speed)
         d = s.decision
         kind = d.kind
         node = d.node if ((kind == SCHEDULE or kind == SPECULATE) and not s.done) else -1
