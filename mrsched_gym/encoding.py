@@ -72,9 +72,9 @@ from mrsched_gym.features import (
     SPEED_MAX,
     TASK_HOURS_MAX,
 )
-from mrsched_gym.node_rows import pack_changed_rows
 from mrsched_gym.float_writer import BytesWriter, write_f32_le
 from mrsched_gym.job_row import JobRow, static_row
+from mrsched_gym.node_rows import pack_changed_rows
 from mrsched_gym.obs_layout import (
     DECISION_FEATURES,
     DECISION_KIND_SLICE,

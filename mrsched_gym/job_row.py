@@ -12,8 +12,8 @@ comparing a tuple there cost ~2% of a step in the compiled build (docs/notes/spe
 
 from __future__ import annotations
 
-from mrsched_gym.sim.state import Job
 from mrsched_gym.float_writer import BytesWriter, write_f32_le
+from mrsched_gym.sim.state import Job
 
 
 class JobRow:

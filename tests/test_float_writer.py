@@ -1,0 +1,90 @@
+"""The observation's float32 writer (``mrsched_gym/float_writer.py``): librt's ``BytesWriter``
+where librt is installed, a Python stand-in where it is not. Both must write what numpy's cast
+to little-endian float32 gives, and an env without librt must observe the same bytes."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from mrsched_gym import acceleration
+from mrsched_gym.float_writer import FallbackWriter, fallback_write_f32_le
+
+#: Values whose float32 casts differ in kind: exact, rounded (to nearest, ties to even), the
+#: smallest normal and subnormal, beyond the range (infinite), signed zeros, infinities, nan.
+EDGES = [0.0, -0.0, 1.0, 0.5, 1 / 3, -2 / 3, 0.1, 1 + 2.0 ** -24, 1 + 3 * 2.0 ** -24,
+         2.0 ** -126, 2.0 ** -149, 2.0 ** -151, 3.4028234663852886e38, 3.4028235677973366e38,
+         1e300, -1e300, float("inf"), float("-inf"), float("nan"), 24.0, -24.0, 3600.5]
+
+
+def values() -> list[float]:
+    rng = np.random.default_rng(7)
+    draws = np.concatenate([rng.normal(0, 1, 200), rng.uniform(-1e6, 1e6, 200),
+                            np.exp(rng.uniform(-100, 100, 200))])
+    return EDGES + draws.tolist()
+
+
+def numpy_cast(xs: list[float]) -> bytes:
+    with np.errstate(over="ignore"):
+        return np.asarray(xs, np.float64).astype("<f4").tobytes()
+
+
+def written(writer_type, write, xs: list[float]) -> bytes:
+    """``xs`` written one by one, with a piece of bytes between every ten."""
+    w = writer_type()
+    for i, x in enumerate(xs):
+        if i % 10 == 0:
+            w.write(b"\x01\x02\x03\x04")
+        write(w, x)
+    return w.getvalue()
+
+
+def with_pieces(xs: list[float]) -> bytes:
+    chunks = [(b"\x01\x02\x03\x04" if i % 10 == 0 else b"") + numpy_cast([x])
+              for i, x in enumerate(xs)]
+    return b"".join(chunks)
+
+
+def test_the_fallback_writes_numpys_cast():
+    xs = values()
+    assert written(FallbackWriter, fallback_write_f32_le, xs) == with_pieces(xs)
+
+
+def test_librt_writes_numpys_cast():
+    strings = pytest.importorskip("librt.strings")
+    xs = values()
+    assert written(strings.BytesWriter, strings.write_f32_le, xs) == with_pieces(xs)
+
+
+#: Observations of a Hadoop-v0 episode (first legal action), hashed: run with and without librt.
+EPISODE = """
+import hashlib, sys
+if sys.argv[1] == "blocked":
+    sys.modules["librt"] = None          # import librt fails: the package's fallback writes
+import gymnasium as gym
+import mrsched_gym, mrsched_gym.float_writer as fw
+assert (fw.BytesWriter is fw.FallbackWriter) == (sys.argv[1] == "blocked")
+env = gym.make("mrsched/Hadoop-v0")
+h = hashlib.sha256()
+obs, info = env.reset(seed=3)
+for step in range(400):
+    for key in sorted(obs):
+        h.update(obs[key].tobytes())
+    obs, r, term, trunc, info = env.step(0 if info["n_candidates"] else env.unwrapped.K)
+    if term or trunc:
+        break
+print(h.hexdigest())
+"""
+
+
+@pytest.mark.skipif(acceleration() != "python",
+                    reason="the compiled build needs librt (its writes are compiled in)")
+def test_an_env_without_librt_observes_the_same_bytes():
+    pytest.importorskip("librt.strings")
+    digests = [subprocess.run([sys.executable, "-c", EPISODE, how], capture_output=True,
+                              text=True, check=True).stdout.strip()
+               for how in ("blocked", "installed")]
+    assert digests[0] == digests[1] and len(digests[0]) == 64
