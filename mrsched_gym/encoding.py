@@ -149,9 +149,12 @@ class ObservationEncoder:
         self.limit_s = sc.time_limit_s
         kinds = posed_kinds(sc)
         D = len(kinds) + DECISION_TAIL
-        #: Where the candidates, the node rows and the forecast start in an observation's floats.
-        self._cuts = (D, D + self.K * CANDIDATE_FEATURES,
-                      D + self.K * CANDIDATE_FEATURES + self.N * NODE_FEATURES)
+        #: An observation's buffer as one record: its arrays are the record's fields (one view
+        #: made, instead of one array per key).
+        self._record = np.dtype([("decision", _F32LE, (D,)),
+                                 ("candidates", _F32LE, (self.K, CANDIDATE_FEATURES)),
+                                 ("nodes", _F32LE, (self.N, NODE_FEATURES)),
+                                 ("forecast", _F32LE, (self.W,))])
         #: The kind one-hot of ``obs["decision"]`` by kind, and once the episode is over, packed.
         one_hot = packer(len(kinds))
         self._one_hot = {kind: bytearray(one_hot.pack(*(float(kind == k) for k in kinds)))
@@ -377,14 +380,9 @@ class ObservationEncoder:
             w.write(_ZERO_ROW)
         w.write(packed)
         w.write(self._forecast())
-        buf = bytearray(w.getvalue())                 # writable arrays
-        D, c_end, n_end = self._cuts
-        f32 = _F32LE
-        array = _NDARRAY
-        obs = {"decision": array((D,), f32, buf, 0),
-               "candidates": array((self.K, CANDIDATE_FEATURES), f32, buf, 4 * D),
-               "nodes": array((self.N, G), f32, buf, 4 * c_end),
-               "forecast": array((self.W,), f32, buf, 4 * n_end)}
+        record = _NDARRAY((), self._record, bytearray(w.getvalue()))   # writable arrays
+        obs = {"decision": record["decision"], "candidates": record["candidates"],
+               "nodes": record["nodes"], "forecast": record["forecast"]}
         if not _LITTLE_ENDIAN:                        # pragma: no cover - big-endian machines
             obs = {k: v.astype(np.float32) for k, v in obs.items()}
         return obs
