@@ -51,6 +51,7 @@ def run(sim: Simulator) -> None:
         running = sim.running
         if len(heap) > sim.compact_at:
             drop_stale_events(sim)
+            heap = q.heap                     # a new list
         # The same entries typed by the fields read (``events.IntFields``, ``TimeField``).
         ints: list[IntFields] = heap          # type: ignore[assignment]
         times: list[TimeField] = heap         # type: ignore[assignment]
@@ -95,7 +96,8 @@ def drop_stale_events(sim: Simulator) -> None:
     event behind: re-rating pushes most events, and popping the stale ones one by one costs a
     heap sift each). A stale event stays stale (versions only grow, task ids are never reused)
     and is ignored when popped, and the pop order of the rest is their (time, kind, seq) order
-    whatever the heap's layout, so nothing else changes."""
+    whatever the heap's layout, so nothing else changes. The queue gets a new list: one held
+    from before (``sim.queue.heap``) is read again."""
     heap = sim.queue.heap
     running = sim.running
     live: list[Any] = []                      # entries as they are (not unpacked)
@@ -107,7 +109,7 @@ def drop_stale_events(sim: Simulator) -> None:
                 continue
         live.append(e)
     heapify_events(live)
-    heap[:] = live
+    sim.queue.heap = live                     # rebound: copying it into the old list cost more
     sim.compact_at = max(MIN_COMPACT, 2 * len(live))
 
 

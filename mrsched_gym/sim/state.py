@@ -195,9 +195,9 @@ class Job:
         self.pend_stack = list(range(self.n_maps - 1, -1, -1))
         by_node: dict[int, list[int]] = {}
         by_rack: dict[int, list[int]] = {}
-        reps = self.replicas.tolist()
+        reps: list[list[int]] = self.replicas.tolist()
         for i in range(self.n_maps - 1, -1, -1):
-            seen_racks = set()
+            seen_racks: set[int] = set()
             for n in reps[i]:
                 by_node.setdefault(n, []).append(i)
                 r = racks[n]
