@@ -7,9 +7,10 @@ place of the ``.py`` files; the floats, records and observations are the same
 (``tests/test_fingerprint.py`` passes either way). ``mrsched_gym.acceleration()`` says which
 one runs; the build also writes ``mrsched_gym/compiled_sources.json`` (each compiled source's
 SHA-256), and importing the package refuses a compiled module whose source has changed since
-(``mrsched_gym/compiled.py``). Commands::
+(``mrsched_gym/compiled.py``). The compiled modules import librt (mypyc's run-time library,
+which mypy brings) when they load. Commands::
 
-    pip install "mypy>=1.19"
+    pip install "mypy>=2.0"
     MRSCHED_GYM_COMPILE=1 pip install --no-build-isolation .        # an install
     MRSCHED_GYM_COMPILE=1 python setup.py build_ext --inplace        # a checkout, in place
 """
@@ -50,9 +51,13 @@ class BuildWithManifest(build_ext):
 
 
 ext_modules = []
-#: The oldest mypy whose mypyc routes a native class's ``__setattr__`` / ``__delattr__`` through
-#: the type's slot (python/mypy#19937, #19997): ``Decision`` relies on it to stay immutable.
-MIN_MYPY = (1, 19)
+#: The oldest mypy the build is tested with (2.0.0 and 2.4.1 pass tests/test_fingerprint.py). Its
+#: mypyc compiles librt.strings' ``BytesWriter`` and ``write_f32_le`` (the observation's writes,
+#: ``float_writer.py``) to stores, and it requires librt >= 0.10, whose ``librt.strings`` has them
+#: at run time; since 1.19 mypyc also routes a native class's ``__setattr__`` /
+#: ``__delattr__`` through the type's slot (python/mypy#19937, #19997), on which ``Decision``
+#: relies to stay immutable.
+MIN_MYPY = (2, 0)
 
 if os.environ.get("MRSCHED_GYM_COMPILE") == "1":
     import re

@@ -149,8 +149,8 @@ class ObservationEncoder:
         self.limit_s = sc.time_limit_s
         kinds = posed_kinds(sc)
         D = len(kinds) + DECISION_TAIL
-        #: An observation's buffer as one record: its arrays are the record's fields (one view
-        #: made, instead of one array per key).
+        #: An observation's buffer as one record: one array made from the buffer, whose four
+        #: fields are the observation's arrays (views), instead of four arrays from the buffer.
         self._record = np.dtype([("decision", _F32LE, (D,)),
                                  ("candidates", _F32LE, (self.K, CANDIDATE_FEATURES)),
                                  ("nodes", _F32LE, (self.N, NODE_FEATURES)),
@@ -380,7 +380,11 @@ class ObservationEncoder:
             w.write(_ZERO_ROW)
         w.write(packed)
         w.write(self._forecast())
-        record = _NDARRAY((), self._record, bytearray(w.getvalue()))   # writable arrays
+        buf = bytearray(w.getvalue())                 # writable arrays
+        if len(buf) != self._record.itemsize:         # pragma: no cover - a layout bug
+            raise RuntimeError(f"observation of {len(buf)} bytes, {self._record.itemsize} "
+                               "expected: the row builders and the layout disagree")
+        record = _NDARRAY((), self._record, buf)
         obs = {"decision": record["decision"], "candidates": record["candidates"],
                "nodes": record["nodes"], "forecast": record["forecast"]}
         if not _LITTLE_ENDIAN:                        # pragma: no cover - big-endian machines

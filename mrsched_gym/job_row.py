@@ -4,10 +4,11 @@ depends only on the job-phase's task counts, which
 
 The row's static columns are held as float32 bytes, in the pieces between the columns written
 at each observation (the time, the node and the decision kind's own: 2, 7-12, 15, 19-20), so
-that a row is written as a few byte copies and the floats of those columns
-(:func:`static_row`). A class of its own, compared field by field, rather than a tuple of the
-five counts: the encoder checks the key once per candidate per observation, and building and
-comparing a tuple there cost ~2% of a step in the compiled build (docs/notes/speed.md).
+that a row is written as a few byte copies and the floats of those columns;
+:func:`static_row` writes the static columns, once per key. A class of its own, compared field
+by field, rather than a tuple of the five counts: the encoder checks the key once per candidate
+per observation, and building and comparing a tuple there cost ~2% of a step in the compiled
+build (docs/notes/speed.md).
 """
 
 from __future__ import annotations

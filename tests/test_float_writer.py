@@ -4,12 +4,15 @@ to little-endian float32 gives, and an env without librt must observe the same b
 
 from __future__ import annotations
 
+import struct
 import subprocess
 import sys
 
+import gymnasium as gym
 import numpy as np
 import pytest
 
+import mrsched_gym.float_writer as float_writer
 from mrsched_gym import acceleration
 from mrsched_gym.float_writer import FallbackWriter, fallback_write_f32_le
 
@@ -53,8 +56,25 @@ def test_the_fallback_writes_numpys_cast():
     assert written(FallbackWriter, fallback_write_f32_le, xs) == with_pieces(xs)
 
 
-def test_librt_writes_numpys_cast():
+def librt_strings():
+    """librt.strings with the writer (librt >= 0.10; 0.8 and 0.9 have an empty module), or skip."""
     strings = pytest.importorskip("librt.strings")
+    if not hasattr(strings, "write_f32_le"):
+        pytest.skip("this librt has no write_f32_le (librt < 0.10): the fallback writes")
+    return strings
+
+
+def test_the_fallback_on_a_big_endian_machine_writes_little_endian(monkeypatch):
+    """A big-endian machine's native float32 is byte-swapped to little-endian (simulated here:
+    the native format made big-endian)."""
+    monkeypatch.setattr(float_writer, "_BIG_ENDIAN", True)
+    monkeypatch.setattr(float_writer, "_NATIVE_F32", struct.Struct(">f"))
+    xs = [x for x in values() if abs(x) <= 3.4e38]      # ">f" refuses values beyond the range
+    assert written(FallbackWriter, fallback_write_f32_le, xs) == with_pieces(xs)
+
+
+def test_librt_writes_numpys_cast():
+    strings = librt_strings()
     xs = values()
     assert written(strings.BytesWriter, strings.write_f32_le, xs) == with_pieces(xs)
 
@@ -83,8 +103,35 @@ print(h.hexdigest())
 @pytest.mark.skipif(acceleration() != "python",
                     reason="the compiled build needs librt (its writes are compiled in)")
 def test_an_env_without_librt_observes_the_same_bytes():
-    pytest.importorskip("librt.strings")
+    librt_strings()
     digests = [subprocess.run([sys.executable, "-c", EPISODE, how], capture_output=True,
                               text=True, check=True).stdout.strip()
                for how in ("blocked", "installed")]
     assert digests[0] == digests[1] and len(digests[0]) == 64
+
+
+def test_observation_arrays_are_fresh_writable_float32_arrays():
+    """Each observation's arrays are the env's space's float32 arrays, writable, and shared with
+    neither the next observation nor the encoder's caches: writing into one changes nothing
+    the env observes later."""
+    env = gym.make("mrsched/Hadoop-v0")
+    obs, info = env.reset(seed=5)
+    seen = []
+    for _ in range(60):
+        for key, arr in obs.items():
+            assert arr.dtype == np.float32 and arr.flags.writeable, key
+            assert arr.shape == env.observation_space[key].shape, key
+        seen.append({k: v.copy() for k, v in obs.items()})
+        kept = obs
+        obs, r, term, trunc, info = env.step(0 if info["n_candidates"] else env.unwrapped.K)
+        for key in obs:
+            assert not np.shares_memory(obs[key], kept[key]), key
+            kept[key][...] = -7.0            # scribble on the previous observation
+        if term or trunc:
+            break
+    replay = gym.make("mrsched/Hadoop-v0")
+    obs, info = replay.reset(seed=5)
+    for before in seen:
+        for key in obs:
+            np.testing.assert_array_equal(obs[key], before[key])
+        obs, r, term, trunc, info = replay.step(0 if info["n_candidates"] else replay.unwrapped.K)

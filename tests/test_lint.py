@@ -1,6 +1,7 @@
 """The code habits gate: ruff (pyflakes, pycodestyle, bugbear, pyupgrade, import order, and
-Google-style docstrings on the public API) is clean, the simulator, the config and the harness
-(evaluate/) type-check under mypy --strict, and no module uses another module's private names.
+Google-style docstrings on the public API) is clean, the simulator, the config, the harness
+(evaluate/) and the step's helpers type-check under mypy --strict (the modules pyproject.toml's
+overrides make strict), and no module uses another module's private names.
 
 The rules live in pyproject.toml (``[tool.ruff]``, ``[tool.mypy]``); both tools come with the test
 extra.
@@ -35,9 +36,28 @@ def test_ruff_finds_nothing():
     assert out.returncode == 0, out.stdout + out.stderr
 
 
-def test_the_simulator_the_config_and_the_harness_type_check_strictly():
-    out = subprocess.run([_tool("mypy"), "mrsched_gym/sim/", "mrsched_gym/config/",
-                          "mrsched_gym/evaluate/"], cwd=ROOT, capture_output=True, text=True)
+def strict_paths() -> list[str]:
+    """The files and folders of every module pyproject.toml's mypy overrides make strict."""
+    tomllib = pytest.importorskip("tomllib")           # Python >= 3.11
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    paths = []
+    for override in config["tool"]["mypy"]["overrides"]:
+        if override.get("strict"):
+            for module in override["module"]:
+                stem = module.removesuffix(".*").replace(".", "/")
+                path = stem + "/" if module.endswith(".*") else stem + ".py"
+                assert (ROOT / path).exists(), f"strict module {module} has no {path}"
+                paths.append(path)
+    return paths
+
+
+def test_the_strict_modules_type_check_strictly():
+    """The simulator, the config, the harness and the step's compiled helpers (the overrides
+    with ``strict = true``) type-check under mypy --strict."""
+    paths = strict_paths()
+    assert {"mrsched_gym/sim/", "mrsched_gym/config/", "mrsched_gym/evaluate/",
+            "mrsched_gym/job_row.py", "mrsched_gym/float_writer.py"} <= set(paths)
+    out = subprocess.run([_tool("mypy"), *paths], cwd=ROOT, capture_output=True, text=True)
     assert out.returncode == 0, out.stdout + out.stderr
 
 

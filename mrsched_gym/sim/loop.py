@@ -96,8 +96,8 @@ def drop_stale_events(sim: Simulator) -> None:
     event behind: re-rating pushes most events, and popping the stale ones one by one costs a
     heap sift each). A stale event stays stale (versions only grow, task ids are never reused)
     and is ignored when popped, and the pop order of the rest is their (time, kind, seq) order
-    whatever the heap's layout, so nothing else changes. The queue gets a new list: one held
-    from before (``sim.queue.heap``) is read again."""
+    whatever the heap's layout, so nothing else changes. The queue gets a new list: a caller
+    holding the old one must read ``sim.queue.heap`` again, as :func:`run` does."""
     heap = sim.queue.heap
     running = sim.running
     live: list[Any] = []                      # entries as they are (not unpacked)
