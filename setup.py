@@ -51,12 +51,12 @@ class BuildWithManifest(build_ext):
 
 
 ext_modules = []
-#: The oldest mypy the build is tested with (2.0.0 and 2.4.1 pass tests/test_fingerprint.py). Its
-#: mypyc compiles librt.strings' ``BytesWriter`` and ``write_f32_le`` (the observation's writes,
-#: ``float_writer.py``) to stores, and it requires librt >= 0.10, whose ``librt.strings`` has them
-#: at run time; since 1.19 mypyc also routes a native class's ``__setattr__`` /
-#: ``__delattr__`` through the type's slot (python/mypy#19937, #19997), on which ``Decision``
-#: relies to stay immutable.
+#: The oldest mypy the build needs: mypy 1.x allows librt < 0.10, whose ``librt.strings`` is empty
+#: at run time, so the compiled observation writes (``float_writer.py``'s ``BytesWriter`` and
+#: ``write_f32_le``, compiled to stores) could not import; 2.0 requires librt >= 0.10. Built and
+#: tested with 2.0.0 and 2.4.1 (tests/test_fingerprint.py passes). Since 1.19 mypyc also routes a
+#: native class's ``__setattr__`` / ``__delattr__`` through the type's slot (python/mypy#19937,
+#: #19997), on which ``Decision`` relies to stay immutable.
 MIN_MYPY = (2, 0)
 
 if os.environ.get("MRSCHED_GYM_COMPILE") == "1":

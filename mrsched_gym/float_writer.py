@@ -1,6 +1,6 @@
 """Float32 values written one after another into bytes: ``BytesWriter`` and ``write_f32_le``
 of librt (mypyc's run-time library, a dependency on CPython where it has binary wheels: x86-64,
-ARM64 and i686), which the compiled build
+ARM64, i686 and riscv64), which the compiled build
 (``setup.py``) turns into stores, without a Python float per value; where librt is not
 installed, :class:`FallbackWriter` and :func:`fallback_write_f32_le`, the same bytes in Python.
 

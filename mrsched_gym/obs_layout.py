@@ -61,8 +61,7 @@ def observed_kind(decision: np.ndarray) -> DecisionKind | None:
 #: Packs a node row without its decision-node column (9 floats) and one float, as the
 #: observation is written (little-endian float32, :mod:`mrsched_gym.float_writer`). The standard
 #: ``<`` formats refuse a value beyond float32's range (``OverflowError``) where the writer
-#: makes it infinite; what is packed with them (node rows, flags, one-hots) is bounded by a
-#: few units.
+#: makes it infinite; what is packed with them (node rows, flags, one-hots) is in [0, 1].
 NODE_ROW: Final = struct.Struct("<9f")
 ONE_FLOAT: Final = struct.Struct("<f")
 #: A candidate row's bytes.
