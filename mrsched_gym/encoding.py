@@ -155,6 +155,7 @@ class ObservationEncoder:
                                  ("candidates", _F32LE, (self.K, CANDIDATE_FEATURES)),
                                  ("nodes", _F32LE, (self.N, NODE_FEATURES)),
                                  ("forecast", _F32LE, (self.W,))])
+        self._record_bytes = self._record.itemsize
         #: The kind one-hot of ``obs["decision"]`` by kind, and once the episode is over, packed.
         one_hot = packer(len(kinds))
         self._one_hot = {kind: bytearray(one_hot.pack(*(float(kind == k) for k in kinds)))
@@ -381,8 +382,8 @@ class ObservationEncoder:
         w.write(packed)
         w.write(self._forecast())
         buf = bytearray(w.getvalue())                 # writable arrays
-        if len(buf) != self._record.itemsize:         # pragma: no cover - a layout bug
-            raise RuntimeError(f"observation of {len(buf)} bytes, {self._record.itemsize} "
+        if len(buf) != self._record_bytes:            # pragma: no cover - a layout bug
+            raise RuntimeError(f"observation of {len(buf)} bytes, {self._record_bytes} "
                                "expected: the row builders and the layout disagree")
         record = _NDARRAY((), self._record, buf)
         obs = {"decision": record["decision"], "candidates": record["candidates"],
