@@ -25,3 +25,12 @@ The research machinery is :mod:`mrsched_gym.agents.research` (the rollout teache
 product never imports it (``tests/test_layout.py``); a run reaches it only by naming it in
 ``imitate.plugins``. Research notes: docs/notes/agents.md.
 """
+
+
+def __getattr__(name: str):
+    """``mrsched_gym.agents.SetPolicy``: the set network for sb3-contrib's MaskablePPO
+    (:class:`mrsched_gym.agents.networks.SetPolicy`), imported on first use (it needs torch)."""
+    if name == "SetPolicy":
+        from mrsched_gym.agents.networks import SetPolicy
+        return SetPolicy
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

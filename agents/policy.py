@@ -158,10 +158,8 @@ class AgentPolicy:
         if not isinstance(space, gym.spaces.Dict):
             raise InputError(
                 f"{name}: the model was trained on a {type(space).__name__} observation "
-                f"{getattr(space, 'shape', '')} (e.g. through FlattenObservation); the harness "
-                f"gives agents the env's Dict observation. Evaluate it in your own loop with the "
-                f"same wrapper, or train on the Dict observation (MultiInputPolicy, or the set "
-                f"policy of agents/networks.py)")
+                f"{getattr(space, 'shape', '')}; an AgentPolicy acts on the env's Dict "
+                f"observation (load_agent gives a Box model a FlatAgentPolicy)")
         self._shapes = {k: sp.shape for k, sp in space.spaces.items()}
         self._objective: np.ndarray | None = None
 
@@ -253,11 +251,18 @@ class AgentPolicy:
         return obs
 
 
-def load_agent(path: str | Path, one_thread: bool = True) -> AgentPolicy:
-    """Load a checkpoint saved by SB3 (``model.save``): MaskablePPO first, then PPO (torch set
-    to one thread, as episodes run, unless ``one_thread`` is False)."""
+def load_agent(path: str | Path, one_thread: bool = True):
+    """Load a checkpoint saved by SB3 (``model.save``): MaskablePPO first, then PPO, then A2C
+    (torch set to one thread, as episodes run, unless ``one_thread`` is False). A model with a
+    ``Dict`` observation acts as an :class:`AgentPolicy`; one with a single ``Box`` (trained on
+    a ``-flat`` variant or through ``FlattenObservation``) as a
+    :class:`~mrsched_gym.agents.flat_agent.FlatAgentPolicy`."""
     path = Path(path)
-    return AgentPolicy(load_sb3(path, one_thread=one_thread), name=f"agent:{path.stem}")
+    model = load_sb3(path, one_thread=one_thread)
+    if isinstance(model.policy.observation_space, gym.spaces.Box):
+        from mrsched_gym.agents.flat_agent import FlatAgentPolicy
+        return FlatAgentPolicy(model, name=f"agent:{path.stem}")
+    return AgentPolicy(model, name=f"agent:{path.stem}")
 
 
 def load_sb3(path: str | Path, env=None, one_thread: bool = True):
@@ -271,15 +276,15 @@ def load_sb3(path: str | Path, env=None, one_thread: bool = True):
         if one_thread:
             torch.set_num_threads(1)
         from sb3_contrib import MaskablePPO
-        from stable_baselines3 import PPO
+        from stable_baselines3 import A2C, PPO
     except ImportError as e:
         raise MissingExtraError(f"loading an SB3 agent checkpoint needs the rl extra: "
                                 f"{install_hint('rl')} (the shipped agents run without it)"
                                 ) from e
     errors = []
-    for cls in (MaskablePPO, PPO):
+    for cls in (MaskablePPO, PPO, A2C):
         try:
             return cls.load(str(path), env=env, device="cpu")
         except Exception as e:  # noqa: BLE001 - try the next algorithm, report all below
             errors.append(f"{cls.__name__}: {e}")
-    raise ValueError(f"{path}: not a MaskablePPO or PPO checkpoint ({'; '.join(errors)})")
+    raise ValueError(f"{path}: not a MaskablePPO, PPO or A2C checkpoint ({'; '.join(errors)})")

@@ -330,16 +330,23 @@ class ObservationEncoder:
 
     # ------------------------------------------------------------------ the observation
     def observe(self) -> dict[str, np.ndarray]:
-        """The observation for the simulator's current decision (fresh arrays, views of one new
-        buffer written in order: the decision array and the candidate rows value by value,
-        the node rows and the forecast from their caches; :mod:`~mrsched_gym.float_writer`)."""
+        """The current decision's observation (the fields of a record over observe_bytes)."""
+        record = _NDARRAY((), self._record, self.observe_bytes())
+        obs = {"decision": record["decision"], "candidates": record["candidates"],
+               "nodes": record["nodes"], "forecast": record["forecast"]}
+        if not _LITTLE_ENDIAN:                        # pragma: no cover - big-endian machines
+            obs = {k: v.astype(np.float32) for k, v in obs.items()}
+        return obs
+
+    def observe_bytes(self) -> bytearray:
+        """The current decision's observation as one new buffer of little-endian float32: the
+        decision, the candidate rows, node rows, forecast (:mod:`~mrsched_gym.float_writer`)."""
         s = self.sim
         now = s.now
         if s.jobs is not self._jobs:           # a new world without reset(): drop the cache
             self._forget_jobs()
         elif 2 * len(s.jobs) != len(self._rows):  # jobs added (Simulator.add_job) or dropped
             self._resize_cache(2 * len(s.jobs))
-        G = NODE_FEATURES
         packed = self._node_bytes
         if s.dirty:
             pack_changed_rows(s, packed, self._free_map, self._free_red, self.max_speed)
@@ -349,9 +356,9 @@ class ObservationEncoder:
         prev = self._prev_node
         if prev != node:
             if prev >= 0:
-                ONE_FLOAT.pack_into(packed, 4 * (prev * G + 9), 0.0)
+                ONE_FLOAT.pack_into(packed, 4 * (prev * NODE_FEATURES + 9), 0.0)
             if node >= 0:
-                ONE_FLOAT.pack_into(packed, 4 * (node * G + 9), 1.0)
+                ONE_FLOAT.pack_into(packed, 4 * (node * NODE_FEATURES + 9), 1.0)
             self._prev_node = node
         t_frac = now / self.limit_s
         act = s.n_active / self.K
@@ -385,15 +392,9 @@ class ObservationEncoder:
         if len(buf) != self._record_bytes:            # pragma: no cover - a layout bug
             raise RuntimeError(f"observation of {len(buf)} bytes, {self._record_bytes} "
                                "expected: the row builders and the layout disagree")
-        record = _NDARRAY((), self._record, buf)
-        obs = {"decision": record["decision"], "candidates": record["candidates"],
-               "nodes": record["nodes"], "forecast": record["forecast"]}
-        if not _LITTLE_ENDIAN:                        # pragma: no cover - big-endian machines
-            obs = {k: v.astype(np.float32) for k, v in obs.items()}
-        return obs
+        return buf
 
 
-#: Public names, with those of :mod:`mrsched_gym.obs_layout` importable from here.
 __all__ = ["CANDIDATE_FEATURES", "DECISION_FEATURES", "DECISION_KIND_SLICE", "DECISION_TAIL",
            "NODE_FEATURES", "ObservationEncoder", "decision_features", "decision_kind_slot",
-           "kind_slice", "objective_vector", "observed_kind"]
+           "kind_slice", "objective_vector", "observed_kind"]   # with obs_layout's names

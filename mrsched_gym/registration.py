@@ -1,5 +1,6 @@
 """Registered environment ids: the table of :mod:`mrsched_gym.config.env_ids`
-(``mrsched/<Name>-v0`` -> bundled scenario file) registered with Gymnasium."""
+(``mrsched/<Name>-vN`` -> bundled scenario file) registered with Gymnasium, and each id's flat
+variant (``mrsched/<Name>-flat-vN``, :mod:`mrsched_gym.flat`)."""
 
 from __future__ import annotations
 
@@ -7,8 +8,12 @@ import gymnasium as gym
 
 from mrsched_gym.config import Scenario, load_scenario, with_overrides
 from mrsched_gym.config.env_ids import ENV_IDS, ENV_OVERRIDES
+from mrsched_gym.flat import flat_id
 
-__all__ = ["ENV_IDS", "ENV_OVERRIDES", "register_envs", "scenario_for"]
+__all__ = ["ENV_IDS", "ENV_OVERRIDES", "FLAT_IDS", "register_envs", "scenario_for"]
+
+#: flat variant id -> its base id (:mod:`mrsched_gym.flat`), one per id of :data:`ENV_IDS`.
+FLAT_IDS = {flat_id(env_id): env_id for env_id in ENV_IDS}
 
 
 def scenario_for(env_id: str) -> Scenario:
@@ -17,10 +22,13 @@ def scenario_for(env_id: str) -> Scenario:
 
 
 def register_envs() -> None:
-    """Register every id of :data:`ENV_IDS` (idempotent)."""
+    """Register every id of :data:`ENV_IDS` and its flat variant (:data:`FLAT_IDS`;
+    idempotent)."""
     for env_id, scenario in ENV_IDS.items():
-        if env_id in gym.registry:
-            continue
         overrides = {k.replace(".", "__"): v for k, v in ENV_OVERRIDES.get(env_id, {}).items()}
-        gym.register(id=env_id, entry_point="mrsched_gym.env:MRSchedEnv",
-                     kwargs={"scenario": scenario, **overrides})
+        kwargs = {"scenario": scenario, **overrides}
+        if env_id not in gym.registry:
+            gym.register(id=env_id, entry_point="mrsched_gym.env:MRSchedEnv", kwargs=kwargs)
+        if flat_id(env_id) not in gym.registry:
+            gym.register(id=flat_id(env_id), entry_point="mrsched_gym.flat:make_flat",
+                         kwargs=kwargs)

@@ -112,6 +112,9 @@ def run_task(task: SweepTask, per_job: bool = False) -> dict[str, Any]:
     rec = {"policy": policy_spec.label, "scenario": scenario, "seed": seed,
            "steps": res["steps"], "return": res["return"], "wall_s": res["wall_s"]}
     rec.update(res["metrics"])
+    seen = getattr(policy, "observation", None)     # an agent on a flat observation says which
+    if isinstance(seen, str):
+        rec["observation"] = seen
     rec["_jct_s"] = res["jct_s"]
     if per_job:
         rec["_jobs"] = res["jobs"]

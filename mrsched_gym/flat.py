@@ -1,0 +1,210 @@
+"""The flat variants of the registered ids, for RL libraries that know no action mask nor
+``Dict`` observation (SB3's ``PPO("MlpPolicy")``, A2C, rl_zoo3, CleanRL, RLlib's defaults).
+
+``mrsched/<Name>-flat-vN`` is the world of ``mrsched/<Name>-vN`` (same scenario, seeds, episode
+end, reward and metrics) seen through :class:`FlatChoices`, as Atari's ``-ram`` ids are the same
+games seen through another observation:
+
+* **Observation**: one float32 ``Box``: the base observation's ``decision``, its candidate rows
+  in the choices' order (below), ``nodes``, ``forecast`` (and ``objective`` where observed),
+  each flattened, in that order (not ``FlattenObservation``'s alphabetical order, so the two
+  spaces differ and a checkpoint says which it was trained on).
+* **Action**: ``Discrete(K + 1)``, every action legal. The decision's legal choices are listed
+  in a fixed order, the **choices**: at a schedule decision the candidates by urgency (the
+  candidate column "time to deadline", earliest first; a job without a deadline reads 24 h, so
+  it comes after those with one; ties in the base order: oldest job first, maps before
+  reduces), at the other decisions (admit, preempt, speculate) the candidates in the base
+  order; then skip where the base mask offers it (reject, wait, no backup copy; never at a
+  schedule decision with a candidate unless ``allow_idle=True``). Action ``a`` plays choice
+  ``a mod m`` of the ``m`` choices: no action is ever played as an unintended skip. Candidate
+  row ``i`` of the observation is the candidate of choice ``i`` (rows past the candidates are
+  zeros, as in the base observation).
+* **Info**: the base id's, plus ``played_action`` (the base action ``step`` played) and
+  ``choices`` (the base action of each of the next decision's choices, in order).
+
+Why the urgency order: a default ``PPO("MlpPolicy")`` learns "prefer the first slots" far
+sooner than it learns to read deadlines (docs/guide/train.md, "Without an action mask" has the
+measured comparison with the base order).
+
+:class:`FlatChoices` is also a function of a base observation and mask alone, so a model
+trained on a variant plays the base id's worlds seed for seed in the harness
+(``agent:PATH``), and a policy of your own can use :meth:`FlatChoices.observe` and
+:meth:`FlatChoices.action` on the base env.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from gymnasium import spaces
+
+from mrsched_gym.env_setup import action_index
+from mrsched_gym.errors import InputError
+from mrsched_gym.features import CANDIDATE_COLUMNS
+from mrsched_gym.obs_layout import decision_kind_slot
+from mrsched_gym.sim.decision import SCHEDULE
+
+__all__ = ["FLAT_KEYS", "FlatChoices", "FlatEnv", "base_id", "flat_id", "is_flat_id",
+           "make_flat"]
+
+#: The base observation's keys in the order the flat observation holds them.
+FLAT_KEYS = ("decision", "candidates", "nodes", "forecast", "objective")
+#: The variant's infix: ``mrsched/Hadoop-v0`` -> ``mrsched/Hadoop-flat-v0``.
+INFIX = "-flat"
+_SCHEDULE = decision_kind_slot(SCHEDULE)
+_F32LE = np.dtype("<f4")
+_NATIVE_LE = _F32LE.isnative
+_NAMES = [f.name for f in CANDIDATE_COLUMNS]
+_DEADLINE = _NAMES.index("time to deadline")
+
+
+def flat_id(env_id: str) -> str:
+    """The flat variant's id of a registered id (``mrsched/Hadoop-v0`` ->
+    ``mrsched/Hadoop-flat-v0``)."""
+    head, sep, version = env_id.rpartition("-v")
+    if not sep or not version.isdigit():
+        raise ValueError(f"{env_id!r} is not a versioned id (NAME-vN)")
+    return f"{head}{INFIX}-v{version}"
+
+
+def is_flat_id(env_id: str) -> bool:
+    """Whether ``env_id`` names a flat variant (``...-flat-vN``)."""
+    head, sep, version = env_id.rpartition("-v")
+    return bool(sep) and version.isdigit() and head.endswith(INFIX)
+
+
+def base_id(env_id: str) -> str:
+    """The base id of a flat variant's id (the inverse of :func:`flat_id`); other ids as
+    given."""
+    if not is_flat_id(env_id):
+        return env_id
+    head, _, version = env_id.rpartition("-v")
+    return f"{head[:-len(INFIX)]}-v{version}"
+
+
+class FlatChoices:
+    """The flat variant's view of a base env's observations and actions.
+
+    Args:
+        base_space: The base env's ``Dict`` observation space.
+        order: ``"urgency"`` (the variants' order, see the module) or ``"base"`` (the
+            candidates in the base env's order at every decision), for comparisons.
+    """
+
+    def __init__(self, base_space: spaces.Dict, order: str = "urgency") -> None:
+        if order not in ("urgency", "base"):
+            raise InputError(f"order must be 'urgency' or 'base', got {order!r}")
+        self.urgent = order == "urgency"
+        self.keys = tuple(k for k in FLAT_KEYS if k in base_space.spaces)
+        boxes = [base_space[k] for k in self.keys]
+        self.K, self.F = base_space["candidates"].shape
+        self.D = base_space["decision"].shape[0]
+        self.observation_space = spaces.Box(
+            np.concatenate([b.low.ravel() for b in boxes]),
+            np.concatenate([b.high.ravel() for b in boxes]), dtype=np.float32)
+        #: The base action of each choice of the last observed decision.
+        self.choices: list[int] = [self.K]
+
+    def arrange(self, flat: np.ndarray, n: int, skip: bool, schedule: bool) -> np.ndarray:
+        """Order the ``n`` candidate rows of ``flat`` (a flat observation in the base order,
+        changed in place) as the choices, which it sets (:attr:`choices`; skip last if
+        ``skip``), and return ``flat``."""
+        order = list(range(n))
+        if n > 1 and schedule and self.urgent:
+            a = self.D + _DEADLINE
+            ttd = flat[a:a + n * self.F:self.F].tolist()
+            order.sort(key=ttd.__getitem__)
+            if order != sorted(order):
+                rows = flat[self.D:self.D + n * self.F].reshape(n, self.F)
+                rows[:] = rows[order]
+        if skip:
+            order.append(self.K)
+        self.choices = order
+        return flat
+
+    def observe(self, obs: dict[str, np.ndarray], mask: np.ndarray) -> np.ndarray:
+        """The flat observation of a base observation ``obs`` whose action mask is ``mask``
+        (``bool[K + 1]``, the env's ``action_masks()``); sets :attr:`choices`."""
+        flat = np.concatenate([np.asarray(obs[k], np.float32).ravel() for k in self.keys])
+        n = int(np.count_nonzero(mask[:self.K]))
+        return self.arrange(flat, n, bool(mask[self.K]), bool(obs["decision"][_SCHEDULE] > 0.5))
+
+    def action(self, action: Any) -> int:
+        """The base action that ``action`` (an integer of ``Discrete(K + 1)``) plays at the last
+        observed decision: choice ``action mod m``."""
+        a = action if type(action) is int else action_index(action, self.K)
+        if not 0 <= a <= self.K:
+            raise InputError(f"action {a} is outside Discrete({self.K + 1})")
+        choices = self.choices
+        return choices[a % len(choices)]
+
+
+class FlatEnv(gym.Wrapper):
+    """A base env seen through :class:`FlatChoices` (what the ``-flat`` ids make).
+
+    Args:
+        env: The base :class:`~mrsched_gym.env.MRSchedEnv`, unwrapped, or wrapped only by
+            Gymnasium's checkers (``OrderEnforcing``, ``PassiveEnvChecker``), which ``step``
+            bypasses: it plays through the base env's ``advance`` and observes once, flat.
+        order: The choices' order (:class:`FlatChoices`).
+    """
+
+    def __init__(self, env: gym.Env, order: str = "urgency") -> None:
+        inner = env
+        while isinstance(inner, gym.Wrapper):
+            if type(inner).__name__ not in ("OrderEnforcing", "PassiveEnvChecker"):
+                raise InputError(f"FlatEnv wraps the base env itself, got it inside "
+                                 f"{type(inner).__name__}: wrap the FlatEnv instead")
+            inner = inner.env
+        super().__init__(env)
+        self.base = env.unwrapped
+        self.view = FlatChoices(env.observation_space, order)
+        self.observation_space = self.view.observation_space
+        self.action_space = spaces.Discrete(self.view.K + 1)
+        self.objective = None
+
+    def _observe(self) -> np.ndarray:
+        """The base env's current decision, flat (the encoder's buffer, no ``Dict`` made)."""
+        base = self.base
+        sim = base.sim
+        flat = np.frombuffer(base.encoder.observe_bytes(), _F32LE)
+        if not _NATIVE_LE:                            # pragma: no cover - big-endian machines
+            flat = flat.astype(np.float32)
+        if self.objective is not None:
+            flat = np.concatenate((flat, self.objective))
+        d = sim.decision
+        n = 0 if sim.done else len(d.candidates)
+        schedule = d.kind == SCHEDULE and not sim.done
+        return self.view.arrange(flat, n, n == 0 or not schedule or base.allow_idle, schedule)
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None
+              ) -> tuple[np.ndarray, dict[str, Any]]:
+        """The base env's ``reset``, observed flat (``info["choices"]`` added)."""
+        obs, info = self.env.reset(seed=seed, options=options)
+        self.objective = obs.get("objective")
+        flat = self._observe()
+        info["choices"] = self.view.choices
+        return flat, info
+
+    def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        """Play choice ``action mod m`` (every action is legal; ``info["played_action"]`` is
+        the base action played, ``info["choices"]`` the next decision's choices)."""
+        played = self.view.action(action)
+        reward, terminated, truncated, info = self.base.advance(played)
+        flat = self._observe()
+        info["played_action"] = played
+        info["choices"] = self.view.choices
+        return flat, reward, terminated, truncated, info
+
+    def action_masks(self) -> np.ndarray:
+        """Every action is legal (for libraries that ask for a mask anyway)."""
+        return np.ones(self.view.K + 1, dtype=bool)
+
+
+def make_flat(order: str = "urgency", **kwargs: Any) -> FlatEnv:
+    """The entry point of the ``-flat`` ids: an :class:`~mrsched_gym.env.MRSchedEnv` made with
+    ``kwargs`` (the base id's), seen through :class:`FlatEnv`."""
+    from mrsched_gym.env import MRSchedEnv
+    return FlatEnv(MRSchedEnv(**kwargs), order=order)
