@@ -8,7 +8,7 @@ that their shuffle overlaps the rest of the map phase. A reduce launched that ea
 slot until the job's last map finishes (it cannot pass its un-shuffled share,
 ``mrsched_gym/sim/tasks.py``), and a scheduler that then serves other jobs' maps first (SRPT,
 EDF, a learned order) leaves the job's reduces holding reduce slots that no other job can use.
-On Admission-v0 (seeds 500-539: validation and beyond, not test) the hours of reduce slots held
+On Admission-v1 (seeds 500-539: validation and beyond, not test) the hours of reduce slots held
 by jobs whose maps were unfinished were a median 3.1 h under ``srpt``, but 8.7-12.6 h on the
 three seeds where it lost most to Capacity (docs/notes/agents.md).
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import difflib
 import os
 import sys
+import warnings
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -131,23 +132,37 @@ def check_trace_inputs(sc: Scenario) -> None:
 
 
 _told_threads = False
+#: Where a learning loop resets its envs: (module prefix, function) pairs on the call stack.
+LEARN_FRAMES = (("stable_baselines3", "learn"), ("sb3_contrib", "learn"),
+                ("stable_baselines3", "_setup_learn"))
+
+
+def in_learning_call() -> bool:
+    """Whether the caller runs inside an SB3 or sb3-contrib ``learn`` (walks the stack)."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        module = frame.f_globals.get("__name__", "")
+        name = frame.f_code.co_name
+        if any(module.startswith(m) and name == f for m, f in LEARN_FRAMES):
+            return True
+        frame = frame.f_back
+    return False
 
 
 def tell_torch_threads() -> None:
-    """Warn once per process if torch is loaded with more than one intra-op thread when an
-    episode starts (at ``reset``, so after a harness has set its agents to one thread): the
-    small policies trained on this env gain little from more threads and slow down many times
-    when the cores are shared (docs/guide/train.md, "Threads"). The env never imports torch
-    nor changes its settings."""
+    """Warn once per process when an SB3 / sb3-contrib ``learn`` resets the env while torch runs
+    more than one intra-op thread: the small policies trained on this env gain little from more
+    threads and slow down many times when the cores are shared (docs/guide/train.md,
+    "Threads"). Nowhere else (evaluation, ``check_env``, a user's own loop): a plain
+    ``UserWarning``, short, without colour codes. The env never imports torch nor changes its
+    settings."""
     global _told_threads
     torch = sys.modules.get("torch")
     if _told_threads or torch is None or not hasattr(torch, "get_num_threads"):
         return
-    _told_threads = True
     n = torch.get_num_threads()
-    if n > 1:
-        gym.logger.warn(
-            f"torch uses {n} threads: the small networks trained on this env gain little from "
-            f"them and run many times slower when the cores are shared; call "
-            f"torch.set_num_threads(1) before training (docs/guide/train.md, \"Threads\"). "
-            f"Said once per process.")
+    if n > 1 and in_learning_call():
+        _told_threads = True
+        warnings.warn(f"mrsched_gym: torch trains with {n} threads; torch.set_num_threads(1) "
+                      f"is faster for these small networks (docs/guide/train.md, Threads)",
+                      UserWarning, stacklevel=3)

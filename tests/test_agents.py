@@ -96,7 +96,7 @@ def test_set_policy_masks_illegal_and_work_conserving_skip():
 
 def test_work_conserving_keeps_skip_at_admission():
     """Skip is reject at an admission decision: never masked there."""
-    env = gym.make("mrsched/Admission-v0")
+    env = gym.make("mrsched/Admission-v1")
     obs, info = env.reset(seed=0)
     for _ in range(5000):
         if info["decision"] == "admit":

@@ -60,7 +60,7 @@ def test_every_applicable_baseline_runs_on_every_family(env_id):
 
 
 def test_applicability_of_decision_specific_baselines():
-    assert "mp+ac" in applicable_baselines(scenario_of("mrsched/Admission-v0"))
+    assert "mp+ac" in applicable_baselines(scenario_of("mrsched/Admission-v1"))
     assert "mp+ac" not in applicable_baselines(scenario_of("mrsched/Hadoop-v0"))
     pre = {"preempt-kill", "preempt-wait", "preempt-suspend"}
     assert pre <= set(applicable_baselines(scenario_of("mrsched/Preemption-v0")))
@@ -582,12 +582,12 @@ def test_baseline_records_do_not_depend_on_the_blas_thread_count(policy):
 
 # ------------------------------------------------------------------ MIMP (seed 000)
 @pytest.mark.xfail(strict=True, reason="not reproduced: MP misses more deadlines than EDF on "
-                   "Shared-v0 at load 0.5 (5 seeds, trained TCT models: 20.0 vs 17.2); see the "
+                   "Shared-v1 at load 0.5 (5 seeds, trained TCT models: 20.0 vs 17.2); see the "
                    "README's baseline claims")
 def test_mp_meets_at_least_as_many_deadlines_as_edf_on_a_hybrid_cluster():
     seeds, kw = range(5), {"workload.load": 0.5}
-    mp = mean_metric("mrsched/Shared-v0", "mp", "deadline_misses", seeds, kw)
-    edf = mean_metric("mrsched/Shared-v0", "edf", "deadline_misses", seeds, kw)
+    mp = mean_metric("mrsched/Shared-v1", "mp", "deadline_misses", seeds, kw)
+    edf = mean_metric("mrsched/Shared-v1", "edf", "deadline_misses", seeds, kw)
     assert mp <= edf, (mp, edf)
 
 
@@ -610,16 +610,16 @@ def test_mp_matches_cpu_hungry_jobs_to_dedicated_nodes():
 
 @pytest.mark.xfail(strict=True, reason="not reproduced once rejected jobs count: a rejected job "
                    "is a "
-                   "missed deadline charged as if it waited until the time limit (Admission-v0, "
+                   "missed deadline charged as if it waited until the time limit (Admission-v1, "
                    "3 seeds, trained TCT models: mp+ac 95.3 misses / 352 job-h vs mp 101.7 / 70); "
                    "MIMP 5.3 does not "
                    "count rejected jobs")
 def test_admission_control_avoids_cascading_misses():
     seeds = range(3)
-    acc = mean_metric("mrsched/Admission-v0", "mp+ac", "deadline_misses", seeds)
-    plain = mean_metric("mrsched/Admission-v0", "mp", "deadline_misses", seeds)
-    pen_acc = mean_metric("mrsched/Admission-v0", "mp+ac", "deadline_penalty_h", seeds)
-    pen = mean_metric("mrsched/Admission-v0", "mp", "deadline_penalty_h", seeds)
+    acc = mean_metric("mrsched/Admission-v1", "mp+ac", "deadline_misses", seeds)
+    plain = mean_metric("mrsched/Admission-v1", "mp", "deadline_misses", seeds)
+    pen_acc = mean_metric("mrsched/Admission-v1", "mp+ac", "deadline_penalty_h", seeds)
+    pen = mean_metric("mrsched/Admission-v1", "mp", "deadline_penalty_h", seeds)
     assert acc < 0.6 * plain and pen_acc < 0.5 * pen, (acc, plain, pen_acc, pen)
 
 

@@ -55,7 +55,7 @@ def test_demo_plain_form_runs_every_applicable_policy_once():
     assert rows[0] == "random" and "edf" in rows and len(rows) == len(set(rows))
 
 
-@pytest.mark.parametrize("env", ["mrsched/Preemption-v0", "mrsched/Admission-v0"])
+@pytest.mark.parametrize("env", ["mrsched/Preemption-v0", "mrsched/Admission-v1"])
 def test_demo_without_policies_on_ids_with_extra_baselines(env):
     assert main(["demo", "--env", env]) == 0
 

@@ -32,7 +32,7 @@ CANDIDATE_TYPE = {DecisionKind.SCHEDULE: ScheduleCandidate, DecisionKind.ADMIT: 
 #: The kinds each world poses (a random policy meets them all within its first 3000 steps).
 KINDS_SEEN = {
     "mrsched/Preemption-v0": {DecisionKind.SCHEDULE, DecisionKind.PREEMPT},
-    "mrsched/Admission-v0": {DecisionKind.SCHEDULE, DecisionKind.ADMIT},
+    "mrsched/Admission-v1": {DecisionKind.SCHEDULE, DecisionKind.ADMIT},
     "mrsched/Stragglers-v0": {DecisionKind.SCHEDULE, DecisionKind.SPECULATE},
 }
 NODE_KINDS = (DecisionKind.SCHEDULE, DecisionKind.SPECULATE)

@@ -61,7 +61,7 @@ def test_different_seeds_differ(env_id):
 
 
 @pytest.mark.parametrize("env_id", ["mrsched/Hadoop-v0", "mrsched/Dynamic-v0",
-                                    "mrsched/Shared-v0"])
+                                    "mrsched/Shared-v1"])
 def test_common_random_numbers(env_id):
     """Two different policies see the same arrivals, task work, interference and availability."""
     fps = []

@@ -63,7 +63,7 @@ def _bounds(features: tuple[Feature, ...]) -> tuple[np.ndarray, np.ndarray]:
 
 
 @pytest.mark.parametrize("env_id", ["mrsched/Hadoop-v0", "mrsched/Preemption-v0",
-                                    "mrsched/Admission-v0", "mrsched/Dynamic-v0",
+                                    "mrsched/Admission-v1", "mrsched/Dynamic-v0",
                                     "mrsched/Stragglers-v0", "mrsched/HadoopTrace-v0"])
 def test_every_encoded_value_lies_within_its_features_bounds(env_id):
     env = make_env(env_id)

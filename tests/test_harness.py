@@ -113,7 +113,7 @@ def test_compare_command_writes_table_results_and_plots(tmp_path, capsys):
 
 @pytest.mark.parametrize("env_id, kwargs, policies", [
     ("mrsched/Hadoop-v0", {"time_limit_s": 1800.0}, ["fifo", "edf"]),     # cut: unfinished jobs
-    ("mrsched/Admission-v0", {"workload.duration_s": 1800.0}, ["mp+ac"]),  # rejected jobs
+    ("mrsched/Admission-v1", {"workload.duration_s": 1800.0}, ["mp+ac"]),  # rejected jobs
     ("mrsched/Hadoop-v0", {"stats_window_s": [1200.0, 2400.0]}, ["fifo"]),  # jobs not counted
 ])
 def test_the_job_table_adds_up_to_the_metrics(tmp_path, env_id, kwargs, policies):
@@ -140,7 +140,7 @@ def test_the_job_table_adds_up_to_the_metrics(tmp_path, env_id, kwargs, policies
         unserved += int((counted & ~t["finished"]).sum())
     if "time_limit_s" in kwargs:
         assert unserved > 0                     # the charged completions were exercised
-    if env_id == "mrsched/Admission-v0":
+    if env_id == "mrsched/Admission-v1":
         assert sum(r["rejections"] for r in recs) > 0
     if "stats_window_s" in kwargs:
         assert not all(all(r["_jobs"]["counted"]) for r in recs)

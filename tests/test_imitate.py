@@ -251,7 +251,7 @@ def test_an_agent_teacher_reads_the_world_observation_in_a_pool():
     nodes and observes the objective (the teacher does neither): before any fit the policy is
     the teacher, so round 0 agrees on every decision (the teacher got the unpadded world
     observation)."""
-    worlds = {"ids": ["mrsched/Hadoop-v0", "mrsched/Shared-v0"], "max_nodes": 25,
+    worlds = {"ids": ["mrsched/Hadoop-v0", "mrsched/Shared-v1"], "max_nodes": 25,
               "observe_objective": True}
     cfg = tiny(worlds=worlds, init_from="agent:hadoop-v0", hidden=64,
                imitate_cfg={"teachers": {"default": "agent:hadoop-v0"}, "rounds": 1,
@@ -270,7 +270,7 @@ def test_train_with_imitation_evaluates_the_fitted_policy_at_step_0(tmp_path):
 
 
 @pytest.mark.parametrize("change, field", [
-    ({"teachers": {"mrsched/Shared-v0": "edf"}}, "imitate.teachers.mrsched/Shared-v0"),
+    ({"teachers": {"mrsched/Shared-v1": "edf"}}, "imitate.teachers.mrsched/Shared-v1"),
     ({"teachers": {"mrsched/Hadoop-v0": "nope"}}, "imitate.teachers.mrsched/Hadoop-v0"),
     ({"teachers": {}}, "imitate.teachers"),
     ({"rounds": 0}, "imitate.rounds"),
@@ -286,8 +286,8 @@ def test_bad_imitate_fields_are_named(change, field):
 
 
 def test_every_world_needs_a_teacher():
-    worlds = {"ids": ["mrsched/Hadoop-v0", "mrsched/Shared-v0"], "max_nodes": 25}
-    with pytest.raises(ConfigError, match="no teacher for mrsched/Shared-v0"):
+    worlds = {"ids": ["mrsched/Hadoop-v0", "mrsched/Shared-v1"], "max_nodes": 25}
+    with pytest.raises(ConfigError, match="no teacher for mrsched/Shared-v1"):
         tiny(worlds=worlds, imitate_cfg={"teachers": {"mrsched/Hadoop-v0": "edf"}})
 
 

@@ -245,9 +245,9 @@ def _charged(log):
 
 
 @pytest.mark.parametrize("env_id,overrides,policy", [
-    ("mrsched/Shared-v0", {"time_limit_s": 2400}, "first"),
-    ("mrsched/Admission-v0", {"workload.duration_s": 1200}, "first"),
-    ("mrsched/Admission-v0", {"workload.duration_s": 1200}, "reject"),
+    ("mrsched/Shared-v1", {"time_limit_s": 2400}, "first"),
+    ("mrsched/Admission-v1", {"workload.duration_s": 1200}, "first"),
+    ("mrsched/Admission-v1", {"workload.duration_s": 1200}, "reject"),
 ])
 def test_map_scope_accounting_matches_the_metrics(env_id, overrides, policy):
     """The lateness integral, the metrics and the return agree under the map scope, with

@@ -43,7 +43,7 @@ def charged_penalty_h(log):
 
 @pytest.mark.parametrize("policy", [edf_action, skip_all], ids=["edf", "reject-all"])
 def test_rejected_jobs_are_missed_and_charged_and_the_return_is_minus_the_objective(policy):
-    env = make_env("mrsched/Admission-v0", {"workload.duration_s": 1200})
+    env = make_env("mrsched/Admission-v1", {"workload.duration_s": 1200})
     env.reset(seed=3)
     total, info = run(env, policy)
     m, log = info["metrics"], info["episode_log"]
@@ -62,7 +62,7 @@ def test_rejecting_everything_costs_more_than_serving():
     """Admission control cannot look good by rejecting: reject-all > EDF on penalty and JCT."""
     out = {}
     for name, policy in (("edf", edf_action), ("reject", skip_all)):
-        env = make_env("mrsched/Admission-v0", {"workload.duration_s": 1200})
+        env = make_env("mrsched/Admission-v1", {"workload.duration_s": 1200})
         env.reset(seed=3)
         out[name] = run(env, policy)[1]["metrics"]
     assert out["reject"]["deadline_penalty_h"] > out["edf"]["deadline_penalty_h"]
@@ -136,7 +136,7 @@ def test_relative_lateness_is_rds_eq1():
 
 @pytest.mark.parametrize("env_id, kwargs, policy", [
     ("mrsched/Hadoop-v0", {"time_limit_s": 1800}, "edf"),    # jobs left unsubmitted
-    ("mrsched/Admission-v0", {}, "mp+ac"),                    # jobs rejected
+    ("mrsched/Admission-v1", {}, "mp+ac"),                    # jobs rejected
 ])
 def test_n_jobs_is_the_workload_and_the_arrived_jobs_add_up(env_id, kwargs, policy):
     """The metrics module's docstring: ``n_jobs`` counts every job of the workload; the
@@ -160,11 +160,11 @@ def test_accepted_only_counts_are_mimps_and_add_up_to_the_honest_ones():
     from mrsched_gym.baselines import make_baseline
     from mrsched_gym.evaluate import run_episode
     from mrsched_gym.metrics import job_outcomes
-    plain = run_episode("mrsched/Admission-v0", make_baseline("mp"), 0)["metrics"]
+    plain = run_episode("mrsched/Admission-v1", make_baseline("mp"), 0)["metrics"]
     assert plain["rejections"] == 0
     assert plain["accepted_deadline_misses"] == plain["deadline_misses"]
     assert plain["accepted_deadline_penalty_h"] == pytest.approx(plain["deadline_penalty_h"])
-    out = run_episode("mrsched/Admission-v0", make_baseline("mp+ac"), 0, keep_log=True)
+    out = run_episode("mrsched/Admission-v1", make_baseline("mp+ac"), 0, keep_log=True)
     m, log = out["metrics"], out["log"]
     jobs = job_outcomes(log)
     rej = jobs["has_deadline"] & log.rejected

@@ -90,10 +90,10 @@ def test_trained_mp_is_deterministic_and_reset_per_episode():
     """The same seed gives the same records, whether the policy object is fresh or has played
     other episodes before (its model starts from the prior each episode)."""
     kw = {"workload.load": 0.5, "workload.duration_s": 1200}
-    fresh = run_episode("mrsched/Shared-v0", make_baseline("mp"), 1, kw)["metrics"]
+    fresh = run_episode("mrsched/Shared-v1", make_baseline("mp"), 1, kw)["metrics"]
     pol = make_baseline("mp")
-    run_episode("mrsched/Shared-v0", pol, 0, kw)
-    again = run_episode("mrsched/Shared-v0", pol, 1, kw)["metrics"]
+    run_episode("mrsched/Shared-v1", pol, 0, kw)
+    again = run_episode("mrsched/Shared-v1", pol, 1, kw)["metrics"]
     fresh.pop("wall_s", None)
     again.pop("wall_s", None)
     assert fresh == again

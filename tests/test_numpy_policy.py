@@ -49,7 +49,7 @@ def _masked_argmax(pol: NumpySetPolicy, obs: dict, mask: np.ndarray) -> int:
 
 
 @pytest.mark.parametrize("agent", ["hadoop-v0", "general"])
-@pytest.mark.parametrize("env_id", ["mrsched/Admission-v0", "mrsched/Preemption-v0",
+@pytest.mark.parametrize("env_id", ["mrsched/Admission-v1", "mrsched/Preemption-v0",
                                     "mrsched/Heterogeneous-v0"])
 def test_every_shortcut_takes_the_action_of_the_full_computation(agent, env_id):
     """The env's mask (only the legal candidates scored; a lone legal action taken directly),
@@ -75,7 +75,7 @@ def test_an_unmasked_actor_takes_the_argmax_of_its_logits():
     pol = NumpySetPolicy(weights, {"hidden": 64, "work_conserving": True, "masked": False,
                                    "forecast": 8}, "plain")
     n = 0
-    for obs, mask in _decisions("mrsched/Admission-v0", pol):
+    for obs, mask in _decisions("mrsched/Admission-v1", pol):
         assert pol.act(obs, np.zeros_like(mask)) == int(np.argmax(pol.logits(obs)))
         n += 1
     assert n > 100
@@ -100,7 +100,7 @@ def test_the_numpy_actor_takes_the_torch_actions_on_admission_decisions():
     info = pretrained_agents()["hadoop-v0"]
     torch_pol, pol = load_agent(info["path"]), NumpySetPolicy.load(info["numpy_path"])
     n = 0
-    for obs, mask in _decisions("mrsched/Admission-v0", pol):
+    for obs, mask in _decisions("mrsched/Admission-v1", pol):
         assert pol.act(obs, mask) == torch_pol.act(obs, mask), n
         n += 1
     assert n > 100

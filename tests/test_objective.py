@@ -35,7 +35,7 @@ def _random_legal_episode(env_id: str, seed: int, overrides: dict | None = None)
 def test_the_return_is_minus_the_headline_on_every_registered_id(env_id):
     """What RL maximises is what the leaderboard ranks (issue 34): on every registered id the
     episode return is minus that id's headline metric, and the reward weights only the
-    headline's component (Shared-v0 weighted the web SLO and Admission-v0 each rejection on top
+    headline's component (Shared-v1 weighted the web SLO and Admission-v1 each rejection on top
     of it up to 0.4.0)."""
     headline = scenario_of(env_id).reward.headline
     component = {m: c for c, m in COMPONENT_METRICS.items()}[headline]
@@ -48,8 +48,8 @@ def test_the_return_is_minus_the_headline_on_every_registered_id(env_id):
 
 
 @pytest.mark.parametrize("env_id,weights,extra", [
-    ("mrsched/Admission-v0", {"deadline": 1.0, "rejection": 0.5}, "rejections"),
-    ("mrsched/Shared-v0", {"deadline": 1.0, "slo": 0.1}, "slo_violation_h"),
+    ("mrsched/Admission-v1", {"deadline": 1.0, "rejection": 0.5}, "rejections"),
+    ("mrsched/Shared-v1", {"deadline": 1.0, "slo": 0.1}, "slo_violation_h"),
 ])
 def test_weights_beyond_the_headline_remain_a_scenario_option(env_id, weights, extra):
     """A scenario may still weight more than its headline (the ids no longer do): the return
@@ -73,7 +73,7 @@ def test_the_vector_is_the_weights_over_the_largest_absolute_weight():
 
 @pytest.mark.parametrize("env_id,expected", [
     ("mrsched/Hadoop-v0", [0, 1, 0, 0, 0, 0]),          # deadline penalty
-    ("mrsched/Admission-v0", [0, 1, 0, 0, 0, 0]),       # the same: rejections are in it
+    ("mrsched/Admission-v1", [0, 1, 0, 0, 0, 0]),       # the same: rejections are in it
     ("mrsched/Preemption-v0", [1, 0, 0, 0, 0, 0]),      # mean time in system
 ])
 def test_the_env_observes_its_scenario_s_weights_only_when_asked(env_id, expected):
@@ -93,8 +93,8 @@ def test_the_env_observes_its_scenario_s_weights_only_when_asked(env_id, expecte
 
 def test_observing_the_objective_changes_nothing_else():
     two = {"reward.weights": {"deadline": 1.0, "rejection": 0.5}}     # two weights
-    a, b = (make_env("mrsched/Admission-v0", two),
-            make_env("mrsched/Admission-v0", {**two, "observe_objective": True}))
+    a, b = (make_env("mrsched/Admission-v1", two),
+            make_env("mrsched/Admission-v1", {**two, "observe_objective": True}))
     oa, _ = a.reset(seed=1)
     ob, _ = b.reset(seed=1)
     for _ in range(100):
@@ -114,7 +114,7 @@ def test_observe_objective_must_be_a_bool():
 
 
 def test_the_pool_observes_each_drawn_world_s_objective():
-    ids = ["mrsched/Hadoop-v0", "mrsched/Dedicated-v0", "mrsched/Admission-v0"]
+    ids = ["mrsched/Hadoop-v0", "mrsched/Dedicated-v0", "mrsched/Admission-v1"]
     env = WorldPool(WorldsConfig(ids=ids, max_nodes=25, observe_objective=True))
     assert "objective" in env.observation_space.spaces
     seen = set()
@@ -163,7 +163,7 @@ def test_torch_and_numpy_agents_read_the_objective_from_the_world_or_the_observa
     model = _objective_agent()
     npol = NumpySetPolicy.load(export_numpy(model, tmp_path / "a.npz"), "np")
     tpol = AgentPolicy(model, "torch")
-    for env_id in ("mrsched/Dedicated-v0", "mrsched/Admission-v0"):
+    for env_id in ("mrsched/Dedicated-v0", "mrsched/Admission-v1"):
         # the harness's env has no objective key: both read the world's weights at reset
         a = run_episode(env_id, npol, 2)
         b = run_episode(env_id, tpol, 2)

@@ -127,7 +127,7 @@ def test_gantt_states_its_rule_when_it_draws_the_top_n(episode_log):
 
 
 def test_gantt_marks_rejected_jobs():
-    log = run_episode("mrsched/Admission-v0", make_policy("mp+ac"), 0, SMALL,
+    log = run_episode("mrsched/Admission-v1", make_policy("mp+ac"), 0, SMALL,
                       keep_log=True)["log"]
     assert log.rejected.any()
     _, drawn = gantt_figure(log, "test")

@@ -16,10 +16,10 @@ from mrsched_gym.sim.state import MAP, REDUCE
 
 
 def test_held_candidates_are_the_reduces_of_jobs_short_of_the_fraction_of_their_maps():
-    """Admission-v0 (Hadoop's slow start, 5%): walking the first candidate, the rule holds
+    """Admission-v1 (Hadoop's slow start, 5%): walking the first candidate, the rule holds
     exactly the reduces whose job has fewer than fraction x n_maps maps done, never a map; and
     it holds every candidate at some decisions."""
-    env = gym.make("mrsched/Admission-v0")
+    env = gym.make("mrsched/Admission-v1")
     env.reset(seed=3)
     sim = env.unwrapped.sim
     seen = {"held": 0, "reduce free": 0, "all held": 0}
@@ -64,7 +64,7 @@ def test_both_rules_check_their_share_and_refuse_agents_that_ignore_masks(check,
 
 
 def test_the_delegate_masks_the_held_reduces_and_leaves_skip_when_all_are_held(recorder):
-    env = gym.make("mrsched/Admission-v0")
+    env = gym.make("mrsched/Admission-v1")
     obs, _ = env.reset(seed=1)
     sim = env.unwrapped.sim
     inner = recorder
@@ -97,7 +97,7 @@ def test_no_reduce_of_a_reference_rule_starts_before_its_job_s_maps_are_done(rul
     """With fraction 1 every reduce launch comes after its job's last map finished (the task
     log), while the plain rule launches reduces earlier."""
     def early_reduces(policy):
-        log = run_episode("mrsched/Admission-v0", policy, 4, keep_log=True)["log"]
+        log = run_episode("mrsched/Admission-v1", policy, 4, keep_log=True)["log"]
         return sum(1 for start, _, j, _, phase, _ in log.task_log
                    if phase == REDUCE and not start >= log.map_finish_s[j])
     from mrsched_gym.baselines import make_baseline
@@ -111,14 +111,14 @@ def test_the_reference_rules_are_their_order_among_the_candidates_not_held():
     from mrsched_gym.baselines.simple import SRPTScheduler
     from mrsched_gym.evaluate import scenario_of
     for name in ("edf-slowstart", "srpt-slowstart"):
-        assert name not in applicable_baselines(scenario_of("mrsched/Admission-v0"))
+        assert name not in applicable_baselines(scenario_of("mrsched/Admission-v1"))
         with pytest.raises(ValueError, match="fraction"):
             make_baseline(name, fraction=2)
     keys = {"edf-slowstart": lambda sim, c: edf_key(c),
             "srpt-slowstart": lambda sim, c: SRPTScheduler.key(sim, running_by_job(sim), c)}
     for name, key in keys.items():
         rule = make_baseline(name)
-        env = gym.make("mrsched/Admission-v0")
+        env = gym.make("mrsched/Admission-v1")
         env.reset(seed=0)
         sim = env.unwrapped.sim
         rule.reset(sim)

@@ -56,7 +56,7 @@ def test_default_mask_never_offers_skip_with_a_candidate(env_id):
     assert (int(SCHEDULE), True) in seen
 
 
-@pytest.mark.parametrize("env_id", ["mrsched/Hadoop-v0", "mrsched/Admission-v0",
+@pytest.mark.parametrize("env_id", ["mrsched/Hadoop-v0", "mrsched/Admission-v1",
                                     "mrsched/Preemption-v0", "mrsched/Stragglers-v0"])
 def test_allow_idle_offers_skip_at_every_decision(env_id):
     """``allow_idle=True``: skip at every decision, the candidates as in the default mask; the
@@ -181,22 +181,36 @@ def test_masking_delegate_offers_skip_when_it_removes_every_candidate(recorder):
     assert recorder.masks[-1][-1] and not recorder.masks[-1][:-1].any()
 
 
-def test_torch_threads_told_once(monkeypatch):
+def test_torch_threads_told_once_and_only_when_sb3_learns(monkeypatch):
+    """The threads notice: never outside a learning call (evaluation, check_env, a user's loop),
+    once per process inside SB3's learn, short and without colour codes."""
     torch = pytest.importorskip("torch")
+    pytest.importorskip("stable_baselines3")
+    from stable_baselines3 import PPO
+
     import mrsched_gym.env_setup as env_mod
     monkeypatch.setattr(env_mod, "_told_threads", False)
     monkeypatch.setattr(torch, "get_num_threads", lambda: 4)
     with warnings.catch_warnings(record=True) as got:
         warnings.simplefilter("always")
-        gym.make("mrsched/Hadoop-v0").reset(seed=0)
-        gym.make("mrsched/Hadoop-v0").reset(seed=0)
+        env = gym.make("mrsched/Hadoop-v0")
+        env.reset(seed=0)
+        env.step(0)
+    assert not [w for w in got if "set_num_threads" in str(w.message)]
+    with warnings.catch_warnings(record=True) as got:
+        warnings.simplefilter("always")
+        for _ in range(2):
+            PPO("MlpPolicy", gym.make("mrsched/Hadoop-flat-v0"), n_steps=64, batch_size=64,
+                n_epochs=1, device="cpu").learn(64)
     said = [w for w in got if "set_num_threads(1)" in str(w.message)]
     assert len(said) == 1 and "4 threads" in str(said[0].message)
+    assert "\x1b" not in str(said[0].message) and len(str(said[0].message)) < 140
     monkeypatch.setattr(env_mod, "_told_threads", False)
     monkeypatch.setattr(torch, "get_num_threads", lambda: 1)
     with warnings.catch_warnings(record=True) as got:
         warnings.simplefilter("always")
-        gym.make("mrsched/Hadoop-v0").reset(seed=0)
+        PPO("MlpPolicy", gym.make("mrsched/Hadoop-flat-v0"), n_steps=64, batch_size=64,
+            n_epochs=1, device="cpu").learn(64)
     assert not [w for w in got if "set_num_threads" in str(w.message)]
 
 

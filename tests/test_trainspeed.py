@@ -79,7 +79,7 @@ def test_fast_evaluate_actions_match_the_exact_path():
         th.testing.assert_close(a, b, rtol=1e-5, atol=1e-5)
 
 
-@pytest.mark.parametrize("env_id", ["mrsched/Admission-v0", "mrsched/Preemption-v0",
+@pytest.mark.parametrize("env_id", ["mrsched/Admission-v1", "mrsched/Preemption-v0",
                                     "mrsched/Stragglers-v0"])
 def test_work_conserving_wrapper_masks_as_the_function(env_id):
     env = WorkConserving(gym.make(env_id))
@@ -97,7 +97,7 @@ def test_work_conserving_wrapper_masks_as_the_function(env_id):
     assert len(kinds) >= 2
 
 
-@pytest.mark.parametrize("env_id", ["mrsched/Hadoop-v0", "mrsched/Admission-v0"])
+@pytest.mark.parametrize("env_id", ["mrsched/Hadoop-v0", "mrsched/Admission-v1"])
 def test_lean_info_changes_only_the_info(env_id):
     """``lean_info=True``: the same observations, rewards and episode ends, step for step
     through an episode's end and the next reset; the step's info holds only

@@ -34,7 +34,7 @@ THESIS = "mrsched/ThesisScale-v0"
 SHORT = {THESIS: {"workload.duration_s": 7200, "time_limit_s": 14400}}
 #: Every baseline runs on these (seed 0): the default benchmark, the preemption and admission
 #: decision kinds, the orchestrated rate model, dynamic availability and speculation.
-ALL_BASELINES_ON = (HADOOP, "mrsched/Preemption-v0", "mrsched/Admission-v0",
+ALL_BASELINES_ON = (HADOOP, "mrsched/Preemption-v0", "mrsched/Admission-v1",
                     "mrsched/HadoopOrchestrated-v0", "mrsched/Dynamic-v0",
                     "mrsched/Stragglers-v0")
 #: These run on every registered id, seeds 0 and 1.
@@ -42,7 +42,7 @@ EVERYWHERE = ("edf", "fifo", "random")
 #: The shipped agent: its numpy forward pass, and the SB3 checkpoint it came from (torch).
 AGENT = "agent:" + str(ROOT / "agents" / "pretrained" / "hadoop-v0.npz")
 AGENT_SB3 = "agent:" + str(ROOT / "agents" / "pretrained" / "hadoop-v0.zip")
-OBS_IDS = (HADOOP, "mrsched/Preemption-v0", "mrsched/Admission-v0", "mrsched/Dynamic-v0",
+OBS_IDS = (HADOOP, "mrsched/Preemption-v0", "mrsched/Admission-v1", "mrsched/Dynamic-v0",
            "mrsched/HadoopOrchestrated-v0", "mrsched/Stragglers-v0",
            "mrsched/HadoopTrace-v0", "mrsched/ThesisScale-v0")   # jobs' own expected work
 
@@ -59,7 +59,7 @@ def episode_cases() -> list[tuple[str, str, int]]:
     # and the rules where they act most.
     cases += [(HADOOP, "agent:general", 0), ("mrsched/Heterogeneous-v0", "agent:general", 0),
               ("mrsched/Heterogeneous-v0", "edf-affinity", 0),
-              ("mrsched/Admission-v0", "agent:general", 0),
+              ("mrsched/Admission-v1", "agent:general", 0),
               ("mrsched/Heterogeneous-v0", "edf-affinity:slow_start=1", 0)]
     return cases
 

@@ -15,7 +15,7 @@ from mrsched_gym.config import Scenario, load_scenario
 from mrsched_gym.evaluate.policy_specs import PolicySpec, make_policy, policy_fingerprint
 from mrsched_gym.metrics import job_table
 from mrsched_gym.policies import as_policy
-from mrsched_gym.registration import ENV_IDS, scenario_for
+from mrsched_gym.registration import FLAT_IDS, is_registered, scenario_for
 
 if TYPE_CHECKING:
     from mrsched_gym.env import MRSchedEnv
@@ -28,8 +28,11 @@ SweepTask = tuple[PolicySpec, str, int, "dict[str, Any] | None"]
 
 
 def make_env(scenario: str, overrides: dict[str, Any] | None = None) -> gym.Env[Any, Any]:
-    """A registered id, a bundled scenario name or a scenario YAML path, with overrides."""
+    """A registered id, a bundled scenario name or a scenario YAML path, with overrides (a
+    ``-flat`` id makes its base id: the same world, which every policy observes as it is made
+    to, :mod:`mrsched_gym.flat`)."""
     kw = dict(overrides or {})
+    scenario = FLAT_IDS.get(scenario, scenario) if isinstance(scenario, str) else scenario
     if isinstance(scenario, str) and scenario in gym.registry:
         return gym.make(scenario, **kw)
     return gym.make(DEFAULT_ENV, scenario=scenario, **kw)
@@ -39,7 +42,7 @@ def scenario_of(scenario: str | Scenario) -> Scenario:
     """The :class:`~mrsched_gym.config.Scenario` behind an id, name or path."""
     if isinstance(scenario, Scenario):
         return scenario
-    return scenario_for(scenario) if scenario in ENV_IDS else load_scenario(scenario)
+    return scenario_for(scenario) if is_registered(scenario) else load_scenario(scenario)
 
 
 def run_episode(scenario: str, policy: Any, seed: int, env_kwargs: dict[str, Any] | None = None,

@@ -22,8 +22,8 @@ from mrsched_gym.baselines import applicable_baselines
 from mrsched_gym.evaluate import evaluate, mean_ci95, scenario_of
 from mrsched_gym.leaderboard import ranked, table
 
-GENERALISATION = ["mrsched/Dedicated-v0", "mrsched/Heterogeneous-v0", "mrsched/Shared-v0",
-                  "mrsched/Dynamic-v0", "mrsched/Preemption-v0", "mrsched/Admission-v0",
+GENERALISATION = ["mrsched/Dedicated-v0", "mrsched/Heterogeneous-v0", "mrsched/Shared-v1",
+                  "mrsched/Dynamic-v0", "mrsched/Preemption-v0", "mrsched/Admission-v1",
                   "mrsched/HadoopTrace-v0", "mrsched/GreenTrace-v0"]
 
 
