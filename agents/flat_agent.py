@@ -55,8 +55,9 @@ class FlatAgentPolicy:
       :class:`~mrsched_gym.flat.FlatChoices` and the chosen action played as the choice it
       names (every action legal).
     * Trained through ``FlattenObservation``: the observation is ``gymnasium.spaces.flatten``
-      of the base one; MaskablePPO acts within the mask, other algorithms' illegal choices are
-      played as skip by the env (counted in ``invalid_actions``), as on the base id.
+      of the base one, and the action the model's most likely among those the mask offers
+      (the harness holds every observation policy to the mask; a model trained without it
+      would otherwise have its illegal choices played as skip).
 
     Args:
         model: The loaded model.
@@ -66,7 +67,6 @@ class FlatAgentPolicy:
     def __init__(self, model, name: str) -> None:
         self.model = model
         self.name = name
-        self.masked = any(c.__name__ == "MaskablePPO" for c in type(model).__mro__)
         self.policy = model.policy
         self.policy.set_training_mode(False)
         self.space = self.policy.observation_space
@@ -106,6 +106,4 @@ class FlatAgentPolicy:
             logits = flat_logits(self.policy, self._view.observe(obs, mask))
             return self._view.action(int(np.argmax(logits)))
         logits = flat_logits(self.policy, gym.spaces.flatten(self._base, obs))
-        if self.masked:
-            logits = np.where(mask, logits, -np.inf)
-        return int(np.argmax(logits))
+        return int(np.argmax(np.where(mask, logits, -np.inf)))

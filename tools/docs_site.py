@@ -111,7 +111,13 @@ def env_page(env_id: str) -> str:
     from mrsched_gym.baselines import applicable_baselines, is_reference_rule
     from mrsched_gym.registration import ENV_IDS, ENV_OVERRIDES, scenario_for
 
+    from mrsched_gym.config.env_ids import VERSION_HISTORY
+    from mrsched_gym.flat import flat_id
+
     sc = scenario_for(env_id)
+    history = "\n".join(f"* {line}" for line in VERSION_HISTORY.get(
+        env_id, ("v0: initial release (mrsched-gym 0.1.0).",)))
+    flat_size = gym.make(flat_id(env_id)).observation_space.shape[0]
     env = gym.make(env_id)
     obs_space = env.observation_space
     k = env.action_space.n - 1
@@ -190,9 +196,23 @@ gymnasium.make("{env_id}", scenario=None, render_mode=None, strict_actions=False
 [scenario file reference](../reference/scenario-file.md). `render_mode` is `"ansi"` or
 `"rgb_array"`.
 
+## Flat variant
+
+`gymnasium.make("{flat_id(env_id)}")` is this world for libraries without an action mask or
+`Dict` observations (SB3's `PPO("MlpPolicy")`, A2C, rl_zoo3, CleanRL): one float32 `Box` of
+{flat_size} values (`decision`, the candidate rows in the choices' order, `nodes`, `forecast`) and
+`Discrete({k + 1})` with every action legal. The decision's legal choices are listed in a fixed
+order: at a schedule decision the candidates by time to deadline (earliest first, ties in the
+base order), at the other decisions the candidates in the base order; then skip where the base
+mask offers it. Action `a` plays choice `a mod m` of the `m` choices; `info["played_action"]`
+is the base action played and `info["choices"]` the next decision's choices. Same worlds,
+seeds, episode end, reward and headline as `{env_id}` (tested); a model trained on it ranks
+on `{env_id}` as `agent:PATH` (the [training guide](../guide/train.md#without-an-action-mask)).
+For tools that take only an id string: `mrsched_gym:{flat_id(env_id)}`.
+
 ## Version History
 
-* v0: initial release (mrsched-gym 0.1.0).
+{history}
 """
 
 
@@ -200,7 +220,12 @@ def envs_index() -> str:
     """The table of registered ids."""
     from mrsched_gym.registration import ENV_IDS, scenario_for
     lines = ["# Environments", "", "Every id is registered when `mrsched_gym` is imported. "
-             "One page per id below, generated from its scenario file.", "",
+             "One page per id below, generated from its scenario file. Each id has a flat "
+             "variant, `mrsched/<Name>-flat-vN` (one `Box` observation, every action legal, the "
+             "same worlds; its page's \"Flat variant\"), for libraries without action masks; "
+             "tools that take only an id string use `mrsched_gym:ID`. Earlier versions stay "
+             "registered with their old behaviour: `mrsched/Shared-v0` and "
+             "`mrsched/Admission-v0` (their pages' \"Version History\").", "",
              "| id | scenario | headline | nodes | candidates K |", "|---|---|---|---|---|"]
     for env_id, name in ENV_IDS.items():
         sc = scenario_for(env_id)
