@@ -14,9 +14,8 @@ from __future__ import annotations
 import gymnasium as gym
 import numpy as np
 
-from mrsched_gym.env_setup import observation_space
 from mrsched_gym.errors import InputError
-from mrsched_gym.flat import FlatChoices
+from mrsched_gym.flat import FlatChoices, base_space_of
 
 #: What a record's ``observation`` field says for each layout.
 VARIANT, FLATTEN = "flat-variant", "FlattenObservation"
@@ -27,14 +26,6 @@ def same_box(a: gym.spaces.Space, b: gym.spaces.Space) -> bool:
     return (isinstance(a, gym.spaces.Box) and isinstance(b, gym.spaces.Box)
             and a.shape == b.shape and np.array_equal(a.low, b.low)
             and np.array_equal(a.high, b.high))
-
-
-def base_space_of(obs: dict[str, np.ndarray]) -> gym.spaces.Dict:
-    """The base env's observation space for observations of ``obs``'s shapes (the bounds
-    depend only on the features, :func:`~mrsched_gym.env_setup.observation_space`)."""
-    K = obs["candidates"].shape[0]
-    return observation_space(K, obs["nodes"].shape[0], obs["forecast"].shape[0],
-                             obs["decision"].shape[0], "objective" in obs)
 
 
 def flat_logits(policy, flat: np.ndarray) -> np.ndarray:

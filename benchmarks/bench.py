@@ -5,6 +5,7 @@ Usage::
     python benchmarks/bench.py                 # default scenario + thesis-scale week
     python benchmarks/bench.py --quick         # fewer episodes
     python benchmarks/bench.py --every-id      # the random row on every registered id
+    python benchmarks/bench.py --flat          # the flat variants' cost per step vs their base ids
     python benchmarks/bench.py --profile       # cProfile of the default scenario's hot loop
     python benchmarks/bench.py --profile thesis  # the same for the thesis-scale week
     python benchmarks/bench.py --agents        # + the shipped agent's inference and training
@@ -509,9 +510,17 @@ def main() -> None:
     ap.add_argument("--every-id", action="store_true",
                     help="the random row (decisions/s, tasks/s, peak memory) on every registered "
                          "id (2 episodes each, 1 for the thesis week) instead of the default rows")
+    ap.add_argument("--flat", action="store_true",
+                    help="the flat variants' cost per step against their base ids, side by side "
+                         "(benchmarks/flat_bench.py)")
     ap.add_argument("--callgrind", action="store_true",
                     help="--compare: also instructions per decision of both sides (valgrind)")
     a = ap.parse_args()
+    if a.flat:
+        from flat_bench import bench_flat, print_rows
+        rows = bench_flat(rounds=3 if a.quick else max(a.rounds, 5))
+        print(json.dumps(rows, indent=2)) if a.json else print_rows(rows)
+        return
     if a.compare:
         rows = compare_checkouts(a.compare, a.rounds, a.train, a.against, a.compiled,
                                  a.callgrind)

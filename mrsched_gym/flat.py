@@ -36,18 +36,18 @@ from __future__ import annotations
 
 from typing import Any
 
-import gymnasium as gym
 import numpy as np
 from gymnasium import spaces
 
-from mrsched_gym.env_setup import action_index
+from mrsched_gym.env import MRSchedEnv
+from mrsched_gym.env_setup import action_index, observation_space
 from mrsched_gym.errors import InputError
 from mrsched_gym.features import CANDIDATE_COLUMNS
-from mrsched_gym.obs_layout import decision_kind_slot
+from mrsched_gym.obs_layout import decision_kind_slot, objective_vector
 from mrsched_gym.sim.decision import SCHEDULE
 
-__all__ = ["FLAT_KEYS", "FlatChoices", "FlatEnv", "base_id", "flat_id", "is_flat_id",
-           "make_flat"]
+__all__ = ["FLAT_KEYS", "FlatChoices", "FlatEnv", "FlatPolicy", "base_id", "base_space_of",
+           "flat_id", "is_flat_id", "make_flat"]
 
 #: The base observation's keys in the order the flat observation holds them.
 FLAT_KEYS = ("decision", "candidates", "nodes", "forecast", "objective")
@@ -84,6 +84,14 @@ def base_id(env_id: str) -> str:
     return f"{head[:-len(INFIX)]}-v{version}"
 
 
+def base_space_of(obs: dict[str, np.ndarray]) -> spaces.Dict:
+    """The base env's observation space for observations of ``obs``'s shapes (the bounds
+    depend only on the features, :func:`~mrsched_gym.env_setup.observation_space`)."""
+    return observation_space(obs["candidates"].shape[0], obs["nodes"].shape[0],
+                             obs["forecast"].shape[0], obs["decision"].shape[0],
+                             "objective" in obs)
+
+
 class FlatChoices:
     """The flat variant's view of a base env's observations and actions.
 
@@ -104,24 +112,26 @@ class FlatChoices:
         self.observation_space = spaces.Box(
             np.concatenate([b.low.ravel() for b in boxes]),
             np.concatenate([b.high.ravel() for b in boxes]), dtype=np.float32)
+        #: The choices with ``n`` candidates: ``plain[n]`` without skip, ``with_skip[n]`` with.
+        self.plain = [tuple(range(n)) for n in range(self.K + 1)]
+        self.with_skip = [(*range(n), self.K) for n in range(self.K + 1)]
         #: The base action of each choice of the last observed decision.
-        self.choices: list[int] = [self.K]
+        self.choices: tuple[int, ...] = (self.K,)
 
     def arrange(self, flat: np.ndarray, n: int, skip: bool, schedule: bool) -> np.ndarray:
         """Order the ``n`` candidate rows of ``flat`` (a flat observation in the base order,
-        changed in place) as the choices, which it sets (:attr:`choices`; skip last if
-        ``skip``), and return ``flat``."""
-        order = list(range(n))
+        changed in place) as the choices, which it sets (:attr:`choices`, a tuple of base
+        actions; skip last if ``skip``), and return ``flat``."""
         if n > 1 and schedule and self.urgent:
             a = self.D + _DEADLINE
             ttd = flat[a:a + n * self.F:self.F].tolist()
-            order.sort(key=ttd.__getitem__)
-            if order != sorted(order):
+            if ttd != sorted(ttd):                     # most decisions come in order already
+                order = sorted(range(n), key=ttd.__getitem__)   # stable: ties keep base order
                 rows = flat[self.D:self.D + n * self.F].reshape(n, self.F)
                 rows[:] = rows[order]
-        if skip:
-            order.append(self.K)
-        self.choices = order
+                self.choices = (*order, self.K) if skip else tuple(order)
+                return flat
+        self.choices = self.with_skip[n] if skip else self.plain[n]
         return flat
 
     def observe(self, obs: dict[str, np.ndarray], mask: np.ndarray) -> np.ndarray:
@@ -141,50 +151,51 @@ class FlatChoices:
         return choices[a % len(choices)]
 
 
-class FlatEnv(gym.Wrapper):
-    """A base env seen through :class:`FlatChoices` (what the ``-flat`` ids make).
+class FlatEnv(MRSchedEnv):
+    """A base env seen through :class:`FlatChoices` (what the ``-flat`` ids make): an
+    :class:`~mrsched_gym.env.MRSchedEnv` whose ``step`` plays choice ``action mod m`` and whose
+    observations are flat. Its ``allow_idle`` is read at each ``reset``.
 
     Args:
-        env: The base :class:`~mrsched_gym.env.MRSchedEnv`, unwrapped, or wrapped only by
-            Gymnasium's checkers (``OrderEnforcing``, ``PassiveEnvChecker``), which ``step``
-            bypasses: it plays through the base env's ``advance`` and observes once, flat.
         order: The choices' order (:class:`FlatChoices`).
+        **kwargs: The base env's arguments (scenario, overrides, flags).
     """
 
-    def __init__(self, env: gym.Env, order: str = "urgency") -> None:
-        inner = env
-        while isinstance(inner, gym.Wrapper):
-            if type(inner).__name__ not in ("OrderEnforcing", "PassiveEnvChecker"):
-                raise InputError(f"FlatEnv wraps the base env itself, got it inside "
-                                 f"{type(inner).__name__}: wrap the FlatEnv instead")
-            inner = inner.env
-        super().__init__(env)
-        self.base = env.unwrapped
-        self.view = FlatChoices(env.observation_space, order)
+    def __init__(self, order: str = "urgency", **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        #: The base env's observation space (``observation_space`` is the flat ``Box``).
+        self.base_observation_space = self.observation_space
+        self.view = FlatChoices(self.base_observation_space, order)
         self.observation_space = self.view.observation_space
-        self.action_space = spaces.Discrete(self.view.K + 1)
-        self.objective = None
+        self.flat_allow_idle = False
+        #: The ``objective`` values appended to each observation (``observe_objective=True``).
+        self.objective_values = (objective_vector(self.scenario.reward.weights)
+                                 if "objective" in self.base_observation_space.spaces else None)
+        self.all_legal = np.ones(self.view.K + 1, dtype=bool)
+        self.all_legal.setflags(write=False)
 
-    def _observe(self) -> np.ndarray:
-        """The base env's current decision, flat (the encoder's buffer, no ``Dict`` made)."""
-        base = self.base
-        sim = base.sim
-        flat = np.frombuffer(base.encoder.observe_bytes(), _F32LE)
+    def _observe_flat(self) -> np.ndarray:
+        """The current decision, flat (the encoder's buffer, no ``Dict`` made)."""
+        sim = self.sim
+        flat = np.frombuffer(self.encoder.observe_bytes(), _F32LE)
         if not _NATIVE_LE:                            # pragma: no cover - big-endian machines
             flat = flat.astype(np.float32)
-        if self.objective is not None:
-            flat = np.concatenate((flat, self.objective))
+        if self.objective_values is not None:
+            flat = np.concatenate((flat, self.objective_values))
+        if sim.done:
+            return self.view.arrange(flat, 0, True, False)
         d = sim.decision
-        n = 0 if sim.done else len(d.candidates)
-        schedule = d.kind == SCHEDULE and not sim.done
-        return self.view.arrange(flat, n, n == 0 or not schedule or base.allow_idle, schedule)
+        n = len(d.candidates)
+        schedule = d.kind == SCHEDULE
+        return self.view.arrange(flat, n, n == 0 or not schedule or self.flat_allow_idle,
+                                 schedule)
 
     def reset(self, *, seed: int | None = None, options: dict | None = None
               ) -> tuple[np.ndarray, dict[str, Any]]:
         """The base env's ``reset``, observed flat (``info["choices"]`` added)."""
-        obs, info = self.env.reset(seed=seed, options=options)
-        self.objective = obs.get("objective")
-        flat = self._observe()
+        self.flat_allow_idle = self.allow_idle          # the base mask's rule, per episode
+        _, info = super().reset(seed=seed, options=options)
+        flat = self._observe_flat()
         info["choices"] = self.view.choices
         return flat, info
 
@@ -192,19 +203,52 @@ class FlatEnv(gym.Wrapper):
         """Play choice ``action mod m`` (every action is legal; ``info["played_action"]`` is
         the base action played, ``info["choices"]`` the next decision's choices)."""
         played = self.view.action(action)
-        reward, terminated, truncated, info = self.base.advance(played)
-        flat = self._observe()
+        reward, terminated, truncated, info = self.advance(played)
+        flat = self._observe_flat()
         info["played_action"] = played
         info["choices"] = self.view.choices
+        if "action_mask" in info:                     # not with lean_info
+            info["action_mask"] = self.all_legal
         return flat, reward, terminated, truncated, info
 
     def action_masks(self) -> np.ndarray:
-        """Every action is legal (for libraries that ask for a mask anyway)."""
-        return np.ones(self.view.K + 1, dtype=bool)
+        """Every action is legal (for libraries that ask for a mask anyway; also
+        ``info["action_mask"]``, read-only); the base env's mask is :meth:`base_action_masks`."""
+        return self.all_legal
+
+    def base_action_masks(self) -> np.ndarray:
+        """The base env's action mask (:meth:`MRSchedEnv.action_masks
+        <mrsched_gym.env.MRSchedEnv.action_masks>`)."""
+        return super().action_masks()
+
+
+class FlatPolicy:
+    """A policy that acts on a flat variant's observation, for the harness (which gives every
+    policy the base id's observation): ``act_flat(flat_obs) -> int`` in ``Discrete(K + 1)``,
+    e.g. the actor of a network trained with CleanRL on a ``-flat`` id.
+
+    Args:
+        act_flat: The function from a flat observation to an action.
+        name: The policy's label in records and tables.
+    """
+
+    def __init__(self, act_flat: Any, name: str = "flat-policy") -> None:
+        self.act_flat = act_flat
+        self.name = name
+        self.observation = "flat-variant"
+        self._view: FlatChoices | None = None
+        self._shapes: dict[str, tuple[int, ...]] = {}
+
+    def act(self, obs: dict[str, np.ndarray], mask: np.ndarray) -> int:
+        """The base action that ``act_flat`` of this decision's flat observation plays."""
+        if self._view is None or self._view.D != obs["decision"].shape[0] or any(
+                obs[k].shape != self._shapes[k] for k in obs):
+            self._view = FlatChoices(base_space_of(obs))
+            self._shapes = {k: v.shape for k, v in obs.items()}
+        return self._view.action(self.act_flat(self._view.observe(obs, mask)))
 
 
 def make_flat(order: str = "urgency", **kwargs: Any) -> FlatEnv:
-    """The entry point of the ``-flat`` ids: an :class:`~mrsched_gym.env.MRSchedEnv` made with
-    ``kwargs`` (the base id's), seen through :class:`FlatEnv`."""
-    from mrsched_gym.env import MRSchedEnv
-    return FlatEnv(MRSchedEnv(**kwargs), order=order)
+    """The entry point of the ``-flat`` ids: a :class:`FlatEnv` made with the base id's
+    ``kwargs``."""
+    return FlatEnv(order=order, **kwargs)

@@ -125,6 +125,12 @@ def test_list_json_keeps_its_shape_and_adds_the_agents():
     data = json.loads(ok(run("list", "--json")))
     assert {"env_ids", "scenarios", "baselines", "agents"} <= set(data)
     assert data["env_ids"]["mrsched/Hadoop-v0"] == "hadoop"
+    assert data["flat_ids"]["mrsched/Hadoop-flat-v0"] == "mrsched/Hadoop-v0"
+    assert len(data["flat_ids"]) == len(data["env_ids"])
+    assert data["earlier_ids"] == {"mrsched/Shared-v0": "shared", "mrsched/Admission-v0":
+                                   "admission"}
+    table = ok(run("list"))
+    assert "mrsched/Admission-flat-v1" in table and "mrsched/Shared-v0" in table
     assert "edf" in data["baselines"] and "hadoop" in data["scenarios"]
     assert data["agents"]["hadoop-v0"]["envs"] == ["mrsched/Hadoop-v0"]
 

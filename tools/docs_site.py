@@ -109,10 +109,9 @@ def env_page(env_id: str) -> str:
     import gymnasium as gym
 
     from mrsched_gym.baselines import applicable_baselines, is_reference_rule
-    from mrsched_gym.registration import ENV_IDS, ENV_OVERRIDES, scenario_for
-
     from mrsched_gym.config.env_ids import VERSION_HISTORY
     from mrsched_gym.flat import flat_id
+    from mrsched_gym.registration import ENV_IDS, ENV_OVERRIDES, scenario_for
 
     sc = scenario_for(env_id)
     history = "\n".join(f"* {line}" for line in VERSION_HISTORY.get(

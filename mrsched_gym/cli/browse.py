@@ -53,8 +53,10 @@ def list_data() -> dict:
                      "config": info.get("config"), "algo": info.get("algo"),
                      "runs_without_torch": bool(info.get("numpy_path"))}
               for name, info in pretrained_agents().items()}
-    return {"env_ids": dict(ENV_IDS), "scenarios": bundled_scenarios(),
-            "baselines": list(BASELINES), "agents": agents}
+    from mrsched_gym.registration import EARLIER_IDS, FLAT_IDS
+    return {"env_ids": dict(ENV_IDS), "flat_ids": dict(FLAT_IDS),
+            "earlier_ids": {i: name for i, (name, _) in EARLIER_IDS.items()},
+            "scenarios": bundled_scenarios(), "baselines": list(BASELINES), "agents": agents}
 
 
 def list_table() -> str:
@@ -80,6 +82,16 @@ def list_table() -> str:
     lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
              for r in rows]
     lines.insert(1, "  ".join("-" * w for w in widths))
+    lines.append("")
+    flat = ", ".join(data["flat_ids"])
+    lines += textwrap.wrap(
+        f"flat variants ({len(data['flat_ids'])}; one Box observation, every action legal, the "
+        f"same worlds, for libraries without action masks): {flat}", 100,
+        subsequent_indent="    ", break_on_hyphens=False)
+    lines += textwrap.wrap(
+        "earlier versions (registered with their old behaviour, outside the suite): "
+        + ", ".join(data["earlier_ids"]), 100, subsequent_indent="    ",
+        break_on_hyphens=False)
     lines.append("")
     for head, names in ((f"common baselines ({len(common)})", common),
                         (f"every baseline ({len(rules)})", rules),
