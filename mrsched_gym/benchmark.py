@@ -177,10 +177,10 @@ def table(rows: Sequence[dict], ids: Sequence[str]) -> str:
     head = ["#", "policy", "IQM (95% CI)", "P(improvement) vs best baseline"] + short
     lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
     for k, r in enumerate(rows, 1):
-        poi = (f"{r['p_improvement']:.2f} ({r['p_improvement_lo']:.2f}-"
+        poi = (f"{r['p_improvement']:.2f} ({r['p_improvement_lo']:.2f}, "
                f"{r['p_improvement_hi']:.2f})" if "p_improvement" in r else "")
         name = r["policy"] + (" (reference)" if policy_role(r["policy"]) == REFERENCE else "")
-        cells = [str(k), name, f"{r['iqm']:.2f} ({r['iqm_lo']:.2f}-{r['iqm_hi']:.2f})",
+        cells = [str(k), name, f"{r['iqm']:.2f} ({r['iqm_lo']:.2f}, {r['iqm_hi']:.2f})",
                  poi] + [f"{r[f'score:{i}']:.2f}" for i in ids]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)

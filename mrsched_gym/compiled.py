@@ -1,7 +1,7 @@
 """Whether the simulator runs compiled, and a guard against a stale compiled build.
 
-The default install is pure Python. An optional build (``setup.py``: ``MRSCHED_GYM_COMPILE=1``)
-compiles the simulator and the observation encoder from the same source files with mypyc; the
+A wheel build compiles the simulator and the observation encoder from the same source files
+with mypyc where it can (``setup.py``; an editable install stays pure Python); the
 C extensions it leaves next to the ``.py`` files are imported in their place. It also writes
 :data:`MANIFEST`: the SHA-256 of each source it compiled. :func:`check_compiled` (run when this
 module is imported, the package's first import) refuses a compiled module whose source has
@@ -40,10 +40,10 @@ def check_compiled(package: Path = _PACKAGE) -> None:
     the build's manifest; a pure-Python install passes at the cost of a few ``stat`` calls."""
     if acceleration(package) == "python":
         return
-    how = ("rebuild it (MRSCHED_GYM_COMPILE=1 python setup.py build_ext --inplace, or "
-           "MRSCHED_GYM_COMPILE=1 pip install --no-build-isolation . ) or remove the compiled "
-           "files (every mrsched_gym/**/*.so and mrsched_gym/compiled_sources.json) to run "
-           "the pure-Python simulator")
+    how = ("rebuild it (MRSCHED_GYM_COMPILE=1 python setup.py build_ext --inplace in a "
+           "checkout, pip install --force-reinstall --no-deps . for an install) or remove the "
+           "compiled files (every mrsched_gym/**/*.so and mrsched_gym/compiled_sources.json) to "
+           "run the pure-Python simulator")
     manifest = package / MANIFEST.name
     if not manifest.exists():
         raise ImportError(f"compiled simulator modules without {MANIFEST.name}: {how}")

@@ -188,12 +188,15 @@ Terminated when every job has finished or been rejected; truncated at `time_limi
 
 ```python
 gymnasium.make("{env_id}", scenario=None, render_mode=None, strict_actions=False,
-               observe_objective=False, lean_info=False, **overrides)
+               observe_objective=False, lean_info=False, allow_idle=False, **overrides)
 ```
 
 `overrides` set scenario fields by path, e.g. `workload__load=0.9`; every field is in the
 [scenario file reference](../reference/scenario-file.md). `render_mode` is `"ansi"` or
-`"rgb_array"`.
+`"rgb_array"`. `allow_idle=True` puts skip (the last action) in the action mask at every
+decision, so an agent may leave free slots idle; by default a schedule decision with a
+candidate masks skip (work-conserving). The others are described in
+[the environment](../env.md).
 
 ## Flat variant
 

@@ -107,7 +107,9 @@ def build_parser() -> argparse.ArgumentParser:
                        "baselines that apply) and print key metrics")
     d.add_argument("--env", default="mrsched/Hadoop-v0",
                    help="env id, bundled scenario name or YAML path (default mrsched/Hadoop-v0)")
-    d.add_argument("--seed", type=at_least(0), default=0)
+    d.add_argument("--seed", type=at_least(0), default=0,
+                   help="the episode's seed: the same seed plays the same world for every "
+                   "policy (default 0)")
     d.add_argument("--policies", nargs="*", help="policies as in compare (default: random and "
                    "the baselines that apply to the scenario)")
     d.set_defaults(fn=demo_command)

@@ -28,20 +28,28 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--save", required=True)
     ap.add_argument("--policy", default="set", choices=("set", "multiinput"))
+    ap.add_argument("--every", type=int, default=0,
+                    help="also save and score a checkpoint every this many steps")
     a = ap.parse_args()
     torch.set_num_threads(1)
     policy = SetPolicy if a.policy == "set" else "MultiInputPolicy"
     model = MaskablePPO(policy, gym.make(a.env), seed=a.seed, device="cpu")
-    t = time.process_time()
-    model.learn(a.steps)
-    secs = time.process_time() - t
-    model.save(a.save)
-    recs = evaluate([f"agent:{a.save}"], [a.env], seeds=range(5), progress=False, workers=1)
     head = gym.make(a.env).unwrapped.headline_metric
-    scores = [r[head] for r in recs]
-    print(json.dumps({"env": a.env, "policy": a.policy, "seed": a.seed, "steps": a.steps,
-                      "cpu_s": round(secs, 1), "mean": round(float(np.mean(scores)), 3),
-                      "per_seed": [round(x, 3) for x in scores]}), flush=True)
+    chunk = a.every or a.steps
+    t = time.process_time()
+    done = 0
+    while done < a.steps:
+        model.learn(min(chunk, a.steps - done), reset_num_timesteps=False)
+        done = model.num_timesteps
+        secs = time.process_time() - t
+        path = a.save if done >= a.steps else a.save.replace(".zip", f"_{done}.zip")
+        model.save(path)
+        recs = evaluate([f"agent:{path}"], [a.env], seeds=range(5), progress=False,
+                        workers=1)
+        scores = [r[head] for r in recs]
+        print(json.dumps({"env": a.env, "policy": a.policy, "seed": a.seed, "steps": done,
+                          "cpu_s": round(secs, 1), "mean": round(float(np.mean(scores)), 3),
+                          "per_seed": [round(x, 3) for x in scores]}), flush=True)
 
 
 if __name__ == "__main__":

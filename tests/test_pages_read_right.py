@@ -1,0 +1,62 @@
+"""What a newcomer reads: confidence intervals printed as ``(lo, hi)`` (a negative bound reads
+``(-0.80, -0.14)``, not ``(-0.80--0.14)``), every argument of the env on the generated env
+pages, and a help text for every option of ``demo``."""
+
+import importlib.util
+import inspect
+import re
+from pathlib import Path
+
+from mrsched_gym.benchmark import table
+from mrsched_gym.cli.parser import build_parser
+from mrsched_gym.env import MRSchedEnv
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_benchmark_table_prints_intervals_with_a_comma():
+    row = {"policy": "edf", "iqm": -0.5, "iqm_lo": -0.8, "iqm_hi": -0.14, "p_improvement": 0.4,
+           "p_improvement_lo": 0.25, "p_improvement_hi": 0.55, "score:mrsched/Hadoop-v0": -0.5}
+    text = table([row], ["mrsched/Hadoop-v0"])
+    assert "-0.50 (-0.80, -0.14)" in text and "0.40 (0.25, 0.55)" in text
+    assert not re.search(r"\d-\d", text.split("\n", 2)[2])
+
+
+def test_env_pages_list_every_argument_of_the_env():
+    spec = importlib.util.spec_from_file_location("docs_site", ROOT / "tools" / "docs_site.py")
+    site = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(site)
+    pages = site.generated_pages()
+    keywords = [p.name for p in inspect.signature(MRSchedEnv.__init__).parameters.values()
+                if p.kind is p.POSITIONAL_OR_KEYWORD and p.name != "self"]
+    assert "allow_idle" in keywords
+    for name, page in pages.items():
+        if name.startswith("envs/") and name != "envs/index.md":
+            arguments = page.split("## Arguments", 1)[1].split("## Version History")[0]
+            for kw in keywords:
+                assert f"{kw}=" in arguments, (name, kw)
+            assert "`allow_idle=True`" in arguments, name
+
+
+def test_every_demo_option_has_a_help_text():
+    parser = build_parser()
+    demo = next(a for a in parser._subparsers._group_actions[0].choices.items()
+                if a[0] == "demo")[1]
+    for action in demo._actions:
+        if action.option_strings and action.dest != "help":
+            assert action.help, action.option_strings
+
+
+def test_jct_cdf_tells_fifteen_policies_apart():
+    from matplotlib.colors import to_hex
+
+    from mrsched_gym.leaderboard import jct_cdf_figure
+    records = [{"policy": f"p{k}", "scenario": "mrsched/Hadoop-v0", "seed": 0,
+                "_jct_s": [10.0 + k, 20.0 + k, 40.0 + k]} for k in range(15)]
+    fig = jct_cdf_figure(records)
+    lines = fig.axes[0].get_lines()
+    assert len(lines) == 15
+    looks = {(to_hex(line.get_color()), line.get_linestyle()) for line in lines}
+    assert len(looks) == 15                      # no two lines look alike
+    solid = [to_hex(line.get_color()) for line in lines if line.get_linestyle() == "-"]
+    assert len(set(solid)) == len(solid) == 10   # ten hues, none a shade of another's pair
