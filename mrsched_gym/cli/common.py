@@ -53,6 +53,7 @@ def parse_settings(items: list[str]) -> dict[str, object]:
     read as YAML (``0.9``, ``true``, ``[1, 2]``, ``diurnal``); a key given twice is an error."""
     import yaml
 
+    from mrsched_gym.config.bounded_yaml import BoundedLoader
     from mrsched_gym.errors import InputError
     out: dict[str, object] = {}
     for item in items:
@@ -63,7 +64,7 @@ def parse_settings(items: list[str]) -> dict[str, object]:
         if key in out:
             raise InputError(f"--set: {key!r} given more than once")
         try:
-            value = yaml.safe_load(text) if text.strip() else ""
+            value = yaml.load(text, Loader=BoundedLoader) if text.strip() else ""  # noqa: S506
         except yaml.YAMLError as e:
             raise InputError(f"--set {item!r}: the value is not YAML: "
                              f"{str(e).splitlines()[0]}") from None
