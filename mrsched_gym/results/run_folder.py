@@ -21,6 +21,7 @@ from mrsched_gym.results.files import (
     json_safe,
     safe_child,
 )
+from mrsched_gym.results.manifest import check_ours, write_manifest
 from mrsched_gym.results.records import check_record, header_diff, nan_for_null
 
 #: File descriptors of held locks and open journals: a forked worker closes its copies
@@ -43,7 +44,8 @@ class RunFolder:
 
     Use as a context manager: entering checks the name (:func:`safe_child`), that the parent
     folder is writable and that nothing this tool did not write is at the folder's, lock's or
-    journal's path (a file, a link, a folder without the run marker), and takes the lock (an
+    journal's path (a file, a link, a folder holding anything its manifest does not list:
+    :func:`~mrsched_gym.results.manifest.check_ours`), and takes the lock (an
     :class:`InputError` if another run holds it), before any episode runs; it then removes the
     staging and old folders an interrupted earlier run left. Leaving removes this run's staging
     folders and the lock file (the lock is taken by the file's identity, so removing it is safe).
@@ -148,19 +150,8 @@ class RunFolder:
         if f.exists() and not f.is_dir():
             raise InputError(f"{f}: a file is where the results folder goes; move it away "
                              "or use another --out")
-        if f.is_dir() and not self._ours(f):
-            raise InputError(f"{f}: a folder this tool did not write (no {MARKER}, "
-                             "records.json or failures.json) is where the results go; move "
-                             "it away or use another --out")
-
-    @staticmethod
-    def _ours(path: Path) -> bool:
-        """A real folder that a run of this tool wrote (its marker; older runs' result files),
-        or an empty one."""
-        if path.is_symlink() or not path.is_dir():
-            return False
-        names = {p.name for p in path.iterdir()}
-        return not names or bool(names & {MARKER, "records.json", "failures.json"})
+        if f.is_dir():
+            check_ours(f)
 
     def _remove_ours(self, path: Path, checked: bool = False) -> None:
         """Remove a folder this tool wrote (its marker, or ``checked`` by the caller)."""
@@ -338,9 +329,12 @@ class RunFolder:
     def commit(self, staged: Path, keep_journal: bool = False) -> Path:
         """Put the staged folder in place of the final one (the old one, which this tool wrote,
         is removed after the swap), and drop the journal unless ``keep_journal`` (failed
-        episodes to re-run). Something this tool did not write at the final path (a link, a
-        file, a foreign folder) is left alone: the error names where the results are instead."""
+        episodes to re-run). The staged folder's manifest lists every file in it. Something
+        this tool did not write at the final path (a link, a file, a folder holding a file its
+        manifest does not list) is left alone: the error names where the results are
+        instead."""
         try:
+            write_manifest(staged)
             self._check_final()
         except InputError as e:
             self._staged.remove(staged)
