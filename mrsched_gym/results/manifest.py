@@ -11,6 +11,8 @@ error that names it, before any episode runs.
 from __future__ import annotations
 
 import json
+import os
+from collections.abc import Iterable
 from pathlib import Path
 
 from mrsched_gym.errors import InputError
@@ -95,5 +97,49 @@ def check_ours(folder: Path, what: str = "the results folder") -> None:
     raise InputError(f"{why}; nothing is replaced: move it away or use another --out")
 
 
-__all__ = ["check_ours", "folder_entries", "foreign_entries", "listed_entries",
-           "write_manifest"]
+def add_to_manifest(folder: Path, written: Iterable[str]) -> Path:
+    """List ``written`` (entries this run wrote into ``folder``) in its manifest, with the
+    entries it listed before that are still there; nothing else in the folder is listed."""
+    keep = {e for e in (listed_entries(folder) or set())
+            if (folder / e.rstrip("/")).exists() or (folder / e).is_symlink()}
+    listed = sorted(keep | set(written))
+    return durable_write(folder / MARKER, json.dumps({"written_by": WRITTEN_BY,
+                                                      "files": listed}, indent=1) + "\n")
+
+
+def check_writable_folder(folder: Path, writes: Iterable[str] = (),
+                          what: str = "the results folder") -> None:
+    """Check, before anything runs or is written, that ``folder`` can be created or written and
+    that none of the entries ``writes`` would replace there is a file this tool did not write
+    (the folder's other files are kept).
+
+    Raises:
+        InputError: A file where a folder of the path goes, a folder that cannot be written, or
+            a file at one of ``writes`` that the folder's manifest does not list, naming it.
+    """
+    for p in (folder, *folder.parents):
+        if p.is_symlink() and p == folder:
+            raise InputError(f"{p}: {what} is a symbolic link; it is never followed: remove "
+                             "it or use another --out")
+        if not os.path.lexists(p):
+            continue
+        if not p.is_dir():
+            raise InputError(f"{p}: a file is where {what} {folder} goes; move it away or use "
+                             "another --out")
+        if not os.access(p, os.W_OK | os.X_OK):
+            raise InputError(f"{p}: cannot write {what} {folder} there (permission denied); "
+                             "use another --out")
+        break
+    if not folder.is_dir():
+        return
+    listed = listed_entries(folder) or set()
+    for name in writes:
+        target = folder / name
+        if os.path.lexists(target) and name not in listed:
+            raise InputError(f"{target}: not a file this tool wrote into {what} {folder} (its "
+                             f"manifest {MARKER} does not list it); nothing is replaced: move "
+                             "it away or use another --out")
+
+
+__all__ = ["add_to_manifest", "check_ours", "check_writable_folder", "folder_entries",
+           "foreign_entries", "listed_entries", "write_manifest"]
