@@ -30,22 +30,28 @@ def check_world(env: str, overrides: dict | None = None) -> None:
     make_env(env, overrides).close()
 
 
-def say_notes(folder, done: Sequence[dict], policies: Sequence, scenario: str) -> None:
+def say_notes(folder, done: Sequence[dict], policies: Sequence, scenario: str,
+              seeds: Sequence[int] | None = None) -> int:
     """Print what resuming skips: journal lines that were not records (naming the line), and
     agents and policy files whose content changed since the journal (their episodes run again);
-    ``policies``: names or parsed specs."""
+    ``policies``: names or parsed specs. Returns how many episodes of ``done`` this run of
+    ``policies`` on ``scenario`` (and ``seeds``, if given) reuses: the count to report."""
     from mrsched_gym.evaluate import parse_policy, policy_fingerprint, unique_labels
     for note in folder.notes:
         print(f"note: {note}", file=sys.stderr)
     folder.notes.clear()
     specs = unique_labels([parse_policy(p) if isinstance(p, str) else p for p in policies])
-    fps = {sp.label: policy_fingerprint(sp) for sp in specs if sp.kind != "baseline"}
-    for label, fp in fps.items():
-        stale = [r for r in done if r["policy"] == label and r["scenario"] == scenario
-                 and r.get("_policy_fp") != fp]
-        if stale:
-            print(f"note: {label}: its file changed since the journal (file hash); its "
+    fps = {sp.label: policy_fingerprint(sp) for sp in specs}
+    for sp in specs:
+        stale = [r for r in done if r["policy"] == sp.label and r["scenario"] == scenario
+                 and r.get("_policy_fp") != fps[sp.label]]
+        if stale and sp.kind != "baseline":
+            print(f"note: {sp.label}: its file changed since the journal (file hash); its "
                   f"{len(stale)} resumed episodes run again", file=sys.stderr)
+    wanted = None if seeds is None else set(seeds)
+    return sum(1 for r in done if r["scenario"] == scenario and r["policy"] in fps
+               and r.get("_policy_fp") == fps[r["policy"]]
+               and (wanted is None or r["seed"] in wanted))
 
 
 def parse_settings(items: list[str]) -> dict[str, object]:

@@ -80,9 +80,9 @@ def compare_command(args: argparse.Namespace) -> int:
                   **({"files_sha256": files} if files else {})}
         with RunFolder(args.out, out_name, header, f"scenario {env}: name") as folder:
             done = folder.resumable() if args.resume else []
-            say_notes(folder, done, policies, env)
+            reused = say_notes(folder, done, policies, env, seeds)
             if done:
-                print(f"resuming: {len(done)} finished episodes from {folder.journal_path}")
+                print(f"resuming: {reused} finished episodes from {folder.journal_path}")
             elif folder.unfinished_episodes():
                 print(f"note: starting afresh; the journal of an earlier unfinished run "
                       f"({folder.unfinished_episodes()} episodes) is replaced (--resume keeps "
