@@ -96,6 +96,9 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--resume", help="checkpoint to continue from (OUT/NAME/last_model.zip)")
     t.add_argument("--overwrite", action="store_true", help="replace the run that OUT/NAME "
                    "holds (without it, or --resume, such a folder is refused)")
+    t.add_argument("--allow-changes", action="store_true", help="with --resume: continue even "
+                   "if the config changes settings of the run (seed, ppo, ...; the saved "
+                   "config.yaml is replaced by this one); without it they are refused")
     t.add_argument("--steps", type=at_least(1), help="override total_timesteps")
     t.add_argument("--seed", type=at_least(0), help="override seed")
     t.add_argument("--n-envs", type=at_least(1), help="override n_envs")
