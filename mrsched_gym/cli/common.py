@@ -79,7 +79,10 @@ def parse_settings(items: list[str]) -> dict[str, object]:
 
 
 def as_number(value: object) -> object:
-    """A string that reads as a number (YAML 1.1 reads ``9e2`` as text) as that float."""
+    """A string that reads as a number (YAML 1.1 reads ``9e2`` as text) as that float, also as
+    an item of a list (``[0, 1e-9]``)."""
+    if isinstance(value, list):
+        return [as_number(v) for v in value]
     if isinstance(value, str):
         try:
             return float(value)

@@ -147,6 +147,20 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+#: What an interrupted command kept, by command (the interrupt message says it).
+KEPT_ON_INTERRUPT = {
+    "compare": "finished episodes are in the run's journal (--resume continues)",
+    "benchmark": "finished episodes are in the run's journal (--resume continues)",
+    "reproduce": "the reproductions finished before are in --out (--reuse takes them); the "
+                 "running one's episodes are lost",
+    "train": "the run's folder keeps the checkpoints written so far (from last_model.zip, "
+             "--resume continues)",
+    "demo": "nothing was written",
+    "show-scenario": "nothing was written",
+    "list": "nothing was written",
+}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``mrsched-gym`` command (and of ``python -m mrsched_gym``).
 
@@ -183,8 +197,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt as e:
         import signal
         sig = signal_number(e)
-        print(f"\ninterrupted ({signal.Signals(sig).name}): finished episodes are in the run's "
-              "journal (--resume continues)", file=sys.stderr)
+        kept = KEPT_ON_INTERRUPT.get(args.cmd, "stopped")
+        print(f"\ninterrupted ({signal.Signals(sig).name}): {kept}", file=sys.stderr)
         return 128 + sig
     finally:
         restore_termination(previous)
