@@ -247,3 +247,35 @@ def test_reproduce_checks_its_output_path_before_running(tmp_path, capsys, monke
     assert main(["reproduce", "late-speculation", "--out", str(tmp_path / "p"), "--quiet",
                  "--json", str(tmp_path / "afile" / "s.json")]) == 2
     assert ran == [] and not (tmp_path / "p").exists()
+
+
+# ---- one version of every scenario and trace file per run -------------------------------
+
+@pytest.mark.parametrize("edit", ["trace", "scenario"])
+def test_a_file_edited_during_a_run_never_mixes_versions(tmp_path, capsys, monkeypatch, edit):
+    """Episodes that ran after the edit are failures naming the change (re-run by --resume),
+    never records of a second version."""
+    (tmp_path / "cap.csv").write_text("time_s,value\n0,1.0\n1800,0.6\n")
+    scenario = tmp_path / "s.yaml"
+    scenario.write_text("name: pinned\navailability: {generator: trace, mode: capacity, "
+                        "trace: cap.csv}\n")
+    real = running.run_episode
+    ran = []
+
+    def then_edit(*a, **k):
+        out = real(*a, **k)
+        ran.append(a[2])
+        if len(ran) == 1:
+            if edit == "trace":
+                (tmp_path / "cap.csv").write_text("time_s,value\n0,1.0\n1800,0.3\n")
+            else:
+                scenario.write_text(scenario.read_text() + "time_limit_s: 90000\n")
+        return out
+    monkeypatch.setattr(running, "run_episode", then_edit)
+    rc = main(["compare", "--env", str(scenario), "--policies", "fifo", "--seeds", "3",
+               "--workers", "1", "--quiet", "--no-plots", "--out", str(tmp_path / "o")])
+    err = capsys.readouterr().err
+    assert rc == 1 and ran == [0, 1, 2]
+    assert err.count("changed during the run") == 2
+    records = json.loads((tmp_path / "o" / "pinned" / "records.json").read_text())
+    assert [r["seed"] for r in records] == [0]
