@@ -96,6 +96,7 @@ from mrsched_gym.agents.train_model import (
     set_numerics,
 )
 from mrsched_gym.config import ConfigError
+from mrsched_gym.config.bounded_yaml import BoundedLoader
 from mrsched_gym.errors import InputError, MissingExtraError, install_hint
 from mrsched_gym.results import excerpt
 
@@ -232,7 +233,8 @@ def _train(cfg: TrainConfig, out: Path, resume: str | Path | None, progress: boo
     old_state = read_state(prev) if resume is not None and prev.is_file() else None
     if resume is not None and saved.is_file():
         try:
-            before = yaml.safe_load(saved.read_text(encoding="utf-8"))
+            before = yaml.load(saved.read_text(encoding="utf-8"),  # noqa: S506 (safe, bounded)
+                               Loader=BoundedLoader)
         except (OSError, UnicodeDecodeError, yaml.YAMLError) as e:
             raise InputError(f"{saved}: not a readable config ({' '.join(str(e).split())[:200]}"
                              f"); resume into another folder or start again with --overwrite"
