@@ -65,6 +65,7 @@ from mrsched_gym.agents.rules import TRAINED_RULES
 from mrsched_gym.agents.train_callbacks import is_value_parameter, make_callbacks
 from mrsched_gym.agents.train_config import (
     ALGOS,
+    MAX_RUN_NAME,
     PPO_KEYS,
     RUN_FILES,
     RUN_MARKERS,
@@ -95,12 +96,52 @@ from mrsched_gym.agents.train_model import (
     set_numerics,
 )
 from mrsched_gym.config import ConfigError
+from mrsched_gym.config.bounded_yaml import BoundedLoader
 from mrsched_gym.errors import InputError, MissingExtraError, install_hint
+from mrsched_gym.results import excerpt
+
+#: Fields of a training config that ``--resume`` lets change: the length of the run.
+RESUME_MAY_CHANGE = ("total_timesteps",)
+
+
+def check_unchanged(before: dict[str, Any], now: dict[str, Any], saved: Path) -> None:
+    """Refuse to resume a run whose saved config (``before``) differs from ``now`` in a field
+    other than :data:`RESUME_MAY_CHANGE` (numbers compared as numbers: ``3e-4`` == 0.0003).
+
+    Raises:
+        ConfigError: Naming every changed field with both values (at most four shown).
+    """
+    from mrsched_gym.results import header_diff
+    old = {k: v for k, v in as_numbers(before).items() if k not in RESUME_MAY_CHANGE}
+    new = {k: v for k, v in as_numbers(now).items() if k not in RESUME_MAY_CHANGE}
+    changes = header_diff(old, new)
+    if changes:
+        shown = "; ".join(changes[:4]) + (f" (and {len(changes) - 4} more)"
+                                          if len(changes) > 4 else "")
+        raise ConfigError(f"--resume: this config changes the run {saved} records: {shown}; "
+                          "resume with the run's own config (that file), or pass "
+                          "--allow-changes to continue with the new settings")
+
+
+def as_numbers(x: Any) -> Any:
+    """``x`` with text that reads as a number (YAML reads ``3e-4`` as text) as that number,
+    recursively, so that equal settings compare equal (``1 == 1.0`` already)."""
+    if isinstance(x, dict):
+        return {k: as_numbers(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [as_numbers(v) for v in x]
+    if isinstance(x, str):
+        try:
+            return float(x)
+        except ValueError:
+            return x
+    return x
 
 
 # ---------------------------------------------------------------------- the run
 def train(cfg: TrainConfig, out_dir: str | Path = "runs", resume: str | Path | None = None,
-          progress: bool = True, overwrite: bool = False) -> dict[str, Any]:
+          progress: bool = True, overwrite: bool = False, allow_changes: bool = False
+          ) -> dict[str, Any]:
     """Train (or resume) one run; returns a summary (paths, best validation mean, history).
 
     The run's folder ``out_dir/cfg.name`` is locked while it runs (a second run into it is
@@ -117,6 +158,9 @@ def train(cfg: TrainConfig, out_dir: str | Path = "runs", resume: str | Path | N
             bit-identical to an uninterrupted one.
         progress: Show the progress bar.
         overwrite: Replace the run the folder holds.
+        allow_changes: With ``resume``: continue although ``cfg`` changes settings of the run
+            its saved ``config.yaml`` records (any field but :data:`RESUME_MAY_CHANGE`);
+            without it such a change is refused, before anything is written.
 
     Raises:
         InputError: The folder holds a run (without ``resume`` / ``overwrite``), is busy, is
@@ -131,9 +175,10 @@ def train(cfg: TrainConfig, out_dir: str | Path = "runs", resume: str | Path | N
     except ImportError as e:
         raise MissingExtraError(f"training needs the rl extra: {install_hint('rl')}") from e
     if not isinstance(cfg.name, str) or not RUN_NAME.fullmatch(cfg.name) \
-            or cfg.name in (".", ".."):
+            or cfg.name in (".", "..") or len(cfg.name) > MAX_RUN_NAME:
         raise ConfigError(f"name: the run's folder inside --out: letters, digits, '.', '_' and "
-                          f"'-' only, not '.' or '..'; got {cfg.name!r}")
+                          f"'-' only, at most {MAX_RUN_NAME} characters, not '.' or '..'; got "
+                          f"{excerpt(cfg.name, 60)}")
     if resume is not None and overwrite:
         raise InputError("--resume continues the run in the folder, --overwrite replaces it: "
                          "give one")
@@ -168,14 +213,14 @@ def train(cfg: TrainConfig, out_dir: str | Path = "runs", resume: str | Path | N
                 stale.unlink()
         if overwrite:
             clear_run(out)
-        return _train(cfg, out, resume, progress)
+        return _train(cfg, out, resume, progress, allow_changes)
     finally:
         fcntl.flock(fd, fcntl.LOCK_UN)
         os.close(fd)
 
 
-def _train(cfg: TrainConfig, out: Path, resume: str | Path | None, progress: bool
-           ) -> dict[str, Any]:
+def _train(cfg: TrainConfig, out: Path, resume: str | Path | None, progress: bool,
+           allow_changes: bool = False) -> dict[str, Any]:
     """:func:`train` in its locked folder ``out``."""
     import torch
     from stable_baselines3.common.utils import set_random_seed
@@ -188,7 +233,8 @@ def _train(cfg: TrainConfig, out: Path, resume: str | Path | None, progress: boo
     old_state = read_state(prev) if resume is not None and prev.is_file() else None
     if resume is not None and saved.is_file():
         try:
-            before = yaml.safe_load(saved.read_text(encoding="utf-8"))
+            before = yaml.load(saved.read_text(encoding="utf-8"),  # noqa: S506 (safe, bounded)
+                               Loader=BoundedLoader)
         except (OSError, UnicodeDecodeError, yaml.YAMLError) as e:
             raise InputError(f"{saved}: not a readable config ({' '.join(str(e).split())[:200]}"
                              f"); resume into another folder or start again with --overwrite"
@@ -202,24 +248,29 @@ def _train(cfg: TrainConfig, out: Path, resume: str | Path | None, progress: boo
             raise ConfigError(f"affinity / slow_start: the run in {out} trained under "
                               f"{rules_before or 'no rules'}, this config says "
                               f"{cfg.rules() or 'no rules'}: set the same to resume it")
-        before = (before or {}).get("numerics")
-        if before in ("exact", "fast") and before != numerics:
-            raise ConfigError(f"numerics: the run in {out} trained with {before}, this config "
-                              f"says {numerics}: set numerics: {before} to resume it")
+        old_numerics = (before or {}).get("numerics")
+        if old_numerics in ("exact", "fast") and old_numerics != numerics:
+            raise ConfigError(f"numerics: the run in {out} trained with {old_numerics}, this "
+                              f"config says {numerics}: set numerics: {old_numerics} to resume "
+                              "it")
+        if not allow_changes:
+            check_unchanged(before or {}, config_dict(cfg), saved)
     if resume is not None and cfg.imitate is not None and cfg.imitate.ppo_batches:
         raise ConfigError("imitate.ppo_batches: a resumed run has no labelled decisions (they "
                           "are not saved in checkpoints); train from the start")
-    durable_text(saved, yaml.safe_dump(config_dict(cfg), sort_keys=False))
-    baselines = baseline_means(cfg, out)
     venv = make_vec_env(cfg)
     tb = str(out / "tb") if cfg.tensorboard else None
     state = {"history": [], "best": math.inf, "best_step": None, "wall0": 0.0}
-    if resume is not None:
-        try:
+    model = None
+    try:
+        if resume is not None:                  # checked before anything is written
             model = load_resume(resume, venv, numerics)
-        except BaseException:
-            venv.close()
-            raise
+        durable_text(saved, yaml.safe_dump(config_dict(cfg), sort_keys=False))
+        baselines = baseline_means(cfg, out)
+    except BaseException:
+        venv.close()
+        raise
+    if model is not None:
         model.tensorboard_log = tb
         set_numerics(model, cfg)
         model.mrsched_rules = cfg.rules()       # the rules its envs train under (checked above)
@@ -264,7 +315,8 @@ def _train(cfg: TrainConfig, out: Path, resume: str | Path | None, progress: boo
             else None}
 
 
-__all__ = ["ALGOS", "PPO_KEYS", "RUN_FILES", "RUN_MARKERS", "TRAIN_SEED_BASE", "EvalConfig",
+__all__ = ["ALGOS", "PPO_KEYS", "RESUME_MAY_CHANGE", "RUN_FILES", "RUN_MARKERS",
+           "TRAIN_SEED_BASE", "EvalConfig", "check_unchanged",
            "LinearSchedule", "TrainConfig", "build_model", "bundled_configs", "config_dict",
            "curve_metric", "durable_text", "durable_write", "evaluate_model", "init_weights",
            "is_value_parameter", "learning_curve_figure", "load_config", "make_vec_env",

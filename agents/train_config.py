@@ -16,6 +16,12 @@ from typing import Any, Literal, get_args
 
 from mrsched_gym.agents.imitate_config import MAX_ENVS, ImitateConfig
 from mrsched_gym.agents.input_driven import InputDrivenConfig
+from mrsched_gym.agents.train_checks import (
+    SB3_BATCH_SIZE,
+    SB3_N_STEPS,
+    check_init_from,
+    check_ppo_value,
+)
 from mrsched_gym.agents.worlds import WorldsConfig
 from mrsched_gym.config import (
     ConfigError,
@@ -36,6 +42,8 @@ RUN_FILES = ("config.yaml", "baselines.json", "evaluations.csv", "learning_curve
              "imitate.json")
 RUN_MARKERS = ("state.json", "evaluations.csv", "best_model.zip", "last_model.zip",
                "final_model.zip")
+#: The longest run name (a folder name; TensorBoard adds a suffix to it).
+MAX_RUN_NAME = 100
 Algo = Literal["maskable_ppo", "ppo"]
 PolicyKind = Literal["set", "flat"]
 ALGOS: tuple[str, ...] = get_args(Algo)
@@ -187,9 +195,12 @@ class TrainConfig:
         def bad(fld: str, msg: str) -> None:
             raise ConfigError(f"{where}: {fld}: {msg}", tuple(fld.split(".")))
         if not isinstance(self.name, str) or not RUN_NAME.fullmatch(self.name) \
-                or self.name in (".", ".."):
+                or self.name in (".", "..") or len(self.name) > MAX_RUN_NAME:
+            shown = self.name if not isinstance(self.name, str) or len(self.name) <= 60 \
+                else self.name[:60] + f"... ({len(self.name)} characters)"
             bad("name", f"the run's folder inside --out: letters, digits, '.', '_' and '-' "
-                        f"only, not '.' or '..'; got {self.name!r}")
+                        f"only, at most {MAX_RUN_NAME} characters, not '.' or '..'; got "
+                        f"{shown!r}")
         if self.algo not in ALGOS:
             bad("algo", f"must be one of {', '.join(ALGOS)}; got {self.algo!r}")
         if self.policy not in POLICIES:
@@ -215,12 +226,32 @@ class TrainConfig:
                           f"the imitation envs'); got {self.n_envs}")
         if self.work_conserving and self.algo == "ppo" and self.policy == "flat":
             bad("work_conserving", "plain PPO has no masks: use maskable_ppo or the set policy")
+        if not isinstance(self.ppo, dict):
+            bad("ppo", f"a mapping of hyper-parameters; got {type(self.ppo).__name__}")
         for k in self.ppo:
             if k not in PPO_KEYS:
                 bad(f"ppo.{k}", f"unknown hyper-parameter; known: {', '.join(PPO_KEYS)}")
+        for k, v in list(self.ppo.items()):
+            try:
+                self.ppo[k] = check_ppo_value(k, v)
+            except ValueError as ex:
+                bad(f"ppo.{k}", str(ex))
+        rollout = self.ppo.get("n_steps", SB3_N_STEPS) * self.n_envs
+        if self.ppo.get("batch_size", SB3_BATCH_SIZE) > rollout:
+            bad("ppo.batch_size", f"{self.ppo.get('batch_size', SB3_BATCH_SIZE)} is more than "
+                                  f"a rollout holds (ppo.n_steps x n_envs = {rollout})")
+        if self.init_from:
+            try:
+                check_init_from(self.init_from)
+            except ValueError as ex:
+                bad("init_from", str(ex))
         e = self.eval
-        if e.every_steps < 0 or e.n_seeds < 1:
-            bad("eval", "every_steps must be >= 0 and n_seeds >= 1")
+        for f in ("every_steps", "seed_start", "n_seeds"):
+            v = getattr(e, f)
+            if not isinstance(v, int) or isinstance(v, bool):
+                bad(f"eval.{f}", f"must be an integer; got {v!r}")
+        if e.every_steps < 0 or e.n_seeds < 1 or e.seed_start < 0:
+            bad("eval", "every_steps and seed_start must be >= 0 and n_seeds >= 1")
         if e.seed_start + e.n_seeds > TRAIN_SEED_BASE:
             bad("eval.seed_start", f"validation seeds must stay below {TRAIN_SEED_BASE}")
         if self.worlds is not None:

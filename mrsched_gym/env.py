@@ -32,7 +32,7 @@ from mrsched_gym.sim.engine import Simulator
 from mrsched_gym.sim.log import build_log
 
 # Episode phases of the env (``step`` and ``action_masks`` need a reset first).
-_NEW, _RUNNING, _ENDED = "new", "running", "ended"
+_NEW, _RUNNING, _ENDED, _CLOSED = "new", "running", "ended", "closed"
 
 
 
@@ -135,10 +135,10 @@ class MRSchedEnv(gym.Env):
     lies beyond the scenario's ``time_limit_s``. The last step's ``info["metrics"]`` holds every
     metric of :mod:`mrsched_gym.metrics` and ``info["episode_log"]`` the episode log.
     ``info["episode_over"]`` says whether the world has reached its end (true on the last step).
-    ``step()`` after the last step raises :class:`~mrsched_gym.errors.EpisodeStateError`
-    until the next ``reset()``. ``advance(action)`` is ``step`` without building the
-    observation (for callers that decide from ``env.unwrapped.sim``, as the harness runs the
-    baselines), under the same rules.
+    ``step()`` after the last step, or after ``close()``, raises
+    :class:`~mrsched_gym.errors.EpisodeStateError` until the next ``reset()``.
+    ``advance(action)`` is ``step`` without building the observation (for callers that decide
+    from ``env.unwrapped.sim``, as the harness runs the baselines), under the same rules.
 
     A world can end before it poses any decision (e.g. a ``time_limit_s`` shorter than the first
     arrival). Then ``reset()`` returns an observation without candidates (only skip is legal)
@@ -290,7 +290,8 @@ class MRSchedEnv(gym.Env):
             End".
 
         Raises:
-            EpisodeStateError: Before the first ``reset()`` or after the episode ended.
+            EpisodeStateError: Before the first ``reset()``, after the episode ended or after
+                :meth:`close`.
             InputTypeError: ``action`` is not an integer (:meth:`action_index`).
             InputError: An illegal action with ``strict_actions=True``.
         """
@@ -324,6 +325,8 @@ class MRSchedEnv(gym.Env):
             if self._phase != _RUNNING:
                 raise EpisodeStateError(
                     f"{method}() called before reset()" if self._phase == _NEW else
+                    f"{method}() called after close(); make a new env, or reset() this one"
+                    if self._phase == _CLOSED else
                     f"{method}() called after the episode ended (terminated or truncated); "
                     f"call reset()")
             out = play(action)
@@ -336,6 +339,13 @@ class MRSchedEnv(gym.Env):
             return out
         finally:
             self.__dict__.pop("_busy", None)
+
+    def close(self) -> None:
+        """Close the env: a later ``step()`` raises
+        :class:`~mrsched_gym.errors.EpisodeStateError` (``reset()`` starts afresh)."""
+        if self._phase != _NEW:
+            self._phase = _CLOSED
+        super().close()
 
     def action_masks(self) -> np.ndarray:
         """The actions an agent is offered now (``bool[K+1]``, skip last): the candidates, and

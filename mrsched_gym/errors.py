@@ -9,6 +9,8 @@ bad values), so ``except ValueError`` keeps working. The ``mrsched-gym`` command
 from __future__ import annotations
 
 import difflib
+import os
+import stat
 from collections.abc import Iterable
 
 
@@ -57,3 +59,16 @@ def did_you_mean(word: str, known: Iterable[str]) -> str:
 
 __all__ = ["EpisodeStateError", "InputError", "InputTypeError", "MRSchedError",
            "MissingExtraError", "OutputError", "did_you_mean", "install_hint"]
+
+
+def not_a_file(path: os.PathLike[str] | str, what: str) -> str:
+    """Why ``path`` cannot be read as ``what`` (e.g. "trace file") when it is not a regular file:
+    "not found", or what it is instead (a directory, a named pipe, a device, a socket)."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return f"{what} not found"
+    kind = ("a directory" if stat.S_ISDIR(mode) else "a named pipe (FIFO)" if stat.S_ISFIFO(mode)
+            else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
+            else "a socket" if stat.S_ISSOCK(mode) else "not a regular file")
+    return f"is {kind}, not a {what}" if kind.startswith("a ") else f"{kind}; a {what} is one"

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from mrsched_gym.results import summarize
+from mrsched_gym.results import metric_range, summarize
 
 #: Metrics shown beside the headline (when not the headline itself). The JCT statistics are
 #: followed by the share of the arrived jobs that really finished (JCT metrics state
@@ -103,25 +103,6 @@ def new_figure(w: float, h: float):
     fig = Figure(figsize=(w, h), dpi=100)
     FigureCanvasAgg(fig)
     return fig
-
-
-#: Metrics that can be negative (every other metric is >= 0); ``*_pct`` metrics lie in
-#: [0, 100] and :data:`UNIT_METRICS` in [0, 1].
-SIGNED_METRICS = frozenset({"return", "objective", "mean_distance_to_deadline_s",
-                            "relative_lateness"})
-UNIT_METRICS = frozenset({"utilisation", "cpu_utilisation", "jain_fairness"})
-
-
-def metric_range(metric: str) -> tuple[float, float]:
-    """The values ``metric`` can take: ``(0, 100)`` for percentages, ``(0, 1)`` for shares,
-    unbounded for :data:`SIGNED_METRICS`, else ``(0, inf)``."""
-    if metric in SIGNED_METRICS:
-        return -math.inf, math.inf
-    if metric.endswith("_pct"):
-        return 0.0, 100.0
-    if metric in UNIT_METRICS:
-        return 0.0, 1.0
-    return 0.0, math.inf
 
 
 def clipped_interval(mean: np.ndarray, half: np.ndarray, metric: str

@@ -165,6 +165,8 @@ def code_spec_parts(spec: str, parse_value: Callable[[str], Any]
         k, eq, v = item.partition("=")
         if not eq or not k.strip():
             raise InputError(f"policy {spec!r}: parameter {item!r} is not key=value")
+        if k.strip() in dict(params):
+            raise InputError(f"policy {spec!r}: parameter {k.strip()!r} given more than once")
         params.append((k.strip(), parse_value(v.strip())))
     obj = load_code_object(spec, dict(params))
     name = checked_label(obj, spec)

@@ -23,8 +23,11 @@ import mrsched_gym.results.run_folder as run_folder
 from mrsched_gym.cli import main
 from mrsched_gym.errors import OutputError
 from mrsched_gym.evaluate import running
+from mrsched_gym.metrics import METRIC_NAMES
 from mrsched_gym.results import RunFolder, durable_write
 
+#: What a finished episode's record holds (every metric; the journal checks them all).
+METRICS = {"return": -1.0, "steps": 3, "objective": 1.0, **dict.fromkeys(METRIC_NAMES, 0.0)}
 RUN = ["--policies", "fifo", "--workers", "1", "--quiet", "--no-plots"]
 ENOSPC = OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
@@ -32,12 +35,14 @@ COMPACTOR = r"""
 import sys
 import time
 import mrsched_gym.results.files as result_files
+from mrsched_gym.metrics import METRIC_NAMES
 from mrsched_gym.results import RunFolder
 # widen the window between the temporary file's write and its rename, so that most kills land
 # in it (without this, rewrites are so fast that kills mostly land between them)
 result_files._before_rename = lambda tmp, path: time.sleep(0.01)
 folder = RunFolder(sys.argv[1], "run", {"k": 1})
-recs = {n: [{"policy": "fifo", "scenario": "s", "seed": i, "pad": "x" * 300} for i in range(n)]
+metrics = {"return": -1.0, "steps": 3, "objective": 1.0, **dict.fromkeys(METRIC_NAMES, 0.0)}
+recs = {n: [{"policy": "fifo", "scenario": "s", "seed": i, **metrics} for i in range(n)]
         for n in (700, 1500)}
 with folder:
     folder.open_journal(keep=recs[700])
@@ -104,7 +109,7 @@ def test_the_journal_is_append_only_between_compactions(tmp_path):
         folder.open_journal()
         ino = folder.journal_path.stat().st_ino
         for seed in range(3):
-            folder.append({"policy": "fifo", "scenario": "s", "seed": seed})
+            folder.append({"policy": "fifo", "scenario": "s", "seed": seed, **METRICS})
         assert folder.journal_path.stat().st_ino == ino           # appended, not rewritten
         assert len(folder.resumable()) == 3
 

@@ -173,6 +173,11 @@ def test_replacing_an_old_results_folder_never_follows_its_links(tmp_path, capsy
     out = tmp_path / "out"
     assert _compare(out, capsys)[0] == 0
     (out / "hadoop" / "evil").symlink_to(victim)
+    rc, err = _compare(out, capsys)                     # not in the manifest: left alone
+    assert rc == 2 and f"{out / 'hadoop' / 'evil'}: not a file this tool wrote" in err
+    assert (out / "hadoop" / "evil").is_symlink()
+    from mrsched_gym.results import write_manifest
+    write_manifest(out / "hadoop")                      # listed: replaced, never followed
     assert _compare(out, capsys)[0] == 0
     assert (victim / "data.txt").read_text() == "keep"
     assert not (out / "hadoop" / "evil").exists() and not (out / "hadoop" / "evil").is_symlink()

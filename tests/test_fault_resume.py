@@ -14,10 +14,14 @@ from mrsched_gym import __version__
 from mrsched_gym.cli import main, reusable_reproduction
 from mrsched_gym.errors import InputError
 from mrsched_gym.evaluate import running
+from mrsched_gym.metrics import METRIC_NAMES
 from mrsched_gym.results import RunFolder
 
 HEAD = {"k": 1, "mrsched_gym": __version__}
-GOOD = [json.dumps({"policy": "fifo", "scenario": "s", "seed": s}) for s in (0, 1)]
+#: What a finished episode's record holds (every metric; the journal checks them all).
+METRICS = {"return": -1.0, "steps": 3, "objective": 1.0,
+           **{m: 0.0 for m in METRIC_NAMES}, "n_jobs": 2.0}
+GOOD = [json.dumps({"policy": "fifo", "scenario": "s", "seed": s, **METRICS}) for s in (0, 1)]
 
 
 def _journal(tmp_path, raw: bytes) -> RunFolder:
@@ -171,8 +175,8 @@ def test_reproduce_reuse_over_a_cut_or_stale_folder_runs_again(tmp_path, capsys,
 
 def test_reproduce_reuse_takes_matching_records(tmp_path):
     fp = {"reproduction": "r", "version": "1", "files_sha256": {"t": "ab"}}
-    (tmp_path / "records.json").write_text('[{"case": "a", "policy": "fifo", "seed": 0, '
-                                           '"x": null}]')
+    (tmp_path / "records.json").write_text(json.dumps([{"case": "a", "policy": "fifo",
+                                                         "seed": 0, **METRICS, "x": None}]))
     (tmp_path / "run.json").write_text(json.dumps(fp))
     recs = reusable_reproduction(tmp_path, fp)
     assert recs[0]["seed"] == 0 and recs[0]["x"] != recs[0]["x"]      # null read as NaN

@@ -30,22 +30,28 @@ def check_world(env: str, overrides: dict | None = None) -> None:
     make_env(env, overrides).close()
 
 
-def say_notes(folder, done: Sequence[dict], policies: Sequence, scenario: str) -> None:
+def say_notes(folder, done: Sequence[dict], policies: Sequence, scenario: str,
+              seeds: Sequence[int] | None = None) -> int:
     """Print what resuming skips: journal lines that were not records (naming the line), and
     agents and policy files whose content changed since the journal (their episodes run again);
-    ``policies``: names or parsed specs."""
+    ``policies``: names or parsed specs. Returns how many episodes of ``done`` this run of
+    ``policies`` on ``scenario`` (and ``seeds``, if given) reuses: the count to report."""
     from mrsched_gym.evaluate import parse_policy, policy_fingerprint, unique_labels
     for note in folder.notes:
         print(f"note: {note}", file=sys.stderr)
     folder.notes.clear()
     specs = unique_labels([parse_policy(p) if isinstance(p, str) else p for p in policies])
-    fps = {sp.label: policy_fingerprint(sp) for sp in specs if sp.kind != "baseline"}
-    for label, fp in fps.items():
-        stale = [r for r in done if r["policy"] == label and r["scenario"] == scenario
-                 and r.get("_policy_fp") != fp]
-        if stale:
-            print(f"note: {label}: its file changed since the journal (file hash); its "
+    fps = {sp.label: policy_fingerprint(sp) for sp in specs}
+    for sp in specs:
+        stale = [r for r in done if r["policy"] == sp.label and r["scenario"] == scenario
+                 and r.get("_policy_fp") != fps[sp.label]]
+        if stale and sp.kind != "baseline":
+            print(f"note: {sp.label}: its file changed since the journal (file hash); its "
                   f"{len(stale)} resumed episodes run again", file=sys.stderr)
+    wanted = None if seeds is None else set(seeds)
+    return sum(1 for r in done if r["scenario"] == scenario and r["policy"] in fps
+               and r.get("_policy_fp") == fps[r["policy"]]
+               and (wanted is None or r["seed"] in wanted))
 
 
 def parse_settings(items: list[str]) -> dict[str, object]:
@@ -53,6 +59,7 @@ def parse_settings(items: list[str]) -> dict[str, object]:
     read as YAML (``0.9``, ``true``, ``[1, 2]``, ``diurnal``); a key given twice is an error."""
     import yaml
 
+    from mrsched_gym.config.bounded_yaml import BoundedLoader
     from mrsched_gym.errors import InputError
     out: dict[str, object] = {}
     for item in items:
@@ -63,7 +70,7 @@ def parse_settings(items: list[str]) -> dict[str, object]:
         if key in out:
             raise InputError(f"--set: {key!r} given more than once")
         try:
-            value = yaml.safe_load(text) if text.strip() else ""
+            value = yaml.load(text, Loader=BoundedLoader) if text.strip() else ""  # noqa: S506
         except yaml.YAMLError as e:
             raise InputError(f"--set {item!r}: the value is not YAML: "
                              f"{str(e).splitlines()[0]}") from None
@@ -72,7 +79,10 @@ def parse_settings(items: list[str]) -> dict[str, object]:
 
 
 def as_number(value: object) -> object:
-    """A string that reads as a number (YAML 1.1 reads ``9e2`` as text) as that float."""
+    """A string that reads as a number (YAML 1.1 reads ``9e2`` as text) as that float, also as
+    an item of a list (``[0, 1e-9]``)."""
+    if isinstance(value, list):
+        return [as_number(v) for v in value]
     if isinstance(value, str):
         try:
             return float(value)

@@ -80,9 +80,9 @@ def compare_command(args: argparse.Namespace) -> int:
                   **({"files_sha256": files} if files else {})}
         with RunFolder(args.out, out_name, header, f"scenario {env}: name") as folder:
             done = folder.resumable() if args.resume else []
-            say_notes(folder, done, policies, env)
+            reused = say_notes(folder, done, policies, env, seeds)
             if done:
-                print(f"resuming: {len(done)} finished episodes from {folder.journal_path}")
+                print(f"resuming: {reused} finished episodes from {folder.journal_path}")
             elif folder.unfinished_episodes():
                 print(f"note: starting afresh; the journal of an earlier unfinished run "
                       f"({folder.unfinished_episodes()} episodes) is replaced (--resume keeps "
@@ -135,6 +135,23 @@ def undefined(value: object) -> bool:
     return value is None or (isinstance(value, float) and math.isnan(value))
 
 
+def window_note(window: tuple[float, float], headline: str, records: list[dict]) -> str:
+    """What a statistics window means for the table: the job statistics count the jobs in it,
+    the reward components (and so a headline that is one) the whole episode; a window that
+    held no job in any episode is said to be empty."""
+    from mrsched_gym.config import COMPONENT_METRICS
+    whole = {"return", "objective", *COMPONENT_METRICS.values()}
+    a, b = window
+    text = (f"stats_window_s [{a:g}, {b:g}) s: the job statistics (n_jobs, deadline and JCT "
+            f"metrics) count only the jobs submitted or completed in it; {headline} covers "
+            + ("the whole episode (a reward component)" if headline in whole
+               else "the jobs in the window"))
+    if all(not r.get("n_jobs") for r in records):
+        text += ("; no episode had a job in the window, so the job statistics are 0 or "
+                 "undefined (-)")
+    return text
+
+
 def write_leaderboard(args, env, sc, records, failures, headline, seeds, folder,
                        overrides=None, specs=None) -> list:
     """Print the table, then write data and plots into a staging folder and put it in place
@@ -154,6 +171,8 @@ def write_leaderboard(args, env, sc, records, failures, headline, seeds, folder,
     print(table(records, headline))
     for line in paired_vs_best(records, headline):
         print(line)
+    if sc.stats_window_s is not None:
+        print(window_note(sc.stats_window_s, headline, records))
     staged = folder.staging()       # removed by the folder if anything below fails
     paths = write_results(records, staged, failures)
     atomic_write(staged / "run.json", json.dumps({

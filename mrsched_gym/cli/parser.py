@@ -96,6 +96,9 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--resume", help="checkpoint to continue from (OUT/NAME/last_model.zip)")
     t.add_argument("--overwrite", action="store_true", help="replace the run that OUT/NAME "
                    "holds (without it, or --resume, such a folder is refused)")
+    t.add_argument("--allow-changes", action="store_true", help="with --resume: continue even "
+                   "if the config changes settings of the run (seed, ppo, ...; the saved "
+                   "config.yaml is replaced by this one); without it they are refused")
     t.add_argument("--steps", type=at_least(1), help="override total_timesteps")
     t.add_argument("--seed", type=at_least(0), help="override seed")
     t.add_argument("--n-envs", type=at_least(1), help="override n_envs")
@@ -146,6 +149,20 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+#: What an interrupted command kept, by command (the interrupt message says it).
+KEPT_ON_INTERRUPT = {
+    "compare": "finished episodes are in the run's journal (--resume continues)",
+    "benchmark": "finished episodes are in the run's journal (--resume continues)",
+    "reproduce": "the reproductions finished before are in --out (--reuse takes them); the "
+                 "running one's episodes are lost",
+    "train": "the run's folder keeps the checkpoints written so far (from last_model.zip, "
+             "--resume continues)",
+    "demo": "nothing was written",
+    "show-scenario": "nothing was written",
+    "list": "nothing was written",
+}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``mrsched-gym`` command (and of ``python -m mrsched_gym``).
 
@@ -182,8 +199,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt as e:
         import signal
         sig = signal_number(e)
-        print(f"\ninterrupted ({signal.Signals(sig).name}): finished episodes are in the run's "
-              "journal (--resume continues)", file=sys.stderr)
+        kept = KEPT_ON_INTERRUPT.get(args.cmd, "stopped")
+        print(f"\ninterrupted ({signal.Signals(sig).name}): {kept}", file=sys.stderr)
         return 128 + sig
     finally:
         restore_termination(previous)

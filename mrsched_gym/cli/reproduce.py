@@ -24,7 +24,13 @@ def reproduce_command(args: argparse.Namespace) -> int:
         summary_json,
         validation_page,
     )
-    from mrsched_gym.results import atomic_write, json_safe, safe_child
+    from mrsched_gym.results import (
+        add_to_manifest,
+        atomic_write,
+        check_writable_folder,
+        json_safe,
+        safe_child,
+    )
 
     if args.list or not args.names:
         for name in bundled_reproductions():
@@ -33,6 +39,11 @@ def reproduce_command(args: argparse.Namespace) -> int:
         return 0
     names = bundled_reproductions() if args.names == ["all"] else args.names
     reps = [load_reproduction(name, quick=args.quick) for name in names]   # all checked first
+    for rep in reps:                         # and every output path, before anything runs
+        check_writable_folder(safe_child(args.out, rep.name, "reproduction name"), OUTPUTS)
+    for extra, flag in ((args.json, "--json"), (args.doc, "--doc")):
+        if extra:
+            check_output_file(Path(extra), flag)
     failed = 0
     results = []
     summary: dict[str, list] = {"comparisons": [], "claims": []}
@@ -55,6 +66,7 @@ def reproduce_command(args: argparse.Namespace) -> int:
             p = plot(rep, records, out / "figure.png")
             if p:
                 written.append(p)
+        add_to_manifest(out, [p.name for p in written] + ["run.json"])
         print(f"wrote {', '.join(str(p) for p in written)} ({time.perf_counter() - t0:.1f} s)\n")
         claims = check_claims(rep, records)
         failed += sum(c["holds"] != (c["expect"] != "fail") for c in claims)
@@ -66,6 +78,21 @@ def reproduce_command(args: argparse.Namespace) -> int:
     if args.doc:
         print(f"wrote {atomic_write(args.doc, validation_page(results))}")
     return 1 if failed and args.strict else 0
+
+
+#: The files ``reproduce`` writes into ``--out/NAME`` (listed in its manifest); any other file
+#: there is kept.
+OUTPUTS = ("records.json", "run.json", "report.md", "figure.png")
+
+
+def check_output_file(path: Path, flag: str) -> None:
+    """Refuse, before anything runs, an output file whose folder cannot hold it or that is a
+    folder."""
+    from mrsched_gym.errors import InputError
+    from mrsched_gym.results import check_writable_folder
+    if path.is_dir():
+        raise InputError(f"{flag} {path}: a folder, not a file")
+    check_writable_folder(path.parent, what=f"the folder of {flag}")
 
 
 def reusable_reproduction(out: Path, fingerprint: dict) -> list[dict] | None:

@@ -21,7 +21,7 @@ def train_command(args: argparse.Namespace) -> int:
           f"{cfg.total_timesteps} steps, {cfg.n_envs} envs, seed {cfg.seed} -> "
           f"{Path(args.out) / cfg.name}", flush=True)
     res = train(cfg, args.out, resume=args.resume, progress=not args.quiet,
-                overwrite=args.overwrite)
+                overwrite=args.overwrite, allow_changes=args.allow_changes)
     base = ", ".join(f"{k} {v:.3f}" for k, v in res["baselines"].items()
                      if not isinstance(v, dict)) or "per id in baselines.json"
     print(f"best validation mean {res['best']:.3f} at step {res['best_step']} "

@@ -1,5 +1,6 @@
-"""Config files: the one "path or bundled name" rule, reading UTF-8 text, and YAML parsing that
-refuses duplicate keys and can tell the line of any value (:func:`line_of`)."""
+"""Config files: the one "path or bundled name" rule, reading UTF-8 text of a bounded size, and
+YAML parsing that refuses duplicate keys, is bounded (:mod:`~mrsched_gym.config.bounded_yaml`)
+and can tell the line of any value (:func:`line_of`)."""
 
 from __future__ import annotations
 
@@ -11,10 +12,14 @@ from typing import Any, cast
 
 import yaml
 
+from mrsched_gym.config.bounded_yaml import BoundedLoader, YAMLBoundError
 from mrsched_gym.config.env_ids import ENV_IDS, ENV_OVERRIDES
 from mrsched_gym.config.errors import ConfigError, short
-from mrsched_gym.errors import InputTypeError, did_you_mean
+from mrsched_gym.errors import InputTypeError, did_you_mean, not_a_file
 from mrsched_gym.frozen import FrozenDict
+
+#: The largest config file read (bytes); the largest bundled one is about 17 kB.
+MAX_CONFIG_BYTES = 1_000_000
 
 #: The kinds of bundled config files: folder of ``configs/`` -> what its files are called.
 CONFIG_KINDS: Mapping[str, str] = FrozenDict({
@@ -78,8 +83,9 @@ def bundled_scenarios() -> list[str]:
     return bundled_names("scenarios")
 
 
-class UniqueKeyLoader(yaml.SafeLoader):  # type: ignore[misc]  # PyYAML ships no types
-    """PyYAML's safe loader, except that a key repeated in one mapping is an error.
+class UniqueKeyLoader(BoundedLoader):
+    """PyYAML's safe loader, bounded (:class:`~mrsched_gym.config.bounded_yaml.BoundedLoader`),
+    except that a key repeated in one mapping is an error.
 
     Plain ``yaml.safe_load`` keeps the last value silently, so ``load: 0.5`` followed by
     ``load: 0.9`` would quietly mean 0.9. Keys brought in by a ``<<`` merge may still be
@@ -109,10 +115,20 @@ def parse_yaml(text: str, source: str) -> Any:
     """Parse YAML text with :class:`UniqueKeyLoader`; errors name ``source`` and the line.
 
     Raises:
-        ConfigError: Invalid YAML or a duplicate key.
+        ConfigError: Invalid YAML, a duplicate key, text over :data:`MAX_CONFIG_BYTES` or a
+            document over the bounds of :mod:`~mrsched_gym.config.bounded_yaml` (checked before
+            any alias is expanded).
     """
+    if len(text) > MAX_CONFIG_BYTES:
+        raise ConfigError(f"{source}: {len(text):,} characters, more than a config file may "
+                          f"hold ({MAX_CONFIG_BYTES:,})")
     try:
         return yaml.load(text, Loader=UniqueKeyLoader)  # noqa: S506 (a SafeLoader subclass)
+    except YAMLBoundError as e:
+        where = f" line {e.line}:" if e.line else ""
+        raise ConfigError(f"{source}:{where} {e.message}") from None
+    except RecursionError:
+        raise ConfigError(f"{source}: YAML nested too deeply") from None
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         where = f" line {mark.line + 1}" if mark is not None else ""
@@ -123,14 +139,19 @@ def read_text_file(path: Path, what: str) -> str:
     """The UTF-8 text of a config file (a leading byte-order mark is dropped).
 
     Raises:
-        ConfigError: The file is missing, unreadable or not UTF-8 text, naming it.
+        ConfigError: The file is missing, not a regular file, larger than
+            :data:`MAX_CONFIG_BYTES`, unreadable or not UTF-8 text, naming it.
     """
     if not path.is_file():
-        raise ConfigError(f"{path}: {what} file not found")
+        raise ConfigError(f"{path}: {not_a_file(path, f'{what} file')}")
     try:
-        data = path.read_bytes()
+        with path.open("rb") as fh:
+            data = fh.read(MAX_CONFIG_BYTES + 1)
     except OSError as e:
         raise ConfigError(f"{path}: cannot read the {what} file: {e.strerror}") from None
+    if len(data) > MAX_CONFIG_BYTES:
+        raise ConfigError(f"{path}: larger than a {what} file may be ({MAX_CONFIG_BYTES:,} "
+                          "bytes)")
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as e:
@@ -146,8 +167,8 @@ def line_of(text: str, keys: tuple[str | int, ...]) -> int | None:
     if not keys:
         return None
     try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-    except yaml.YAMLError:
+        node = yaml.compose(text, Loader=BoundedLoader)
+    except (yaml.YAMLError, RecursionError):
         return None
     line = None
     for k in keys:

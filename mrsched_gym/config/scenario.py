@@ -30,7 +30,10 @@ class Scenario:
             a long run (thesis 5.3.5.1: 7 days simulated, the middle 5 studied, "considering
             only jobs that either start or finish within that time window"; a job's start is its
             submission). ``None``: every job. The reward and the objective's components always
-            cover the whole episode.
+            cover the whole episode, so a headline that is one of them (e.g.
+            ``deadline_penalty_h``) does too, while the job statistics beside it cover the
+            window; a window that holds no job gives job counts of 0 and undefined (NaN) job
+            averages, and ``compare`` says so under its table.
     """
 
     name: Text = "custom"

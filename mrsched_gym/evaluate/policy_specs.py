@@ -95,6 +95,8 @@ def parse_policy(spec: str) -> PolicySpec:
         k, eq, v = item.partition("=")
         if not eq or not k:
             raise InputError(f"policy {spec!r}: parameter {item!r} is not key=value")
+        if k.strip() in dict(pairs):
+            raise InputError(f"policy {spec!r}: parameter {k.strip()!r} given more than once")
         pairs.append((k.strip(), _parse_value(v.strip())))
     return PolicySpec(label=spec, kind="baseline", target=name, params=tuple(pairs))
 

@@ -12,6 +12,7 @@ import numpy as np
 
 import mrsched_gym  # noqa: F401  (registers the ids)
 from mrsched_gym.config import Scenario, load_scenario
+from mrsched_gym.evaluate.pinning import world_fingerprint
 from mrsched_gym.evaluate.policy_specs import PolicySpec, make_policy, policy_fingerprint
 from mrsched_gym.metrics import job_table
 from mrsched_gym.policies import as_policy
@@ -58,12 +59,14 @@ def run_episode(scenario: str, policy: Any, seed: int, env_kwargs: dict[str, Any
     ``mrsched/HadoopOrchestrated-v0``).
 
     Returns:
-        ``{"metrics", "return", "steps", "wall_s", "jct_s"}`` (+ ``"log"``, the
+        ``{"metrics", "return", "steps", "wall_s", "jct_s", "world_fp"}`` (the last: the
+        :func:`~mrsched_gym.evaluate.pinning.world_fingerprint` of its world; + ``"log"``, the
         :class:`~mrsched_gym.sim.log.EpisodeLog`, with ``keep_log``; + ``"jobs"``, one row per
         job as :func:`~mrsched_gym.metrics.job_table` columns, with ``keep_jobs``).
     """
     policy = make_policy(policy) if isinstance(policy, (str, PolicySpec)) else as_policy(policy)
     env = make_env(scenario, env_kwargs)
+    world_fp = world_fingerprint(cast("MRSchedEnv", env.unwrapped).scenario)
     t0 = time.perf_counter()
     obs, info = env.reset(seed=seed)
     base = cast("MRSchedEnv", env.unwrapped)
@@ -83,7 +86,7 @@ def run_episode(scenario: str, policy: Any, seed: int, env_kwargs: dict[str, Any
         if term or trunc:
             break
     out = {"metrics": info["metrics"], "return": total, "steps": steps,
-           "wall_s": time.perf_counter() - t0}
+           "wall_s": time.perf_counter() - t0, "world_fp": world_fp}
     log = info["episode_log"]
     fin = ~np.isnan(log.finish_s)
     out["jct_s"] = (log.finish_s - log.arrival_s)[fin].tolist()
@@ -122,4 +125,5 @@ def run_task(task: SweepTask, per_job: bool = False) -> dict[str, Any]:
     if per_job:
         rec["_jobs"] = res["jobs"]
     rec["_policy_fp"] = policy_fingerprint(policy_spec)
+    rec["_world_fp"] = res["world_fp"]
     return rec

@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from mrsched_gym.errors import InputError
+from mrsched_gym.evaluate.pinning import WorldPins
 from mrsched_gym.evaluate.policy_specs import (
     PolicySpec,
     check_policy,
@@ -73,7 +74,9 @@ def evaluate(policies: Sequence[Any], scenarios: Sequence[str],
             the same policy (same parameters; for an agent, the same checkpoint file and bytes;
             for a code policy, the same source file bytes; for an object, the same pickle and
             class source) ran them.
-        on_result: Called with each record (or failure record) the moment it finishes.
+        on_result: Called with each record (or failure record) the moment it finishes. A
+            record of an episode whose scenario or trace file changed since the sweep started
+            (:mod:`~mrsched_gym.evaluate.pinning`) is a failure record.
         per_job: Keep every episode's job table (:func:`~mrsched_gym.metrics.job_table`)
             under ``_jobs``; :func:`write_results` writes it as ``jobs.csv``.
 
@@ -90,12 +93,23 @@ def evaluate(policies: Sequence[Any], scenarios: Sequence[str],
     tasks = sweep_tasks(policies, scenarios, seeds, env_kwargs)
     finished = reusable_records(tasks, done, per_job)
     todo = [t for t in tasks if (t[0].label, t[1], t[2]) not in finished]
+    pins = WorldPins(list(dict.fromkeys(t[1] for t in todo)), env_kwargs, make_env)
+
+    def pinned(r: Record) -> Record:
+        """The record, checked against the files' versions at the sweep's start (journaled
+        and kept as checked)."""
+        r = pins.check(r)
+        if on_result is not None:
+            on_result(r)
+        return r
     fn = functools.partial(run_task, per_job=per_job)
     here = [t for t in todo if in_process_only(t[0])]       # objects that do not pickle
     pooled = [t for t in todo if not in_process_only(t[0])]
-    for r in run_parallel(fn, pooled, workers, progress, "episodes", on_result):
+    for r in run_parallel(fn, pooled, workers, progress, "episodes", pinned):
+        r = pins.check(r)
         finished[task_key(r)] = r
-    for r in run_parallel(fn, here, 1, progress, "episodes (in this process)", on_result):
+    for r in run_parallel(fn, here, 1, progress, "episodes (in this process)", pinned):
+        r = pins.check(r)
         finished[task_key(r)] = r
     return collect_records(tasks, finished)
 

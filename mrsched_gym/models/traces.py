@@ -17,11 +17,17 @@ equally be any file path in the same format, so users bring their own.
   or the SWIM TSV format (no header; ``job_id, submit_s, gap_s, map_input_bytes, shuffle_bytes,
   output_bytes``, tab-separated). Submit times must not decrease; bytes must be >= 0.
 
+* **Bounds**, checked while reading (a gzip file is never decompressed beyond them): a line
+  holds at most :data:`MAX_TRACE_LINE_BYTES` bytes, a file at most :data:`MAX_TRACE_LINES` lines
+  and :data:`MAX_TRACE_BYTES` bytes of text (after decompression). A field may be quoted
+  (``"3600"``), as CSV allows.
+
 Every error names the file and, where there is one, the line (:class:`TraceError`).
 """
 
 from __future__ import annotations
 
+import csv
 import functools
 import gzip
 import math
@@ -33,7 +39,7 @@ from typing import IO
 
 import numpy as np
 
-from mrsched_gym.errors import MRSchedError
+from mrsched_gym.errors import MRSchedError, not_a_file
 
 #: Bundled trace name -> file in ``mrsched_gym/data/traces``.
 BUNDLED_TRACES: dict[str, str] = {
@@ -55,6 +61,12 @@ JOB_COLUMNS = ("submit_s", "map_input_bytes", "shuffle_bytes", "output_bytes")
 MAX_JOB_BYTES = 1e15
 MAX_TRACE_TIME_S = 1e9
 MAX_SERIES_VALUE = 1e9
+#: Bounds of a trace file's text, checked while reading: bytes per line (newline included; a row
+#: holds a few numbers, the bundled traces' longest line has 51 bytes), lines per file (a month
+#: of a large cluster's jobs is about a million) and bytes of text after decompression.
+MAX_TRACE_LINE_BYTES = 4096
+MAX_TRACE_LINES = 2_000_000
+MAX_TRACE_BYTES = 256 * 1024 * 1024
 
 
 def _excerpt(line: str, limit: int = 40) -> str:
@@ -84,7 +96,7 @@ def resolve_trace(name_or_path: str | Path) -> Path:
         return Path(str(res))
     p = Path(name_or_path)
     if not p.is_file():
-        what = "is a directory, not a trace file" if p.is_dir() else "trace file not found"
+        what = not_a_file(p, "trace file")
         raise TraceError(f"{p}: {what} (bundled traces: {', '.join(BUNDLED_TRACES)})")
     return p
 
@@ -148,14 +160,22 @@ def _open_bytes(p: Path) -> IO[bytes]:
 def trace_lines(p: Path) -> Iterator[tuple[int, str]]:
     """``(line number, text)`` of every line of a trace file, decoded and checked.
 
+    Reads one bounded line at a time, so a file over the bounds (:data:`MAX_TRACE_LINE_BYTES`,
+    :data:`MAX_TRACE_LINES`, :data:`MAX_TRACE_BYTES`) is refused after reading at most the
+    bound, however large it is once decompressed.
+
     Raises:
-        TraceError: Not CSV text (binary data, another encoding or compression) or corrupt or
-            truncated gzip data, naming the file and line.
+        TraceError: Not CSV text (binary data, another encoding or compression), corrupt or
+            truncated gzip data, or over a bound, naming the file and line.
     """
     lineno = 0
+    total = 0
     try:
         with _open_bytes(p) as fh:
-            for lineno, raw in enumerate(fh, start=1):
+            while raw := fh.readline(MAX_TRACE_LINE_BYTES + 1):
+                lineno += 1
+                total += len(raw)
+                _check_bounds(p, lineno, len(raw), total)
                 if lineno == 1 and raw.startswith(_UTF8_BOM):
                     raw = raw[len(_UTF8_BOM):]
                 if b"\x00" in raw:
@@ -171,6 +191,25 @@ def trace_lines(p: Path) -> Iterator[tuple[int, str]]:
         raise TraceError(f"{p}:{lineno + 1}: corrupt or truncated gzip data ({e})") from None
     except OSError as e:
         raise TraceError(f"{p}: cannot read the trace: {e.strerror or e}") from None
+
+
+def _check_bounds(p: Path, lineno: int, line_bytes: int, total_bytes: int) -> None:
+    """Refuse a line or a file over the bounds of a trace (module doc)."""
+    if line_bytes > MAX_TRACE_LINE_BYTES:
+        raise TraceError(f"{p}:{lineno}: a line longer than {MAX_TRACE_LINE_BYTES:,} bytes; a "
+                         "trace row holds a few numbers")
+    if lineno > MAX_TRACE_LINES:
+        raise TraceError(f"{p}:{lineno}: more than {MAX_TRACE_LINES:,} lines, a trace's limit")
+    if total_bytes > MAX_TRACE_BYTES:
+        raise TraceError(f"{p}:{lineno}: more than {MAX_TRACE_BYTES:,} bytes of text "
+                         "(decompressed), a trace's limit")
+
+
+def csv_fields(line: str) -> list[str]:
+    """The fields of one CSV line, quotes removed (``"3600",12`` -> ``['3600', '12']``)."""
+    if '"' not in line:
+        return line.split(",")
+    return next(csv.reader([line]), [])
 
 
 def _numbers(p: Path, lineno: int, parts: list[str], n: int, line: str) -> list[float]:
@@ -203,7 +242,7 @@ def read_series(path: str | Path, value_range: tuple[float, float] | None = None
     values: list[float] = []
     lines = trace_lines(p)
     _, header = next(lines, (1, ""))
-    cols = header.strip().split(",")
+    cols = csv_fields(header.strip())
     if len(cols) < 2 or cols[0].strip() != "time_s":
         raise TraceError(f"{p}:1: header must start with 'time_s,<value column>', got "
                          f"{_excerpt(header.strip())}")
@@ -211,7 +250,7 @@ def read_series(path: str | Path, value_range: tuple[float, float] | None = None
         line = line.strip()
         if not line:
             continue
-        t, v = _numbers(p, lineno, line.split(","), 2, line)
+        t, v = _numbers(p, lineno, csv_fields(line), 2, line)
         if times and t <= times[-1]:
             raise TraceError(f"{p}:{lineno}: time {t} is not after {times[-1]}")
         if not -MAX_TRACE_TIME_S <= t <= MAX_TRACE_TIME_S:
@@ -267,7 +306,7 @@ def read_job_trace(path: str | Path) -> np.ndarray:
     first = next(lines, (1, ""))
     swim = "\t" in first[1]
     if not swim:
-        cols = [c.strip() for c in first[1].strip().split(",")]
+        cols = [c.strip() for c in csv_fields(first[1].strip())]
         if tuple(cols[:4]) != JOB_COLUMNS:
             raise TraceError(f"{p}:1: header must be {','.join(JOB_COLUMNS)} "
                              "(or give a SWIM TSV file)")
@@ -292,7 +331,7 @@ def _job_row(p: Path, lineno: int, line: str, swim: bool, rows: list[list[float]
                              f"(job, submit, gap, input, shuffle, output), got {len(parts)}")
         vals = _numbers(p, lineno, [parts[1], *parts[3:6]], 4, line)
     else:
-        vals = _numbers(p, lineno, line.split(","), 4, line)
+        vals = _numbers(p, lineno, csv_fields(line), 4, line)
     for col, v in zip(JOB_COLUMNS, vals, strict=False):
         if v < 0:
             raise TraceError(f"{p}:{lineno}: negative value {v:g} of {col}")

@@ -12,17 +12,25 @@
   a staging folder in which data and plots of one run are written together and then put in place
   in one step (the previous folder's files are never mixed with the new run's).
 
+A results folder holds a manifest of the files the run wrote
+(:mod:`~mrsched_gym.results.manifest`); a folder is replaced only when everything in it is listed.
+
 The parts: :mod:`~mrsched_gym.results.files` (durable writes, JSON / CSV),
-:mod:`~mrsched_gym.results.records` (summaries, result files, journal checks) and
+:mod:`~mrsched_gym.results.manifest` (what a folder's run wrote),
+:mod:`~mrsched_gym.results.records` (summaries, result files),
+:mod:`~mrsched_gym.results.record_checks` (what a record may hold: the journal's checks) and
 :mod:`~mrsched_gym.results.run_folder` (:class:`RunFolder`); every name of their ``__all__`` is
 importable from here.
 """
 
 from __future__ import annotations
 
-from mrsched_gym.results import files, records, run_folder
+from mrsched_gym.results import files, manifest, record_checks, records, run_folder
 from mrsched_gym.results.files import *  # noqa: F403
+from mrsched_gym.results.manifest import *  # noqa: F403
+from mrsched_gym.results.record_checks import *  # noqa: F403
 from mrsched_gym.results.records import *  # noqa: F403
 from mrsched_gym.results.run_folder import *  # noqa: F403
 
-__all__ = files.__all__ + records.__all__ + run_folder.__all__
+__all__ = (files.__all__ + manifest.__all__ + record_checks.__all__ + records.__all__
+           + run_folder.__all__)

@@ -122,20 +122,6 @@ def header_diff(old: Any, new: Any, path: str = "") -> list[str]:
     return []
 
 
-def check_record(rec: object) -> str | None:
-    """Why a journal line's value is not an episode record (``None`` if it is one): a mapping
-    with text ``policy`` and ``scenario`` and an integer ``seed`` >= 0."""
-    if not isinstance(rec, dict):
-        return f"not a record but {type(rec).__name__} {excerpt(rec)}"
-    for k in ("policy", "scenario"):
-        if not isinstance(rec.get(k), str):
-            return f"{k} is {excerpt(rec.get(k)) if k in rec else 'missing'}, not text"
-    seed = rec.get("seed")
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        return f"seed is {excerpt(seed) if 'seed' in rec else 'missing'}, not an integer >= 0"
-    return None
-
-
 class EpisodeFailures(MRSchedError):
     """Some episodes of a sweep failed; the others finished.
 
@@ -155,5 +141,5 @@ class EpisodeFailures(MRSchedError):
                          f"{names}{more}")
 
 
-__all__ = ["EpisodeFailures", "check_record", "header_diff", "job_rows", "mean_ci95",
+__all__ = ["EpisodeFailures", "header_diff", "job_rows", "mean_ci95",
            "metric_names", "nan_for_null", "summarize", "task_key", "write_results"]

@@ -21,7 +21,9 @@ from mrsched_gym.results.files import (
     json_safe,
     safe_child,
 )
-from mrsched_gym.results.records import check_record, header_diff, nan_for_null
+from mrsched_gym.results.manifest import check_ours, write_manifest
+from mrsched_gym.results.record_checks import check_record
+from mrsched_gym.results.records import header_diff, nan_for_null, task_key
 
 #: File descriptors of held locks and open journals: a forked worker closes its copies
 #: (:func:`close_inherited`) so that the lock ends with the run, not with its last worker.
@@ -43,7 +45,8 @@ class RunFolder:
 
     Use as a context manager: entering checks the name (:func:`safe_child`), that the parent
     folder is writable and that nothing this tool did not write is at the folder's, lock's or
-    journal's path (a file, a link, a folder without the run marker), and takes the lock (an
+    journal's path (a file, a link, a folder holding anything its manifest does not list:
+    :func:`~mrsched_gym.results.manifest.check_ours`), and takes the lock (an
     :class:`InputError` if another run holds it), before any episode runs; it then removes the
     staging and old folders an interrupted earlier run left. Leaving removes this run's staging
     folders and the lock file (the lock is taken by the file's identity, so removing it is safe).
@@ -148,19 +151,8 @@ class RunFolder:
         if f.exists() and not f.is_dir():
             raise InputError(f"{f}: a file is where the results folder goes; move it away "
                              "or use another --out")
-        if f.is_dir() and not self._ours(f):
-            raise InputError(f"{f}: a folder this tool did not write (no {MARKER}, "
-                             "records.json or failures.json) is where the results go; move "
-                             "it away or use another --out")
-
-    @staticmethod
-    def _ours(path: Path) -> bool:
-        """A real folder that a run of this tool wrote (its marker; older runs' result files),
-        or an empty one."""
-        if path.is_symlink() or not path.is_dir():
-            return False
-        names = {p.name for p in path.iterdir()}
-        return not names or bool(names & {MARKER, "records.json", "failures.json"})
+        if f.is_dir():
+            check_ours(f)
 
     def _remove_ours(self, path: Path, checked: bool = False) -> None:
         """Remove a folder this tool wrote (its marker, or ``checked`` by the caller)."""
@@ -188,8 +180,11 @@ class RunFolder:
         """Finished episodes of an earlier run with the same header (successes only).
 
         A line the earlier run's interruption cut (the last, unterminated one) is dropped; a
-        line that is not an episode record (corrupt, edited, not UTF-8) is skipped with a note
-        in :attr:`notes` naming it, and every valid line before and after it is kept.
+        line that is not an episode record (corrupt, edited, not UTF-8, a metric of the wrong
+        type or out of its range: :func:`~mrsched_gym.results.record_checks.check_record`) is
+        skipped with a note in :attr:`notes` naming it, and every valid line before and after
+        it is kept. An episode recorded twice counts once (identical lines) or not at all (lines
+        that differ: it runs again). The result holds each episode once.
 
         Raises:
             InputError: The journal cannot be read, has no complete header, was written by
@@ -227,10 +222,11 @@ class RunFolder:
             shown = "; ".join(changes[:4]) + (f" (and {len(changes) - 4} more)"
                                               if len(changes) > 4 else "")
             raise InputError(f"{where} belongs to a different run: {shown}{again}")
-        out = []
         body = lines[1:]
         if body and body[-1] == b"":
             body = body[:-1]
+        kept: dict[tuple, tuple[int, dict]] = {}     # episode -> (line, record)
+        dropped: set[tuple] = set()                  # episodes whose lines disagree
         for i, raw in enumerate(body, start=2):
             why = None
             try:
@@ -244,21 +240,48 @@ class RunFolder:
                                       "interruption; its episode runs again")
                     continue
                 why = f"not JSON ({excerpt(raw)})"
+            except RecursionError:
+                why = "nested too deeply"
             if why is not None:
                 self.notes.append(f"{self.journal_path}: line {i} skipped: {why}; that "
                                   "episode runs again")
                 continue
-            if "error" not in rec:
-                out.append(nan_for_null(rec))
-        return out
+            if "error" in rec:
+                continue
+            key = task_key(rec)
+            if key in dropped:
+                continue
+            if key in kept:
+                first, other = kept[key]
+                if other != rec:
+                    del kept[key]
+                    dropped.add(key)
+                    self.notes.append(f"{self.journal_path}: lines {first} and {i} hold "
+                                      f"different records of {key[0]} seed {key[2]}; neither "
+                                      "is kept, that episode runs again")
+                else:
+                    self.notes.append(f"{self.journal_path}: line {i} repeats line {first} "
+                                      f"({key[0]} seed {key[2]}); counted once")
+                continue
+            kept[key] = (i, rec)
+        return [nan_for_null(rec) for _, rec in kept.values()]
 
     def unfinished_episodes(self) -> int:
-        """Episodes recorded in a journal left by an earlier run (0 if none)."""
+        """Finished episodes a journal on disk holds (0 if none): its valid lines, each episode
+        once (the count every message gives)."""
         try:
             data = self.journal_path.read_bytes()
         except OSError:
             return 0
-        return max(0, len([x for x in data.split(b"\n") if x.strip()]) - 1)
+        keys = set()
+        for raw in data.split(b"\n")[1:]:
+            try:
+                rec = json.loads(raw.decode("utf-8"))
+            except (UnicodeDecodeError, ValueError, RecursionError):
+                continue
+            if check_record(rec) is None and "error" not in rec:
+                keys.add(task_key(rec))
+        return len(keys)
 
     def open_journal(self, keep: Iterable[dict] = ()) -> None:
         """Start the journal: the header, then the ``keep`` records (resumed episodes), written
@@ -305,9 +328,10 @@ class RunFolder:
             os.write(self._journal_fd, (line + "\n").encode("utf-8"))
             os.fsync(self._journal_fd)
         except OSError as e:
+            kept = self.unfinished_episodes()
             raise OutputError(f"cannot append to the journal {self.journal_path}: "
-                              f"{e.strerror or e}; it holds the {len(self._written) - 2} "
-                              "episodes finished before (--resume keeps them)") from None
+                              f"{e.strerror or e}; it holds {kept} finished episode"
+                              f"{'' if kept == 1 else 's'} (--resume keeps them)") from None
 
     def _recreate(self, what: str) -> None:
         """Write the journal again after its folder or file vanished during the run."""
@@ -338,9 +362,12 @@ class RunFolder:
     def commit(self, staged: Path, keep_journal: bool = False) -> Path:
         """Put the staged folder in place of the final one (the old one, which this tool wrote,
         is removed after the swap), and drop the journal unless ``keep_journal`` (failed
-        episodes to re-run). Something this tool did not write at the final path (a link, a
-        file, a foreign folder) is left alone: the error names where the results are instead."""
+        episodes to re-run). The staged folder's manifest lists every file in it. Something
+        this tool did not write at the final path (a link, a file, a folder holding a file its
+        manifest does not list) is left alone: the error names where the results are
+        instead."""
         try:
+            write_manifest(staged)
             self._check_final()
         except InputError as e:
             self._staged.remove(staged)
