@@ -145,3 +145,35 @@ def test_a_cleanrl_shaped_ppo_loop_runs_on_the_id_string_alone():
     opt.step()
     assert torch.isfinite(loss)
     envs.close()
+
+
+SMALL = {"mrsched/ThesisScale-v0": {"workload__duration_s": 3600.0, "time_limit_s": 7200.0}}
+
+
+@pytest.mark.parametrize("env_id", sorted(mrsched_gym.ENV_IDS))
+def test_every_suite_id_ranks_variant_and_flatten_models(tmp_path, env_id):
+    """On every id of the suite: a model of the flat variant plays the base id's world as in its
+    own env (seed 0), and a FlattenObservation model is recognised as such."""
+    from mrsched_gym.agents.policy import load_agent
+    from mrsched_gym.flat import flat_id
+    torch.set_num_threads(1)
+    kw = SMALL.get(env_id, {})
+    flat = gym.make(flat_id(env_id), **kw)
+    sb3.PPO("MlpPolicy", flat, seed=0, n_steps=64, batch_size=64,
+            device="cpu").save(tmp_path / "v.zip")
+    model = sb3.PPO.load(tmp_path / "v.zip", device="cpu")
+    recs = evaluate([f"agent:{tmp_path / 'v.zip'}"], [env_id], seeds=[0], progress=False,
+                    workers=1, env_kwargs=kw)
+    head = flat.unwrapped.headline_metric
+    assert recs[0]["observation"] == "flat-variant"
+    obs, info = flat.reset(seed=0)
+    done = False
+    while not done:
+        obs, _, te, tr, info = flat.step(model.predict(obs, deterministic=True)[0])
+        done = te or tr
+    assert recs[0][head] == pytest.approx(info["metrics"][head])
+    base = gym.make(env_id, **kw)
+    sb3.PPO("MlpPolicy", gym.wrappers.FlattenObservation(base), n_steps=64, batch_size=64,
+            device="cpu").save(tmp_path / "f.zip")
+    agent = load_agent(tmp_path / "f.zip", one_thread=False)
+    assert agent.layout(base.observation_space, env_id) == "FlattenObservation"

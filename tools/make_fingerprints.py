@@ -6,7 +6,8 @@
 Each *episode case* ``(env id, policy, seed)`` runs one episode through
 :func:`mrsched_gym.evaluate.run_episode` and hashes (SHA-256) the JSON of its records: metrics,
 return, steps, job completion times and the whole episode log (per-job arrays, counters, web
-response samples, task log); wall-clock time is left out. Each *observation case* ``(env id,
+response samples, task log); wall-clock time and the world's definition fingerprint are left
+out. Each *observation case* ``(env id,
 seed)`` runs a seeded uniformly-random loop over the actions of the ``allow_idle=True`` mask
 for :data:`OBS_STEPS` steps and hashes
 every observation array's bytes with the reward, flags and info fields of each step.
@@ -90,6 +91,7 @@ def episode_fingerprint(env_id: str, policy: str, seed: int) -> str:
                       keep_log=True)
     log = out.pop("log")
     out.pop("wall_s")
+    out.pop("world_fp", None)      # the world's definition (files, hashes), not its behaviour
     out["log"] = vars(log)
     return _sha(out)
 
