@@ -11,8 +11,8 @@ Code-block conventions (an HTML comment on the line just before a block):
 
 The blocks of one page run in order, in one namespace (Python) and one fresh working directory
 (Python and shell alike). In ``bash`` blocks only the lines that start with ``mrsched-gym`` or
-``python`` run; install lines (``pip install``, ``python3 -m venv``) are left to CI, which runs
-them.
+``python`` (also after environment assignments, ``OMP_NUM_THREADS=1 python ...``) run; install
+lines (``pip install``, ``python3 -m venv``) are left to CI, which runs them.
 """
 
 from __future__ import annotations
@@ -101,13 +101,15 @@ def prepared(block: Block) -> str | None:
 
 
 def shell_commands(code: str) -> list[str]:
-    """The lines of a bash block that run: ``mrsched-gym ...`` and ``python ...`` commands
-    (continuation lines joined, install lines left out)."""
+    """The lines of a bash block that run: ``mrsched-gym ...`` and ``python ...`` commands,
+    also after environment assignments (``OMP_NUM_THREADS=1 python ...``; continuation lines
+    joined, install lines left out)."""
     joined = re.sub(r"\s*\\\n\s*", " ", code)
     out = []
     for line in joined.splitlines():
         line = line.strip()
-        if INSTALL.match(line) or not re.match(r"^(mrsched-gym|python3?)\b", line):
+        if INSTALL.match(line) or not re.match(r"^(?:[A-Z_][A-Z0-9_]*=\S*\s+)*"
+                                               r"(mrsched-gym|python3?)\b", line):
             continue
         out.append(line)
     return out
@@ -186,6 +188,8 @@ def test_the_conventions_parse(tmp_path):
     assert prepared(blocks[0]) == 'x = "small"\n'
     assert prepared(blocks[1]) is None
     assert shell_commands(prepared(blocks[2])) == ["mrsched-gym list --help"]
+    assert shell_commands("OMP_NUM_THREADS=1 python -m x \\\n  -n 5\nFOO=1 ls") == [
+        "OMP_NUM_THREADS=1 python -m x -n 5"]
     bad = dataclasses.replace(blocks[1], directives=["skip"])
     with pytest.raises(AssertionError, match="needs a reason"):
         prepared(bad)

@@ -91,7 +91,7 @@ def test_rl_zoo3_trains_by_id_with_the_shipped_file_and_ranks(tmp_path):
     pytest.importorskip("rl_zoo3")
     cmd = [sys.executable, "-m", "rl_zoo3.train", "--algo", "ppo",
            "--env", "mrsched/Hadoop-flat-v0", "--gym-packages", "mrsched_gym",
-           "--conf-file", str(ROOT / "configs" / "rl_zoo3" / "ppo.yml"), "-n", "512",
+           "--conf-file", "mrsched_gym.configs.rl_zoo3", "-n", "512",
            "--seed", "0", "-f", str(tmp_path / "logs"), "--hyperparams", "n_steps:256"]
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=tmp_path,
                          env={**__import__("os").environ, "OMP_NUM_THREADS": "1"})
