@@ -60,9 +60,10 @@ def interrupt_is_real() -> bool:
     """
     if _SIGNALLED:
         return True
-    if os.getpid() == _HANDLER_PID:
+    handler = signal.getsignal(signal.SIGINT)
+    if handler is signal.SIG_IGN:                   # no Ctrl-C reaches this process
         return False
-    return signal.getsignal(signal.SIGINT) is not signal.SIG_IGN
+    return not (handler is _terminate and os.getpid() == _HANDLER_PID)
 
 
 def handle_termination() -> dict[int, object]:
@@ -118,11 +119,8 @@ def forking_with_default_termination() -> Iterator[None]:
 def restore_termination(previous: dict[int, object]) -> None:
     """Put back the handlers :func:`handle_termination` replaced (the command line does when a
     command ends, so that calling ``main`` in a process leaves its signals as they were)."""
-    global _HANDLER_PID
     for sig, handler in previous.items():
         signal.signal(sig, handler)  # type: ignore[arg-type]
-    if previous:
-        _HANDLER_PID = None
 
 
 def signal_number(exc: BaseException) -> int:
