@@ -137,8 +137,9 @@ class RuleAdapter:
 
     def reset(self, sim: ClusterView, seed: int | None = None) -> None:
         """The policy's own ``reset(view, seed)``, if it has one."""
+        from mrsched_gym.readonly import GuardedView
         view = self.guarded(sim)
-        view.reset(sim)
+        GuardedView.reset(view, sim)
         if hasattr(self.policy, "reset"):
             try:
                 self.policy.reset(view, seed=seed)  # type: ignore[arg-type]

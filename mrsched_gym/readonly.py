@@ -50,6 +50,15 @@ VIEW_NAMES = frozenset(n for n in vars(ClusterView) if not n.startswith("_"))
 EPISODE_ARRAYS = frozenset({"avail_f", "forecast_f", "node_forecast"})
 
 
+_get = object.__getattribute__
+
+
+def private(name: str) -> bool:
+    """A private name (``_x``, not a dunder): never readable through a proxy (a proxy keeps
+    the live object in one)."""
+    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+
+
 class ReadOnlyError(AttributeError):
     """A policy tried to change what it was given (the message names the attribute)."""
 
@@ -102,12 +111,29 @@ class Guard:
 
 def unwrap(value: Any) -> Any:
     """The object behind a proxy (for comparisons), else ``value``."""
-    if isinstance(value, ReadOnly):
-        return object.__getattribute__(value, "_target")
+    if type(value) is ReadOnly:
+        return _get(value, "_target")
     return value
 
 
-class ReadOnly:
+class Sealed:
+    """What every proxy shares: private names cannot be read, no attribute can be set."""
+
+    __slots__ = ()
+
+    def __getattribute__(self, name: str) -> Any:
+        if private(name):
+            raise AttributeError(f"{type(self).__name__}: {name!r} is private")
+        return _get(self, name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise refuse(f"a {type(self).__name__}", name)
+
+    def __delattr__(self, name: str) -> None:
+        raise refuse(f"a {type(self).__name__}", name)
+
+
+class ReadOnly(Sealed):
     """A read-only proxy of one object (a job, a task, a config section...)."""
 
     __slots__ = ("_target", "_guard")
@@ -116,16 +142,16 @@ class ReadOnly:
         object.__setattr__(self, "_target", target)
         object.__setattr__(self, "_guard", guard)
 
-    @property  # type: ignore[misc]
-    def __class__(self) -> type:                     # isinstance(proxy, Job) holds
-        return type(object.__getattribute__(self, "_target"))
-
-    def __getattr__(self, name: str) -> Any:
-        target = object.__getattribute__(self, "_target")
+    def __getattribute__(self, name: str) -> Any:
+        target = _get(self, "_target")
         if name.startswith("_"):
-            raise AttributeError(f"{type(target).__name__} proxy: {name!r} is private")
+            if name == "__class__":                 # isinstance(proxy, Job) holds
+                return type(target)
+            if private(name) or name in ("__dict__", "__init__"):
+                raise AttributeError(f"{type(target).__name__} proxy: {name!r} is private")
+            return _get(self, name)
         value = getattr(target, name)
-        guard = object.__getattribute__(self, "_guard")
+        guard = _get(self, "_guard")
         if callable(value) and not isinstance(value, type):
             if name in MUTATORS.get(type(target), ()):
                 raise ReadOnlyError(f"cannot call {name}() of a {type(target).__name__}: it "
@@ -134,25 +160,25 @@ class ReadOnly:
         return guard.wrap(value)
 
     def __setattr__(self, name: str, value: Any) -> None:
-        raise refuse(f"a {type(object.__getattribute__(self, '_target')).__name__}", name)
+        raise refuse(f"a {type(_get(self, '_target')).__name__}", name)
 
     def __delattr__(self, name: str) -> None:
-        raise refuse(f"a {type(object.__getattribute__(self, '_target')).__name__}", name)
+        raise refuse(f"a {type(_get(self, '_target')).__name__}", name)
 
     def __eq__(self, other: object) -> bool:
-        return bool(object.__getattribute__(self, "_target") == unwrap(other))
+        return bool(_get(self, "_target") == unwrap(other))
 
     def __hash__(self) -> int:
-        return hash(object.__getattribute__(self, "_target"))
+        return hash(_get(self, "_target"))
 
     def __repr__(self) -> str:
-        return f"<read-only {object.__getattribute__(self, '_target')!r}>"
+        return f"<read-only {_get(self, '_target')!r}>"
 
     def __reduce__(self) -> Any:
         raise TypeError("a read-only proxy of the simulator's state cannot be pickled or copied")
 
 
-class SeqView(Sequence[Any]):
+class SeqView(Sealed, Sequence[Any]):
     """A read-only, live view of a list (items wrapped as they are read)."""
 
     __slots__ = ("_items", "_guard")
@@ -162,41 +188,39 @@ class SeqView(Sequence[Any]):
         object.__setattr__(self, "_guard", guard)
 
     def __getitem__(self, i: Any) -> Any:
+        wrap = _get(self, "_guard").wrap
         if isinstance(i, slice):
-            return tuple(self._guard.wrap(v) for v in self._items[i])
-        return self._guard.wrap(self._items[i])
+            return tuple(wrap(v) for v in _get(self, "_items")[i])
+        return wrap(_get(self, "_items")[i])
 
     def __len__(self) -> int:
-        return len(self._items)
+        return len(_get(self, "_items"))
 
     def __iter__(self) -> Iterator[Any]:
-        wrap = self._guard.wrap
-        return (wrap(v) for v in self._items)
+        wrap = _get(self, "_guard").wrap
+        return (wrap(v) for v in _get(self, "_items"))
 
     def __contains__(self, value: object) -> bool:
-        return unwrap(value) in self._items
+        return unwrap(value) in _get(self, "_items")
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, SeqView):
-            return self._items == other._items
+            return bool(_get(self, "_items") == _get(other, "_items"))
         return isinstance(other, (list, tuple)) and list(self) == list(other)
 
     __hash__ = None  # type: ignore[assignment]
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
-        return np.array(self._items, dtype=dtype)
+        return np.array(_get(self, "_items"), dtype=dtype)
 
     def __repr__(self) -> str:
-        return f"SeqView({self._items!r})"
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        raise refuse("a list of the simulator", name)
+        return f"SeqView({_get(self, '_items')!r})"
 
     def __reduce__(self) -> Any:
         return list, (list(self),)
 
 
-class MapView(Mapping[Any, Any]):
+class MapView(Sealed, Mapping[Any, Any]):
     """A read-only, live view of a dict (values wrapped as they are read)."""
 
     __slots__ = ("_items", "_guard")
@@ -206,25 +230,25 @@ class MapView(Mapping[Any, Any]):
         object.__setattr__(self, "_guard", guard)
 
     def __getitem__(self, key: Any) -> Any:
-        return self._guard.wrap(self._items[key])
+        return _get(self, "_guard").wrap(_get(self, "_items")[key])
 
     def __len__(self) -> int:
-        return len(self._items)
+        return len(_get(self, "_items"))
 
     def __iter__(self) -> Iterator[Any]:
-        return iter(tuple(self._items))
+        return iter(tuple(_get(self, "_items")))
 
-    def __setattr__(self, name: str, value: Any) -> None:
-        raise refuse("a dict of the simulator", name)
+    def __contains__(self, key: object) -> bool:
+        return key in _get(self, "_items")
 
     def __repr__(self) -> str:
-        return f"MapView({self._items!r})"
+        return f"MapView({_get(self, '_items')!r})"
 
     def __reduce__(self) -> Any:
         return dict, (dict(self.items()),)
 
 
-class DecisionView:
+class DecisionView(Sealed):
     """A :class:`~mrsched_gym.sim.decision.Decision` whose job and candidates are proxies
     (``isinstance(d, Decision)`` holds; fields cannot be set)."""
 
@@ -262,9 +286,10 @@ class DecisionView:
                 f"job={self.job!r}, candidates={self.candidates!r})")
 
 
-class GuardedView:
+class GuardedView(Sealed):
     """The :class:`~mrsched_gym.sim.view.ClusterView` of a simulator for an outside policy
-    (see the module docstring); one per policy, :meth:`reset` at each episode.
+    (see the module docstring); one per policy, ``GuardedView.reset(view, sim)`` at each episode
+    (called on the class: the policy's view offers the protocol's names only).
 
     Args:
         sim: The simulator (or its view).
@@ -273,10 +298,7 @@ class GuardedView:
     __slots__ = ("_sim", "_guard", "_decision", "_seen")
 
     def __init__(self, sim: ClusterView) -> None:
-        object.__setattr__(self, "_sim", sim)
-        object.__setattr__(self, "_guard", Guard())
-        object.__setattr__(self, "_decision", None)
-        object.__setattr__(self, "_seen", None)
+        GuardedView.reset(self, sim)
 
     def reset(self, sim: ClusterView) -> None:
         """Look at ``sim`` (a new episode): the proxies of the last one are dropped."""
@@ -285,40 +307,31 @@ class GuardedView:
         object.__setattr__(self, "_decision", None)
         object.__setattr__(self, "_seen", None)
 
-    @property
-    def decision(self) -> DecisionView:
-        """The pending decision, its job and candidates as proxies."""
-        current = self._sim.decision
-        if current is not self._seen:
-            object.__setattr__(self, "_decision", DecisionView(current, self._guard))
+    def current_decision(self) -> DecisionView:
+        """The pending decision, its job and candidates as proxies (one per decision)."""
+        current = _get(self, "_sim").decision
+        if current is not _get(self, "_seen"):
+            object.__setattr__(self, "_decision", DecisionView(current, _get(self, "_guard")))
             object.__setattr__(self, "_seen", current)
-        return self._decision  # type: ignore[return-value]
+        return _get(self, "_decision")  # type: ignore[no-any-return]
 
-    @property
-    def kind(self) -> Any:
-        """``decision.kind``."""
-        return self._sim.decision.kind
-
-    @property
-    def job(self) -> Any:
-        """``decision.job``."""
-        return self.decision.job
-
-    @property
-    def candidates(self) -> Any:
-        """``decision.candidates``."""
-        return self.decision.candidates
-
-    def __getattr__(self, name: str) -> Any:
+    def __getattribute__(self, name: str) -> Any:
+        if name == "decision":
+            return GuardedView.current_decision(self)
+        if name in ("job", "candidates"):
+            return getattr(GuardedView.current_decision(self), name)
+        if name.startswith("__") and name.endswith("__"):
+            return _get(self, name)
         if name not in VIEW_NAMES:
             raise AttributeError(f"a policy's view has no {name!r}: it offers what "
                                  f"mrsched_gym.sim.view.ClusterView lists")
-        guard = self._guard
+        guard = _get(self, "_guard")
+        sim = _get(self, "_sim")
         if name in EPISODE_ARRAYS:                 # fixed for the episode: copied once
             if name not in guard.arrays:
-                guard.arrays[name] = guard.wrap(getattr(self._sim, name))
+                guard.arrays[name] = guard.wrap(getattr(sim, name))
             return guard.arrays[name]
-        value = getattr(self._sim, name)
+        value = getattr(sim, name)
         if callable(value):
             return lambda *a, **k: guard.wrap(value(*a, **k))
         return guard.wrap(value)
@@ -330,7 +343,7 @@ class GuardedView:
         raise refuse("the cluster view", name)
 
     def __repr__(self) -> str:
-        return f"<read-only cluster view at t={self._sim.now:.1f} s>"
+        return f"<read-only cluster view at t={_get(self, '_sim').now:.1f} s>"
 
 
 class GuardedScheduler:
@@ -353,7 +366,7 @@ class GuardedScheduler:
         """The scheduler's ``reset(view, seed)``."""
         if self.view is None:
             self.view = GuardedView(sim)
-        self.view.reset(sim)
+        GuardedView.reset(self.view, sim)
         try:
             self.scheduler.reset(self.view, seed=seed)
         except BaseException as e:                  # noqa: BLE001 - reported, named
