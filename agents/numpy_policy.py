@@ -196,11 +196,13 @@ class NumpySetPolicy:
 
     @classmethod
     def load(cls, path: str | Path, name: str | None = None) -> NumpySetPolicy:
-        """Load ``NAME.npz`` (weights and metadata, as :func:`export_numpy` writes it)."""
+        """Load ``NAME.npz`` (weights and metadata, as :func:`export_numpy` writes it), every
+        key, shape, dtype and weight checked first
+        (:func:`~mrsched_gym.agents.agent_files.read_npz`; a bad file is one
+        :class:`~mrsched_gym.errors.InputError` naming it and the key)."""
+        from mrsched_gym.agents.agent_files import read_npz
         path = Path(path)
-        with np.load(path, allow_pickle=False) as z:
-            weights = {k: z[k] for k in z.files}
-        meta = json.loads(str(weights.pop(META_KEY)))
+        weights, meta = read_npz(path)
         return cls(weights, meta, name or f"agent:{path.stem}")
 
     def __getstate__(self) -> dict:

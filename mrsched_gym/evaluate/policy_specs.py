@@ -82,6 +82,7 @@ def parse_policy(spec: str) -> PolicySpec:
             target = info["numpy_path"] or info["path"]
             return PolicySpec(label=f"agent:{path}", kind="agent", target=target,
                               params=params, digest=current_digest(target))
+        check_agent_file(path)
         # a trained checkpoint's rules travel with it
         from mrsched_gym.agents.rules import checkpoint_rules
         params = tuple(checkpoint_rules(path).items())
@@ -187,6 +188,21 @@ def policy_fingerprint(spec: PolicySpec) -> str:
         return spec.label
     extra = "".join(f",{k}={v}" for k, v in spec.params)       # e.g. its speculation rule
     return f"{spec.target}:{spec.digest or current_digest(spec.target)}{extra}"
+
+
+def check_agent_file(path: str) -> None:
+    """Check an agent file before anything runs: an ``.npz`` is read and checked in full
+    (:func:`~mrsched_gym.agents.agent_files.read_npz`), an SB3 ``.zip`` must be a readable zip
+    of an SB3 model (:func:`~mrsched_gym.agents.agent_files.check_sb3_zip`).
+
+    Raises:
+        InputError: One line naming the file (and the key).
+    """
+    from mrsched_gym.agents.agent_files import check_sb3_zip, read_npz
+    if path.endswith(".npz"):
+        read_npz(path)
+    elif path.endswith(".zip"):
+        check_sb3_zip(path)
 
 
 def current_digest(path: str) -> str:

@@ -150,12 +150,22 @@ def check_agent_fits(spec: PolicySpec, scenarios: Sequence[str],
     cannot fails before any episode runs: an SB3 checkpoint's algorithm and, for a flat
     network, its input shapes; an RLlib checkpoint's module (the set module runs on any
     cluster); an outside policy's own ``check_fits`` if it has one (an SB3 model object's
-    observation space). Shipped agents (set networks) and baselines pass."""
+    observation space); an agent's numpy weights (``.npz``): every key, shape, dtype and
+    weight, and their input widths against each scenario's observations. Baselines pass."""
     if spec.kind in ("code", "object"):
         agent = make_policy(spec)
         if not hasattr(agent, "check_fits"):
             return
-    elif spec.kind not in ("agent", "rllib") or spec.target.endswith(".npz"):
+    elif spec.kind == "agent" and spec.target.endswith(".npz"):
+        from mrsched_gym.agents.agent_files import check_npz_fits
+        for sc in scenarios:
+            env = make_env(sc, env_kwargs)
+            try:
+                check_npz_fits(spec.target, env.observation_space, f"scenario {sc!r}")
+            finally:
+                env.close()
+        return
+    elif spec.kind not in ("agent", "rllib"):
         return
     else:
         try:
