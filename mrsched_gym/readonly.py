@@ -83,11 +83,18 @@ class Guard:
         """``value`` as a policy may hold it (see the module docstring)."""
         if isinstance(value, SCALARS):
             return value
+        found = self.proxies.get(id(value))
+        if found is not None:
+            return found[1]
+        if isinstance(value, tuple) and hasattr(value, "_fields"):
+            # a candidate: the simulator offers the same tuples again (kept, so ids stay)
+            wrapped = type(value)._make([self.wrap(v) for v in value])
+            self.proxies[id(value)] = (value, wrapped)
+            return wrapped
         if isinstance(value, tuple):
             if all(isinstance(v, SCALARS) for v in value):
                 return value
-            items = [self.wrap(v) for v in value]
-            return type(value)._make(items) if hasattr(value, "_fields") else tuple(items)
+            return tuple([self.wrap(v) for v in value])
         if isinstance(value, list):
             return SeqView(value, self)
         if isinstance(value, dict):
@@ -102,11 +109,9 @@ class Guard:
             return frozenset(self.wrap(v) for v in value)
         if isinstance(value, (ReadOnly, SeqView, MapView, DecisionView)):
             return value
-        found = self.proxies.get(id(value))
-        if found is None:
-            found = (value, ReadOnly(value, self))      # holds value: its id stays its own
-            self.proxies[id(value)] = found
-        return found[1]
+        proxy = ReadOnly(value, self)
+        self.proxies[id(value)] = (value, proxy)        # holds value: its id stays its own
+        return proxy
 
 
 def unwrap(value: Any) -> Any:
@@ -144,13 +149,17 @@ class ReadOnly(Sealed):
 
     def __getattribute__(self, name: str) -> Any:
         target = _get(self, "_target")
+        if name[0] != "_":
+            value = getattr(target, name)
+            kind = type(value)
+            if kind is float or kind is int or kind is bool or kind is str:
+                return value                        # the common case, first
         if name.startswith("_"):
             if name == "__class__":                 # isinstance(proxy, Job) holds
                 return type(target)
             if private(name) or name in ("__dict__", "__init__"):
                 raise AttributeError(f"{type(target).__name__} proxy: {name!r} is private")
             return _get(self, name)
-        value = getattr(target, name)
         guard = _get(self, "_guard")
         if callable(value) and not isinstance(value, type):
             if name in MUTATORS.get(type(target), ()):
