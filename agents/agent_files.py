@@ -20,8 +20,11 @@ from typing import Any
 
 import numpy as np
 
-from mrsched_gym.agents.numpy_policy import META_KEY
 from mrsched_gym.errors import InputError
+
+#: The array of the .npz that holds the metadata (JSON text; re-exported by
+#: :mod:`mrsched_gym.agents.numpy_policy`).
+META_KEY = "__meta__"
 
 #: The layers of the set network's actor, each a ``.weight`` and a ``.bias``.
 LAYERS = ("node_enc.0", "node_enc.2", "global_enc.0", "cand_enc.0", "cand_enc.2",
@@ -195,5 +198,5 @@ def check_sb3_zip(path: str | Path) -> None:
                          f"inside (it holds {shown or 'nothing'})")
 
 
-__all__ = ["LAYERS", "META_FIELDS", "check_npz_fits", "check_sb3_zip",
+__all__ = ["LAYERS", "META_FIELDS", "META_KEY", "check_npz_fits", "check_sb3_zip",
            "check_weights", "read_meta", "read_npz"]

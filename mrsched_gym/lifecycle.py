@@ -68,7 +68,8 @@ def interrupt_is_real() -> bool:
 
 def handle_termination() -> dict[int, object]:
     """SIGINT, SIGTERM and SIGHUP raise ``KeyboardInterrupt`` in this process, each noted as
-    received (:func:`interrupt_is_real`; only from the main thread; elsewhere a no-op). Returns the handlers it replaced, for
+    received (:func:`interrupt_is_real`; only from the main thread; elsewhere a no-op; an
+    ignored SIGINT stays ignored). Returns the handlers it replaced, for
     :func:`restore_termination`; a process forked meanwhile ends on these signals as usual."""
     global _HANDLER_PID
     if threading.current_thread() is not threading.main_thread():

@@ -308,10 +308,10 @@ def as_policy(obj: Any, name: str | None = None) -> Any:
 
     The kinds are tried in this order: a :class:`~mrsched_gym.baselines.base.Scheduler` of this
     package or an adapter of this module (returned as it is; a ``Scheduler`` subclass of
-    another package is wrapped by :class:`~mrsched_gym.readonly.GuardedScheduler`); ``decide`` (:class:`RulePolicy`, wrapped by
-    :class:`RuleAdapter`); ``act`` (:class:`ObservationPolicy`, wrapped by
-    :class:`ObservationAdapter` with its ``reset``); ``predict`` (:class:`ModelPolicy`,
-    :class:`ModelAdapter`); any other callable (:class:`ObservationFunction`).
+    another package is wrapped by :class:`~mrsched_gym.readonly.GuardedScheduler`); ``decide``
+    (:class:`RulePolicy`, wrapped by :class:`RuleAdapter`); ``act``
+    (:class:`ObservationPolicy`, wrapped by :class:`ObservationAdapter` with its ``reset``);
+    ``predict`` (:class:`ModelPolicy`, :class:`ModelAdapter`); any other callable (:class:`ObservationFunction`).
 
     Args:
         obj: The policy object (an instance, not a class).

@@ -392,5 +392,5 @@ class GuardedScheduler:
             reraise(self.name, "decide", e)
 
 
-__all__ = ["DecisionView", "Guard", "GuardedScheduler", "GuardedView", "MapView", "ReadOnly", "ReadOnlyError",
-           "SeqView", "unwrap"]
+__all__ = ["DecisionView", "Guard", "GuardedScheduler", "GuardedView", "MapView", "ReadOnly",
+           "ReadOnlyError", "SeqView", "unwrap"]
