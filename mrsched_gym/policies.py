@@ -311,7 +311,8 @@ def as_policy(obj: Any, name: str | None = None) -> Any:
     another package is wrapped by :class:`~mrsched_gym.readonly.GuardedScheduler`); ``decide``
     (:class:`RulePolicy`, wrapped by :class:`RuleAdapter`); ``act``
     (:class:`ObservationPolicy`, wrapped by :class:`ObservationAdapter` with its ``reset``);
-    ``predict`` (:class:`ModelPolicy`, :class:`ModelAdapter`); any other callable (:class:`ObservationFunction`).
+    ``predict`` (:class:`ModelPolicy`, :class:`ModelAdapter`); any other callable
+    (:class:`ObservationFunction`).
 
     Args:
         obj: The policy object (an instance, not a class).
