@@ -34,33 +34,57 @@ class PolicyCodeError(RuntimeError):
         self.phase = phase
 
 
-def describe(exc: BaseException) -> str:
-    """``Type: message`` of ``exc``, plus where the innermost frame outside the harness raised
-    it (``(my_policy.py line 12)``), so one line says where to look."""
-    text = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-    if isinstance(exc, SystemExit):
-        text = f"SystemExit({exc.code!r}): the policy called sys.exit()"
+def location(exc: BaseException) -> str:
+    """`` (my_policy.py line 12)``: where the innermost frame outside the harness raised
+    ``exc`` (empty if none is known)."""
     frames = traceback.extract_tb(exc.__traceback__)
     package = Path(__file__).resolve().parent
     own = [f for f in frames if not Path(f.filename).resolve().is_relative_to(package)
            and "importlib" not in f.filename]
-    if own:
-        text += f" ({Path(own[-1].filename).name} line {own[-1].lineno})"
-    return text
+    return f" ({Path(own[-1].filename).name} line {own[-1].lineno})" if own else ""
+
+
+def describe(exc: BaseException) -> str:
+    """``Type: message`` of ``exc``, plus :func:`location`, so one line says where to look."""
+    text = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    if isinstance(exc, SystemExit):
+        text = f"SystemExit({exc.code!r}): the policy called sys.exit()"
+    return text + location(exc)
+
+
+def is_real_interrupt(exc: BaseException) -> bool:
+    """Whether ``exc`` is a ``KeyboardInterrupt`` that a signal sent (Ctrl-C, SIGTERM), which
+    ends a run, rather than one that code raised."""
+    if not isinstance(exc, KeyboardInterrupt):
+        return False
+    from mrsched_gym.lifecycle import interrupt_is_real
+    return interrupt_is_real()
 
 
 def policy_failure(label: str, phase: str, exc: BaseException) -> BaseException:
-    """What to raise for ``exc``, raised by policy ``label``'s code in ``phase``: the
-    exception itself if it is a real interrupt or already a :class:`PolicyCodeError`, else a
-    :class:`PolicyCodeError` naming the policy and the phase (raise it ``from exc``: the
-    original traceback stays in the failure's traceback)."""
-    if isinstance(exc, PolicyCodeError):
+    """What to raise for ``exc``, raised by policy ``label``'s code in ``phase``.
+
+    An ``Exception`` is kept as it is (callers may catch its type), with a note naming the
+    policy and the phase (PEP 678: in its traceback, and in the error of its failure record);
+    a real interrupt and a :class:`PolicyCodeError` are kept as they are; any other
+    ``BaseException`` (``SystemExit``, ``GeneratorExit``, a raised ``KeyboardInterrupt``)
+    becomes a :class:`PolicyCodeError` naming the policy and the phase (raise it ``from exc``:
+    the original traceback stays in the failure's traceback)."""
+    if isinstance(exc, PolicyCodeError) or is_real_interrupt(exc):
         return exc
-    if isinstance(exc, KeyboardInterrupt):
-        from mrsched_gym.lifecycle import interrupt_is_real
-        if interrupt_is_real():
-            return exc
+    if isinstance(exc, Exception):
+        note = f"policy {label}: its {phase} raised it"
+        if not any(n.startswith(note) for n in getattr(exc, "__notes__", ())):
+            exc.add_note(note + location(exc))
+        return exc
     return PolicyCodeError(f"policy {label}: its {phase} raised {describe(exc)}", label, phase)
+
+
+def error_text(exc: BaseException) -> str:
+    """``Type: message`` of ``exc`` plus its notes (the policy and phase of a policy's
+    failure), as a failure record's ``error``."""
+    notes = [n for n in getattr(exc, "__notes__", ()) if isinstance(n, str)]
+    return f"{type(exc).__name__}: {exc}" + "".join(f" [{n}]" for n in notes)
 
 
 def reraise(label: str, phase: str, exc: BaseException) -> NoReturn:
@@ -71,4 +95,5 @@ def reraise(label: str, phase: str, exc: BaseException) -> NoReturn:
     raise failure from exc
 
 
-__all__ = ["PHASES", "PolicyCodeError", "describe", "policy_failure", "reraise"]
+__all__ = ["PHASES", "PolicyCodeError", "describe", "error_text", "is_real_interrupt", "location",
+           "policy_failure", "reraise"]

@@ -34,7 +34,7 @@ from typing import Any
 
 from mrsched_gym.errors import InputError, InputTypeError
 from mrsched_gym.policies import as_policy, policy_label
-from mrsched_gym.policy_failures import describe, policy_failure
+from mrsched_gym.policy_failures import describe, is_real_interrupt
 
 #: Policy objects that do not pickle, by key (they run in this process only).
 LOCAL_OBJECTS: dict[str, Any] = {}
@@ -156,8 +156,8 @@ def load_code_object(spec: str, params: dict[str, Any], source: bytes | None = N
                              f"{describe(e)}") from None
         raise InputError(f"policy {spec!r}: module {loc!r} cannot be imported ({e})") from None
     except BaseException as e:                   # noqa: BLE001 - the user's code failed
-        if policy_failure(spec, "import", e) is e:
-            raise                                # a real interrupt
+        if is_real_interrupt(e):
+            raise
         raise InputError(f"policy {spec!r}: {loc} failed to load: "
                          f"{describe(e)}") from None
     if not hasattr(module, attr):
@@ -180,7 +180,7 @@ def load_code_object(spec: str, params: dict[str, Any], source: bytes | None = N
         except ValueError as e:
             raise InputError(f"policy {spec!r}: {e}") from None
         except BaseException as e:               # noqa: BLE001 - the user's code failed
-            if policy_failure(spec, "construction", e) is e:
+            if is_real_interrupt(e):
                 raise
             raise InputError(f"policy {spec!r}: its construction ({attr}(...)) raised "
                              f"{describe(e)}") from None

@@ -181,9 +181,10 @@ def test_reproduce_reuse_takes_matching_records(tmp_path):
 def test_an_agent_whose_checkpoint_changed_is_named_and_re_run(tmp_path, capsys):
     """Resumed episodes of an agent run again when its file's hash changed, and the command
     says which agent and how many episodes."""
+    import zipfile
+
     from mrsched_gym.cli import say_notes
     from mrsched_gym.evaluate import parse_policy, policy_fingerprint
-    import zipfile
 
     def write_checkpoint(weights: bytes) -> None:       # an SB3 archive's members (checked)
         with zipfile.ZipFile(ckpt, "w") as z:

@@ -108,6 +108,7 @@ def test_a_policy_that_raises_in_an_episode_fails_that_episode_named(tmp_path, w
     assert len(errors) == 1, out.stderr
     assert "hostile on mrsched/Hadoop-v0 seed 1" in errors[0]
     assert f"policy hostile: its {where} raised" in errors[0], errors[0]
+    assert "hostile.py line" in errors[0], errors[0]
     assert "Traceback" not in out.stderr
     [folder] = [p for p in (tmp_path / "out").iterdir() if p.is_dir()]
     records = json.loads((folder / "records.json").read_text())

@@ -229,6 +229,6 @@ def test_the_leaderboard_cannot_be_gamed_by_rewriting_deadlines(attr):
                 setattr(c.job, attr, 1e12)
             return edf(decision, view)
 
-    with pytest.raises(Exception, match=f"its decide raised ReadOnlyError: cannot change "
-                                        f"'{attr}'"):
+    with pytest.raises(ReadOnlyError, match=f"cannot change '{attr}' of a Job") as e:
         metrics(Gamer())
+    assert "policy gamer: its decide raised it" in e.value.__notes__[0]

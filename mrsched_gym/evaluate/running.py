@@ -15,7 +15,7 @@ from mrsched_gym.config import Scenario, load_scenario
 from mrsched_gym.evaluate.policy_specs import PolicySpec, make_policy, policy_fingerprint
 from mrsched_gym.metrics import job_table
 from mrsched_gym.policies import as_policy
-from mrsched_gym.policy_failures import policy_failure
+from mrsched_gym.policy_failures import error_text, is_real_interrupt
 from mrsched_gym.registration import ENV_IDS, scenario_for
 
 if TYPE_CHECKING:
@@ -97,7 +97,7 @@ def failure_record(task: SweepTask, exc: BaseException | str, trace: str) -> dic
     """The failure record ``{policy, scenario, seed, error, traceback}`` of ``task`` (``exc``:
     what was raised, or a description of how the episode ended)."""
     policy_spec, scenario, seed, _ = task
-    error = exc if isinstance(exc, str) else f"{type(exc).__name__}: {exc}"
+    error = exc if isinstance(exc, str) else error_text(exc)
     try:
         fp = policy_fingerprint(policy_spec)
     except OSError:                              # an agent file removed meanwhile
@@ -121,8 +121,7 @@ def run_task(task: SweepTask, per_job: bool = False) -> dict[str, Any]:
             policy = make_policy(policy_spec)
             res = run_episode(scenario, policy, seed, env_kwargs, keep_jobs=per_job)
     except BaseException as e:                 # noqa: BLE001 (recorded, with its traceback)
-        if isinstance(e, KeyboardInterrupt) and policy_failure(policy_spec.label, "decide",
-                                                               e) is e:
+        if is_real_interrupt(e):
             raise                                # a real interrupt ends the run
         return failure_record(task, e, traceback.format_exc())
     rec = {"policy": policy_spec.label, "scenario": scenario, "seed": seed,
