@@ -22,11 +22,11 @@ than in arithmetic, so the work is arranged to need few of them (see :class:`Num
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
 
+from mrsched_gym.agents import agent_files
 from mrsched_gym.agents.observations import (
     fit_decision,
     objective_of,
@@ -41,8 +41,8 @@ _SCHEDULE = decision_kind_slot(SCHEDULE)       # the schedule entry of obs["deci
 ILLEGAL_LOGIT = -1e8
 #: Skip's logit while a candidate is valid under ``work_conserving`` (``set_layers``'s).
 BUSY_SKIP_LOGIT = 0.5 * ILLEGAL_LOGIT
-#: The array of the .npz that holds the metadata (JSON text).
-META_KEY = "__meta__"
+#: The array of the .npz that holds the metadata (JSON text), defined with the file checks.
+META_KEY = agent_files.META_KEY
 #: The actor's layers, in the order of their use (each an affine map; ReLU after every one of the
 #: four encoders' layers, as ``set_layers.mlp`` builds them).
 ENCODERS = {"node_enc": 2, "global_enc": 1, "cand_enc": 2, "cand_mix": 1}
@@ -196,11 +196,12 @@ class NumpySetPolicy:
 
     @classmethod
     def load(cls, path: str | Path, name: str | None = None) -> NumpySetPolicy:
-        """Load ``NAME.npz`` (weights and metadata, as :func:`export_numpy` writes it)."""
+        """Load ``NAME.npz`` (weights and metadata, as :func:`export_numpy` writes it), every
+        key, shape, dtype and weight checked first
+        (:func:`~mrsched_gym.agents.agent_files.read_npz`; a bad file is one
+        :class:`~mrsched_gym.errors.InputError` naming it and the key)."""
         path = Path(path)
-        with np.load(path, allow_pickle=False) as z:
-            weights = {k: z[k] for k in z.files}
-        meta = json.loads(str(weights.pop(META_KEY)))
+        weights, meta = agent_files.read_npz(path)
         return cls(weights, meta, name or f"agent:{path.stem}")
 
     def __getstate__(self) -> dict:

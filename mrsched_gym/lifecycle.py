@@ -32,27 +32,56 @@ _PARENT: int | None = None
 _HANDLER_PID: int | None = None
 
 
+#: When this process last received SIGINT, SIGTERM or SIGHUP through :func:`_terminate`
+#: (``time.monotonic()``), so that a ``KeyboardInterrupt`` a policy raises itself is told apart
+#: from a real interrupt (:func:`interrupt_is_real`).
+_SIGNALLED: list[float] = []
+
+
 def _terminate(signum, frame) -> None:
     if os.getpid() != _HANDLER_PID:         # a forked child (any pool, ours or a user's):
         signal.signal(signum, signal.SIG_DFL)           # end as the signal says, at once
         os.kill(os.getpid(), signum)
         return
+    _SIGNALLED.append(time.monotonic())
     raise KeyboardInterrupt(signum)
 
 
+def interrupt_is_real() -> bool:
+    """Whether a ``KeyboardInterrupt`` caught now stands for a signal rather than for code that
+    raised it itself (a policy's ``raise KeyboardInterrupt``, which the harness reports as that
+    policy's failure).
+
+    In a process whose SIGINT, SIGTERM and SIGHUP go through :func:`handle_termination` (the
+    command line), only a received signal counts. A harness worker ignores SIGINT, so any
+    ``KeyboardInterrupt`` there is raised by code. Elsewhere (Python's own SIGINT handler, e.g.
+    :func:`~mrsched_gym.evaluate.evaluate` called from a script) the two cannot be told apart
+    and every ``KeyboardInterrupt`` counts as real: it ends the run.
+    """
+    if _SIGNALLED:
+        return True
+    handler = signal.getsignal(signal.SIGINT)
+    if handler is signal.SIG_IGN:                   # no Ctrl-C reaches this process
+        return False
+    return not (handler is _terminate and os.getpid() == _HANDLER_PID)
+
+
 def handle_termination() -> dict[int, object]:
-    """SIGTERM and SIGHUP raise ``KeyboardInterrupt`` in this process (only from the main
-    thread; elsewhere a no-op). Returns the handlers it replaced, for
+    """SIGINT, SIGTERM and SIGHUP raise ``KeyboardInterrupt`` in this process, each noted as
+    received (:func:`interrupt_is_real`; only from the main thread; elsewhere a no-op; an
+    ignored SIGINT stays ignored). Returns the handlers it replaced, for
     :func:`restore_termination`; a process forked meanwhile ends on these signals as usual."""
     global _HANDLER_PID
     if threading.current_thread() is not threading.main_thread():
         return {}
     _HANDLER_PID = os.getpid()
     previous: dict[int, object] = {}
-    for name in ("SIGTERM", "SIGHUP"):
+    for name in ("SIGINT", "SIGTERM", "SIGHUP"):
         sig = getattr(signal, name, None)
-        if sig is not None:
-            previous[sig] = signal.signal(sig, _terminate)
+        if sig is not None and not (name == "SIGINT"
+                                    and signal.getsignal(sig) is signal.SIG_IGN):
+            previous[sig] = signal.signal(sig, _terminate)     # an ignored SIGINT stays so
+    _SIGNALLED.clear()
     return previous
 
 
@@ -141,4 +170,5 @@ class ParentGuard:
 
 
 __all__ = ["PARENT_CHECK_S", "ParentGuard", "default_termination", "handle_termination",
+           "interrupt_is_real",
            "restore_termination", "signal_number", "worker_init"]

@@ -33,8 +33,10 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, runtime_checkable
 import numpy as np
 
 from mrsched_gym.errors import InputTypeError
+from mrsched_gym.policy_failures import reraise
 
 if TYPE_CHECKING:
+    from mrsched_gym.readonly import GuardedView
     from mrsched_gym.sim.decision import Decision
     from mrsched_gym.sim.view import ClusterView
 
@@ -111,7 +113,10 @@ PolicyLike: TypeAlias = RulePolicy | ObservationPolicy | ObservationFunction | M
 
 # ---------------------------------------------------------------------- adapters
 class RuleAdapter:
-    """A :class:`RulePolicy` as the harness runs it (``decide(sim)``).
+    """A :class:`RulePolicy` as the harness runs it (``decide(sim)``): the policy reads the
+    simulator through a :class:`~mrsched_gym.readonly.GuardedView` (read-only), and anything
+    its code raises, ``BaseException`` included, fails the episode naming the policy and the
+    phase (:mod:`mrsched_gym.policy_failures`).
 
     Args:
         policy: The rule-based policy.
@@ -121,15 +126,33 @@ class RuleAdapter:
     def __init__(self, policy: RulePolicy, name: str) -> None:
         self.policy = policy
         self.name = name
+        self.view: GuardedView | None = None
+
+    def guarded(self, sim: ClusterView) -> GuardedView:
+        """The read-only view of ``sim`` (one per adapter, rebuilt for a new simulator)."""
+        from mrsched_gym.readonly import GuardedView
+        if self.view is None:
+            self.view = GuardedView(sim)
+        return self.view
 
     def reset(self, sim: ClusterView, seed: int | None = None) -> None:
         """The policy's own ``reset(view, seed)``, if it has one."""
+        from mrsched_gym.readonly import GuardedView
+        view = self.guarded(sim)
+        GuardedView.reset(view, sim)
         if hasattr(self.policy, "reset"):
-            self.policy.reset(sim, seed=seed)
+            try:
+                self.policy.reset(view, seed=seed)  # type: ignore[arg-type]
+            except BaseException as e:              # noqa: BLE001 - reported, named
+                reraise(self.name, "reset", e)
 
     def decide(self, sim: ClusterView) -> int:
-        """``policy.decide(sim.decision, sim)``, checked (:func:`check_action`)."""
-        action = self.policy.decide(sim.decision, sim)
+        """``policy.decide(view.decision, view)``, checked (:func:`check_action`)."""
+        view = self.view or self.guarded(sim)
+        try:
+            action = self.policy.decide(view.decision, view)  # type: ignore[arg-type]
+        except BaseException as e:                  # noqa: BLE001 - reported, named
+            reraise(self.name, "decide", e)
         k = len(sim.decision.candidates)
         return check_action(action, lambda a: a == sim.K or 0 <= a < k, self.name,
                             lambda: f"a {sim.decision.kind.name.lower()} decision with {k} "
@@ -155,15 +178,24 @@ class ObservationAdapter:
         self.reset_fn = reset
 
     def reset(self, sim: ClusterView, seed: int | None = None) -> None:
-        """The policy's own ``reset(view, seed)``, if it has one."""
+        """The policy's own ``reset(view, seed)``, if it has one (given a read-only view)."""
         if self.reset_fn is not None:
-            self.reset_fn(sim, seed=seed)
+            from mrsched_gym.readonly import GuardedView
+            try:
+                self.reset_fn(GuardedView(sim), seed=seed)
+            except BaseException as e:              # noqa: BLE001 - reported, named
+                reraise(self.name, "reset", e)
 
     def act(self, obs: dict[str, np.ndarray], mask: np.ndarray) -> int:
         """The function's action, checked against ``mask`` (skip, the last action, is always
-        accepted, as ``step()`` accepts it)."""
+        accepted, as ``step()`` accepts it). The policy gets a copy of the mask (the
+        observation's arrays are fresh at every step)."""
         skip = len(mask) - 1
-        return check_action(self.fn(obs, mask),
+        try:
+            action = self.fn(obs, mask.copy())
+        except BaseException as e:                  # noqa: BLE001 - reported, named
+            reraise(self.name, "decide", e)
+        return check_action(action,
                             lambda a: a == skip or (0 <= a < skip and bool(mask[a])), self.name,
                             lambda: f"a decision whose mask offers "
                             f"{np.flatnonzero(mask).tolist()} (skip {skip} is always accepted)")
@@ -222,10 +254,14 @@ class ModelAdapter:
 
     def act(self, obs: dict[str, np.ndarray], mask: np.ndarray) -> int:
         """The model's deterministic action."""
-        if self.masked:
-            action, _ = self.model.predict(obs, deterministic=True, action_masks=mask)
-        else:
-            action, _ = self.model.predict(obs, deterministic=True)
+        try:
+            if self.masked:
+                action, _ = self.model.predict(obs, deterministic=True,
+                                               action_masks=mask.copy())
+            else:
+                action, _ = self.model.predict(obs, deterministic=True)
+        except BaseException as e:                  # noqa: BLE001 - reported, named
+            reraise(self.name, "decide", e)
         return int(np.asarray(action).reshape(-1)[0])
 
     def check_fits(self, space: Any, where: str) -> None:
@@ -270,11 +306,13 @@ def as_policy(obj: Any, name: str | None = None) -> Any:
     """What the harness runs for ``obj``: ``reset(sim, seed)`` plus ``decide(sim)`` (a
     scheduler) or ``act(obs, mask)``.
 
-    The kinds are tried in this order: a :class:`~mrsched_gym.baselines.base.Scheduler` or an
-    adapter of this module (returned as it is); ``decide`` (:class:`RulePolicy`, wrapped by
-    :class:`RuleAdapter`); ``act`` (:class:`ObservationPolicy`, wrapped by
-    :class:`ObservationAdapter` with its ``reset``); ``predict`` (:class:`ModelPolicy`,
-    :class:`ModelAdapter`); any other callable (:class:`ObservationFunction`).
+    The kinds are tried in this order: a :class:`~mrsched_gym.baselines.base.Scheduler` of this
+    package or an adapter of this module (returned as it is; a ``Scheduler`` subclass of
+    another package is wrapped by :class:`~mrsched_gym.readonly.GuardedScheduler`); ``decide``
+    (:class:`RulePolicy`, wrapped by :class:`RuleAdapter`); ``act``
+    (:class:`ObservationPolicy`, wrapped by :class:`ObservationAdapter` with its ``reset``);
+    ``predict`` (:class:`ModelPolicy`, :class:`ModelAdapter`); any other callable
+    (:class:`ObservationFunction`).
 
     Args:
         obj: The policy object (an instance, not a class).
@@ -289,7 +327,11 @@ def as_policy(obj: Any, name: str | None = None) -> Any:
     if isinstance(obj, type):
         raise InputTypeError(f"policy {obj.__name__}: pass an instance ({obj.__name__}(...)), "
                              f"not the class")
-    if isinstance(obj, (Scheduler, RuleAdapter, ObservationAdapter, ModelAdapter)):
+    from mrsched_gym.readonly import GuardedScheduler
+    if isinstance(obj, Scheduler) and not type(obj).__module__.startswith("mrsched_gym."):
+        return GuardedScheduler(obj, name or policy_label(obj))   # an outside Scheduler
+    if isinstance(obj, (Scheduler, RuleAdapter, ObservationAdapter, ModelAdapter,
+                        GuardedScheduler)):
         return obj                                  # what the harness runs already
     label = name or policy_label(obj)
     if hasattr(obj, "reset"):

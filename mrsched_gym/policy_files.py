@@ -4,8 +4,9 @@
   ``package.module:Class``, with optional parameters ``:key=value,key=value`` passed to the class
   (``my_policy.py:MyPolicy:slack=60``). The attribute may also be a function or an instance (no
   parameters then). The label is the policy's ``name`` attribute, else its class name, plus the
-  parameters (``MyPolicy:slack=60``). Its resume fingerprint holds the source file's hash, so an
-  edited file runs again on ``--resume``.
+  parameters (``MyPolicy:slack=60``). The file is read once, when the run starts, and every
+  episode executes those bytes: editing the file during a run changes nothing in that run.
+  Its resume fingerprint holds the bytes' hash, so an edited file runs again on ``--resume``.
 * A **policy object** given to :func:`~mrsched_gym.evaluate.evaluate` is pickled once; every
   episode (in a worker process or in this one) runs on a fresh copy unpickled from those bytes,
   so its records do not depend on the number of workers or the episode order. An object that
@@ -19,7 +20,6 @@ The contract the objects implement is :mod:`mrsched_gym.policies`.
 from __future__ import annotations
 
 import copy
-import functools
 import hashlib
 import importlib
 import importlib.util
@@ -34,6 +34,7 @@ from typing import Any
 
 from mrsched_gym.errors import InputError, InputTypeError
 from mrsched_gym.policies import as_policy, policy_label
+from mrsched_gym.policy_failures import describe, is_real_interrupt
 
 #: Policy objects that do not pickle, by key (they run in this process only).
 LOCAL_OBJECTS: dict[str, Any] = {}
@@ -78,13 +79,30 @@ def source_file(loc: str) -> Path | None:
 
 def source_digest(path: Path) -> str:
     """The first 16 hex digits of the SHA-256 of ``path``'s bytes."""
-    return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+    return source_hash(path.read_bytes())
 
 
-@functools.lru_cache(maxsize=32)
-def load_file_module(path: str, digest: str) -> ModuleType:
-    """Execute the policy file ``path`` (version ``digest``) as a module, once per version,
-    with its folder on ``sys.path`` meanwhile (so it can import the modules beside it)."""
+def source_hash(data: bytes) -> str:
+    """The first 16 hex digits of the SHA-256 of ``data``."""
+    return hashlib.sha256(data).hexdigest()[:16]
+
+
+def read_source(loc: str) -> bytes | None:
+    """The bytes of a code spec's policy file (``None`` for a module path), read once when a
+    run starts: every episode of the run executes these bytes (:func:`load_code_object`)."""
+    return Path(loc).read_bytes() if loc.endswith(".py") else None
+
+
+#: The policy files executed in this process, by (path, digest).
+FILE_MODULES: dict[tuple[str, str], ModuleType] = {}
+
+
+def load_file_module(path: str, digest: str, source: bytes | None = None) -> ModuleType:
+    """Execute the policy file ``path`` (version ``digest``; its bytes ``source``, default the
+    file as it is now) as a module, once per version, with its folder on ``sys.path`` meanwhile
+    (so it can import the modules beside it)."""
+    if (path, digest) in FILE_MODULES:
+        return FILE_MODULES[path, digest]
     stem = re.sub(r"\W", "_", Path(path).stem)
     name = f"mrsched_policy_{stem}_{digest[:8]}"
     spec = importlib.util.spec_from_file_location(name, path)
@@ -95,39 +113,53 @@ def load_file_module(path: str, digest: str) -> ModuleType:
     folder = str(Path(path).parent)
     sys.path.insert(0, folder)                  # its sibling modules import, as for a script
     try:
-        spec.loader.exec_module(module)
+        code = compile(Path(path).read_bytes() if source is None else source, path, "exec")
+        exec(code, module.__dict__)             # noqa: S102 - the user's policy file
     except BaseException:
         del sys.modules[name]
         raise
     finally:
         sys.path.remove(folder)
+    FILE_MODULES[path, digest] = module
     return module
 
 
-def load_code_object(spec: str, params: dict[str, Any]) -> Any:
+def load_code_object(spec: str, params: dict[str, Any], source: bytes | None = None) -> Any:
     """The policy a code spec names: its class instantiated with ``params``, or the function or
     instance it names (no parameters then; a deep copy of an instance, so no state carries
     over from another episode).
 
+    Args:
+        spec: The code spec.
+        params: The class's parameters.
+        source: The policy file's bytes as read when the run started (:func:`read_source`):
+            the file is executed from them, so an edit during the run changes nothing. Default:
+            the file as it is now.
+
     Raises:
         InputError: The file or module fails to load, has no such attribute, or the class
-            refuses the parameters (each message names the spec).
+            refuses the parameters (each message names the spec). Anything the policy's code
+            raises at import or construction, ``BaseException`` included (``sys.exit()``),
+            becomes this one-line error naming the phase (a real interrupt passes through).
     """
     loc, attr, _ = split_code_spec(spec)
     try:
         if loc.endswith(".py"):
             path = Path(loc)
-            module = load_file_module(str(path.resolve()), source_digest(path))
+            text = path.read_bytes() if source is None else source
+            module = load_file_module(str(path.resolve()), source_hash(text), text)
         else:
             module = importlib.import_module(loc)
     except ModuleNotFoundError as e:
         if loc.endswith(".py") or not e.name or not (loc + ".").startswith(e.name + "."):
             raise InputError(f"policy {spec!r}: {loc} failed to load: "
-                             f"{type(e).__name__}: {e}") from None
+                             f"{describe(e)}") from None
         raise InputError(f"policy {spec!r}: module {loc!r} cannot be imported ({e})") from None
-    except Exception as e:                       # noqa: BLE001 - the user's code failed
+    except BaseException as e:                   # noqa: BLE001 - the user's code failed
+        if is_real_interrupt(e):
+            raise
         raise InputError(f"policy {spec!r}: {loc} failed to load: "
-                         f"{type(e).__name__}: {e}") from None
+                         f"{describe(e)}") from None
     if not hasattr(module, attr):
         public = sorted(n for n, v in vars(module).items()
                         if isinstance(v, type) and not n.startswith("_")
@@ -137,11 +169,21 @@ def load_code_object(spec: str, params: dict[str, Any]) -> Any:
     target = getattr(module, attr)
     if isinstance(target, type):
         try:
-            return target(**params)
+            inspect.signature(target).bind(**params)
         except TypeError as e:
-            raise InputError(f"policy {spec!r}: bad parameter for {attr}: {e}") from None
+            raise InputError(f"policy {spec!r}: bad parameter for {attr}: "
+                             f"{attr}.__init__() {e}") from None
+        except ValueError:
+            pass                                 # a signature that cannot be read
+        try:
+            return target(**params)
         except ValueError as e:
             raise InputError(f"policy {spec!r}: {e}") from None
+        except BaseException as e:               # noqa: BLE001 - the user's code failed
+            if is_real_interrupt(e):
+                raise
+            raise InputError(f"policy {spec!r}: its construction ({attr}(...)) raised "
+                             f"{describe(e)}") from None
     if params:
         raise InputError(f"policy {spec!r}: {attr} is not a class, so it takes no parameters")
     try:                                         # an instance: a fresh copy per episode
@@ -151,10 +193,11 @@ def load_code_object(spec: str, params: dict[str, Any]) -> Any:
 
 
 def code_spec_parts(spec: str, parse_value: Callable[[str], Any]
-                    ) -> tuple[str, str, tuple[tuple[str, Any], ...]]:
-    """``(label, target, params)`` of a code spec, after loading it and checking that it is a
-    policy: ``target`` is the spec without its parameters, ``params`` the parameters read by
-    ``parse_value``.
+                    ) -> tuple[str, str, tuple[tuple[str, Any], ...], bytes | None]:
+    """``(label, target, params, source)`` of a code spec, after loading it and checking that it
+    is a policy: ``target`` is the spec without its parameters, ``params`` the parameters read
+    by ``parse_value``, ``source`` the policy file's bytes, read once here (:func:`read_source`;
+    ``None`` for a module).
 
     Raises:
         InputError: A bad spec, parameter or file, or an object that is no policy.
@@ -168,10 +211,11 @@ def code_spec_parts(spec: str, parse_value: Callable[[str], Any]
         if k.strip() in dict(params):
             raise InputError(f"policy {spec!r}: parameter {k.strip()!r} given more than once")
         params.append((k.strip(), parse_value(v.strip())))
-    obj = load_code_object(spec, dict(params))
+    source = read_source(loc)
+    obj = load_code_object(spec, dict(params), source)
     name = checked_label(obj, spec)
     label = name + (":" + ",".join(f"{k}={v}" for k, v in params) if params else "")
-    return label, f"{loc}:{attr}", tuple(params)
+    return label, f"{loc}:{attr}", tuple(params), source
 
 
 def checked_label(obj: Any, where: str) -> str:
@@ -193,10 +237,15 @@ def checked_label(obj: Any, where: str) -> str:
     return name
 
 
-def code_fingerprint(target: str, params: tuple[tuple[str, Any], ...]) -> str:
-    """A code spec's resume fingerprint: the spec, its source file's hash and its parameters."""
-    path = source_file(target.partition(":")[0])
-    digest = source_digest(path) if path is not None else "unknown"
+def code_fingerprint(target: str, params: tuple[tuple[str, Any], ...],
+                     source: bytes | None = None) -> str:
+    """A code spec's resume fingerprint: the spec, its source file's hash (of ``source``, the
+    bytes the run executes, if given) and its parameters."""
+    if source is not None:
+        digest = source_hash(source)
+    else:
+        path = source_file(target.partition(":")[0])
+        digest = source_digest(path) if path is not None else "unknown"
     extra = "".join(f",{k}={v}" for k, v in params)
     return f"{target}:{digest}{extra}"
 
@@ -255,7 +304,7 @@ def object_copy(key: str, payload: bytes | None) -> Any:
         return obj
 
 
-__all__ = ["LOCAL_OBJECTS", "checked_label", "code_fingerprint", "code_spec_parts",
+__all__ = ["FILE_MODULES", "LOCAL_OBJECTS", "checked_label", "code_fingerprint", "code_spec_parts",
            "is_code_spec", "load_code_object", "load_file_module", "object_copy",
            "object_parts", "source_digest", "source_file",
            "split_code_spec"]

@@ -185,10 +185,17 @@ def test_reproduce_reuse_takes_matching_records(tmp_path):
 def test_an_agent_whose_checkpoint_changed_is_named_and_re_run(tmp_path, capsys):
     """Resumed episodes of an agent run again when its file's hash changed, and the command
     says which agent and how many episodes."""
+    import zipfile
+
     from mrsched_gym.cli import say_notes
     from mrsched_gym.evaluate import parse_policy, policy_fingerprint
+
+    def write_checkpoint(weights: bytes) -> None:       # an SB3 archive's members (checked)
+        with zipfile.ZipFile(ckpt, "w") as z:
+            z.writestr("data", "{}")
+            z.writestr("policy.pth", weights)
     ckpt = tmp_path / "model.zip"
-    ckpt.write_bytes(b"weights v1")
+    write_checkpoint(b"weights v1")
     spec = parse_policy(f"agent:{ckpt}")
     old_fp = policy_fingerprint(spec)
     done = [{"policy": spec.label, "scenario": "s", "seed": s, "_policy_fp": old_fp}
@@ -196,7 +203,7 @@ def test_an_agent_whose_checkpoint_changed_is_named_and_re_run(tmp_path, capsys)
     with RunFolder(tmp_path, "run", HEAD) as folder:
         say_notes(folder, done, [f"agent:{ckpt}"], "s")
         assert capsys.readouterr().err == ""
-        ckpt.write_bytes(b"weights v2, retrained")
+        write_checkpoint(b"weights v2, retrained")
         say_notes(folder, done, [f"agent:{ckpt}"], "s")
     err = capsys.readouterr().err
     assert "agent:model: its file changed since the journal" in err

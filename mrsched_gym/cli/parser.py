@@ -196,6 +196,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 1
+    except (SystemExit, GeneratorExit) as e:
+        # no command exits this way itself: code it ran (a policy, a callback) did
+        print(f"error: the command was ended by {type(e).__name__}"
+              f"{f'({e.code!r})' if isinstance(e, SystemExit) else ''} raised by code it "
+              "ran (a policy's?); its results are incomplete", file=sys.stderr)
+        return 1
     except KeyboardInterrupt as e:
         import signal
         sig = signal_number(e)

@@ -21,7 +21,10 @@ class PolicySpec:
     agent), ``"rllib"`` (an RLlib checkpoint folder), ``"code"`` (a policy in a file or module,
     ``target`` ``"file.py:Class"`` or ``"package.module:Class"``) or ``"object"`` (a policy
     object given in Python: ``target`` is its key and resume fingerprint, ``payload`` its pickle,
-    :func:`mrsched_gym.policy_files.object_parts`). ``params``: a baseline's or a code policy's
+    :func:`mrsched_gym.policy_files.object_parts`; for a code policy in a file, ``payload`` is
+    the file's bytes as read when the run started, what every episode executes). ``digest``: an
+    agent file's SHA-256 prefix when the run started; every episode checks the file still has
+    it (:func:`check_unchanged`). ``params``: a baseline's or a code policy's
     parameters, or a shipped agent's decision rules from its metadata: the affinity mask
     (:class:`~mrsched_gym.agents.affinity.AffinityDelegate`), the slow-start rule
     (:class:`~mrsched_gym.agents.slow_start.SlowStartDelegate`) and the speculation rule
@@ -32,6 +35,7 @@ class PolicySpec:
     target: str
     params: tuple[tuple[str, Any], ...] = field(default_factory=tuple)
     payload: bytes | None = field(default=None, repr=False)
+    digest: str | None = None
 
 
 def _parse_value(v: str) -> Any:
@@ -75,17 +79,20 @@ def parse_policy(spec: str) -> PolicySpec:
             from mrsched_gym.agents.rules import RULE_KEYS
             params = tuple((k, info[k]) for k in RULE_KEYS
                            if info.get(k))
-            return PolicySpec(label=f"agent:{path}", kind="agent",
-                              target=info["numpy_path"] or info["path"], params=params)
+            target = info["numpy_path"] or info["path"]
+            return PolicySpec(label=f"agent:{path}", kind="agent", target=target,
+                              params=params, digest=current_digest(target))
+        check_agent_file(path)
         # a trained checkpoint's rules travel with it
         from mrsched_gym.agents.rules import checkpoint_rules
         params = tuple(checkpoint_rules(path).items())
         return PolicySpec(label=f"agent:{Path(path).stem}", kind="agent", target=path,
-                          params=params)
+                          params=params, digest=current_digest(path))
     name, _, rest = spec.partition(":")
     if name not in BASELINES and is_code_spec(spec):
-        label, target, params = code_spec_parts(spec, _parse_value)
-        return PolicySpec(label=label, kind="code", target=target, params=params)
+        label, target, params, source = code_spec_parts(spec, _parse_value)
+        return PolicySpec(label=label, kind="code", target=target, params=params,
+                          payload=source)
     if name not in BASELINES:
         raise InputError(f"policy {spec!r}: unknown baseline {name!r}; known: "
                          f"{', '.join(BASELINES)} (or agent:PATH.zip, rllib:FOLDER, "
@@ -126,7 +133,8 @@ def make_policy(spec: PolicySpec | str) -> Any:
     spec = parse_policy(spec) if isinstance(spec, str) else spec
     if spec.kind == "code":
         from mrsched_gym.policy_files import load_code_object
-        return as_policy(load_code_object(spec.target, dict(spec.params)), spec.label)
+        return as_policy(load_code_object(spec.target, dict(spec.params), spec.payload),
+                         spec.label)
     if spec.kind == "object":
         from mrsched_gym.policy_files import object_copy
         return as_policy(object_copy(spec.target, spec.payload), spec.label)
@@ -139,6 +147,7 @@ def make_policy(spec: PolicySpec | str) -> Any:
                                     ) from None
         return load_rllib_policy(spec.target, name=spec.label)
     if spec.kind == "agent":
+        check_unchanged(spec)
         if spec.target.endswith(".npz"):           # a shipped agent: numpy, no torch needed
             from mrsched_gym.agents.numpy_policy import NumpySetPolicy
             agent = NumpySetPolicy.load(spec.target, name=spec.label)
@@ -167,7 +176,7 @@ def policy_fingerprint(spec: PolicySpec) -> str:
     hashes of its pickle and class source for a policy object."""
     if spec.kind == "code":
         from mrsched_gym.policy_files import code_fingerprint
-        return code_fingerprint(spec.target, spec.params)
+        return code_fingerprint(spec.target, spec.params, spec.payload)
     if spec.kind == "object":
         return spec.target
     if spec.kind == "rllib":
@@ -179,10 +188,50 @@ def policy_fingerprint(spec: PolicySpec) -> str:
         return f"{spec.target}:{hashlib.sha256(';'.join(digests).encode()).hexdigest()[:16]}"
     if spec.kind != "agent":
         return spec.label
-    st = Path(spec.target).stat()
     extra = "".join(f",{k}={v}" for k, v in spec.params)       # e.g. its speculation rule
-    return f"{spec.target}:{file_digest(spec.target, st.st_mtime_ns, st.st_size)}{extra}"
+    return f"{spec.target}:{spec.digest or current_digest(spec.target)}{extra}"
 
+
+def check_agent_file(path: str) -> None:
+    """Check an agent file before anything runs: an ``.npz`` is read and checked in full
+    (:func:`~mrsched_gym.agents.agent_files.read_npz`), an SB3 ``.zip`` must be a readable zip
+    of an SB3 model (:func:`~mrsched_gym.agents.agent_files.check_sb3_zip`).
+
+    Raises:
+        InputError: One line naming the file (and the key).
+    """
+    from mrsched_gym.agents.agent_files import check_sb3_zip, read_npz
+    if path.endswith(".npz"):
+        read_npz(path)
+    elif path.endswith(".zip"):
+        check_sb3_zip(path)
+
+
+def current_digest(path: str) -> str:
+    """:func:`file_digest` of ``path`` as it is now."""
+    st = Path(path).stat()
+    return file_digest(path, st.st_mtime_ns, st.st_size)
+
+
+def check_unchanged(spec: PolicySpec) -> None:
+    """Raise :class:`InputError` if an agent file changed since the run started (its
+    ``digest``): one run never mixes two versions of an agent.
+
+    Raises:
+        InputError: The file changed or is gone (the message names it).
+    """
+    if spec.digest is None:
+        return
+    try:
+        now = current_digest(spec.target)
+    except OSError as e:
+        raise InputError(f"policy {spec.label!r}: agent file {spec.target} cannot be read "
+                         f"any more ({e.strerror}); it was there when the run started") from None
+    if now != spec.digest:
+        raise InputError(f"policy {spec.label!r}: agent file {spec.target} changed during the "
+                         f"run (sha256 {spec.digest}... at the start, {now}... now); one run "
+                         f"uses one version of a file: run again (--resume re-runs the "
+                         f"episodes that failed)")
 
 
 @functools.lru_cache(maxsize=64)

@@ -16,6 +16,7 @@ from mrsched_gym.evaluate.pinning import world_fingerprint
 from mrsched_gym.evaluate.policy_specs import PolicySpec, make_policy, policy_fingerprint
 from mrsched_gym.metrics import job_table
 from mrsched_gym.policies import as_policy
+from mrsched_gym.policy_failures import error_text, is_real_interrupt
 from mrsched_gym.registration import FLAT_IDS, is_registered, scenario_for
 
 if TYPE_CHECKING:
@@ -98,12 +99,26 @@ def run_episode(scenario: str, policy: Any, seed: int, env_kwargs: dict[str, Any
     return out
 
 
+def failure_record(task: SweepTask, exc: BaseException | str, trace: str) -> dict[str, Any]:
+    """The failure record ``{policy, scenario, seed, error, traceback}`` of ``task`` (``exc``:
+    what was raised, or a description of how the episode ended)."""
+    policy_spec, scenario, seed, _ = task
+    error = exc if isinstance(exc, str) else error_text(exc)
+    try:
+        fp = policy_fingerprint(policy_spec)
+    except OSError:                              # an agent file removed meanwhile
+        fp = "unknown"
+    return {"policy": policy_spec.label, "scenario": scenario, "seed": seed,
+            "error": error, "traceback": trace, "_policy_fp": fp}
+
+
 def run_task(task: SweepTask, per_job: bool = False) -> dict[str, Any]:
     """Run one episode of a sweep (a :func:`sweep_tasks` entry) with one BLAS/OpenMP thread.
 
     Returns its record (with ``per_job``, the episode's job table under ``_jobs``), or, if
     anything fails, a failure record ``{policy, scenario, seed, error, traceback}`` — the sweep
-    goes on.
+    goes on. Anything counts, ``BaseException`` included (a policy's ``sys.exit()``), except a
+    real interrupt (:func:`~mrsched_gym.lifecycle.interrupt_is_real`), which ends the sweep.
     """
     from threadpoolctl import threadpool_limits
     policy_spec, scenario, seed, env_kwargs = task
@@ -111,10 +126,10 @@ def run_task(task: SweepTask, per_job: bool = False) -> dict[str, Any]:
         with threadpool_limits(limits=1):
             policy = make_policy(policy_spec)
             res = run_episode(scenario, policy, seed, env_kwargs, keep_jobs=per_job)
-    except Exception as e:                     # noqa: BLE001 (recorded, with its traceback)
-        return {"policy": policy_spec.label, "scenario": scenario, "seed": seed,
-                "error": f"{type(e).__name__}: {e}", "traceback": traceback.format_exc(),
-                "_policy_fp": policy_fingerprint(policy_spec)}
+    except BaseException as e:                 # noqa: BLE001 (recorded, with its traceback)
+        if is_real_interrupt(e):
+            raise                                # a real interrupt ends the run
+        return failure_record(task, e, traceback.format_exc())
     rec = {"policy": policy_spec.label, "scenario": scenario, "seed": seed,
            "steps": res["steps"], "return": res["return"], "wall_s": res["wall_s"]}
     rec.update(res["metrics"])

@@ -1,6 +1,7 @@
 """Many episodes: :func:`evaluate` (policies x scenarios x seeds, common random numbers),
 :func:`sweep_tasks` (every input checked before the first episode), the reuse of finished
-records on resume, and :func:`run_parallel` (a fork pool with a progress bar)."""
+records on resume, and :func:`run_parallel` (worker processes with a progress bar; a worker that
+dies fails its episode, named, and the sweep goes on)."""
 
 from __future__ import annotations
 
@@ -21,7 +22,13 @@ from mrsched_gym.evaluate.policy_specs import (
     policy_fingerprint,
     unique_labels,
 )
-from mrsched_gym.evaluate.running import SweepTask, make_env, run_task, scenario_of
+from mrsched_gym.evaluate.running import (
+    SweepTask,
+    failure_record,
+    make_env,
+    run_task,
+    scenario_of,
+)
 from mrsched_gym.results import EpisodeFailures, task_key
 
 Record = dict[str, Any]
@@ -105,13 +112,21 @@ def evaluate(policies: Sequence[Any], scenarios: Sequence[str],
     fn = functools.partial(run_task, per_job=per_job)
     here = [t for t in todo if in_process_only(t[0])]       # objects that do not pickle
     pooled = [t for t in todo if not in_process_only(t[0])]
-    for r in run_parallel(fn, pooled, workers, progress, "episodes", pinned):
+    for r in run_parallel(fn, pooled, workers, progress, "episodes", pinned, worker_died):
         r = pins.check(r)
         finished[task_key(r)] = r
     for r in run_parallel(fn, here, 1, progress, "episodes (in this process)", pinned):
         r = pins.check(r)
         finished[task_key(r)] = r
     return collect_records(tasks, finished)
+
+
+def worker_died(task: SweepTask, how: str) -> Record:
+    """The failure record of an episode whose worker process died (:func:`run_parallel`)."""
+    return failure_record(task, f"WorkerDied: the worker process running this episode {how} "
+                          f"(the policy's code ended its process: os._exit, a signal or a "
+                          f"crash in a C extension); the other episodes went on in a fresh "
+                          f"worker", "")
 
 
 def in_process_only(spec: PolicySpec) -> bool:
@@ -149,12 +164,22 @@ def check_agent_fits(spec: PolicySpec, scenarios: Sequence[str],
     cannot fails before any episode runs: an SB3 checkpoint's algorithm and, for a flat
     network, its input shapes; an RLlib checkpoint's module (the set module runs on any
     cluster); an outside policy's own ``check_fits`` if it has one (an SB3 model object's
-    observation space). Shipped agents (set networks) and baselines pass."""
+    observation space); an agent's numpy weights (``.npz``): every key, shape, dtype and
+    weight, and their input widths against each scenario's observations. Baselines pass."""
     if spec.kind in ("code", "object"):
         agent = make_policy(spec)
         if not hasattr(agent, "check_fits"):
             return
-    elif spec.kind not in ("agent", "rllib") or spec.target.endswith(".npz"):
+    elif spec.kind == "agent" and spec.target.endswith(".npz"):
+        from mrsched_gym.agents.agent_files import check_npz_fits
+        for sc in scenarios:
+            env = make_env(sc, env_kwargs)
+            try:
+                check_npz_fits(spec.target, env.observation_space, f"scenario {sc!r}")
+            finally:
+                env.close()
+        return
+    elif spec.kind not in ("agent", "rllib"):
         return
     else:
         try:
@@ -187,10 +212,17 @@ def agent_for_checks(kind: str, target: str, fingerprint: str) -> Any:
 
 def run_parallel(fn: Callable[[_T], _R], tasks: Sequence[_T], workers: int | None = None,
                  progress: bool = True, desc: str = "episodes",
-                 on_result: Callable[[_R], object] | None = None) -> list[_R]:
-    """``[fn(t) for t in tasks]`` in task order, over a fork pool (``workers`` processes, default
-    the machine's cores; 1 = in this process) with a tqdm bar on stderr; ``on_result(r)`` is
-    called as each result arrives (in task order)."""
+                 on_result: Callable[[_R], object] | None = None,
+                 on_death: Callable[[_T, str], _R] | None = None) -> list[_R]:
+    """``[fn(t) for t in tasks]`` in task order, over fork worker processes (``workers``,
+    default the machine's cores; 1 = in this process) with a tqdm bar on stderr;
+    ``on_result(r)`` is called as each result arrives (in task order).
+
+    A worker process that dies (``os._exit``, a signal, a segfault) is detected at once
+    (:func:`~mrsched_gym.workers.pool_results`): its task's result is ``on_death(task, how)``
+    and the run carries on with a fresh worker; without ``on_death`` the run ends with
+    :class:`~mrsched_gym.workers.WorkerDied` naming the task.
+    """
     workers = min(workers or os.cpu_count() or 1, len(tasks)) or 1
     from tqdm.auto import tqdm
     out: list[_R] = []
@@ -202,19 +234,10 @@ def run_parallel(fn: Callable[[_T], _R], tasks: Sequence[_T], workers: int | Non
                     on_result(out[-1])
                 bar.update()
             return out
-        import multiprocessing as mp
-        ctx = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
-        from mrsched_gym.lifecycle import (
-            ParentGuard,
-            forking_with_default_termination,
-            worker_init,
-        )
-        with forking_with_default_termination():
-            pool = ctx.Pool(workers, initializer=worker_init)
-        with pool:
-            for r in pool.imap(ParentGuard(fn), tasks, chunksize=1):
-                out.append(r)
-                if on_result is not None:
-                    on_result(r)
-                bar.update()
+        from mrsched_gym.workers import pool_results
+        for r in pool_results(fn, tasks, workers, on_death):
+            out.append(r)
+            if on_result is not None:
+                on_result(r)
+            bar.update()
     return out

@@ -1,0 +1,202 @@
+"""Agent files checked when they are loaded, before the first episode: :func:`read_npz`
+(the numpy weights of a set-network agent, as :func:`~mrsched_gym.agents.numpy_export.export_numpy`
+writes them), :func:`check_npz_fits` (those weights against an env's observations) and
+:func:`check_sb3_zip` (an SB3 checkpoint's archive, before it is unpickled).
+
+Every failure is one :class:`~mrsched_gym.errors.InputError` line naming the file and, where
+there is one, the key: a file that is no archive, a member that holds Python objects (an
+``.npz`` is never unpickled: ``allow_pickle=False``), a missing or unexpected key, a shape that
+does not fit the recorded architecture (``hidden``), a dtype other than float32, a weight that
+is NaN or infinite, metadata that is not what the export writes, or input sizes that are not
+the env's.
+"""
+
+from __future__ import annotations
+
+import json
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from mrsched_gym.errors import InputError
+
+#: The array of the .npz that holds the metadata (JSON text; re-exported by
+#: :mod:`mrsched_gym.agents.numpy_policy`).
+META_KEY = "__meta__"
+
+#: The layers of the set network's actor, each a ``.weight`` and a ``.bias``.
+LAYERS = ("node_enc.0", "node_enc.2", "global_enc.0", "cand_enc.0", "cand_enc.2",
+          "cand_mix.0", "action_net.score", "action_net.skip")
+#: The metadata fields: name -> (type, required).
+META_FIELDS: dict[str, tuple[type | tuple[type, ...], bool]] = {
+    "hidden": (int, True), "work_conserving": (bool, True), "masked": (bool, True),
+    "forecast": (int, True), "node_mask": (bool, False), "objective": (int, False),
+    "rules": (dict, False)}
+
+
+def read_npz(path: str | Path) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+    """The weights and metadata of an agent's ``.npz``, every check passed (module docstring).
+
+    Raises:
+        InputError: One line naming the file and the key at fault.
+    """
+    path = Path(path)
+    where = f"agent file {path}"
+    if not path.is_file():
+        raise InputError(f"{where}: not found (or not a file)")
+    if not zipfile.is_zipfile(path):
+        raise InputError(f"{where}: not an .npz archive of numpy weights (not a zip file at "
+                         f"all); export an agent with agents/numpy_export.py")
+    arrays: dict[str, np.ndarray] = {}
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            for key in z.files:
+                try:
+                    arrays[key] = z[key]
+                except ValueError as e:
+                    what = ("holds Python objects (pickled), not numbers"
+                            if "pickle" in str(e) else f"is not a numpy array ({e})")
+                    raise InputError(f"{where}: key {key!r} {what}; an agent's .npz holds "
+                                     f"number arrays only") from None
+                except InputError:
+                    raise
+                except Exception as e:              # noqa: BLE001 - zlib, CRC, header...
+                    raise InputError(f"{where}: key {key!r} cannot be read (a corrupt "
+                                     f"archive: {type(e).__name__}: {e})") from None
+    except InputError:
+        raise
+    except Exception as e:                          # noqa: BLE001 - any unreadable archive
+        why = ("it does not start as a zip archive" if "pickle" in str(e)   # numpy's guess
+               else f"{type(e).__name__}: {e}")
+        raise InputError(f"{where}: not a readable .npz archive ({why})") from None
+    meta = read_meta(arrays.pop(META_KEY, None), where)
+    check_weights(arrays, int(meta["hidden"]), where)
+    return arrays, meta
+
+
+def read_meta(raw: np.ndarray | None, where: str) -> dict[str, Any]:
+    """The metadata entry as a dict, checked against :data:`META_FIELDS`."""
+    if raw is None:
+        raise InputError(f"{where}: key {META_KEY!r} (the metadata) is missing")
+    if raw.shape != () or raw.dtype.kind != "U":
+        raise InputError(f"{where}: key {META_KEY!r} must be one JSON text, got a "
+                         f"{raw.dtype} array of shape {raw.shape}")
+    try:
+        meta = json.loads(str(raw))
+    except ValueError as e:
+        raise InputError(f"{where}: key {META_KEY!r} is not JSON ({e})") from None
+    if not isinstance(meta, dict):
+        raise InputError(f"{where}: key {META_KEY!r} must be a JSON object")
+    for name, (kind, required) in META_FIELDS.items():
+        if name not in meta:
+            if required:
+                raise InputError(f"{where}: key {META_KEY!r}: field {name!r} is missing")
+            continue
+        value = meta[name]
+        ok = isinstance(value, kind) and (kind is bool or not isinstance(value, bool))
+        if not ok:
+            raise InputError(f"{where}: key {META_KEY!r}: field {name!r} must be a "
+                             f"{getattr(kind, '__name__', kind)}, got {value!r}")
+        if kind is int and value < (1 if name == "hidden" else 0):
+            raise InputError(f"{where}: key {META_KEY!r}: field {name!r} must be "
+                             f"{'>= 1' if name == 'hidden' else '>= 0'}, got {value}")
+    return meta
+
+
+def check_weights(arrays: dict[str, np.ndarray], h: int, where: str) -> None:
+    """Every layer's keys present (and no other), float32, finite, shaped for ``hidden`` =
+    ``h``; the input widths of the first layers are checked against an env later
+    (:func:`check_npz_fits`)."""
+    expected = {f"{layer}.{part}" for layer in LAYERS for part in ("weight", "bias")}
+    for key in sorted(expected - set(arrays)):
+        raise InputError(f"{where}: key {key!r} is missing (a set-network actor has "
+                         f"{', '.join(LAYERS)}, each a .weight and a .bias)")
+    for key in sorted(set(arrays) - expected):
+        raise InputError(f"{where}: key {key!r} is not a weight of a set-network actor")
+    rows = {"action_net.score": 1, "action_net.skip": 1}
+    widths = {"node_enc.2": h, "cand_enc.2": h, "cand_mix.0": 2 * h, "action_net.score": h,
+              "action_net.skip": 2 * h}
+    for layer in LAYERS:
+        n = rows.get(layer, h)
+        weight, bias = arrays[f"{layer}.weight"], arrays[f"{layer}.bias"]
+        for key, arr, shape in ((f"{layer}.weight", weight, (n, widths.get(layer))),
+                                (f"{layer}.bias", bias, (n,))):
+            if arr.dtype != np.float32:
+                raise InputError(f"{where}: key {key!r} has dtype {arr.dtype}; the weights "
+                                 f"are float32")
+            fits = arr.ndim == len(shape) and all(
+                want is None or got == want for got, want in zip(arr.shape, shape, strict=True))
+            if not fits or arr.shape[-1] == 0:
+                want = "x".join("?" if s is None else str(s) for s in shape)
+                raise InputError(f"{where}: key {key!r} has shape {arr.shape}; hidden {h} "
+                                 f"(the metadata) makes it {want}")
+            if not np.isfinite(arr).all():
+                bad = int(np.size(arr) - np.count_nonzero(np.isfinite(arr)))
+                raise InputError(f"{where}: key {key!r} holds {bad} NaN or infinite "
+                                 f"weight(s); every weight must be finite")
+    h_in = arrays["cand_enc.0.weight"].shape[1]
+    if h_in <= h:
+        raise InputError(f"{where}: key 'cand_enc.0.weight' has {h_in} inputs; it takes the "
+                         f"candidate's features plus the hidden {h}")
+
+
+def check_npz_fits(path: str | Path, space: Any, where: str) -> None:
+    """Raise :class:`InputError` unless the weights of ``path`` take the observations of
+    ``space`` (an env's observation space; ``where`` names the env): the node and candidate
+    feature widths, and a decision vector at least as long as the agent's.
+
+    Raises:
+        InputError: The file fails :func:`read_npz`, or an input width differs.
+    """
+    arrays, meta = read_npz(path)
+    h = int(meta["hidden"])
+    g = arrays["node_enc.0.weight"].shape[1]
+    f = arrays["cand_enc.0.weight"].shape[1] - h
+    d = arrays["global_enc.0.weight"].shape[1] - int(meta["forecast"]) - g - h \
+        - int(meta.get("objective", 0))
+    spaces = getattr(space, "spaces", {})
+    theirs = {name: spaces[name].shape[-1] for name in ("nodes", "candidates", "decision")
+              if name in spaces}
+    ours = {"nodes": g, "candidates": f, "decision": d}
+    for name, width in theirs.items():
+        # a longer decision vector is a world with more decision kinds: the agent skips those
+        # (agents/observations.py, fit_decision)
+        if ours[name] != width and not (name == "decision" and ours[name] < width):
+            key = {"nodes": "node_enc.0.weight", "candidates": "cand_enc.0.weight",
+                   "decision": "global_enc.0.weight"}[name]
+            raise InputError(f"agent file {path}: key {key!r} takes {name} of {ours[name]} "
+                             f"features; {where} gives {width} (an agent trained on another "
+                             f"observation layout)")
+
+
+def check_sb3_zip(path: str | Path) -> None:
+    """Raise :class:`InputError` unless ``path`` is a readable zip holding an SB3 model's
+    ``data`` and ``policy.pth`` (checked before anything in it is unpickled).
+
+    Raises:
+        InputError: One line naming the file: not a zip, a corrupt zip, or a zip of something
+            else.
+    """
+    path = Path(path)
+    where = f"agent file {path}"
+    if not zipfile.is_zipfile(path):
+        raise InputError(f"{where}: not a zip archive, so not an SB3 agent checkpoint")
+    try:
+        with zipfile.ZipFile(path) as z:
+            names = z.namelist()
+            bad = z.testzip()
+    except (OSError, EOFError, zipfile.BadZipFile, ValueError) as e:
+        raise InputError(f"{where}: a corrupt zip archive ({e})") from None
+    if bad is not None:
+        raise InputError(f"{where}: a corrupt zip archive (member {bad!r} fails its CRC)")
+    missing = [n for n in ("data", "policy.pth") if n not in names]
+    if missing:
+        shown = ", ".join(names[:5]) + (", ..." if len(names) > 5 else "")
+        raise InputError(f"{where}: not an SB3 agent checkpoint: no {' or '.join(missing)} "
+                         f"inside (it holds {shown or 'nothing'})")
+
+
+__all__ = ["LAYERS", "META_FIELDS", "META_KEY", "check_npz_fits", "check_sb3_zip",
+           "check_weights", "read_meta", "read_npz"]

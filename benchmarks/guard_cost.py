@@ -1,0 +1,95 @@
+"""What the read-only view costs an outside policy (not a test): decisions per CPU-second of an
+outside rule policy (EDF written from the contract) run by the harness, which hands it the
+read-only :class:`~mrsched_gym.readonly.GuardedView`, beside the same policy handed the live
+simulator (what every outside policy got before), rounds alternating. The baselines never go
+through the view: ``python benchmarks/bench.py --compare REF`` times them.
+
+Usage::
+
+    python benchmarks/guard_cost.py              # Hadoop-v0, 5 seeds, 3 rounds
+    python benchmarks/guard_cost.py --rounds 5 --seeds 10
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from typing import cast
+
+import gymnasium as gym
+
+import mrsched_gym  # noqa: F401  (registers the ids)
+from mrsched_gym.policies import as_policy
+from mrsched_gym.sim.decision import DecisionKind
+
+
+class OutsideEDF:
+    """EDF as an outside policy writes it (reads candidates' jobs, the view's K)."""
+
+    name = "outside-edf"
+
+    def decide(self, decision, view):
+        if decision.kind == DecisionKind.ADMIT:
+            return 0
+        if decision.kind != DecisionKind.SCHEDULE or not decision.candidates:
+            return view.K
+        keys = [(c.job.deadline_s, c.job.jid, c.phase) for c in decision.candidates]
+        return keys.index(min(keys))
+
+
+class Unguarded:
+    """The policy handed the live simulator (the harness before the read-only view)."""
+
+    def __init__(self, policy) -> None:
+        self.policy = policy
+
+    def reset(self, sim, seed=None) -> None:
+        """Nothing to reset."""
+
+    def decide(self, sim) -> int:
+        """``policy.decide(sim.decision, sim)``."""
+        return self.policy.decide(sim.decision, sim)
+
+
+def episode_cpu(env_id: str, runner, seed: int) -> tuple[int, float]:
+    """Decisions and CPU seconds of one episode decided by ``runner.decide(sim)``."""
+    env = gym.make(env_id)
+    env.reset(seed=seed)
+    base = cast("mrsched_gym.env.MRSchedEnv", env.unwrapped)
+    runner.reset(base.sim, seed=seed)
+    steps, t0 = 0, time.process_time()
+    while True:
+        _, term, trunc, _ = base.advance(runner.decide(base.sim))
+        steps += 1
+        if term or trunc:
+            break
+    cpu = time.process_time() - t0
+    env.close()
+    return steps, cpu
+
+
+def main() -> None:
+    """Print decisions per CPU-second, guarded and unguarded, and their ratio."""
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--env", default="mrsched/Hadoop-v0")
+    p.add_argument("--seeds", type=int, default=5)
+    p.add_argument("--rounds", type=int, default=3)
+    a = p.parse_args()
+    rates: dict[str, list[float]] = {"guarded": [], "live": []}
+    for _ in range(a.rounds):
+        for label, runner in (("guarded", as_policy(OutsideEDF())),
+                              ("live", Unguarded(OutsideEDF()))):
+            steps = cpu = 0.0
+            for seed in range(a.seeds):
+                n, c = episode_cpu(a.env, runner, seed)
+                steps, cpu = steps + n, cpu + c
+            rates[label].append(steps / cpu)
+    g, live = statistics.median(rates["guarded"]), statistics.median(rates["live"])
+    print(f"{a.env}, outside EDF, {a.seeds} seeds, median of {a.rounds} rounds: "
+          f"read-only view {g:.0f} decisions/CPU-s, live simulator {live:.0f}; "
+          f"cost per decision {live / g:.2f}x ({(1 / g - 1 / live) * 1e6:.1f} us)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,99 @@
+"""Every way an outside policy's code can end, reported as that policy's failure.
+
+A policy is code the harness did not write: at import, construction, ``reset`` or ``decide``
+(``act``, ``predict``) it may raise anything, ``BaseException`` included: ``SystemExit``
+(``sys.exit()``), ``GeneratorExit``, or a ``KeyboardInterrupt`` that no signal sent. None of
+these may end a run silently (``sys.exit(0)`` would exit 0 with nothing written) or skip the
+other policies' results. :func:`policy_failure` turns any of them into a
+:class:`PolicyCodeError` (an ``Exception``, so the harness records it like any failed
+episode) whose message names the policy and the phase; a real interrupt (Ctrl-C, SIGTERM;
+:func:`~mrsched_gym.lifecycle.interrupt_is_real`) passes through and ends the run as usual.
+"""
+
+from __future__ import annotations
+
+import traceback
+from pathlib import Path
+from typing import NoReturn
+
+#: The phases of a policy's life that the messages name.
+PHASES = ("import", "construction", "reset", "decide")
+
+
+class PolicyCodeError(RuntimeError):
+    """An outside policy's own code raised (anything, ``BaseException`` included) or exited.
+
+    Attributes:
+        label: The policy.
+        phase: One of :data:`PHASES`.
+    """
+
+    def __init__(self, message: str, label: str, phase: str) -> None:
+        super().__init__(message)
+        self.label = label
+        self.phase = phase
+
+
+def location(exc: BaseException) -> str:
+    """`` (my_policy.py line 12)``: where the innermost frame outside the harness raised
+    ``exc`` (empty if none is known)."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    package = Path(__file__).resolve().parent
+    own = [f for f in frames if not Path(f.filename).resolve().is_relative_to(package)
+           and "importlib" not in f.filename]
+    return f" ({Path(own[-1].filename).name} line {own[-1].lineno})" if own else ""
+
+
+def describe(exc: BaseException) -> str:
+    """``Type: message`` of ``exc``, plus :func:`location`, so one line says where to look."""
+    text = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+    if isinstance(exc, SystemExit):
+        text = f"SystemExit({exc.code!r}): the policy called sys.exit()"
+    return text + location(exc)
+
+
+def is_real_interrupt(exc: BaseException) -> bool:
+    """Whether ``exc`` is a ``KeyboardInterrupt`` that a signal sent (Ctrl-C, SIGTERM), which
+    ends a run, rather than one that code raised."""
+    if not isinstance(exc, KeyboardInterrupt):
+        return False
+    from mrsched_gym.lifecycle import interrupt_is_real
+    return interrupt_is_real()
+
+
+def policy_failure(label: str, phase: str, exc: BaseException) -> BaseException:
+    """What to raise for ``exc``, raised by policy ``label``'s code in ``phase``.
+
+    An ``Exception`` is kept as it is (callers may catch its type), with a note naming the
+    policy and the phase (PEP 678: in its traceback, and in the error of its failure record);
+    a real interrupt and a :class:`PolicyCodeError` are kept as they are; any other
+    ``BaseException`` (``SystemExit``, ``GeneratorExit``, a raised ``KeyboardInterrupt``)
+    becomes a :class:`PolicyCodeError` naming the policy and the phase (raise it ``from exc``:
+    the original traceback stays in the failure's traceback)."""
+    if isinstance(exc, PolicyCodeError) or is_real_interrupt(exc):
+        return exc
+    if isinstance(exc, Exception):
+        note = f"policy {label}: its {phase} raised it"
+        if not any(n.startswith(note) for n in getattr(exc, "__notes__", ())):
+            exc.add_note(note + location(exc))
+        return exc
+    return PolicyCodeError(f"policy {label}: its {phase} raised {describe(exc)}", label, phase)
+
+
+def error_text(exc: BaseException) -> str:
+    """``Type: message`` of ``exc`` plus its notes (the policy and phase of a policy's
+    failure), as a failure record's ``error``."""
+    notes = [n for n in getattr(exc, "__notes__", ()) if isinstance(n, str)]
+    return f"{type(exc).__name__}: {exc}" + "".join(f" [{n}]" for n in notes)
+
+
+def reraise(label: str, phase: str, exc: BaseException) -> NoReturn:
+    """Raise what :func:`policy_failure` makes of ``exc`` (the original as its cause)."""
+    failure = policy_failure(label, phase, exc)
+    if failure is exc:
+        raise exc
+    raise failure from exc
+
+
+__all__ = ["PHASES", "PolicyCodeError", "describe", "error_text", "is_real_interrupt", "location",
+           "policy_failure", "reraise"]

@@ -1,0 +1,234 @@
+"""The world is out of a policy's reach (issue 46, item 1): everything an outside policy is
+handed (the view, the decision, its candidates, jobs, tasks, node lists, dicts, numpy arrays, the
+observation and the mask) is read-only or a copy. Hostile policies try every writable path they
+can find, then decide as a polite policy does: the records must be the polite one's."""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from mrsched_gym.evaluate import run_episode
+from mrsched_gym.readonly import ReadOnlyError
+from mrsched_gym.sim.decision import Decision, DecisionKind
+from mrsched_gym.sim.state import Job
+
+ENV = "mrsched/Hadoop-v0"
+SHORT = {"workload.duration_s": 400.0}
+JUNK = (0, -1.0, 1e9, math.nan, None, "x", [], {})
+
+
+def edf(decision, view):
+    """EDF from the contract alone: what both the polite and the hostile policies decide."""
+    if decision.kind == DecisionKind.ADMIT:
+        return 0
+    if decision.kind != DecisionKind.SCHEDULE or not decision.candidates:
+        return view.K
+    keys = [(c.job.deadline_s, c.job.jid, c.phase) for c in decision.candidates]
+    return keys.index(min(keys))
+
+
+class Polite:
+    name = "polite"
+
+    def decide(self, decision, view):
+        return edf(decision, view)
+
+
+def targets(decision, view):
+    """Everything reachable from what the policy was handed, a few levels deep."""
+    out = [decision, view, decision.candidates, view.jobs, view.running, view.tasks_on,
+           view.res, view.used_map, view.rack, view.task_log, view.avail_f, view.node_forecast,
+           view.forecast_window(3), view.scenario]
+    for c in decision.candidates:
+        out += [c, *c]
+        job = getattr(c, "job", None) or getattr(getattr(c, "task", None), "job", None)
+        if job is not None:
+            out += [job, job.map_work, job.by_node, job.map_state, job.replicas, job.lens,
+                    job.susp, job.profile]
+    for task in list(view.running.values())[:3]:
+        out += [task, task.job, task.demand]
+    return out
+
+
+def attack(obj, how, junk):
+    """One attempt to change ``obj``; every refusal is fine, a success must change nothing."""
+    names = [n for n in dir(obj) if not n.startswith("__")]
+    try:
+        if how == "setattr":
+            for n in names:
+                try:
+                    setattr(obj, n, junk)
+                except Exception:            # noqa: BLE001 - refused, as it should be
+                    pass
+        elif how == "delattr":
+            for n in names:
+                try:
+                    delattr(obj, n)
+                except Exception:            # noqa: BLE001
+                    pass
+        elif how == "items":
+            for key in (0, -1, "x"):
+                try:
+                    obj[key] = junk
+                except Exception:            # noqa: BLE001
+                    pass
+                try:
+                    del obj[key]
+                except Exception:            # noqa: BLE001
+                    pass
+        elif how == "methods":
+            for n in ("append", "clear", "pop", "sort", "reverse", "update", "popitem",
+                      "extend", "insert", "remove", "fill", "take_map", "requeue_map",
+                      "build_locality", "setdefault", "add", "discard", "resize"):
+                try:
+                    getattr(obj, n)(*([junk] if n not in ("clear", "sort", "reverse",
+                                                          "popitem", "pop") else []))
+                except Exception:            # noqa: BLE001
+                    pass
+        elif how == "inplace":
+            if isinstance(obj, np.ndarray):
+                try:
+                    obj.flags.writeable = True
+                except Exception:            # noqa: BLE001
+                    pass
+                try:
+                    obj[...] = 0
+                except Exception:            # noqa: BLE001
+                    pass
+            for n in names:
+                try:
+                    value = getattr(obj, n)
+                    value += 1 if isinstance(value, (int, float)) else [junk]
+                    setattr(obj, n, value)
+                except Exception:            # noqa: BLE001
+                    pass
+    except Exception:                        # noqa: BLE001
+        pass
+
+
+class Hostile:
+    name = "hostile"
+
+    def __init__(self, hows=("setattr", "delattr", "items", "methods", "inplace"), junk=JUNK,
+                 every=1):
+        self.hows, self.junk, self.every, self.n = hows, junk, every, 0
+
+    def reset(self, view, seed=None):
+        for obj in (view, view.jobs, view.rack, view.avail_f):
+            for how in self.hows:
+                attack(obj, how, self.junk[0])
+
+    def decide(self, decision, view):
+        self.n += 1
+        if self.n % self.every == 0:
+            for i, obj in enumerate(targets(decision, view)):
+                for how in self.hows:
+                    attack(obj, how, self.junk[(self.n + i) % len(self.junk)])
+        return edf(decision, view)
+
+
+def metrics(policy, seed=0):
+    return run_episode(ENV, policy, seed, SHORT)["metrics"]
+
+
+def same(a, b):
+    return all(a[k] == b[k] or (a[k] != a[k] and b[k] != b[k]) for k in a)
+
+
+def test_a_policy_that_tries_every_write_changes_nothing():
+    polite = metrics(Polite())
+    assert same(metrics(Hostile()), polite)
+    assert polite["deadline_miss_pct"] == metrics("edf")["deadline_miss_pct"]
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=list(HealthCheck))
+@given(hows=st.lists(st.sampled_from(["setattr", "delattr", "items", "methods", "inplace"]),
+                     min_size=1, max_size=3, unique=True),
+       junk=st.lists(st.sampled_from(JUNK[:4]) | st.floats() | st.integers(), min_size=1,
+                     max_size=3),
+       every=st.integers(1, 5), seed=st.integers(0, 3))
+def test_attack_shapes_leave_the_records_as_the_polite_ones(hows, junk, every, seed):
+    assert same(metrics(Hostile(tuple(hows), tuple(junk), every), seed),
+                metrics(Polite(), seed))
+
+
+def test_writes_raise_a_clear_error_naming_the_attribute():
+    seen = {}
+
+    class Probe:
+        name = "probe"
+
+        def decide(self, decision, view):
+            if decision.candidates and "job" not in seen:
+                job = decision.candidates[0].job
+                seen["isinstance"] = (isinstance(job, Job), isinstance(decision, Decision))
+                seen["same"] = job is view.jobs[job.jid]
+                for what, fn in {"job": lambda: setattr(job, "deadline_s", 0.0),
+                                 "decision": lambda: setattr(decision, "node", 3),
+                                 "view": lambda: setattr(view, "now", 0.0),
+                                 "method": lambda: job.take_map(0, 0)}.items():
+                    try:
+                        fn()
+                    except ReadOnlyError as e:
+                        seen[what] = str(e)
+                try:
+                    view.avail_f[0] = 5.0
+                except ValueError as e:
+                    seen["array"] = str(e)
+                try:
+                    getattr(view, "engine_internals")  # noqa: B009
+                except AttributeError as e:
+                    seen["private"] = str(e)
+            return edf(decision, view)
+
+    metrics(Probe())
+    assert seen["isinstance"] == (True, True) and seen["same"]
+    assert "'deadline_s'" in seen["job"] and "read-only" in seen["job"]
+    assert "'node'" in seen["decision"] and "'now'" in seen["view"]
+    assert "take_map()" in seen["method"] and "read-only" in seen["array"]
+    assert "ClusterView" in seen["private"]
+
+
+class HostileObs:
+    """act(obs, mask): writes into the observation and the mask it is handed."""
+
+    name = "hostile-obs"
+
+    def act(self, obs, mask):
+        action = int(np.flatnonzero(mask)[0])
+        for arr in (*obs.values(), mask):
+            arr[...] = 0
+        mask[-1] = True
+        return action
+
+
+class PoliteObs:
+    name = "polite-obs"
+
+    def act(self, obs, mask):
+        return int(np.flatnonzero(mask)[0])
+
+
+def test_an_observation_policy_writing_into_its_arrays_changes_nothing():
+    assert same(metrics(HostileObs()), metrics(PoliteObs()))
+
+
+@pytest.mark.parametrize("attr", ["deadline_s", "arrival_s", "priority", "weight"])
+def test_the_leaderboard_cannot_be_gamed_by_rewriting_deadlines(attr):
+    """The example of the issue: a policy that moved every candidate's deadline ahead ranked
+    first; now the write is refused and the episode fails, naming the attribute."""
+
+    class Gamer:
+        name = "gamer"
+
+        def decide(self, decision, view):
+            for c in decision.candidates:
+                setattr(c.job, attr, 1e12)
+            return edf(decision, view)
+
+    with pytest.raises(ReadOnlyError, match=f"cannot change '{attr}' of a Job") as e:
+        metrics(Gamer())
+    assert "policy gamer: its decide raised it" in e.value.__notes__[0]
