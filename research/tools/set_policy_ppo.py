@@ -28,12 +28,13 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--save", required=True)
     ap.add_argument("--policy", default="set", choices=("set", "multiinput"))
+    ap.add_argument("--gamma", type=float, default=0.99, help="PPO's discount (SB3's default 0.99)")
     ap.add_argument("--every", type=int, default=0,
                     help="also save and score a checkpoint every this many steps")
     a = ap.parse_args()
     torch.set_num_threads(1)
     policy = SetPolicy if a.policy == "set" else "MultiInputPolicy"
-    model = MaskablePPO(policy, gym.make(a.env), seed=a.seed, device="cpu")
+    model = MaskablePPO(policy, gym.make(a.env), gamma=a.gamma, seed=a.seed, device="cpu")
     head = gym.make(a.env).unwrapped.headline_metric
     chunk = a.every or a.steps
     t = time.process_time()
