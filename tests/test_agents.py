@@ -764,13 +764,20 @@ def test_train_cli_runs_a_yaml_file(tmp_path, capsys):
     assert "Traceback" not in err
 
 
-def test_an_agent_trained_on_a_flattened_observation_gets_a_clear_error(tmp_path):
-    """The harness gives agents the env's Dict observation: a checkpoint trained through
-    FlattenObservation is refused with an error that names the wrapper, not an AttributeError."""
+def test_an_agent_trained_on_a_flattened_observation_ranks(tmp_path):
+    """A checkpoint trained through FlattenObservation is no longer refused: the harness turns
+    the Dict observation into the flat one it was trained on (agents/flat_agent.py); the
+    details are tested in tests/test_external_clients.py."""
     from stable_baselines3 import PPO
 
     from mrsched_gym.evaluate import make_policy
     env = gym.wrappers.FlattenObservation(gym.make("mrsched/Hadoop-v0"))
     PPO("MlpPolicy", env, n_steps=32, batch_size=32, n_epochs=1, seed=0).save(tmp_path / "flat")
-    with pytest.raises(InputError, match="trained on a Box observation.*FlattenObservation"):
-        make_policy(f"agent:{tmp_path / 'flat.zip'}")
+    agent = make_policy(f"agent:{tmp_path / 'flat.zip'}")
+    base = gym.make("mrsched/Hadoop-v0")
+    assert agent.layout(base.observation_space, "Hadoop-v0") == "FlattenObservation"
+    obs, info = base.reset(seed=0)
+    assert 0 <= agent.act(obs, info["action_mask"]) <= base.unwrapped.K
+    assert agent.observation == "FlattenObservation"
+
+

@@ -100,15 +100,20 @@ def test_reuse_takes_records_only_from_an_identical_run(tmp_path, capsys):
     assert main(args) == 0
     rec_path = tmp_path / "rds-case-study" / "records.json"
     records = json.loads(rec_path.read_text())
-    records[0]["deadline_misses"] = 42.0           # marks the file: reuse must return it as is
+    records[0]["note"] = "marked"     # marks the file (a valid record): reuse returns it as is
     rec_path.write_text(json.dumps(records))
     capsys.readouterr()
     assert main([*args, "--reuse"]) == 0
     assert "reusing the records" in capsys.readouterr().out
-    assert json.loads(rec_path.read_text())[0]["deadline_misses"] == 42.0
+    assert json.loads(rec_path.read_text())[0]["note"] == "marked"
+    records[0]["deadline_misses"] = 42.0           # more misses than jobs: not reused
+    rec_path.write_text(json.dumps(records))
+    capsys.readouterr()
+    assert main([*args, "--reuse"]) == 0
+    assert "entry 0 is not an episode record" in capsys.readouterr().err
     assert main([*args, "--reuse", "--seeds", "2"]) == 0       # another size: run again
     assert "reusing" not in capsys.readouterr().out
-    assert all(r["deadline_misses"] != 42.0 for r in json.loads(rec_path.read_text()))
+    assert all("note" not in r for r in json.loads(rec_path.read_text()))
 
 
 def test_bad_reproduction_files_name_the_field(tmp_path):

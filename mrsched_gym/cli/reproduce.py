@@ -95,6 +95,14 @@ def check_output_file(path: Path, flag: str) -> None:
     check_writable_folder(path.parent, what=f"the folder of {flag}")
 
 
+def as_episode_record(rec: dict) -> dict:
+    """A reproduction record (``case``, ``policy``, ``seed`` and the metrics) in the shape the
+    journal checks take: its case as the scenario, with the return and step count it does not
+    keep, and an undefined metric (NaN, read back from null) as null."""
+    plain = {k: None if isinstance(v, float) and v != v else v for k, v in rec.items()}
+    return {"return": 0.0, "steps": 0, **plain, "scenario": rec.get("case")}
+
+
 def reusable_reproduction(out: Path, fingerprint: dict) -> list[dict] | None:
     """The records of an earlier run in ``out`` when its ``run.json`` equals ``fingerprint``
     (same cases, seeds, version and file contents), else ``None``, saying why it is not reused
@@ -117,7 +125,7 @@ def reusable_reproduction(out: Path, fingerprint: dict) -> list[dict] | None:
               file=sys.stderr)
         return None
     bad = [i for i, r in enumerate(records if isinstance(records, list) else [None])
-           if not isinstance(r, dict) or check_record({"scenario": r.get("case"), **r})]
+           if not isinstance(r, dict) or check_record(as_episode_record(r))]
     if bad:
         print(f"note: not reusing {out}: records.json entry {bad[0]} is not an episode "
               "record; running again", file=sys.stderr)
