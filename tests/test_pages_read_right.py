@@ -60,3 +60,21 @@ def test_jct_cdf_tells_fifteen_policies_apart():
     assert len(looks) == 15                      # no two lines look alike
     solid = [to_hex(line.get_color()) for line in lines if line.get_linestyle() == "-"]
     assert len(set(solid)) == len(solid) == 10   # ten hues, none a shade of another's pair
+
+
+def test_a_one_point_learning_curve_has_no_band_in_its_legend():
+    from matplotlib.collections import PolyCollection
+
+    from mrsched_gym.agents.learning_curves import learning_curve_figure
+    one = [{"step": 2048, "mean": 12.0, "ci95": 1.5}]
+    many = [{"step": s, "mean": m, "ci95": 1.0} for s, m in ((2048, 40.0), (4096, 12.0))]
+    no_ci = [{"step": s, "mean": m, "ci95": None} for s, m in ((2048, 40.0), (4096, 12.0))]
+    fig = learning_curve_figure({"short": one, "long": many, "no-ci": no_ci}, {"edf": 2.0})
+    ax = fig.axes[0]
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == \
+        ["short (one evaluation, bar: 95% CI)", "long (band: 95% CI)", "no-ci", "edf (baseline)"]
+    bands = [c for c in ax.collections if isinstance(c, PolyCollection)]
+    assert len(bands) == 1                       # only the run with a curve and a CI has one
+    fig = learning_curve_figure({"short": [{"step": 2048, "mean": 12.0, "ci95": None}]}, {})
+    assert [t.get_text() for t in fig.axes[0].get_legend().get_texts()] == \
+        ["short (one evaluation)"]
