@@ -78,3 +78,15 @@ def test_a_one_point_learning_curve_has_no_band_in_its_legend():
     fig = learning_curve_figure({"short": [{"step": 2048, "mean": 12.0, "ci95": None}]}, {})
     assert [t.get_text() for t in fig.axes[0].get_legend().get_texts()] == \
         ["short (one evaluation)"]
+
+
+def test_iqm_figure_says_how_many_ids_and_seeds():
+    from mrsched_gym.benchmark import SUITE, TEST_SEEDS, iqm_figure
+    rows = [{"policy": "edf", "iqm": 1.0, "iqm_lo": 0.8, "iqm_hi": 1.1}]
+    label = iqm_figure(rows, ids=SUITE, seeds=TEST_SEEDS).axes[0].get_xlabel()
+    assert f"IQM over {len(SUITE)} ids x 10 seeds (100-109)" in label
+    label = iqm_figure(rows, ids=SUITE[:1], seeds=[100, 103]).axes[0].get_xlabel()
+    assert "IQM over 1 id x 2 seeds (100, 103)" in label
+    docs = (ROOT / "docs" / "benchmark.md").read_text(encoding="utf-8")
+    from mrsched_gym.benchmark import sample_phrase
+    assert f'"{sample_phrase(SUITE, TEST_SEEDS)}"' in docs    # the page's caption of iqm.png
