@@ -7,6 +7,8 @@ import inspect
 import re
 from pathlib import Path
 
+import pytest
+
 from mrsched_gym.benchmark import table
 from mrsched_gym.cli.parser import build_parser
 from mrsched_gym.env import MRSchedEnv
@@ -90,3 +92,25 @@ def test_iqm_figure_says_how_many_ids_and_seeds():
     docs = (ROOT / "docs" / "benchmark.md").read_text(encoding="utf-8")
     from mrsched_gym.benchmark import sample_phrase
     assert f'"{sample_phrase(SUITE, TEST_SEEDS)}"' in docs    # the page's caption of iqm.png
+
+
+def test_reproduce_figure_shows_and_labels_a_zero_bar():
+    from matplotlib.colors import to_hex
+
+    from mrsched_gym.reproduce import load_reproduction, reproduction_figure
+    rep = load_reproduction("rds-case-study")            # bars of deadline_misses
+    misses = {"fifo": [4, 6], "fair": [3, 5], "edf": [1, 1], "rds": [0, 0]}
+    records = [{"case": "table-1", "policy": p, "seed": s, "deadline_misses": v}
+               for p, vals in misses.items() for s, v in enumerate(vals)]
+    ax = reproduction_figure(rep, records).axes[0]
+    rds = next(b for b in ax.containers if b.get_label() == "rds")
+    zero_bar = rds.patches[0]
+    assert zero_bar.get_height() == 0
+    marks = [ln for ln in ax.get_lines() if list(ln.get_ydata()) == [0, 0]
+             and to_hex(ln.get_color()) == to_hex(zero_bar.get_facecolor())]
+    assert len(marks) == 1 and marks[0].get_linewidth() >= 2        # a visible line
+    assert marks[0].get_xdata()[0] == pytest.approx(zero_bar.get_x())
+    labels = [t for t in ax.texts if t.get_text() == "0"]
+    assert len(labels) == 1
+    assert labels[0].xy[0] == pytest.approx(zero_bar.get_x() + zero_bar.get_width() / 2)
+    assert len(ax.texts) == 1                            # the tall bars carry no label
