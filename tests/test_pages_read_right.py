@@ -1,12 +1,16 @@
 """What a newcomer reads: confidence intervals printed as ``(lo, hi)`` (a negative bound reads
 ``(-0.80, -0.14)``, not ``(-0.80--0.14)``), every argument of the env on the generated env
-pages, and a help text for every option of ``demo``."""
+pages, a help text for every option of ``demo``, JCT CDF lines told apart, a one-point learning
+curve without a CI band, the ids and seeds of iqm.png, a zero bar drawn and labelled in the
+reproduce figures, and every env page with its world's rendered frame (committed, redrawn
+identically)."""
 
 import importlib.util
 import inspect
 import re
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from mrsched_gym.benchmark import table
@@ -25,10 +29,7 @@ def test_benchmark_table_prints_intervals_with_a_comma():
 
 
 def test_env_pages_list_every_argument_of_the_env():
-    spec = importlib.util.spec_from_file_location("docs_site", ROOT / "tools" / "docs_site.py")
-    site = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(site)
-    pages = site.generated_pages()
+    pages = load_tool("docs_site").generated_pages()
     keywords = [p.name for p in inspect.signature(MRSchedEnv.__init__).parameters.values()
                 if p.kind is p.POSITIONAL_OR_KEYWORD and p.name != "self"]
     assert "allow_idle" in keywords
@@ -114,3 +115,30 @@ def test_reproduce_figure_shows_and_labels_a_zero_bar():
     assert len(labels) == 1
     assert labels[0].xy[0] == pytest.approx(zero_bar.get_x() + zero_bar.get_width() / 2)
     assert len(ax.texts) == 1                            # the tall bars carry no label
+
+
+def load_tool(name: str):
+    """A module of ``tools/`` (not a package), imported from its file."""
+    import sys
+    sys.path.insert(0, str(ROOT / "tools"))
+    spec = importlib.util.spec_from_file_location(name, ROOT / "tools" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_every_env_page_shows_its_committed_frame_and_a_frame_redraws_identically():
+    from mrsched_gym.registration import ENV_IDS
+    frames, site = load_tool("env_frames"), load_tool("docs_site")
+    pages = site.generated_pages()
+    for env_id in ENV_IDS:
+        path = frames.frame_path(env_id)
+        link = f"](../{path.relative_to(ROOT / 'docs').as_posix()})"
+        assert link in pages[f"envs/{site.env_slug(env_id)}.md"], env_id
+        assert path.is_file(), f"{path} missing: run python tools/env_frames.py"
+        assert path.stat().st_size < 60_000, path
+        image = frames.read_png(path)
+        assert image.ndim == 3 and image.shape[2] == 3 and image.std() > 10, path  # not blank
+    fresh = frames.frame("mrsched/Hadoop-v0")
+    assert np.array_equal(frames.read_png(frames.frame_path("mrsched/Hadoop-v0")), fresh)
+    assert frames.png_bytes(fresh) == frames.png_bytes(frames.frame("mrsched/Hadoop-v0"))
