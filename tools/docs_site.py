@@ -213,7 +213,8 @@ base order), at the other decisions the candidates in the base order; then skip 
 mask offers it. Action `a` plays choice `a mod m` of the `m` choices; `info["played_action"]`
 is the base action played and `info["choices"]` the next decision's choices. Same worlds,
 seeds, episode end, reward and headline as `{env_id}` (tested); a model trained on it ranks
-on `{env_id}` as `agent:PATH` (the [training guide](../guide/train.md#without-an-action-mask-the-flat-variants)).
+on `{env_id}` as `agent:PATH` (the
+[training guide](../guide/train.md#without-an-action-mask-the-flat-variants)).
 For tools that take only an id string: `mrsched_gym:{flat_id(env_id)}`.
 
 ## Version History
