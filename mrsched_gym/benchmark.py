@@ -241,9 +241,20 @@ def paired_table(rows: Sequence[dict]) -> str:
     return "\n".join(lines)
 
 
-def iqm_figure(rows: Sequence[dict]):
+def sample_phrase(ids: Sequence[str], seeds: Sequence[int]) -> str:
+    """What an aggregate is over, for a caption: ``"12 ids x 10 seeds (100-109)"`` (the seeds
+    listed when they are not one run of consecutive numbers)."""
+    seeds = sorted(seeds)
+    consecutive = len(seeds) > 1 and seeds == list(range(seeds[0], seeds[-1] + 1))
+    which = f"{seeds[0]}-{seeds[-1]}" if consecutive else ", ".join(map(str, seeds))
+    return (f"{len(ids)} id{'s' * (len(ids) != 1)} x {len(seeds)} "
+            f"seed{'s' * (len(seeds) != 1)} ({which})")
+
+
+def iqm_figure(rows: Sequence[dict], *, ids: Sequence[str], seeds: Sequence[int]):
     """Horizontal bars of the IQM with their 95% CIs, best on top, coloured by role (agents
-    orange, reference rules green, baselines blue) with a legend of the roles present."""
+    orange, reference rules green, baselines blue) with a legend of the roles present; the
+    axis label says how many ids and seeds (``ids``, ``seeds``) each IQM is over."""
     from matplotlib.patches import Patch
 
     from mrsched_gym.evaluate import AGENT, BASELINE, REFERENCE, policy_role
@@ -260,8 +271,8 @@ def iqm_figure(rows: Sequence[dict]):
     ax.axvline(0, color="grey", lw=0.8)
     ax.axvline(1, color="grey", lw=0.8, ls="--")
     ax.tick_params(axis="y", labelsize=8)
-    ax.set_xlabel("normalised score: IQM over ids x seeds, 95% bootstrap CI\n"
-                  "(0 = random, 1 = best baseline; higher is better)")
+    ax.set_xlabel(f"normalised score: IQM over {sample_phrase(ids, seeds)}, 95% bootstrap CI"
+                  "\n(0 = random, 1 = best baseline; higher is better)")
     present = [r for r in (AGENT, REFERENCE, BASELINE) if r in roles]
     ax.legend(handles=[Patch(color=colour[r], label=label[r]) for r in present],
               fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
@@ -269,14 +280,14 @@ def iqm_figure(rows: Sequence[dict]):
     return fig
 
 
-def plot_iqm(rows: Sequence[dict], path) -> Any:
+def plot_iqm(rows: Sequence[dict], path, *, ids: Sequence[str], seeds: Sequence[int]) -> Any:
     """Write :func:`iqm_figure` to ``path`` (durably; the whole figure, labels included)."""
     from mrsched_gym.results import save_figure
-    fig = iqm_figure(rows)
+    fig = iqm_figure(rows, ids=ids, seeds=seeds)
     save_figure(fig, path, dpi=110, bbox_inches="tight")
     return path
 
 
 __all__ = ["SUITE", "TEST_SEEDS", "aggregate", "best_baseline", "headline_of", "iqm",
            "iqm_figure", "is_anchor", "normalised_scores", "paired_rows", "paired_table",
-           "plot_iqm", "prob_improvement", "table"]
+           "plot_iqm", "prob_improvement", "sample_phrase", "table"]

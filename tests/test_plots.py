@@ -146,7 +146,8 @@ def test_gantt_marks_rejected_jobs():
 def test_iqm_has_a_legend_of_the_roles_and_its_whole_xlabel():
     rows = [{"policy": p, "iqm": v, "iqm_lo": v - 0.3, "iqm_hi": v + 0.2}
             for p, v in (("agent:general", 1.2), ("srpt", 1.0), ("edf", 1.0), ("fifo", 0.1))]
-    fig = iqm_figure(rows)
+    fig = iqm_figure(rows, ids=["mrsched/Hadoop-v0", "mrsched/Dedicated-v0"],
+                     seeds=range(100, 110))
     ax = fig.axes[0]
     assert [t.get_text() for t in ax.get_legend().get_texts()] == \
         ["agent", "reference rule", "baseline"]

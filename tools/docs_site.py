@@ -4,7 +4,9 @@
 because nothing of them is committed: one page per registered env id (from the registry and the
 scenario files), the baselines by paper with how faithful each reproduction is (from
 ``docs/reproductions.json`` and ``configs/reproductions/``), the scenario-file reference (from
-the config classes, :mod:`docs_config_reference`) and the CLI (from argparse's help).
+the config classes, :mod:`docs_config_reference`) and the CLI (from argparse's help). Each env
+page shows its world's rendered frame, ``docs/figures/envs/<slug>.png``: images, so committed,
+drawn by ``python tools/env_frames.py`` (:mod:`env_frames`; a test redraws one and compares).
 ``python tools/docs_site.py OUT`` writes them to a folder, for reading without a build.
 """
 
@@ -23,6 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import docs_config_reference  # noqa: E402
+from env_frames import CAPTION, env_slug, frame_path  # noqa: E402
 
 #: Short names of the source papers, in the order of the baselines page.
 PAPERS = (
@@ -50,11 +53,6 @@ PAPERS = (
      "best baseline that sets a benchmark score of 1",
      ("srpt", "atc", "edf-affinity", "edf-slowstart", "srpt-slowstart"), ()),
 )
-
-
-def env_slug(env_id: str) -> str:
-    """``mrsched/Hadoop-v0`` -> ``hadoop-v0`` (the page's file name)."""
-    return env_id.split("/", 1)[1].lower()
 
 
 def _first_paragraph(obj) -> str:
@@ -131,7 +129,13 @@ def env_page(env_id: str) -> str:
                      for key, box in obs_space.spaces.items())
     over = (f" with {', '.join(f'`{p}: {v}`' for p, v in overrides.items())}"
             if overrides else "")
-    return f"""# {env_id.split('/', 1)[1]}
+    name = env_id.split('/', 1)[1]
+    frame = frame_path(env_id).relative_to(ROOT / "docs").as_posix()
+    return f"""# {name}
+
+![A rendered frame of {name}: tasks running per job over time](../{frame})
+
+{CAPTION}
 
 | | |
 |---|---|

@@ -112,7 +112,7 @@ def benchmark_command(args: argparse.Namespace) -> int:
              for s, v in zip(seeds, vals, strict=False)]))
         atomic_write(staged / "benchmark.md", f"suite: {json.dumps(version)}\n\n{text}\n")
         if not args.no_plots:
-            plot_iqm(rows, staged / "iqm.png")
+            plot_iqm(rows, staged / "iqm.png", ids=ids, seeds=seeds)
         folder.commit(staged)
     print(f"wrote {folder.final} ({time.perf_counter() - t0:.1f} s)")
     return 0

@@ -31,7 +31,13 @@ from mrsched_gym.reproduce.comparisons import (
     unit_of,
     value_of,
 )
-from mrsched_gym.reproduce.reporting import claim_line, plot, report, validation_page
+from mrsched_gym.reproduce.reporting import (
+    claim_line,
+    plot,
+    report,
+    reproduction_figure,
+    validation_page,
+)
 from mrsched_gym.reproduce.running import (
     ADDED_LATER,
     input_digests,
@@ -42,5 +48,5 @@ from mrsched_gym.reproduce.running import (
 __all__ = ["ADDED_LATER", "JOB_METRICS", "Case", "CaseSpec", "QuickSpec", "Reproduction",
            "ReproductionFile", "bundled_reproductions", "check_claims", "claim_line",
            "input_digests", "load_reproduction", "paper_comparisons", "paper_counterpart", "plot",
-           "report", "run_fingerprint", "run_reproduction", "summary_json", "unit_of",
-           "validation_page", "value_of"]
+           "report", "reproduction_figure", "run_fingerprint", "run_reproduction", "summary_json",
+           "unit_of", "validation_page", "value_of"]

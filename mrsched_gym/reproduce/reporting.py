@@ -127,19 +127,25 @@ def validation_page(results: Sequence[tuple[Reproduction, list[dict]]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def plot(rep: Reproduction, records: list[dict], path: Path) -> Path | None:
-    """The reproduction's figure (bars per case and policy, or lines over the cases)."""
+#: A bar lower than this fraction of the tallest bar of its figure is hard to see (or, at 0,
+#: invisible): it is drawn as a thin line at its value and labelled with the value.
+LOW_BAR_FRACTION = 0.02
+
+
+def reproduction_figure(rep: Reproduction, records: list[dict]):
+    """The reproduction's figure (bars per case and policy, or lines over the cases) as a
+    headless ``Figure``, or None when the file asks for none. A bar of value 0 (or one lower
+    than :data:`LOW_BAR_FRACTION` of the tallest) is a thin line in its colour with its value
+    written above, so that a zero is not read as a missing bar."""
     if not rep.plot:
         return None
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    from mrsched_gym.leaderboard import clipped_interval
+    from mrsched_gym.leaderboard import clipped_interval, new_figure
     m = rep.plot["metric"]
     policies = list(dict.fromkeys(p for c in rep.cases for p in c.policies))
-    fig, ax = plt.subplots(figsize=(7, 3.6))
+    fig = new_figure(7, 3.6)
+    ax = fig.add_subplot(111)
     names = [c.name for c in rep.cases]
+    bars = []
     for k, p in enumerate(policies):
         xs, ys, hw = [], [], []
         for i, c in enumerate(rep.cases):
@@ -154,14 +160,37 @@ def plot(rep: Reproduction, records: list[dict], path: Path) -> Path | None:
             ax.errorbar(xs, ys, yerr=es, marker="o", capsize=3, label=p)
         else:
             w = 0.8 / len(policies)
-            ax.bar(np.asarray(xs) + (k - (len(policies) - 1) / 2) * w, ys, w, yerr=es,
-                   capsize=2, label=p)
+            at = np.asarray(xs) + (k - (len(policies) - 1) / 2) * w
+            drawn = ax.bar(at, ys, w, yerr=es, capsize=2, label=p)
+            colour = drawn.patches[0].get_facecolor()
+            bars += [(x, y, w, colour) for x, y in zip(at, ys, strict=True)]
+    mark_low_bars(ax, bars)
     ax.set_xticks(range(len(names)), names, rotation=30, ha="right", fontsize=8)
     ax.set_ylabel(f"{m}\n(mean, 95% CI clipped to its range)", fontsize=9)
     ax.set_title(rep.title, fontsize=9)
     ax.legend(fontsize=8)
     fig.tight_layout()
+    return fig
+
+
+def mark_low_bars(ax, bars: list[tuple[float, float, float, tuple]]) -> None:
+    """Draw each ``(x, height, width, colour)`` bar lower than :data:`LOW_BAR_FRACTION` of the
+    tallest as a thin line at its height, labelled with its value (``0`` for a zero)."""
+    heights = [abs(y) for _, y, _, _ in bars if np.isfinite(y)]
+    tallest = max(heights, default=0.0)
+    for x, y, w, colour in bars:
+        if not np.isfinite(y) or (tallest > 0 and abs(y) > LOW_BAR_FRACTION * tallest):
+            continue                              # missing (NaN), or tall enough to see
+        ax.plot([x - w / 2, x + w / 2], [y, y], color=colour, lw=2.5, solid_capstyle="butt")
+        ax.annotate("0" if y == 0 else f"{y:.2g}", (x, y), xytext=(0, 2),
+                    textcoords="offset points", ha="center", va="bottom", fontsize=7)
+
+
+def plot(rep: Reproduction, records: list[dict], path: Path) -> Path | None:
+    """Write :func:`reproduction_figure` to ``path`` (None when the file asks for no figure)."""
+    fig = reproduction_figure(rep, records)
+    if fig is None:
+        return None
     from mrsched_gym.results import save_figure
     save_figure(fig, path, dpi=110)
-    plt.close(fig)
     return path
