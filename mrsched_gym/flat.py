@@ -34,6 +34,7 @@ trained on a variant plays the base id's worlds seed for seed in the harness
 
 from __future__ import annotations
 
+import struct
 from typing import Any
 
 import numpy as np
@@ -115,31 +116,38 @@ class FlatChoices:
         #: The choices with ``n`` candidates: ``plain[n]`` without skip, ``with_skip[n]`` with.
         self.plain = [tuple(range(n)) for n in range(self.K + 1)]
         self.with_skip = [(*range(n), self.K) for n in range(self.K + 1)]
+        #: Reads the ``n`` candidates' "time to deadline" values (``_deadlines[n]``) at once.
+        pad = f"{4 * (self.F - 1)}x"
+        self._deadlines = [struct.Struct("<" + f"f{pad}" * (n - 1) + "f" if n else "<")
+                           for n in range(self.K + 1)]
         #: The base action of each choice of the last observed decision.
         self.choices: tuple[int, ...] = (self.K,)
 
-    def arrange(self, flat: np.ndarray, n: int, skip: bool, schedule: bool) -> np.ndarray:
-        """Order the ``n`` candidate rows of ``flat`` (a flat observation in the base order,
-        changed in place) as the choices, which it sets (:attr:`choices`, a tuple of base
-        actions; skip last if ``skip``), and return ``flat``."""
+    def arrange(self, buf: bytearray, n: int, skip: bool, schedule: bool) -> None:
+        """Order the ``n`` candidate rows of ``buf`` (a flat observation's little-endian float32
+        bytes in the base order, changed in place) as the choices, which it sets
+        (:attr:`choices`, a tuple of base actions; skip last if ``skip``). Done on the bytes,
+        before any array is made: one ``struct`` call reads the deadlines, a row move is a
+        slice assignment."""
         if n > 1 and schedule and self.urgent:
-            a = self.D + _DEADLINE
-            ttd = flat[a:a + n * self.F:self.F].tolist()
-            if ttd != sorted(ttd):                     # most decisions come in order already
+            ttd = self._deadlines[n].unpack_from(buf, 4 * (self.D + _DEADLINE))
+            if list(ttd) != sorted(ttd):              # most decisions come in order already
                 order = sorted(range(n), key=ttd.__getitem__)   # stable: ties keep base order
-                rows = flat[self.D:self.D + n * self.F].reshape(n, self.F)
-                rows[:] = rows[order]
+                row, start = 4 * self.F, 4 * self.D
+                buf[start:start + n * row] = b"".join(
+                    [buf[start + i * row:start + (i + 1) * row] for i in order])
                 self.choices = (*order, self.K) if skip else tuple(order)
-                return flat
+                return
         self.choices = self.with_skip[n] if skip else self.plain[n]
-        return flat
 
     def observe(self, obs: dict[str, np.ndarray], mask: np.ndarray) -> np.ndarray:
         """The flat observation of a base observation ``obs`` whose action mask is ``mask``
         (``bool[K + 1]``, the env's ``action_masks()``); sets :attr:`choices`."""
-        flat = np.concatenate([np.asarray(obs[k], np.float32).ravel() for k in self.keys])
+        buf = bytearray(np.concatenate([np.asarray(obs[k], _F32LE).ravel()
+                                        for k in self.keys]).tobytes())
         n = int(np.count_nonzero(mask[:self.K]))
-        return self.arrange(flat, n, bool(mask[self.K]), bool(obs["decision"][_SCHEDULE] > 0.5))
+        self.arrange(buf, n, bool(mask[self.K]), bool(obs["decision"][_SCHEDULE] > 0.5))
+        return np.frombuffer(buf, _F32LE).astype(np.float32)
 
     def action(self, action: Any) -> int:
         """The base action that ``action`` (an integer of ``Discrete(K + 1)``) plays at the last
@@ -175,20 +183,26 @@ class FlatEnv(MRSchedEnv):
         self.all_legal.setflags(write=False)
 
     def _observe_flat(self) -> np.ndarray:
-        """The current decision, flat (the encoder's buffer, no ``Dict`` made)."""
+        """The current decision, flat (the encoder's buffer, no ``Dict`` made; ``step`` does
+        the same inline)."""
         sim = self.sim
-        flat = np.frombuffer(self.encoder.observe_bytes(), _F32LE)
+        buf = self.encoder.observe_bytes()
+        if sim.done:
+            self.view.arrange(buf, 0, True, False)
+        else:
+            d = sim.decision
+            n = len(d.candidates)
+            schedule = d.kind == SCHEDULE
+            self.view.arrange(buf, n, n == 0 or not schedule or self.flat_allow_idle, schedule)
+        return self._finish(np.frombuffer(buf, _F32LE))
+
+    def _finish(self, flat: np.ndarray) -> np.ndarray:
+        """``flat`` in native float32, with the objective values appended if observed."""
         if not _NATIVE_LE:                            # pragma: no cover - big-endian machines
             flat = flat.astype(np.float32)
         if self.objective_values is not None:
             flat = np.concatenate((flat, self.objective_values))
-        if sim.done:
-            return self.view.arrange(flat, 0, True, False)
-        d = sim.decision
-        n = len(d.candidates)
-        schedule = d.kind == SCHEDULE
-        return self.view.arrange(flat, n, n == 0 or not schedule or self.flat_allow_idle,
-                                 schedule)
+        return flat
 
     def reset(self, *, seed: int | None = None, options: dict | None = None
               ) -> tuple[np.ndarray, dict[str, Any]]:
@@ -202,12 +216,28 @@ class FlatEnv(MRSchedEnv):
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         """Play choice ``action mod m`` (every action is legal; ``info["played_action"]`` is
         the base action played, ``info["choices"]`` the next decision's choices)."""
-        played = self.view.action(action)
+        view = self.view
+        choices = view.choices
+        if type(action) is int and 0 <= action <= view.K:      # the usual case, inline
+            played = choices[action % len(choices)]
+        else:
+            played = view.action(action)
         reward, terminated, truncated, info = self.advance(played)
-        flat = self._observe_flat()
+        sim = self.sim
+        buf = self.encoder.observe_bytes()
+        if sim.done:
+            view.arrange(buf, 0, True, False)
+        else:
+            d = sim.decision
+            n = len(d.candidates)
+            schedule = d.kind == SCHEDULE
+            view.arrange(buf, n, n == 0 or not schedule or self.flat_allow_idle, schedule)
+        flat = np.frombuffer(buf, _F32LE)
+        if not _NATIVE_LE or self.objective_values is not None:
+            flat = self._finish(flat)
         info["played_action"] = played
-        info["choices"] = self.view.choices
-        if "action_mask" in info:                     # not with lean_info
+        info["choices"] = view.choices
+        if not self.lean_info:
             info["action_mask"] = self.all_legal
         return flat, reward, terminated, truncated, info
 
