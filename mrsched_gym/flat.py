@@ -183,8 +183,7 @@ class FlatEnv(MRSchedEnv):
         self.all_legal.setflags(write=False)
 
     def _observe_flat(self) -> np.ndarray:
-        """The current decision, flat (the encoder's buffer, no ``Dict`` made; ``step`` does
-        the same inline)."""
+        """The current decision, flat (the encoder's buffer, no ``Dict`` made)."""
         sim = self.sim
         buf = self.encoder.observe_bytes()
         if sim.done:
@@ -194,10 +193,7 @@ class FlatEnv(MRSchedEnv):
             n = len(d.candidates)
             schedule = d.kind == SCHEDULE
             self.view.arrange(buf, n, n == 0 or not schedule or self.flat_allow_idle, schedule)
-        return self._finish(np.frombuffer(buf, _F32LE))
-
-    def _finish(self, flat: np.ndarray) -> np.ndarray:
-        """``flat`` in native float32, with the objective values appended if observed."""
+        flat = np.frombuffer(buf, _F32LE)
         if not _NATIVE_LE:                            # pragma: no cover - big-endian machines
             flat = flat.astype(np.float32)
         if self.objective_values is not None:
@@ -216,27 +212,11 @@ class FlatEnv(MRSchedEnv):
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         """Play choice ``action mod m`` (every action is legal; ``info["played_action"]`` is
         the base action played, ``info["choices"]`` the next decision's choices)."""
-        view = self.view
-        choices = view.choices
-        if type(action) is int and 0 <= action <= view.K:      # the usual case, inline
-            played = choices[action % len(choices)]
-        else:
-            played = view.action(action)
+        played = self.view.action(action)
         reward, terminated, truncated, info = self.advance(played)
-        sim = self.sim
-        buf = self.encoder.observe_bytes()
-        if sim.done:
-            view.arrange(buf, 0, True, False)
-        else:
-            d = sim.decision
-            n = len(d.candidates)
-            schedule = d.kind == SCHEDULE
-            view.arrange(buf, n, n == 0 or not schedule or self.flat_allow_idle, schedule)
-        flat = np.frombuffer(buf, _F32LE)
-        if not _NATIVE_LE or self.objective_values is not None:
-            flat = self._finish(flat)
+        flat = self._observe_flat()
         info["played_action"] = played
-        info["choices"] = view.choices
+        info["choices"] = self.view.choices
         if not self.lean_info:
             info["action_mask"] = self.all_legal
         return flat, reward, terminated, truncated, info
