@@ -73,7 +73,7 @@ from mrsched_gym.features import (
     TASK_HOURS_MAX,
 )
 from mrsched_gym.float_writer import BytesWriter, write_f32_le
-from mrsched_gym.job_row import JobRow, static_row
+from mrsched_gym.job_row import JobRow, static_row, write_row
 from mrsched_gym.node_rows import pack_changed_rows
 from mrsched_gym.obs_layout import (
     DECISION_FEATURES,
@@ -263,21 +263,8 @@ class ObservationEncoder:
         else:
             speed = 1.0
         wait = (now - r.arrival) / 3600.0
-        w.write(r.cols_0_1)
-        write_f32_le(w, locality)
-        w.write(r.cols_3_6)
-        write_f32_le(w, to_deadline)
-        write_f32_le(w, r.has_deadline)
-        write_f32_le(w, required)
-        write_f32_le(w, speed)
-        write_f32_le(w, r.running)
-        write_f32_le(w, wait if wait < HOURS_MAX else HOURS_MAX)
-        w.write(r.cols_13_14)
-        write_f32_le(w, resumes)
-        w.write(r.cols_16_18)
-        write_f32_le(w, col_19)
-        write_f32_le(w, col_20)
-        w.write(r.col_21)
+        write_row(w, r, locality, to_deadline, required, speed,
+                  wait if wait < HOURS_MAX else HOURS_MAX, resumes, col_19, col_20)
 
     # ------------------------------------------------------------------ candidate rows by kind
     def _schedule_rows(self, w: BytesWriter, d: Decision, node: int, now: float) -> None:

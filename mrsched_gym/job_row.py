@@ -13,6 +13,11 @@ build (docs/notes/speed.md).
 
 from __future__ import annotations
 
+import struct
+import sys
+from types import FunctionType
+from typing import Final
+
 from mrsched_gym.float_writer import BytesWriter, write_f32_le
 from mrsched_gym.sim.state import Job
 
@@ -80,4 +85,49 @@ def static_row(valid: float, is_reduce: float, progress: float, remaining: float
     return w.getvalue()
 
 
-__all__ = ["JobRow", "static_row"]
+def write_row(w: BytesWriter, r: JobRow, locality: float, to_deadline: float, required: float,
+              speed: float, wait: float, resumes: float, col_19: float, col_20: float) -> None:
+    """Write a candidate row into ``w``: ``r``'s static columns, columns 8 and 11 from ``r``
+    and the columns of this observation (2: ``locality``, 7: ``to_deadline``, 9: ``required``,
+    10: ``speed``, 12: ``wait``, 15: ``resumes``, 19 and 20), as float32, value by value (the
+    compiled build makes each a store)."""
+    w.write(r.cols_0_1)
+    write_f32_le(w, locality)
+    w.write(r.cols_3_6)
+    write_f32_le(w, to_deadline)
+    write_f32_le(w, r.has_deadline)
+    write_f32_le(w, required)
+    write_f32_le(w, speed)
+    write_f32_le(w, r.running)
+    write_f32_le(w, wait)
+    w.write(r.cols_13_14)
+    write_f32_le(w, resumes)
+    w.write(r.cols_16_18)
+    write_f32_le(w, col_19)
+    write_f32_le(w, col_20)
+    w.write(r.col_21)
+
+
+#: A whole candidate row as one ``struct`` (the static pieces as bytes, the other columns as
+#: native ``f``: the C cast, as ``write_f32_le``; every piece is a multiple of 4 bytes, so native
+#: alignment adds no padding).
+ROW_STRUCT: Final = struct.Struct("8sf16s6f8sf12s2f4s")
+
+
+def pack_row(w: BytesWriter, r: JobRow, locality: float, to_deadline: float, required: float,
+             speed: float, wait: float, resumes: float, col_19: float, col_20: float) -> None:
+    """:func:`write_row` with one ``struct`` call: the same bytes on a little-endian machine,
+    and what the interpreted build runs there (one C call per row instead of fifteen)."""
+    w.write(ROW_STRUCT.pack(r.cols_0_1, locality, r.cols_3_6, to_deadline, r.has_deadline,
+                            required, speed, r.running, wait, r.cols_13_14, resumes,
+                            r.cols_16_18, col_19, col_20, r.col_21))
+
+
+#: The value-by-value writer, whichever build runs (its test compares the two).
+WRITTEN_OUT: Final = write_row
+
+if isinstance(write_row, FunctionType) and sys.byteorder == "little":   # interpreted
+    globals().update(write_row=pack_row)
+
+
+__all__ = ["ROW_STRUCT", "WRITTEN_OUT", "JobRow", "pack_row", "static_row", "write_row"]

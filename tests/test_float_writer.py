@@ -147,3 +147,22 @@ def test_observation_arrays_are_fresh_writable_float32_arrays():
     finally:
         env.close()
         replay.close()
+
+
+def test_a_candidate_row_packed_in_one_call_is_the_row_written_value_by_value():
+    """The interpreted build writes a candidate row with one ``struct`` call
+    (``job_row.pack_row``); the compiled build value by value (``job_row.write_row``): the same
+    bytes, edge values included."""
+    from mrsched_gym.float_writer import BytesWriter
+    from mrsched_gym.job_row import ROW_STRUCT, WRITTEN_OUT, JobRow, pack_row, static_row
+    xs = values()
+    assert ROW_STRUCT.size == 4 * 22
+    for k in range(0, len(xs) - 20, 7):
+        v = xs[k:k + 20]
+        r = JobRow(1, 2, 3, 4, 5, static_row(*v[:12]), 1.0, 2.0, 3.0, v[12], v[13])
+        args = (r, *v[14:20], 1.0, -0.5)
+        one, packed = BytesWriter(), BytesWriter()
+        WRITTEN_OUT(one, *args)
+        pack_row(packed, *args)
+        assert packed.getvalue() == one.getvalue(), v
+        assert packed.getvalue()[8:12] == numpy_cast([v[14]])

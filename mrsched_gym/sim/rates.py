@@ -55,6 +55,7 @@ disk and network are not orchestrated (the paper controls CPU and memory, III).
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING, Final
 
 from mrsched_gym.models.interference import response_time_ms
@@ -152,6 +153,7 @@ def rerate(sim: Simulator, n: int) -> None:
         _set_cpu_used(sim, n, cpu_used)
     if (1.0 if sum_io <= 1.0 else 1.0 / sum_io) != sim.io_f[n]:
         _set_io_factor(sim, n, sum_io)
+    queue_node_end(sim, n)
 
 
 def _rerate_orchestrated(sim: Simulator, n: int, f: float, sum_cpu: float, sum_mem: float,
@@ -222,16 +224,19 @@ def _set_rate(sim: Simulator, t: Task, rate: float, now: float) -> None:
     t.t_last = now
     t.rate = rate
     t.version += 1
+    t.end_s = math.inf
     if rate > 0:
         left = t.remaining - t.floor
         if left > EPS:
             queue = sim.queue
             queue.seq += 1
-            push_event(queue.heap, (now + left / rate, _TASK_END, queue.seq, t.tid, t.version))
+            t.end_s = now + left / rate
+            t.end_seq = queue.seq
         elif t.floor == 0:
             queue = sim.queue
             queue.seq += 1
-            push_event(queue.heap, (now, _TASK_END, queue.seq, t.tid, t.version))
+            t.end_s = now
+            t.end_seq = queue.seq
 
 
 def _set_cpu_used(sim: Simulator, n: int, used: float) -> None:
@@ -283,17 +288,41 @@ def sync(sim: Simulator, t: Task) -> None:
 def schedule_end(sim: Simulator, t: Task) -> None:
     """(Re-)schedule the task's end event for its current rate (the old one goes stale)."""
     t.version += 1
+    t.end_s = math.inf
     rate = t.rate
     if rate > 0:
         left = t.remaining - t.floor
         if left > EPS:
             queue = sim.queue
-            queue.seq += 1                    # queue.push, inlined
-            push_event(queue.heap, (sim.now + left / rate, _TASK_END, queue.seq, t.tid, t.version))
+            queue.seq += 1
+            t.end_s = sim.now + left / rate
+            t.end_seq = queue.seq
         elif t.floor == 0:
             queue = sim.queue
             queue.seq += 1
-            push_event(queue.heap, (sim.now, _TASK_END, queue.seq, t.tid, t.version))
+            t.end_s = sim.now
+            t.end_seq = queue.seq
+    queue_node_end(sim, t.node)
+
+
+def queue_node_end(sim: Simulator, n: int) -> None:
+    """Queue the end event of node ``n``'s earliest-ending task (by time, then sequence
+    number) unless it is queued already. Each task's end has its time and sequence number as
+    if every end were queued (``Task.end_s``, ``Task.end_seq``), but only each node's earliest
+    is: the queue's earliest live event is then the one it would be with all of them queued,
+    so events are handled in the same order, ties included, with fewer entries pushed and
+    dropped stale. Called after anything that changes a task end on ``n``: re-rating, a
+    re-scheduled end, a task's end or stall handled."""
+    best: Task | None = None
+    best_s = math.inf
+    best_seq = 0
+    for t in sim.tasks_on[n]:
+        e = t.end_s
+        if e < best_s or (e == best_s and best is not None and t.end_seq < best_seq):
+            best, best_s, best_seq = t, e, t.end_seq
+    if best is not None and best.queued != best.version:
+        best.queued = best.version
+        push_event(sim.queue.heap, (best_s, _TASK_END, best_seq, best.tid, best.version))
 
 
 def orchestrate(sim: Simulator) -> None:

@@ -55,7 +55,8 @@ class Task:
     __slots__ = ("tid", "job", "phase", "idx", "node", "remaining", "floor", "rate", "t_last",
                  "version", "demand", "work", "start_s", "mem_gb", "swapped_gb", "state",
                  "est", "shuffle_s", "locality", "first_start_s", "src", "read_io",
-                 "type_idx", "base", "mem0", "cpu_est", "twin", "is_copy")
+                 "type_idx", "base", "mem0", "cpu_est", "twin", "is_copy", "end_s", "end_seq",
+                 "queued")
 
     def __init__(self, tid: int, job: Job, phase: int, idx: int, node: int, work: float,
                  demand: tuple[float, float, float, float], now: float, mem_gb: float) -> None:
@@ -87,6 +88,11 @@ class Task:
         self.read_io = 0.0              # disk demand it puts on that data node
         self.twin: Task | None = None   # the other running copy (speculative execution)
         self.is_copy = False            # a backup copy launched by speculation
+        # Its end event (time, sequence number; ``inf``: none) and the version whose event is
+        # in the queue (-1: none): only each node's earliest end is queued (sim/rates.py).
+        self.end_s = math.inf
+        self.end_seq = 0
+        self.queued = -1
 
     @property
     def progress(self) -> float:

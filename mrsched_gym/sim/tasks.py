@@ -29,7 +29,7 @@ from mrsched_gym.sim.cluster import (
 )
 from mrsched_gym.sim.events import EventKind
 from mrsched_gym.sim.jobs import end_map_phase, finish_job, refresh_runnable
-from mrsched_gym.sim.rates import rerate, schedule_end, sync
+from mrsched_gym.sim.rates import queue_node_end, rerate, schedule_end, sync
 from mrsched_gym.sim.state import (
     DONE,
     EPS,
@@ -227,6 +227,7 @@ def _detach(sim: Simulator, t: Task) -> None:
     sim.tasks_on[n].remove(t)
     sim.mem_used_gb[n] -= t.mem_gb
     t.version += 1
+    t.end_s = math.inf
     drop_reader(sim, t)
     job = t.job
     if t.phase == MAP:
@@ -305,8 +306,10 @@ def on_task_end(sim: Simulator, tid: int, version: int) -> None:
     if t is None or t.version != version:
         return                            # stale event (rate changed or task gone)
     sync(sim, t)
+    t.end_s = math.inf                    # its queued end is handled
     if t.floor > 0:
-        return                            # a reduce waiting for more map output
+        queue_node_end(sim, t.node)       # a reduce waiting for more map output: the node's
+        return                            # next end is queued instead
     _complete(sim, t)
 
 
