@@ -43,9 +43,9 @@ class EventKind(IntEnum):
 class EventQueue:
     """Min-heap of events with deterministic tie-breaking.
 
-    The rate model pushes task end events itself (``seq += 1``, then :func:`push_event` of
-    the tuple: what :meth:`push` does) to save a call per rate change; a change to the entry
-    layout changes :func:`~mrsched_gym.sim.rates.schedule_end` too.
+    The rate model draws task ends' sequence numbers itself (``seq += 1``) and pushes each
+    node's earliest end with :func:`push_event` (:func:`~mrsched_gym.sim.rates.queue_node_end`);
+    a change to the entry layout changes it too.
     """
 
     __slots__ = ("heap", "seq")

@@ -40,8 +40,10 @@ rate = cpu_speed x accelerator speed-up x f_share x f_mem x 1/NormTCT_j(r)
 * A reduce task's work is its shuffle (its share of map output / net_mb_s) plus its reduce work;
   it stalls at its un-shuffled share until more maps finish.
 
-A rate change re-schedules the task's end event (:func:`schedule_end`), and :func:`sync` brings
-a task's remaining work up to now before its rate or state changes.
+A rate change re-schedules the task's end (:func:`schedule_end`): its time and sequence
+number are kept on the task, and only each node's earliest end is queued
+(:func:`queue_node_end`, after the node's re-rating). :func:`sync` brings a task's remaining
+work up to now before its rate or state changes.
 
 Gaps we filled (documented choices): the MROrchestrator's estimators are the converged forms of
 Algorithm 2 where the fluid model makes the regression trivial: a task's memory need is its own
@@ -216,7 +218,8 @@ def _rerate_orchestrated(sim: Simulator, n: int, f: float, sum_cpu: float, sum_m
 
 def _set_rate(sim: Simulator, t: Task, rate: float, now: float) -> None:
     """Task ``t``'s rate changes to ``rate`` at ``now``: its progress is synced (:func:`sync`)
-    and its end re-scheduled (:func:`schedule_end`, inlined)."""
+    and its end re-scheduled (:func:`schedule_end`, inlined; the caller, :func:`rerate`, queues
+    the node's earliest end once its loop is done)."""
     dt = now - t.t_last
     if dt > 0:
         rem = t.remaining - t.rate * dt
@@ -286,7 +289,8 @@ def sync(sim: Simulator, t: Task) -> None:
 
 
 def schedule_end(sim: Simulator, t: Task) -> None:
-    """(Re-)schedule the task's end event for its current rate (the old one goes stale)."""
+    """(Re-)schedule the task's end for its current rate (a queued old one goes stale) and
+    queue its node's earliest end (:func:`queue_node_end`)."""
     t.version += 1
     t.end_s = math.inf
     rate = t.rate
