@@ -16,6 +16,7 @@ from mrsched_gym.baselines.adaptive import AdaptiveScheduler
 from mrsched_gym.baselines.affinity import EDFAffinityScheduler
 from mrsched_gym.baselines.base import Scheduler
 from mrsched_gym.baselines.fair import CapacityScheduler, DRFScheduler, FairScheduler
+from mrsched_gym.baselines.forecast_rule import SRPTForecastScheduler
 from mrsched_gym.baselines.mimp import MPAdmissionScheduler, MPScheduler
 from mrsched_gym.baselines.preemption import PriorityPreemptionScheduler
 from mrsched_gym.baselines.ras import RASScheduler
@@ -59,6 +60,7 @@ BASELINES = FrozenDict({
     "edf-affinity": EDFAffinityScheduler,       # a reference rule, ranked only when named
     "edf-slowstart": EDFSlowStartScheduler,     # a reference rule, ranked only when named
     "srpt-slowstart": SRPTSlowStartScheduler,   # a reference rule, ranked only when named
+    "srpt-forecast": SRPTForecastScheduler,     # a reference rule, ranked only when named
 })
 
 

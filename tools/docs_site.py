@@ -51,7 +51,7 @@ PAPERS = (
      ("late-speculation",)),
     ("Reference rules (no source paper)", "Textbook rules, ranked only when named, never the "
      "best baseline that sets a benchmark score of 1",
-     ("srpt", "atc", "edf-affinity", "edf-slowstart", "srpt-slowstart"), ()),
+     ("srpt", "atc", "edf-affinity", "edf-slowstart", "srpt-slowstart", "srpt-forecast"), ()),
 )
 
 
