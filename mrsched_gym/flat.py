@@ -154,8 +154,12 @@ class FlatEnv(MRSchedEnv):
         self.base_observation_space = self.observation_space
         self.view = FlatChoices(self.base_observation_space, order)
         self.observation_space = self.view.observation_space
-        self.flat_stepper: FlatStepper = self.stepper            # type: ignore[assignment]
-        self.flat_stepper.order = self.view.order
+        stepper = self.stepper
+        if not isinstance(stepper, FlatStepper):     # a subclass changed stepper_class
+            raise TypeError(f"{type(self).__name__}.stepper_class must derive from FlatStepper")
+        #: The env's stepper (:attr:`stepper`), which plays the choices.
+        self.flat_stepper = stepper
+        stepper.order = self.view.order
 
     def reset(self, *, seed: int | None = None, options: dict | None = None
               ) -> tuple[np.ndarray, dict[str, Any]]:
