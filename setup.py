@@ -37,11 +37,13 @@ from setuptools import setup
 from setuptools.command.build_ext import build_ext
 
 #: The modules compiled: the simulator (mypy-strict), the observation encoder, its layout, its
-#: cached candidate rows and the rewards (``sim/__init__.py``, a docstring, stays Python: mypyc
-#: sets a compiled package's path wrongly in this layout).
+#: cached candidate rows, the rewards and the steps, the flat variants' included
+#: (``sim/__init__.py``, a docstring, stays Python: mypyc sets a compiled package's path wrongly
+#: in this layout).
 COMPILED = sorted(str(p) for p in Path("mrsched_gym/sim").glob("*.py")
                   if p.name not in ("__init__.py", "log.py")) + ["mrsched_gym/encoding.py",
                                                  "mrsched_gym/env_step.py",
+                                                 "mrsched_gym/flat_step.py",
                                                  "mrsched_gym/rewards.py",
                                                  "mrsched_gym/obs_layout.py",
                                                  "mrsched_gym/node_rows.py",

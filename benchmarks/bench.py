@@ -6,6 +6,7 @@ Usage::
     python benchmarks/bench.py --quick         # fewer episodes
     python benchmarks/bench.py --every-id      # the random row on every registered id
     python benchmarks/bench.py --flat          # the flat variants' cost per step vs their base ids
+    python benchmarks/bench.py --flat --callgrind   # ... in instructions (valgrind), Hadoop-v0
     python benchmarks/bench.py --profile       # cProfile of the default scenario's hot loop
     python benchmarks/bench.py --profile thesis  # the same for the thesis-scale week
     python benchmarks/bench.py --agents        # + the shipped agent's inference and training
@@ -514,8 +515,14 @@ def main() -> None:
                     help="the flat variants' cost per step against their base ids, side by side "
                          "(benchmarks/flat_bench.py)")
     ap.add_argument("--callgrind", action="store_true",
-                    help="--compare: also instructions per decision of both sides (valgrind)")
+                    help="--compare: also instructions per decision of both sides (valgrind); "
+                         "with --flat: the variant's and the base id's instructions per step")
     a = ap.parse_args()
+    if a.flat and a.callgrind:
+        from flat_bench import callgrind_flat, print_callgrind
+        row = callgrind_flat()
+        print(json.dumps(row, indent=2)) if a.json else print_callgrind(row)
+        return
     if a.flat:
         from flat_bench import bench_flat, print_rows
         rows = bench_flat(rounds=3 if a.quick else max(a.rounds, 5))

@@ -76,3 +76,83 @@ def print_rows(rows: list[dict]) -> None:
         print(f"{r['env']:24s} {r['steps']:6d} {r['base_us_per_step']:12.1f} "
               f"{r['flat_us_per_step']:12.1f} {r['ratio']:10.3f}x "
               f"({r['ratio_min']:.3f}-{r['ratio_max']:.3f})")
+
+
+# ----------------------------------------------------------------- instructions (callgrind)
+#: One run under callgrind: make and reset both envs, then play nothing ("none"), the base id's
+#: episode with the actions the variant played ("base"), or the variant's with action 0
+#: ("flat"), through ``env.step`` of what ``gym.make`` gives. Per step = (side - none) / steps.
+_CALLGRIND_SCRIPT = """
+import json, sys
+import gymnasium as gym
+import mrsched_gym
+from mrsched_gym.flat import flat_id
+env_id, seed, side, path = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+acts = json.load(open(path))
+base, flat = gym.make(env_id), gym.make(flat_id(env_id))
+base.reset(seed=seed)
+flat.reset(seed=seed)
+if side == "base":
+    for a in acts:
+        base.step(a)
+elif side == "flat":
+    for _ in acts:
+        flat.step(0)
+print(json.dumps({"steps": len(acts),
+                  "acceleration": getattr(mrsched_gym, "acceleration", lambda: "python")()}))
+"""
+
+
+def callgrind_instructions(script_args: list[str]) -> tuple[int, dict]:
+    """``(instructions, the script's JSON line)`` of :data:`_CALLGRIND_SCRIPT` run under
+    ``valgrind --tool=callgrind`` in a fresh interpreter (this interpreter's ``sys.path``)."""
+    import json
+    import os
+    import subprocess
+    import sys
+    import tempfile
+    from pathlib import Path
+    with tempfile.TemporaryDirectory() as tmp:
+        out_file = str(Path(tmp) / "callgrind.out")
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p),
+               "OMP_NUM_THREADS": "1"}
+        run = subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out_file}",
+                              sys.executable, "-c", _CALLGRIND_SCRIPT, *script_args],
+                             capture_output=True, text=True, env=env)
+        if run.returncode:
+            raise RuntimeError(f"callgrind run {script_args} failed:\n{run.stderr[-3000:]}")
+        for line in Path(out_file).read_text().splitlines():
+            if line.startswith(("summary:", "totals:")):
+                return int(line.split()[1]), json.loads(run.stdout.strip().splitlines()[-1])
+    raise RuntimeError(f"no instruction count in callgrind's output for {script_args}")
+
+
+def callgrind_flat(env_id: str = "mrsched/Hadoop-v0", seed: int = 0) -> dict:
+    """Instructions per step of the variant and of its base id over the same episode
+    (seed ``seed``), each minus a run that plays no step. Deterministic up to Python's hash
+    randomisation (about 0.5% of the totals)."""
+    import json
+    import tempfile
+    from pathlib import Path
+    acts = played_actions(env_id, [seed])[0]
+    with tempfile.TemporaryDirectory() as tmp:
+        path = str(Path(tmp) / "actions.json")
+        Path(path).write_text(json.dumps(acts))
+        counts = {}
+        for side in ("none", "base", "flat"):
+            counts[side], info = callgrind_instructions([env_id, str(seed), side, path])
+    n = len(acts)
+    base = (counts["base"] - counts["none"]) / n
+    flat = (counts["flat"] - counts["none"]) / n
+    return {"env": env_id, "seed": seed, "steps": n, "acceleration": info["acceleration"],
+            "none": counts["none"], "base_per_step": base, "flat_per_step": flat,
+            "ratio": flat / base}
+
+
+def print_callgrind(row: dict) -> None:
+    print(f"{row['env']} seed {row['seed']}, {row['steps']} steps, {row['acceleration']} build "
+          f"(valgrind --tool=callgrind, instructions)")
+    print(f"  no step (import, make, reset): {row['none'] / 1e6:,.1f} M")
+    print(f"  base id per step:  {row['base_per_step'] / 1e3:,.1f}k")
+    print(f"  flat variant per step: {row['flat_per_step'] / 1e3:,.1f}k")
+    print(f"  flat / base: {row['ratio']:.3f}x")

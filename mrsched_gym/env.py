@@ -180,6 +180,8 @@ class MRSchedEnv(gym.Env):
     """
 
     metadata = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
+    #: The class of :attr:`stepper` (the flat variants' ``flat_step.FlatStepper``).
+    stepper_class: type[Stepper] = Stepper
 
     def __init__(self, scenario: str | Path | Scenario | None = None,
                  render_mode: str | None = None, strict_actions: bool = False,
@@ -208,11 +210,16 @@ class MRSchedEnv(gym.Env):
         self._phase = _NEW
         self._masks, self._work_masks = mask_tables(K)
         #: Reads, checks and plays actions and builds observations (compiled with the simulator).
-        self._stepper = Stepper(self.sim, self.encoder, self.rewards, self._masks,
-                                self._work_masks, self._objective)
+        self._stepper = self.stepper_class(self.sim, self.encoder, self.rewards, self._masks,
+                                           self._work_masks, self._objective)
         self.strict_actions = bool(strict_actions)
         self.lean_info = bool(lean_info)
         self.allow_idle = bool(allow_idle)
+
+    @property
+    def stepper(self) -> Stepper:
+        """Plays the actions, builds the observations (``step``/``advance`` call it)."""
+        return self._stepper
 
     # ------------------------------------------------------------------ flags
     @property

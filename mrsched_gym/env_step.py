@@ -128,7 +128,7 @@ class Stepper:
             obs["objective"] = self.objective.copy()
         return obs
 
-    def step(self, action: Any) -> tuple[dict[str, np.ndarray], float, bool, bool,
+    def step(self, action: Any) -> tuple[dict[str, np.ndarray] | np.ndarray, float, bool, bool,
                                          dict[str, Any]]:
         """:meth:`advance`, then the next decision's observation."""
         reward, terminated, truncated, info = self.advance(action)

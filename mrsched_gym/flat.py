@@ -34,17 +34,17 @@ trained on a variant plays the base id's worlds seed for seed in the harness
 
 from __future__ import annotations
 
-import struct
 from typing import Any
 
 import numpy as np
 from gymnasium import spaces
 
 from mrsched_gym.env import MRSchedEnv
-from mrsched_gym.env_setup import action_index, observation_space
+from mrsched_gym.env_setup import observation_space
 from mrsched_gym.errors import InputError
 from mrsched_gym.features import CANDIDATE_COLUMNS
-from mrsched_gym.obs_layout import decision_kind_slot, objective_vector
+from mrsched_gym.flat_step import F32LE, ChoiceOrder, FlatStepper
+from mrsched_gym.obs_layout import decision_kind_slot
 from mrsched_gym.sim.decision import SCHEDULE
 
 __all__ = ["FLAT_KEYS", "FlatChoices", "FlatEnv", "FlatPolicy", "base_id", "base_space_of",
@@ -55,8 +55,6 @@ FLAT_KEYS = ("decision", "candidates", "nodes", "forecast", "objective")
 #: The variant's infix: ``mrsched/Hadoop-v0`` -> ``mrsched/Hadoop-flat-v0``.
 INFIX = "-flat"
 _SCHEDULE = decision_kind_slot(SCHEDULE)
-_F32LE = np.dtype("<f4")
-_NATIVE_LE = _F32LE.isnative
 _NAMES = [f.name for f in CANDIDATE_COLUMNS]
 _DEADLINE = _NAMES.index("time to deadline")
 
@@ -105,7 +103,6 @@ class FlatChoices:
     def __init__(self, base_space: spaces.Dict, order: str = "urgency") -> None:
         if order not in ("urgency", "base"):
             raise InputError(f"order must be 'urgency' or 'base', got {order!r}")
-        self.urgent = order == "urgency"
         self.keys = tuple(k for k in FLAT_KEYS if k in base_space.spaces)
         boxes = [base_space[k] for k in self.keys]
         self.K, self.F = base_space["candidates"].shape
@@ -113,61 +110,43 @@ class FlatChoices:
         self.observation_space = spaces.Box(
             np.concatenate([b.low.ravel() for b in boxes]),
             np.concatenate([b.high.ravel() for b in boxes]), dtype=np.float32)
-        #: The choices with ``n`` candidates: ``plain[n]`` without skip, ``with_skip[n]`` with.
-        self.plain = [tuple(range(n)) for n in range(self.K + 1)]
-        self.with_skip = [(*range(n), self.K) for n in range(self.K + 1)]
-        #: Reads the ``n`` candidates' "time to deadline" values (``_deadlines[n]``) at once.
-        pad = f"{4 * (self.F - 1)}x"
-        self._deadlines = [struct.Struct("<" + f"f{pad}" * (n - 1) + "f" if n else "<")
-                           for n in range(self.K + 1)]
-        #: The base action of each choice of the last observed decision.
-        self.choices: tuple[int, ...] = (self.K,)
+        #: The choices and the rows' order (:class:`~mrsched_gym.flat_step.ChoiceOrder`).
+        self.order = ChoiceOrder(self.K, self.F, self.D, _DEADLINE, order == "urgency")
 
-    def arrange(self, buf: bytearray, n: int, skip: bool, schedule: bool) -> None:
-        """Order the ``n`` candidate rows of ``buf`` (a flat observation's little-endian float32
-        bytes in the base order, changed in place) as the choices, which it sets
-        (:attr:`choices`, a tuple of base actions; skip last if ``skip``). Done on the bytes,
-        before any array is made: one ``struct`` call reads the deadlines, a row move is a
-        slice assignment."""
-        if n > 1 and schedule and self.urgent:
-            ttd = self._deadlines[n].unpack_from(buf, 4 * (self.D + _DEADLINE))
-            if list(ttd) != sorted(ttd):              # most decisions come in order already
-                order = sorted(range(n), key=ttd.__getitem__)   # stable: ties keep base order
-                row, start = 4 * self.F, 4 * self.D
-                buf[start:start + n * row] = b"".join(
-                    [buf[start + i * row:start + (i + 1) * row] for i in order])
-                self.choices = (*order, self.K) if skip else tuple(order)
-                return
-        self.choices = self.with_skip[n] if skip else self.plain[n]
+    @property
+    def choices(self) -> tuple[int, ...]:
+        """The base action of each choice of the last observed decision."""
+        return self.order.choices
 
     def observe(self, obs: dict[str, np.ndarray], mask: np.ndarray) -> np.ndarray:
         """The flat observation of a base observation ``obs`` whose action mask is ``mask``
         (``bool[K + 1]``, the env's ``action_masks()``); sets :attr:`choices`."""
-        buf = bytearray(np.concatenate([np.asarray(obs[k], _F32LE).ravel()
+        buf = bytearray(np.concatenate([np.asarray(obs[k], F32LE).ravel()
                                         for k in self.keys]).tobytes())
         n = int(np.count_nonzero(mask[:self.K]))
-        self.arrange(buf, n, bool(mask[self.K]), bool(obs["decision"][_SCHEDULE] > 0.5))
-        return np.frombuffer(buf, _F32LE).astype(np.float32)
+        self.order.arrange(buf, n, bool(mask[self.K]), bool(obs["decision"][_SCHEDULE] > 0.5))
+        return np.frombuffer(buf, F32LE).astype(np.float32)
 
     def action(self, action: Any) -> int:
         """The base action that ``action`` (an integer of ``Discrete(K + 1)``) plays at the last
         observed decision: choice ``action mod m``."""
-        a = action if type(action) is int else action_index(action, self.K)
-        if not 0 <= a <= self.K:
-            raise InputError(f"action {a} is outside Discrete({self.K + 1})")
-        choices = self.choices
-        return choices[a % len(choices)]
+        return self.order.action(action)
 
 
 class FlatEnv(MRSchedEnv):
     """A base env seen through :class:`FlatChoices` (what the ``-flat`` ids make): an
-    :class:`~mrsched_gym.env.MRSchedEnv` whose ``step`` plays choice ``action mod m`` and whose
-    observations are flat. Its ``allow_idle`` is read at each ``reset``.
+    :class:`~mrsched_gym.env.MRSchedEnv` whose ``step`` plays choice ``action mod m`` (every
+    action is legal; ``info["played_action"]`` is the base action played, ``info["choices"]``
+    the next decision's choices) and whose observations are flat. Its ``allow_idle`` is read at
+    each ``reset``. The step is :class:`~mrsched_gym.flat_step.FlatStepper`'s, in one layer;
+    ``advance`` takes base actions, as the base env's.
 
     Args:
         order: The choices' order (:class:`FlatChoices`).
         **kwargs: The base env's arguments (scenario, overrides, flags).
     """
+
+    stepper_class = FlatStepper
 
     def __init__(self, order: str = "urgency", **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -175,56 +154,27 @@ class FlatEnv(MRSchedEnv):
         self.base_observation_space = self.observation_space
         self.view = FlatChoices(self.base_observation_space, order)
         self.observation_space = self.view.observation_space
-        self.flat_allow_idle = False
-        #: The ``objective`` values appended to each observation (``observe_objective=True``).
-        self.objective_values = (objective_vector(self.scenario.reward.weights)
-                                 if "objective" in self.base_observation_space.spaces else None)
-        self.all_legal = np.ones(self.view.K + 1, dtype=bool)
-        self.all_legal.setflags(write=False)
-
-    def _observe_flat(self) -> np.ndarray:
-        """The current decision, flat (the encoder's buffer, no ``Dict`` made)."""
-        sim = self.sim
-        buf = self.encoder.observe_bytes()
-        if sim.done:
-            self.view.arrange(buf, 0, True, False)
-        else:
-            d = sim.decision
-            n = len(d.candidates)
-            schedule = d.kind == SCHEDULE
-            self.view.arrange(buf, n, n == 0 or not schedule or self.flat_allow_idle, schedule)
-        flat = np.frombuffer(buf, _F32LE)
-        if not _NATIVE_LE:                            # pragma: no cover - big-endian machines
-            flat = flat.astype(np.float32)
-        if self.objective_values is not None:
-            flat = np.concatenate((flat, self.objective_values))
-        return flat
+        stepper = self.stepper
+        if not isinstance(stepper, FlatStepper):     # a subclass changed stepper_class
+            raise TypeError(f"{type(self).__name__}.stepper_class must derive from FlatStepper")
+        #: The env's stepper (:attr:`stepper`), which plays the choices.
+        self.flat_stepper = stepper
+        stepper.order = self.view.order
 
     def reset(self, *, seed: int | None = None, options: dict | None = None
               ) -> tuple[np.ndarray, dict[str, Any]]:
         """The base env's ``reset``, observed flat (``info["choices"]`` added)."""
-        self.flat_allow_idle = self.allow_idle          # the base mask's rule, per episode
+        stepper = self.flat_stepper
+        stepper.flat_allow_idle = self.allow_idle       # the base mask's rule, per episode
         _, info = super().reset(seed=seed, options=options)
-        flat = self._observe_flat()
+        flat = stepper.observe_flat()
         info["choices"] = self.view.choices
         return flat, info
-
-    def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
-        """Play choice ``action mod m`` (every action is legal; ``info["played_action"]`` is
-        the base action played, ``info["choices"]`` the next decision's choices)."""
-        played = self.view.action(action)
-        reward, terminated, truncated, info = self.advance(played)
-        flat = self._observe_flat()
-        info["played_action"] = played
-        info["choices"] = self.view.choices
-        if not self.lean_info:
-            info["action_mask"] = self.all_legal
-        return flat, reward, terminated, truncated, info
 
     def action_masks(self) -> np.ndarray:
         """Every action is legal (for libraries that ask for a mask anyway; also
         ``info["action_mask"]``, read-only); the base env's mask is :meth:`base_action_masks`."""
-        return self.all_legal
+        return self.flat_stepper.all_legal
 
     def base_action_masks(self) -> np.ndarray:
         """The base env's action mask (:meth:`MRSchedEnv.action_masks

@@ -31,10 +31,22 @@ def main() -> None:
     ap.add_argument("--gamma", type=float, default=0.99, help="PPO's discount (SB3's default 0.99)")
     ap.add_argument("--every", type=int, default=0,
                     help="also save and score a checkpoint every this many steps")
+    ap.add_argument("--work-conserving", action="store_true",
+                    help="SetPolicy(work_conserving=True): no skip while a candidate can run")
+    ap.add_argument("--ppo", default="{}",
+                    help='other MaskablePPO arguments as JSON, e.g. \'{"ent_coef": 0.01}\'')
+    ap.add_argument("--lr-linear", type=float, default=0.0,
+                    help="learning_rate=lambda f: X * f (decays linearly to 0 over the run)")
     a = ap.parse_args()
     torch.set_num_threads(1)
     policy = SetPolicy if a.policy == "set" else "MultiInputPolicy"
-    model = MaskablePPO(policy, gym.make(a.env), gamma=a.gamma, seed=a.seed, device="cpu")
+    extra = json.loads(a.ppo)
+    if a.lr_linear:
+        extra["learning_rate"] = lambda f, lr=a.lr_linear: lr * f
+    if a.work_conserving:
+        extra["policy_kwargs"] = dict(work_conserving=True)
+    model = MaskablePPO(policy, gym.make(a.env), gamma=a.gamma, seed=a.seed, device="cpu",
+                        **extra)
     head = gym.make(a.env).unwrapped.headline_metric
     chunk = a.every or a.steps
     t = time.process_time()
@@ -48,7 +60,8 @@ def main() -> None:
         recs = evaluate([f"agent:{path}"], [a.env], seeds=range(5), progress=False,
                         workers=1)
         scores = [r[head] for r in recs]
-        print(json.dumps({"env": a.env, "policy": a.policy, "seed": a.seed, "steps": done,
+        print(json.dumps({"env": a.env, "policy": a.policy, "wc": a.work_conserving,
+                          "ppo": a.ppo, "lr_linear": a.lr_linear, "seed": a.seed, "steps": done,
                           "cpu_s": round(secs, 1), "mean": round(float(np.mean(scores)), 3),
                           "per_seed": [round(x, 3) for x in scores]}), flush=True)
 
