@@ -131,9 +131,11 @@ class RASScheduler(Scheduler):
                              f"got {s_req_basis!r}")
         self.s_req_basis = s_req_basis
 
-    def map_utility(self, sim, job, tasks) -> float:
-        """Utility of ``job``'s map allocation (thesis Eq. 6), ``tasks`` its running tasks."""
-        s_alloc = sum(1 for t in tasks if t.phase == MAP)
+    def map_utility(self, sim, job, tasks, s_alloc: int | None = None) -> float:
+        """Utility of ``job``'s map allocation (thesis Eq. 6), ``tasks`` its running tasks
+        (``s_alloc``, its running maps, counted from them when not given)."""
+        if s_alloc is None:
+            s_alloc = sum(1 for t in tasks if t.phase == MAP)
         s_req = self.s_req(sim, job, tasks)
         return ras_map_utility(s_alloc, s_req, job.n_maps - job.maps_done)
 
@@ -154,28 +156,33 @@ class RASScheduler(Scheduler):
     def decide(self, sim) -> int:
         """Max-min utility placement (thesis Algorithm 1): a reduce of a job whose reduce
         utility is negative first (at most one of its reduces per node), else the map candidate
-        with the lowest map + reduce utility; earliest deadline next."""
+        with the lowest map + reduce utility; earliest deadline next.
+
+        A job's running maps and reduces are its own counters (``maps_running``,
+        ``reduces_running``, ``running_reduces``); the running tasks themselves are gathered
+        only for ``s_req_basis="work"``, whose Eq. 1 reads their elapsed times.
+        """
         a = default_action(sim)
         if a is not None:
             return a
-        running = running_by_job(sim)
+        running = running_by_job(sim) if self.s_req_basis == "work" else {}
         n = sim.decision.node
         self.prepare(sim, running)
         best, best_key = 0, None
         for i, c in enumerate(sim.decision.candidates):
-            job, phase = c.job, c.phase
-            tasks = running.get(job.jid, ())
-            r_alloc = sum(1 for t in tasks if t.phase == REDUCE)
-            u_r = reduce_utility(r_alloc, job.n_reduces - job.reduces_done)
-            if phase == REDUCE:
-                if any(t.node == n and t.phase == REDUCE for t in tasks) or u_r >= 0:
+            job = c.job
+            u_r = reduce_utility(job.reduces_running, job.n_reduces - job.reduces_done)
+            if c.phase == REDUCE:
+                if u_r >= 0 or any(t.node == n for t in job.running_reduces):
                     continue
                 key = (0, u_r, job.deadline_s, job.jid)      # reducers first (Algorithm 1)
             else:
-                key = (1, self.map_utility(sim, job, tasks) + u_r, job.deadline_s, job.jid)
+                u_m = self.map_utility(sim, job, running.get(job.jid, ()), job.maps_running)
+                key = (1, u_m + u_r, job.deadline_s, job.jid)
             if best_key is None or key < best_key:
                 best, best_key = i, key
         return best
 
     def prepare(self, sim, running) -> None:
-        """Hook for per-decision precomputation (Reverse-Adaptive's s_fit)."""
+        """Hook for per-decision precomputation (Reverse-Adaptive's s_fit); ``running`` holds
+        the running tasks by job under ``s_req_basis="work"`` and is empty otherwise."""
