@@ -221,7 +221,6 @@ class ReverseAdaptiveScheduler(RASScheduler):
         same windows and order as :meth:`fit_fluid`, with fit(j, a, b) the whole tasks of
         length mu_j the nodes' up stretches hold in [a, b] (:func:`take_tasks`)."""
         now = sim.now
-        st = self.stretches
         s_fit = {jid: pend for _, jid, _, pend in jobs}
         if not jobs:
             return s_fit

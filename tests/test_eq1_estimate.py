@@ -270,3 +270,34 @@ def test_s_req_basis_is_checked_and_named():
         assert make_baseline(name, s_req_basis="work").s_req_basis == "work"
         with pytest.raises(ValueError, match="s_req_basis must be one of pending, work"):
             make_baseline(name, s_req_basis="eq1")
+
+
+def test_ras_hopeless_jobs_first_by_default_last_on_request():
+    """A job whose maps' goal holds no whole wave (50 s left, 100 s maps) cannot meet it: by
+    default it asks for all its 4 unfinished maps and, holding no slot, has Eq. 6's -inf, so it
+    gets the slot before B (1 of its 1 required slot held, 10 maps of 100 s in 1,000 s: u = 0);
+    with ``hopeless="last"`` B gets it. Fluid: 50 s < one map length, hopeless too; 150 s left
+    is not (though it holds one wave only under waves: 150 // 100 = 1)."""
+    from mrsched_gym.baselines.ras import RASScheduler
+    from mrsched_gym.sim.decision import SCHEDULE
+
+    def full(j, jid, running):
+        j.jid, j.maps_running, j.reduces_running, j.running_reduces = jid, running, 0, []
+        return j
+    a = full(ras_job(50.0, 4, 0, 4, 100.0), 0, 0)
+    b = full(ras_job(1000.0, 10, 0, 9, 100.0), 1, 1)
+    cands = [SimpleNamespace(job=a, phase=MAP), SimpleNamespace(job=b, phase=MAP)]
+    sim = SimpleNamespace(now=0.0, K=2, running={},
+                          decision=SimpleNamespace(kind=SCHEDULE, node=0, candidates=cands))
+    first, last = RASScheduler(), RASScheduler(hopeless="last")
+    assert first.cannot_meet(sim, a, []) and not first.cannot_meet(sim, b, [])
+    assert first.decide(sim) == 0 and last.decide(sim) == 1
+    assert make_baseline("reverse-adaptive", hopeless="last").hopeless == "last"
+    fluid = RASScheduler(slots_estimate="fluid")
+    assert fluid.cannot_meet(sim, a, [])
+    assert not fluid.cannot_meet(sim, ras_job(150.0, 4, 0, 4, 100.0), [])
+    assert not first.cannot_meet(sim, ras_job(math.inf, 4, 0, 4, 100.0), [])
+    assert not first.cannot_meet(sim, ras_job(50.0, 4, 0, 0, 100.0), [])   # every map started
+    assert RASScheduler(s_req_basis="work").cannot_meet(sim, a, [])
+    with pytest.raises(ValueError, match="hopeless must be one of first, last"):
+        RASScheduler(hopeless="never")
