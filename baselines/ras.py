@@ -198,16 +198,23 @@ class RASScheduler(Scheduler):
 
         A job's running maps and reduces are its own counters (``maps_running``,
         ``reduces_running``, ``running_reduces``); the running tasks themselves are gathered
-        only for ``s_req_basis="work"``, whose Eq. 1 reads their elapsed times.
+        only for ``s_req_basis="work"``, whose Eq. 1 reads their elapsed times. When the map
+        candidates all belong to one job, their keys are equal whatever its utility (and a
+        reduce outranks them by class), so the utilities and :meth:`prepare` are skipped: the
+        same choice.
         """
         a = default_action(sim)
         if a is not None:
             return a
-        running = running_by_job(sim) if self.s_req_basis == "work" else {}
+        cands = sim.decision.candidates
+        map_jobs = {c.job.jid for c in cands if c.phase == MAP}
+        contested = len(map_jobs) > 1
+        running = running_by_job(sim) if contested and self.s_req_basis == "work" else {}
         n = sim.decision.node
-        self.prepare(sim, running)
+        if contested:
+            self.prepare(sim, running)
         best, best_key = 0, None
-        for i, c in enumerate(sim.decision.candidates):
+        for i, c in enumerate(cands):
             job = c.job
             u_r = reduce_utility(job.reduces_running, job.n_reduces - job.reduces_done)
             if c.phase == REDUCE:
@@ -215,10 +222,13 @@ class RASScheduler(Scheduler):
                     continue
                 key = (0, u_r, job.deadline_s, job.jid)      # reducers first (Algorithm 1)
             else:
-                tasks = running.get(job.jid, ())
-                u_m = self.map_utility(sim, job, tasks, job.maps_running)
-                last = self.hopeless == "last" and self.cannot_meet(sim, job, tasks)
-                key = (2 if last else 1, u_m + u_r, job.deadline_s, job.jid)
+                if not contested:
+                    key = (1, 0.0, job.deadline_s, job.jid)
+                else:
+                    tasks = running.get(job.jid, ())
+                    u_m = self.map_utility(sim, job, tasks, job.maps_running)
+                    last = self.hopeless == "last" and self.cannot_meet(sim, job, tasks)
+                    key = (2 if last else 1, u_m + u_r, job.deadline_s, job.jid)
             if best_key is None or key < best_key:
                 best, best_key = i, key
         return best
