@@ -33,7 +33,8 @@ there ``paired=False`` compares the mean difference alone, and reports say so.
 
 ``kind: calibration`` marks a check whose outcome is fixed by calibrated constants rather than
 produced by the mechanism (reported as such). ``expect: fail`` marks a claim we know we do not
-reproduce.
+reproduce. ``cause`` states, in one sentence, the measured cause of a claim that does not
+hold (shown beside it on the Baselines page).
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ import numpy as np
 from mrsched_gym.config import ConfigError
 
 CLAIM_KEYS = ("text", "metric", "job", "better", "worse", "cases", "holds_where", "tolerance",
-              "kind", "expect")
+              "kind", "expect", "cause")
 
 
 def claim_cases(claim: Mapping, case_names: Sequence[str], where: str) -> list[dict]:
@@ -63,6 +64,8 @@ def claim_cases(claim: Mapping, case_names: Sequence[str], where: str) -> list[d
         raise ConfigError(f"{where}: kind: must be 'claim' or 'calibration'")
     if claim.get("expect", "hold") not in ("hold", "fail"):
         raise ConfigError(f"{where}: expect: must be 'hold' or 'fail'")
+    if not isinstance(claim.get("cause", ""), str):
+        raise ConfigError(f"{where}: cause: must be one sentence of text")
     better, worse = claim["better"], claim["worse"]
     if "cases" in claim:
         if not isinstance(better, str) or not all(isinstance(w, str) for w in worse):

@@ -91,3 +91,12 @@ def test_an_unseparated_difference_reports_the_seeds_it_needs_not_a_verdict():
     line = claim_line(c)
     assert "a: 0.925 vs 1.25 (not separated at 4 seeds: about 18 needed)" in line
     assert "b: 3 vs 2 (no)" in line
+
+
+def test_a_claims_cause_is_one_sentence_of_text():
+    from mrsched_gym.claims import claim_cases
+    from mrsched_gym.config import ConfigError
+    claim = {"text": "x", "metric": "m", "better": ["a", "x"], "worse": [["a", "y"]]}
+    assert claim_cases({**claim, "cause": "the placement splits jobs"}, ["a"], "f")
+    with pytest.raises(ConfigError, match="claims\\[0\\]: cause: must be one sentence of text"):
+        claim_cases({**claim, "cause": 3}, ["a"], "f.yaml: claims[0]")

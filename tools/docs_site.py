@@ -313,10 +313,12 @@ def baselines_page() -> str:
             lines += ["", f"### How faithful: `{rep_name}`", "",
                       f"**{rep.title}** ({rep.seeds} seeds). {'; '.join(tally).capitalize()}.",
                       ""]
+            causes = {c["text"]: c.get("cause") for c in rep.claims}
             for c in claims:
                 mark = "holds" if c["holds"] else "does not hold"
+                cause = causes.get(c["claim"]) if not c["holds"] else None
                 lines.append(f"- {mark} ({c['cases_held']} of {c['cases_total']} cases): "
-                             f"{c['claim']}")
+                             f"{c['claim']}" + (f". *Measured cause:* {cause}" if cause else ""))
             if comps:
                 lines += ["", "| figure | item | policy | metric | paper | ours | unit |",
                           "|---|---|---|---|---|---|---|"]
