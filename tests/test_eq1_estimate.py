@@ -301,3 +301,28 @@ def test_ras_hopeless_jobs_first_by_default_last_on_request():
     assert RASScheduler(s_req_basis="work").cannot_meet(sim, a, [])
     with pytest.raises(ValueError, match="hopeless must be one of first, last"):
         RASScheduler(hopeless="never")
+
+
+def test_each_default_reading_is_the_one_its_chapters_numbers_chose():
+    """docs/readings.json (tools/compare_readings.py) is the table on the Baselines page: the
+    defaults it names are the schedulers' defaults, and under each chosen reading its chapter's
+    numbers come out at least as close (Adaptive: Table 5.7's simulated row, summed over jobs;
+    RAS and Reverse-Adaptive: ch. 5's mean misses, lower being the thesis's direction)."""
+    import json
+    from pathlib import Path
+    data = json.loads((Path(__file__).resolve().parents[1] / "docs" / "readings.json")
+                      .read_text())
+    for name, reading in data["defaults"].items():
+        assert make_baseline(name).slots_estimate == reading
+    rows = data["rows"]
+
+    def total(chapter, scheduler, start):
+        sel = [r for r in rows if r["chapter"] == chapter and r["scheduler"] == scheduler
+               and r["measure"].startswith(start)]
+        assert sel
+        return {k: sum(r[k] for r in sel) for k in ("fluid", "waves")}
+    gap = total("ch. 3", "adaptive", "Table 5.7 simulated")
+    assert gap[data["defaults"]["adaptive"]] <= min(gap.values())
+    for name in ("ras", "reverse-adaptive"):
+        miss = total("ch. 5", name, "mean deadline misses")
+        assert miss[data["defaults"][name]] <= min(miss.values())

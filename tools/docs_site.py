@@ -266,7 +266,7 @@ def readings_section() -> list[str]:
         lines.append(f"| {r['chapter']} | `{r['scheduler']}` | {r['measure']} | "
                      f"{_fmt(r.get('thesis'))} | {_fmt(r.get('fluid'))} | "
                      f"{_fmt(r.get('waves'))} |")
-    return lines + ["", *data.get("notes", []), ""]
+    return lines + [""]
 
 
 def baselines_page() -> str:
