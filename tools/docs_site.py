@@ -263,7 +263,8 @@ def readings_section() -> list[str]:
              + f". Measured by `{data['command']}`:", "",
              "| chapter | scheduler | measure | thesis | fluid | waves |", "|---|---|---|---|---|---|"]
     for r in data["rows"]:
-        lines.append(f"| {r['chapter']} | `{r['scheduler']}` | {r['measure']} | "
+        measure = r["measure"].replace("|", "\\|")
+        lines.append(f"| {r['chapter']} | `{r['scheduler']}` | {measure} | "
                      f"{_fmt(r.get('thesis'))} | {_fmt(r.get('fluid'))} | "
                      f"{_fmt(r.get('waves'))} |")
     return lines + [""]
@@ -318,7 +319,8 @@ def baselines_page() -> str:
                 mark = "holds" if c["holds"] else "does not hold"
                 cause = causes.get(c["claim"]) if not c["holds"] else None
                 lines.append(f"- {mark} ({c['cases_held']} of {c['cases_total']} cases): "
-                             f"{c['claim']}" + (f". *Measured cause:* {cause}" if cause else ""))
+                             f"{c['claim']}" + (f". *Measured cause:* {cause.rstrip('.')}."
+                                                if cause else ""))
             if comps:
                 lines += ["", "| figure | item | policy | metric | paper | ours | unit |",
                           "|---|---|---|---|---|---|---|"]
