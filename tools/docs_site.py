@@ -261,7 +261,8 @@ def readings_section() -> list[str]:
              "chapter's numbers come out closer; the other stays an option. Defaults: "
              + ", ".join(f"`{k}` {v}" for k, v in data["defaults"].items())
              + f". Measured by `{data['command']}`:", "",
-             "| chapter | scheduler | measure | thesis | fluid | waves |", "|---|---|---|---|---|---|"]
+             "| chapter | scheduler | measure | thesis | fluid | waves |",
+             "|---|---|---|---|---|---|"]
     for r in data["rows"]:
         measure = r["measure"].replace("|", "\\|")
         lines.append(f"| {r['chapter']} | `{r['scheduler']}` | {measure} | "
