@@ -85,14 +85,16 @@ def eq1_slots(work: float, left: float, mu: float, unstarted: float,
     """Thesis Eq. 1's division: the slots a job needs concurrently for ``work`` slot-seconds
     (sum of delta_i + |U| x mu) in the ``left`` seconds before its goal.
 
-    ``waves`` (the thesis's reading, the default): the time left counted in whole waves of task
-    length, ``work / (floor(left / mu) x mu)``. The extracted Eq. 1 reads "(sum_R delta_i + |U|
-    mu) / (T_goal - T_curr ... * mu) - |R|": a denominator multiplied by mu only differs from
-    T_goal - T_curr if the time left is first divided by mu and rounded to whole task executions;
-    Fig. 3.2's s(d, l) = (100 / l) / (d / l), which 3.4.6 describes as "comparing the number of
-    sequential task executions, or waves", depends on the task length l only with the number
-    of waves rounded down, and 3.4.6's single-wave jobs ("there is little the scheduler can do")
-    are the ones whose time left holds one wave. Two cases the formula leaves open (our choices):
+    ``waves`` (the reading of the equation as the thesis writes it; this function's default,
+    RAS's and Reverse-Adaptive's, not Adaptive's: each chapter's numbers chose): the time left
+    counted in whole waves of task length, ``work / (floor(left / mu) x mu)``. The extracted Eq.
+    1 reads "(sum_R delta_i + |U| mu) / (T_goal - T_curr ... * mu) - |R|": a denominator
+    multiplied by mu only differs from T_goal - T_curr if the time left is first divided by mu
+    and rounded to whole task executions; Fig. 3.2's s(d, l) = (100 / l) / (d / l), which 3.4.6
+    describes as "comparing the number of sequential task executions, or waves", depends on the
+    task length l only with the number of waves rounded down, and 3.4.6's single-wave jobs
+    ("there is little the scheduler can do") are the ones whose time left holds one wave. Two
+    cases the formula leaves open (our choices):
 
     * no whole wave fits (``left < mu``) while tasks are still unstarted: a task started now
       ends after the goal whatever the slots, so the job cannot meet its goal: ``inf``, the

@@ -52,6 +52,9 @@ from mrsched_gym.sim.state import MAP, REDUCE
 
 #: Bases of RAS's s_req (:class:`RASScheduler`); ``pending`` is the thesis's (4.2.2).
 S_REQ_BASES = ("pending", "work")
+#: Where RAS serves a job that can no longer meet its goal (:class:`RASScheduler`'s
+#: ``hopeless``); ``first`` is the one the thesis's text supports.
+HOPELESS_ORDERS = ("first", "last")
 
 
 def pending_slots(s_pend: float, left: float, mu: float, estimate: str = "waves") -> float:
@@ -120,20 +123,39 @@ class RASScheduler(Scheduler):
         s_req_basis: ``"pending"`` (the thesis's, 4.2.2: the maps not yet finished,
             :func:`pending_slots`) or ``"work"`` (Eq. 1's remaining work with delta_i and the
             reduce work, :func:`~mrsched_gym.baselines.common.required_slots`).
+        hopeless: Where a job that can no longer meet its goal (:meth:`cannot_meet`) is
+            served. ``"first"`` (the default): it asks for all its unfinished maps and competes
+            by Eq. 6 like any other job, so with no slot it ranks among the neediest. The RAS
+            chapter does not say; it builds on the Adaptive Scheduler ("the Job Completion Time
+            Estimator ... leverages the techniques already described in [59]", 4.2.2), which
+            serves "jobs that have already missed their deadline" among the "special jobs which
+            get the highest priority in the system ... the scheduler tries to at least complete
+            it as soon as possible, which helps avoid job starvation" (3.4.1), and RAS's goals
+            are "soft deadlines used to guide the workload management as opposed to strict
+            deadlines" (4.3.3, Experiment 2). ``"last"``: its map candidates come after every
+            other map candidate (a reading the RAS chapter leaves open, which its text does not
+            support: measured on the Baselines page).
     """
 
     name = "ras"
 
-    def __init__(self, slots_estimate: str = "waves", s_req_basis: str = "pending") -> None:
+    def __init__(self, slots_estimate: str = "waves", s_req_basis: str = "pending",
+                 hopeless: str = "first") -> None:
         self.slots_estimate = check_slots_estimate(slots_estimate)
         if s_req_basis not in S_REQ_BASES:
             raise ValueError(f"s_req_basis must be one of {', '.join(S_REQ_BASES)}, "
                              f"got {s_req_basis!r}")
         self.s_req_basis = s_req_basis
+        if hopeless not in HOPELESS_ORDERS:
+            raise ValueError(f"hopeless must be one of {', '.join(HOPELESS_ORDERS)}, "
+                             f"got {hopeless!r}")
+        self.hopeless = hopeless
 
-    def map_utility(self, sim, job, tasks) -> float:
-        """Utility of ``job``'s map allocation (thesis Eq. 6), ``tasks`` its running tasks."""
-        s_alloc = sum(1 for t in tasks if t.phase == MAP)
+    def map_utility(self, sim, job, tasks, s_alloc: int | None = None) -> float:
+        """Utility of ``job``'s map allocation (thesis Eq. 6), ``tasks`` its running tasks
+        (``s_alloc``, its running maps, counted from them when not given)."""
+        if s_alloc is None:
+            s_alloc = sum(1 for t in tasks if t.phase == MAP)
         s_req = self.s_req(sim, job, tasks)
         return ras_map_utility(s_alloc, s_req, job.n_maps - job.maps_done)
 
@@ -151,31 +173,66 @@ class RASScheduler(Scheduler):
         r = required_slots(job, tasks, sim.now, prior=True, estimate=self.slots_estimate)
         return min(r, s_pend) if math.isfinite(r) else s_pend
 
+    def cannot_meet(self, sim, job, tasks) -> bool:
+        """Whether ``job`` can no longer meet its goal as its s_req sees it: its maps' goal has
+        passed or holds no whole wave (``slots_estimate="waves"``) or less than one map length
+        (``"fluid"``) for the maps it has not started (``s_req_basis="pending"``), or Eq. 1 is
+        unbounded (``"work"``). Never for a job without a goal or with every map started."""
+        if not math.isfinite(job.deadline_s) or job.pending_maps <= 0:
+            return False
+        if self.s_req_basis == "work":
+            return math.isinf(required_slots(job, tasks, sim.now, prior=True,
+                                             estimate=self.slots_estimate))
+        goal = job.deadline_s - (task_len(job, REDUCE) if job.n_reduces else 0.0)
+        left, mu = goal - sim.now, task_len(job, MAP)
+        if left <= 0:
+            return True
+        if not mu > 0:
+            return False
+        return (math.floor(left / mu + 1e-9) < 1) if self.slots_estimate == "waves" else left < mu
+
     def decide(self, sim) -> int:
         """Max-min utility placement (thesis Algorithm 1): a reduce of a job whose reduce
         utility is negative first (at most one of its reduces per node), else the map candidate
-        with the lowest map + reduce utility; earliest deadline next."""
+        with the lowest map + reduce utility; earliest deadline next.
+
+        A job's running maps and reduces are its own counters (``maps_running``,
+        ``reduces_running``, ``running_reduces``); the running tasks themselves are gathered
+        only for ``s_req_basis="work"``, whose Eq. 1 reads their elapsed times. When the map
+        candidates all belong to one job, their keys are equal whatever its utility (and a
+        reduce outranks them by class), so the utilities and :meth:`prepare` are skipped: the
+        same choice.
+        """
         a = default_action(sim)
         if a is not None:
             return a
-        running = running_by_job(sim)
+        cands = sim.decision.candidates
+        map_jobs = {c.job.jid for c in cands if c.phase == MAP}
+        contested = len(map_jobs) > 1
+        running = running_by_job(sim) if contested and self.s_req_basis == "work" else {}
         n = sim.decision.node
-        self.prepare(sim, running)
+        if contested:
+            self.prepare(sim, running)
         best, best_key = 0, None
-        for i, c in enumerate(sim.decision.candidates):
-            job, phase = c.job, c.phase
-            tasks = running.get(job.jid, ())
-            r_alloc = sum(1 for t in tasks if t.phase == REDUCE)
-            u_r = reduce_utility(r_alloc, job.n_reduces - job.reduces_done)
-            if phase == REDUCE:
-                if any(t.node == n and t.phase == REDUCE for t in tasks) or u_r >= 0:
+        for i, c in enumerate(cands):
+            job = c.job
+            u_r = reduce_utility(job.reduces_running, job.n_reduces - job.reduces_done)
+            if c.phase == REDUCE:
+                if u_r >= 0 or any(t.node == n for t in job.running_reduces):
                     continue
                 key = (0, u_r, job.deadline_s, job.jid)      # reducers first (Algorithm 1)
             else:
-                key = (1, self.map_utility(sim, job, tasks) + u_r, job.deadline_s, job.jid)
+                if not contested:
+                    key = (1, 0.0, job.deadline_s, job.jid)
+                else:
+                    tasks = running.get(job.jid, ())
+                    u_m = self.map_utility(sim, job, tasks, job.maps_running)
+                    last = self.hopeless == "last" and self.cannot_meet(sim, job, tasks)
+                    key = (2 if last else 1, u_m + u_r, job.deadline_s, job.jid)
             if best_key is None or key < best_key:
                 best, best_key = i, key
         return best
 
     def prepare(self, sim, running) -> None:
-        """Hook for per-decision precomputation (Reverse-Adaptive's s_fit)."""
+        """Hook for per-decision precomputation (Reverse-Adaptive's s_fit); ``running`` holds
+        the running tasks by job under ``s_req_basis="work"`` and is empty otherwise."""

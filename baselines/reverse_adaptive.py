@@ -67,6 +67,11 @@ class NodeStretches:
         self.start = np.asarray(starts, dtype=float)
         self.end = np.asarray(ends, dtype=float)
         self.slots = np.asarray([map_slots[i] for i in nodes], dtype=float)
+        # the integral at each stretch's ends (an open end is never inside a window)
+        self.at_start = self.integral(self.node, self.start)
+        finite = np.isfinite(self.end)
+        self.at_end = np.zeros(len(nodes))
+        self.at_end[finite] = self.integral(self.node[finite], self.end[finite])
         self.cache: dict[tuple[float, float], tuple[np.ndarray, np.ndarray]] = {}
 
     def integral(self, node: np.ndarray, t: np.ndarray) -> np.ndarray:
@@ -74,18 +79,29 @@ class NodeStretches:
         k = np.minimum((t // self.step_s).astype(int), self.last)
         return self.cum[node, k] + self.cap[node, k] * (t - k * self.step_s)
 
+    def integral_at(self, node: np.ndarray, t: float) -> np.ndarray:
+        """:meth:`integral` of each ``node`` at one time ``t`` (the same floats)."""
+        k = min(int(t // self.step_s), self.last)
+        return self.cum[node, k] + self.cap[node, k] * (t - k * self.step_s)
+
     def window(self, a: float, b: float) -> tuple[np.ndarray, np.ndarray]:
-        """Every stretch's length inside [a, b] and the map capacity-seconds it offers there
-        (slots x capacity integral); the arrays are shared between calls (copy before
-        changing them)."""
+        """The stretches that overlap [a, b] (those outside hold no task): each one's length
+        inside [a, b] and the map capacity-seconds it offers there (slots x capacity
+        integral); the arrays are shared between calls (copy before changing them)."""
         key = (a, b)
         hit = self.cache.get(key)
         if hit is not None:
             return hit
-        lo = np.maximum(self.start, a)
-        hi = np.maximum(np.minimum(self.end, b), lo)
+        idx = np.flatnonzero((self.start < b) & (self.end > a))
+        node, start, end = self.node[idx], self.start[idx], self.end[idx]
+        lo = np.maximum(start, a)
+        hi = np.maximum(np.minimum(end, b), lo)
         length = hi - lo
-        room = self.slots * (self.integral(self.node, hi) - self.integral(self.node, lo))
+        # the integral at lo and hi: a stretch's own end where it lies inside [a, b], else at
+        # a or b for every node at once
+        at_lo = np.where(start >= a, self.at_start[idx], self.integral_at(node, a))
+        at_hi = np.where(end <= b, self.at_end[idx], self.integral_at(node, b))
+        room = self.slots[idx] * (at_hi - at_lo)
         if len(self.cache) > 4096:
             self.cache.clear()
         self.cache[key] = out = (length, np.maximum(room, 0.0))
@@ -100,14 +116,17 @@ def take_tasks(length: np.ndarray, room: np.ndarray, mu: float, want: float) -> 
         The number of tasks fitted.
     """
     count = np.where(length + 1e-9 >= mu, np.floor(room / mu + 1e-9), 0.0)
-    total = float(count.sum())
+    cum = np.cumsum(count)              # whole numbers: exact
+    total = float(cum[-1]) if len(cum) else 0.0
     take = min(want, total)
     if take <= 0:
         return 0.0
-    if take < total:
-        before = np.cumsum(count) - count
-        count = np.clip(take - before, 0.0, count)
-    room -= count * mu
+    if take < total:                    # the first stretches fill up, the k-th in part
+        k = int(np.searchsorted(cum, take))
+        room[:k] -= count[:k] * mu
+        room[k] -= (take - (cum[k - 1] if k else 0.0)) * mu
+    else:
+        room -= count * mu
     return take
 
 
@@ -130,6 +149,7 @@ class ReverseAdaptiveScheduler(RASScheduler):
         self.fc_int = np.concatenate([[0.0], np.cumsum(fc) * self.step_s])
         self.stretches = NodeStretches(sim.node_forecast, sim.map_slots, self.step_s) \
             if self.slots_estimate == "waves" else None
+        self.fit_memo: dict[tuple, tuple[float, ...]] = {}
 
     def forecast_integral(self, t: float) -> float:
         """integral_0^t f(s) ds under the forecast (seconds of full availability)."""
@@ -201,7 +221,6 @@ class ReverseAdaptiveScheduler(RASScheduler):
         same windows and order as :meth:`fit_fluid`, with fit(j, a, b) the whole tasks of
         length mu_j the nodes' up stretches hold in [a, b] (:func:`take_tasks`)."""
         now = sim.now
-        st = self.stretches
         s_fit = {jid: pend for _, jid, _, pend in jobs}
         if not jobs:
             return s_fit
@@ -212,21 +231,37 @@ class ReverseAdaptiveScheduler(RASScheduler):
             open_jobs.append((jid, mu))
             if goal - a < shortest:
                 continue
-            length, room = st.window(a, goal)
-            room = room.copy()
+            key = (a, goal, tuple((pj, pmu, s_fit[pj]) for pj, pmu in open_jobs))
+            takes = self.fit_memo.get(key)
+            if takes is None:
+                takes = self.fit_window(a, goal, key[2])
+                if len(self.fit_memo) > 50000:
+                    self.fit_memo.clear()
+                self.fit_memo[key] = takes
             still_open = []
-            for pj, pmu in open_jobs:                   # later goals first, then this job
-                if s_fit[pj] > 0 and goal - a >= pmu:
-                    s_fit[pj] -= take_tasks(length, room, pmu, s_fit[pj])
+            for (pj, pmu), take in zip(open_jobs, takes, strict=True):
+                s_fit[pj] -= take
                 if s_fit[pj] > 0:
                     still_open.append((pj, pmu))
             open_jobs = still_open
         return s_fit
 
-    def map_utility(self, sim, job, tasks) -> float:
+    def fit_window(self, a: float, b: float, wants) -> tuple[float, ...]:
+        """The maps of each ``(jid, mu, maps left to fit)`` in ``wants`` (later goals first)
+        that the window [a, b] holds, each taking whole tasks from the stretches the ones
+        before it left (:func:`take_tasks`). A pure function of its arguments:
+        :meth:`fit_nodes` keeps its results, since most windows repeat between decisions."""
+        length, room = self.stretches.window(a, b)
+        room = room.copy()
+        return tuple(take_tasks(length, room, mu, want) if want > 0 and b - a >= mu else 0.0
+                     for _, mu, want in wants)
+
+    def map_utility(self, sim, job, tasks, s_alloc: int | None = None) -> float:
         """Utility of ``job``'s map allocation against its reverse-fitted s_fit (thesis Eq. 14);
-        a job without a deadline as in RAS with one slot required."""
-        s_alloc = sum(1 for t in tasks if t.phase == MAP)
+        a job without a deadline as in RAS with one slot required (``s_alloc`` as in
+        :meth:`RASScheduler.map_utility`)."""
+        if s_alloc is None:
+            s_alloc = sum(1 for t in tasks if t.phase == MAP)
         s_pend = job.n_maps - job.maps_done
         if not math.isfinite(job.deadline_s):
             return ras_map_utility(s_alloc, 1.0, s_pend)

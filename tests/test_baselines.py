@@ -265,7 +265,7 @@ def test_adaptive_estimates_each_phase_against_its_own_goal():
     from mrsched_gym.sim.state import MAP, REDUCE
     job = phase_job()
     reduces = [SimpleNamespace(phase=REDUCE, start_s=0.0) for _ in range(2)]
-    ada = AdaptiveScheduler()
+    ada = AdaptiveScheduler(slots_estimate="waves")
     assert ada.need(phase_sim(), job, reduces, MAP) == (2, -2.0, 0)
     cls, neg, _ = ada.need(phase_sim(), job, reduces, REDUCE)
     assert cls == 2 and -neg == pytest.approx(1000 / 100 - 2)
@@ -304,7 +304,7 @@ def test_adaptive_phase_goal_gaps():
     assert reduce_phase_s(phase_job(n_reduces=25, reduces_done=25), 100.0, 10) == 0.0
     assert phase_goal(phase_job(), MAP, 100.0, 10) == 50.0
     assert phase_goal(phase_job(), REDUCE, 100.0, 10) == 150.0
-    ada = AdaptiveScheduler()
+    ada = AdaptiveScheduler(slots_estimate="waves")
     late = ada.need(phase_sim(now=60.0), phase_job(), [], MAP)
     assert late == (0, 0, 0)                                   # map goal 50 s has passed
     fluid = AdaptiveScheduler(slots_estimate="fluid")

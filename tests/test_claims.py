@@ -66,3 +66,37 @@ def test_validation_summary_counts_calibration_checks_apart_from_claims():
 @pytest.mark.parametrize("tol", [0.0, -0.2, 0.2])
 def test_no_seeds_in_common_never_holds(tol):
     assert not paired_test(seeds(1.0), {5: 2.0}, tol)["holds"]
+
+
+def test_an_unseparated_difference_reports_the_seeds_it_needs_not_a_verdict():
+    from mrsched_gym.claims import MAX_SEEDS, seeds_needed
+    from mrsched_gym.reproduce import claim_line
+    # differences -1, +0.5, -0.2, -0.6: mean -0.325, sd 0.640; the 95% half-width
+    # t(n-1) x 0.640 / sqrt(n) falls below 0.325 first at n = 18 (17 leaves 0.329)
+    d = [-1.0, 0.5, -0.2, -0.6]
+    assert seeds_needed(d, 0.0) == 18
+    assert seeds_needed([1.0, 2.0], 0.0) is None          # the other side: no seeds show it
+    assert seeds_needed([-1.0], 0.0) is None               # one seed: no spread to go by
+    assert seeds_needed([-1e-6, 1e-6, -1e-6, 2e-6], 0.0) is None
+    assert seeds_needed([-1e-4, 1.0, -1.0, -1e-4], 0.0) == MAX_SEEDS
+    better, worse = seeds(1.0, 1.5, 0.8, 0.4), seeds(2.0, 1.0, 1.0, 1.0)
+    t = paired_test(better, worse, 0.0)
+    assert not t["holds"] and t["seeds_needed"] == 18
+    assert paired_test(better, worse, 0.0, paired=False)["seeds_needed"] is None   # quick run
+    recs = records({("a", "x"): [1.0, 1.5, 0.8, 0.4], ("a", "y"): [2.0, 1.0, 1.0, 1.0],
+                    ("b", "x"): [3.0, 3.1, 2.9, 3.0], ("b", "y"): [2.0, 2.1, 1.9, 2.0]})
+    claim = {"text": "x is lower", "metric": "m", "better": "x", "worse": ["y"], "cases": "all"}
+    c = check_claim(claim, ["a", "b"], recs)
+    assert [p["seeds_needed"] for p in c["per_case"]] == [[18], [None]]
+    line = claim_line(c)
+    assert "a: 0.925 vs 1.25 (not separated at 4 seeds: about 18 needed)" in line
+    assert "b: 3 vs 2 (no)" in line
+
+
+def test_a_claims_cause_is_one_sentence_of_text():
+    from mrsched_gym.claims import claim_cases
+    from mrsched_gym.config import ConfigError
+    claim = {"text": "x", "metric": "m", "better": ["a", "x"], "worse": [["a", "y"]]}
+    assert claim_cases({**claim, "cause": "the placement splits jobs"}, ["a"], "f")
+    with pytest.raises(ConfigError, match="claims\\[0\\]: cause: must be one sentence of text"):
+        claim_cases({**claim, "cause": 3}, ["a"], "f.yaml: claims[0]")

@@ -250,6 +250,27 @@ def _fmt(x) -> str:
     return str(x)
 
 
+def readings_section() -> list[str]:
+    """The table that chose each thesis scheduler's reading of Eq. 1 (``docs/readings.json``,
+    written by ``tools/compare_readings.py``)."""
+    data = json.loads((ROOT / "docs" / "readings.json").read_text())
+    lines = ["## Where the thesis is ambiguous: its own numbers choose", "",
+             "The thesis does not say how Eq. 1's division is rounded: `slots_estimate: fluid` "
+             "divides the remaining work by the time left, `waves` counts the time left in "
+             "whole waves of task length. Each scheduler uses the reading under which its own "
+             "chapter's numbers come out closer; the other stays an option. Defaults: "
+             + ", ".join(f"`{k}` {v}" for k, v in data["defaults"].items())
+             + f". Measured by `{data['command']}`:", "",
+             "| chapter | scheduler | measure | thesis | fluid | waves |",
+             "|---|---|---|---|---|---|"]
+    for r in data["rows"]:
+        measure = r["measure"].replace("|", "\\|")
+        lines.append(f"| {r['chapter']} | `{r['scheduler']}` | {measure} | "
+                     f"{_fmt(r.get('thesis'))} | {_fmt(r.get('fluid'))} | "
+                     f"{_fmt(r.get('waves'))} |")
+    return lines + [""]
+
+
 def baselines_page() -> str:
     """The baselines, one section per source paper, with how faithful each reproduction is."""
     from mrsched_gym.baselines import BASELINES
@@ -267,6 +288,7 @@ def baselines_page() -> str:
              "(`mrsched-gym reproduce`): the claims that hold as the paper says, and the paper's "
              "numbers beside ours. This page is generated from `docs/reproductions.json` when "
              "the site is built; [Validation](validation.md) has every case.", ""]
+    lines += readings_section()
     for short, title, names, reproductions in PAPERS:
         lines += [f"## {short}", "", title + ".", "", "| name | class | what it does |",
                   "|---|---|---|"]
@@ -293,10 +315,13 @@ def baselines_page() -> str:
             lines += ["", f"### How faithful: `{rep_name}`", "",
                       f"**{rep.title}** ({rep.seeds} seeds). {'; '.join(tally).capitalize()}.",
                       ""]
+            causes = {c["text"]: c.get("cause") for c in rep.claims}
             for c in claims:
                 mark = "holds" if c["holds"] else "does not hold"
+                cause = causes.get(c["claim"]) if not c["holds"] else None
                 lines.append(f"- {mark} ({c['cases_held']} of {c['cases_total']} cases): "
-                             f"{c['claim']}")
+                             f"{c['claim']}" + (f". *Measured cause:* {cause.rstrip('.')}."
+                                                if cause else ""))
             if comps:
                 lines += ["", "| figure | item | policy | metric | paper | ours | unit |",
                           "|---|---|---|---|---|---|---|"]

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
+from mrsched_gym.claims import MAX_SEEDS
 from mrsched_gym.reproduce.cases import Reproduction
 from mrsched_gym.reproduce.comparisons import (
     check_claims,
@@ -27,11 +28,25 @@ def claim_line(c: Mapping) -> str:
         status = "calibration check, " + status
     cases = "; ".join(
         f"{p['case']}: {_fmt(p['better'])} vs {', '.join(_fmt(w) for w in p['worse'])}"
-        f"{'' if p['holds'] else ' (no)'}" for p in c["per_case"])
+        f"{_outcome(p)}" for p in c["per_case"])
     where = "" if c["cases_total"] == 1 else (
         f", holds at {c['cases_held']} of {c['cases_total']} cases; the paper: at "
         f"{', '.join(c['holds_where'])}")
     return f"- {status}: {c['text']} ({c['metric']}{where}; {cases})"
+
+
+def _outcome(p: Mapping) -> str:
+    """A case's outcome after its means: nothing where the claim holds, "(no)" where the mean
+    difference lies on the other side, and the seeds a paired interval would need where it
+    lies on the claim's side without being separated (no verdict)."""
+    if p["holds"]:
+        return ""
+    sides = zip(p.get("holds_vs") or [], p.get("seeds_needed") or [], strict=True)
+    need = [n for held, n in sides if not held]
+    if not need or None in need:
+        return " (no)"
+    return (f" (not separated at {p.get('n', '?')} seeds: about {max(need)} needed)"
+            if max(need) < MAX_SEEDS else f" (not separated: over {MAX_SEEDS} seeds needed)")
 
 
 def _fmt(x: float) -> str:
