@@ -35,7 +35,6 @@ from mrsched_gym.sim.log import build_log
 _NEW, _RUNNING, _ENDED, _CLOSED = "new", "running", "ended", "closed"
 
 
-
 class MRSchedEnv(gym.Env):
     """Schedule MapReduce jobs on a simulated Hadoop cluster.
 
@@ -224,8 +223,7 @@ class MRSchedEnv(gym.Env):
     # ------------------------------------------------------------------ flags
     @property
     def strict_actions(self) -> bool:
-        """Whether an illegal action raises :class:`~mrsched_gym.errors.InputError` (else it is
-        played as skip)."""
+        """Whether an illegal action raises :class:`~mrsched_gym.errors.InputError` (else: skip)."""
         return self._stepper.strict_actions
 
     @strict_actions.setter
@@ -253,8 +251,7 @@ class MRSchedEnv(gym.Env):
     # ------------------------------------------------------------------ gymnasium API
     def reset(self, *, seed: int | None = None, options: dict | None = None
               ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
-        """Draw a new world from ``seed`` and run it to its first decision (see "Starting
-        State").
+        """Draw a new world from ``seed``, run it to its first decision ("Starting State").
 
         Returns:
             ``(observation, info)`` of the first decision.
@@ -279,8 +276,7 @@ class MRSchedEnv(gym.Env):
 
     def _claim(self, method: str) -> None:
         """Refuse a call while another thread is inside ``reset``/``step``/``advance`` of this
-        env (one env is not thread-safe; using it from several threads one after the other is
-        fine). A check of one attribute: no measurable cost per step."""
+        env (not thread-safe; threads one after the other are fine). One attribute's check."""
         me = threading.get_ident()
         owner = self.__dict__.setdefault("_busy", me)         # atomic under the GIL
         if owner != me:
@@ -306,11 +302,9 @@ class MRSchedEnv(gym.Env):
 
     def advance(self, action: Any) -> tuple[float, bool, bool, dict]:
         """:meth:`step` without building the observation, for a caller that decides from the
-        simulator (``env.unwrapped.sim``), as the harness runs the baselines: the same world,
-        reward, info, phase and ``lean_info`` rules; EDF on Hadoop-v0 does 1.48x the decisions
-        per CPU-second this way (the README's "Speed"). The next :meth:`step`'s observation is
-        built as if every decision had been observed (the encoder's caches follow the
-        simulator's changes, not the calls).
+        simulator (``env.unwrapped.sim``), as the harness runs the baselines (faster: the
+        README's "Speed"): the same world, reward, info, phase and ``lean_info`` rules. The next
+        :meth:`step`'s observation is as if every decision had been observed.
 
         Returns:
             ``(reward, terminated, truncated, info)``, as :meth:`step` returns them.
@@ -348,8 +342,7 @@ class MRSchedEnv(gym.Env):
             self.__dict__.pop("_busy", None)
 
     def close(self) -> None:
-        """Close the env: a later ``step()`` raises
-        :class:`~mrsched_gym.errors.EpisodeStateError` (``reset()`` starts afresh)."""
+        """Close: a later ``step()`` raises ``EpisodeStateError`` (``reset()`` starts afresh)."""
         if self._phase != _NEW:
             self._phase = _CLOSED
         super().close()
