@@ -2,10 +2,10 @@
 guarded view (jobs, tasks, lists, dicts, arrays).
 
 What a proxy holds (the live object, the episode's :class:`Guard`) sits in slots whose keys are
-not identifiers (``"<target>"``): no ``proxy.name`` reaches them, and the private names a policy
+not identifiers and are salted per process (:func:`hidden`): no ``proxy.name`` reaches them, and the private names a policy
 might try (``_target``) raise ``AttributeError``. The proxy types override no
 ``__getattribute__``: a read of a field that holds a number or a string (a job's
-``deadline_s``, ``jid``...) is a C-level ``property(operator.attrgetter("<target>.name"))``,
+``deadline_s``, ``jid``...) is a C-level ``property(operator.attrgetter("<target ...>.name"))``,
 no Python frame; every other read falls to ``__getattr__``, which wraps the value
 (:meth:`Guard.wrap`). Writes and deletes raise :class:`ReadOnlyError` naming the attribute.
 """
@@ -13,6 +13,7 @@ no Python frame; every other read falls to ``__getattr__``, which wraps the valu
 from __future__ import annotations
 
 import operator
+import secrets
 from collections import namedtuple
 from collections.abc import Iterator, Mapping, Sequence
 from enum import Enum
@@ -66,13 +67,22 @@ def refuse(what: str, name: str) -> ReadOnlyError:
                          f"read-only (the simulator's state is its own)")
 
 
+#: Drawn once per process: the hidden slots' keys cannot be guessed from this source.
+KEY_SALT = secrets.token_hex(8)
+
+
+def hidden(name: str) -> str:
+    """The key a hidden slot ``name`` is kept under: not an identifier, and salted."""
+    return f"<{name} {KEY_SALT}>"
+
+
 def hide_slots(cls: type) -> type:
     """Class decorator: move the descriptors of ``cls``'s own slots to keys that are not
-    identifiers (``x`` -> ``"<x>"``), so that no ``obj.x`` reaches them."""
+    identifiers (:func:`hidden`), so that no ``obj.x`` and no guessed name reaches them."""
     for name in cls.__dict__.get("__slots__", ()):
         descriptor = cls.__dict__[name]
         delattr(cls, name)
-        setattr(cls, f"<{name}>", descriptor)
+        setattr(cls, hidden(name), descriptor)
     return cls
 
 
@@ -132,8 +142,8 @@ class Proxy(Sealed):
         raise TypeError("a read-only proxy of the simulator's state cannot be pickled or copied")
 
 
-TARGET = Proxy.__dict__["<target>"].__get__
-GUARD = Proxy.__dict__["<guard>"].__get__
+TARGET = Proxy.__dict__[hidden("target")].__get__
+GUARD = Proxy.__dict__[hidden("guard")].__get__
 
 
 def read(proxy: Proxy, name: str) -> Any:
@@ -175,7 +185,7 @@ def proxy_type(cls: type) -> type:
         if name.startswith("_"):
             continue
         if name in scalars:
-            namespace[name] = property(operator.attrgetter(f"<target>.{name}"))
+            namespace[name] = property(operator.attrgetter(f"{hidden('target')}.{name}"))
         else:
             namespace[name] = property(lambda self, name=name: read(self, name))
     return type(f"ReadOnly{cls.__name__}", (Proxy,), namespace)
@@ -269,8 +279,8 @@ def make(cls: type, target: Any, guard: Guard) -> Any:
     """A new ``cls`` proxy of ``target`` (the slots set from outside: a proxy has no
     ``__init__`` a policy could call again)."""
     proxy = object.__new__(cls)
-    getattr(cls, "<target>").__set__(proxy, target)
-    getattr(cls, "<guard>").__set__(proxy, guard)
+    getattr(cls, hidden("target")).__set__(proxy, target)
+    getattr(cls, hidden("guard")).__set__(proxy, guard)
     return proxy
 
 
@@ -315,8 +325,8 @@ class SeqView(Explained, Sequence[Any]):
         return list, (list(self),)
 
 
-SEQ_ITEMS = SeqView.__dict__["<target>"].__get__
-SEQ_GUARD = SeqView.__dict__["<guard>"].__get__
+SEQ_ITEMS = SeqView.__dict__[hidden("target")].__get__
+SEQ_GUARD = SeqView.__dict__[hidden("guard")].__get__
 
 
 @hide_slots
@@ -347,8 +357,8 @@ class MapView(Explained, Mapping[Any, Any]):
         return dict, (dict(self.items()),)
 
 
-MAP_ITEMS = MapView.__dict__["<target>"].__get__
-MAP_GUARD = MapView.__dict__["<guard>"].__get__
+MAP_ITEMS = MapView.__dict__[hidden("target")].__get__
+MAP_GUARD = MapView.__dict__[hidden("guard")].__get__
 
 
 #: The fields of a decision as a named tuple (read by C-level getters).

@@ -44,6 +44,7 @@ from mrsched_gym.proxies import (
     ReadOnlyError,
     Explained,
     SeqView,
+    hidden,
     hide_slots,
     refuse,
     unwrap,
@@ -93,12 +94,12 @@ class GuardedView(Explained):
 
 
 #: The :class:`~mrsched_gym.proxies.Guard` of a view (for the harness; no policy reaches it).
-guard_of = GuardedView.__dict__["<guard>"].__get__
+guard_of = GuardedView.__dict__[hidden("guard")].__get__
 
 
 def reset_view(view: GuardedView, sim: ClusterView) -> None:
     """Point ``view`` at ``sim`` (a new episode): the proxies of the last one are dropped."""
-    GuardedView.__dict__["<guard>"].__set__(view, Guard(sim))
+    GuardedView.__dict__[hidden("guard")].__set__(view, Guard(sim))
 
 
 def current_decision(view: GuardedView) -> DecisionView:
@@ -118,7 +119,7 @@ def view_member(name: str) -> Any:
         return property(lambda view: getattr(current_decision(view), name), doc=member.__doc__)
     if isinstance(member, property):
         if member.fget.__annotations__.get("return") in SCALAR_ANNOTATIONS:
-            return property(operator.attrgetter(f"<guard>.sim.{name}"), doc=member.__doc__)
+            return property(operator.attrgetter(f"{hidden('guard')}.sim.{name}"), doc=member.__doc__)
         if name in EPISODE_ARRAYS:
             def episode_array(view: GuardedView) -> Any:
                 guard = guard_of(view)
