@@ -2,12 +2,14 @@
 guarded view (jobs, tasks, lists, dicts, arrays).
 
 What a proxy holds (the live object, the episode's :class:`Guard`) sits in slots whose keys are
-not identifiers and are salted per process (:func:`hidden`): no ``proxy.name`` reaches them, and the private names a policy
-might try (``_target``) raise ``AttributeError``. The proxy types override no
-``__getattribute__``: a read of a field that holds a number or a string (a job's
-``deadline_s``, ``jid``...) is a C-level ``property(operator.attrgetter("<target ...>.name"))``,
-no Python frame; every other read falls to ``__getattr__``, which wraps the value
-(:meth:`Guard.wrap`). Writes and deletes raise :class:`ReadOnlyError` naming the attribute.
+not identifiers and are salted per process (:func:`hidden`): no ``proxy.name`` reaches them,
+and the private names a policy might try (``_target``) raise ``AttributeError``. The proxy
+types override no ``__getattribute__``: a read of a field that holds a number or a string (a
+job's ``deadline_s``, ``jid``...) is a C-level ``property(operator.attrgetter(...))``, no
+Python frame; any other name of a job or a task is a property that wraps the value
+(:meth:`Guard.wrap`), and an object of another class is a :class:`ReadOnly`, whose
+``__getattr__`` does the same. Writes and deletes raise :class:`ReadOnlyError` naming the
+attribute.
 """
 
 from __future__ import annotations

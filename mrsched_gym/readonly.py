@@ -8,14 +8,15 @@ value read-only or a copy.
 
 * The view exposes exactly the :class:`~mrsched_gym.sim.view.ClusterView` protocol; any other
   name of the simulator is refused (``AttributeError``).
-* Jobs, tasks and other objects come as :class:`~mrsched_gym.proxies.ReadOnly` proxies: reading an attribute works
-  as on the object (``isinstance(job, Job)`` holds; the same job is the same proxy within an
-  episode), setting or deleting one raises :class:`ReadOnlyError` naming it, and the methods
-  that change a job (``take_map``, ``requeue_map``, ``build_locality``) are refused.
+* Jobs, tasks and other objects come as read-only proxies (:mod:`mrsched_gym.proxies`):
+  reading an attribute works as on the object (``isinstance(job, Job)`` holds; the same job is
+  the same proxy within an episode), setting or deleting one raises :class:`ReadOnlyError`
+  naming it, and the methods that change a job (``take_map``, ``requeue_map``,
+  ``build_locality``) are refused; no attribute reaches the live object.
 * Lists come as :class:`~mrsched_gym.proxies.SeqView` (a read-only, live ``Sequence``), dicts
-  as :class:`~mrsched_gym.proxies.MapView`
-  (a read-only ``Mapping``), ``bytearray`` as ``bytes``, sets as ``frozenset``, and numpy
-  arrays as read-only copies (an array fixed for the episode is copied once per episode).
+  as :class:`~mrsched_gym.proxies.MapView` (a read-only ``Mapping``), ``bytearray`` as
+  ``bytes``, sets as ``frozenset``, and numpy arrays as read-only copies (an array fixed for
+  the episode is copied once per episode).
 * The :class:`~mrsched_gym.sim.decision.Decision` comes as
   :class:`~mrsched_gym.proxies.DecisionView`: its candidates are the same named tuples holding
   proxies.
@@ -25,7 +26,7 @@ frame); a decision's view is made in C from cached candidates (``docs/notes/spee
 
 This guards against a policy that writes to what it is handed (by mistake or to game a
 leaderboard); it is no sandbox: Python code in the same process that digs into the interpreter
-(``gc``, frames, ``object.__getattribute__`` on a proxy's slot) can still reach the simulator.
+(``gc``, frames, the proxy types' hidden slot descriptors) can still reach the simulator.
 Run code you do not trust in a container.
 """
 
@@ -37,13 +38,13 @@ from typing import Any
 from mrsched_gym.policy_failures import reraise
 from mrsched_gym.proxies import (
     DecisionView,
+    Explained,
     Guard,
-    decision_view,
     MapView,
     ReadOnly,
     ReadOnlyError,
-    Explained,
     SeqView,
+    decision_view,
     hidden,
     hide_slots,
     refuse,
@@ -119,7 +120,8 @@ def view_member(name: str) -> Any:
         return property(lambda view: getattr(current_decision(view), name), doc=member.__doc__)
     if isinstance(member, property):
         if member.fget.__annotations__.get("return") in SCALAR_ANNOTATIONS:
-            return property(operator.attrgetter(f"{hidden('guard')}.sim.{name}"), doc=member.__doc__)
+            getter = operator.attrgetter(f"{hidden('guard')}.sim.{name}")
+            return property(getter, doc=member.__doc__)
         if name in EPISODE_ARRAYS:
             def episode_array(view: GuardedView) -> Any:
                 guard = guard_of(view)
