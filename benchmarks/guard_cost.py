@@ -8,13 +8,25 @@ Usage::
 
     python benchmarks/guard_cost.py              # Hadoop-v0, 5 seeds, 3 rounds
     python benchmarks/guard_cost.py --rounds 5 --seeds 10
+    python benchmarks/guard_cost.py --callgrind  # instructions per decision (valgrind), 3 seeds
+
+``--callgrind`` counts instructions, which do not depend on the machine's load: the same
+script runs three times under ``valgrind --tool=callgrind`` (``PYTHONHASHSEED=0``, one BLAS
+thread: an idle BLAS thread's spinning is counted too), making the
+env and playing no episode, then the same episodes with each side; a side's instructions per
+decision are its count minus the first, over the decisions played.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
+import subprocess
+import sys
+import tempfile
 import time
+from pathlib import Path
 from typing import cast
 
 import gymnasium as gym
@@ -69,24 +81,70 @@ def episode_cpu(env_id: str, runner, seed: int) -> tuple[int, float]:
     return steps, cpu
 
 
+def play(env_id: str, side: str, seeds: int) -> int:
+    """Decisions of ``seeds`` episodes played by ``side`` (``guarded``, ``live``, or ``none``:
+    the env made and reset, no episode played)."""
+    runners = {"guarded": as_policy(OutsideEDF()), "live": Unguarded(OutsideEDF())}
+    if side == "none":                             # what both sides import and make
+        gym.make(env_id).reset(seed=0)
+        return 0
+    runner = runners[side]
+    return sum(episode_cpu(env_id, runner, seed)[0] for seed in range(seeds))
+
+
+def instructions(env_id: str, side: str, seeds: int) -> tuple[int, int]:
+    """``(instructions, decisions)`` of :func:`play` run under callgrind."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "callgrind.out"
+        run = subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
+                              sys.executable, __file__, "--env", env_id, "--seeds", str(seeds),
+                              "--play", side], capture_output=True, text=True, check=True,
+                             env={**os.environ, "PYTHONHASHSEED": "0",
+                                  "OPENBLAS_NUM_THREADS": "1"})
+        for line in out.read_text().splitlines():
+            if line.startswith(("summary:", "totals:")):
+                return int(line.split()[1]), int(run.stdout.split()[-1])
+    raise RuntimeError("no instruction count in callgrind's output")
+
+
 def main() -> None:
-    """Print decisions per CPU-second, guarded and unguarded, and their ratio."""
+    """Print decisions per CPU-second, guarded and unguarded, and their ratio (or, with
+    ``--callgrind``, instructions per decision)."""
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--env", default="mrsched/Hadoop-v0")
-    p.add_argument("--seeds", type=int, default=5)
+    p.add_argument("--seeds", type=int, default=None)
     p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--callgrind", action="store_true")
+    p.add_argument("--play", choices=("guarded", "live", "none"), help=argparse.SUPPRESS)
     a = p.parse_args()
+    if a.play:
+        print(play(a.env, a.play, a.seeds))
+        return
+    if a.callgrind:
+        seeds = a.seeds or 3
+        base, _ = instructions(a.env, "none", seeds)
+        per = {}
+        for side in ("live", "guarded"):
+            total, n = instructions(a.env, side, seeds)
+            per[side] = (total - base) / n
+            print(f"{side}: {total:,} instructions ({total - base:,} over {n} decisions, "
+                  f"{per[side]:,.0f} per decision)")
+        print(f"{a.env}, outside EDF, {seeds} seeds: read-only view costs "
+              f"{per['guarded'] / per['live']:.3f}x the instructions per decision "
+              f"(+{per['guarded'] - per['live']:,.0f})")
+        return
+    seeds = a.seeds or 5
     rates: dict[str, list[float]] = {"guarded": [], "live": []}
     for _ in range(a.rounds):
         for label, runner in (("guarded", as_policy(OutsideEDF())),
                               ("live", Unguarded(OutsideEDF()))):
             steps = cpu = 0.0
-            for seed in range(a.seeds):
+            for seed in range(seeds):
                 n, c = episode_cpu(a.env, runner, seed)
                 steps, cpu = steps + n, cpu + c
             rates[label].append(steps / cpu)
     g, live = statistics.median(rates["guarded"]), statistics.median(rates["live"])
-    print(f"{a.env}, outside EDF, {a.seeds} seeds, median of {a.rounds} rounds: "
+    print(f"{a.env}, outside EDF, {seeds} seeds, median of {a.rounds} rounds: "
           f"read-only view {g:.0f} decisions/CPU-s, live simulator {live:.0f}; "
           f"cost per decision {live / g:.2f}x ({(1 / g - 1 / live) * 1e6:.1f} us)")
 

@@ -127,19 +127,24 @@ class RuleAdapter:
         self.policy = policy
         self.name = name
         self.view: GuardedView | None = None
+        self.guard: Any = None                      # the view's Guard (its proxies)
+        self.decision_view: Any = None              # mrsched_gym.readonly.decision_view
 
     def guarded(self, sim: ClusterView) -> GuardedView:
         """The read-only view of ``sim`` (one per adapter, rebuilt for a new simulator)."""
-        from mrsched_gym.readonly import GuardedView
+        from mrsched_gym.readonly import GuardedView, decision_view, guard_of
         if self.view is None:
             self.view = GuardedView(sim)
+        self.guard = guard_of(self.view)
+        self.decision_view = decision_view
         return self.view
 
     def reset(self, sim: ClusterView, seed: int | None = None) -> None:
         """The policy's own ``reset(view, seed)``, if it has one."""
-        from mrsched_gym.readonly import GuardedView
+        from mrsched_gym.readonly import reset_view
         view = self.guarded(sim)
-        GuardedView.reset(view, sim)
+        reset_view(view, sim)
+        self.guarded(sim)
         if hasattr(self.policy, "reset"):
             try:
                 self.policy.reset(view, seed=seed)  # type: ignore[arg-type]
@@ -149,11 +154,14 @@ class RuleAdapter:
     def decide(self, sim: ClusterView) -> int:
         """``policy.decide(view.decision, view)``, checked (:func:`check_action`)."""
         view = self.view or self.guarded(sim)
+        decision = self.decision_view(self.guard, sim.decision)
         try:
-            action = self.policy.decide(view.decision, view)  # type: ignore[arg-type]
+            action = self.policy.decide(decision, view)  # type: ignore[arg-type]
         except BaseException as e:                  # noqa: BLE001 - reported, named
             reraise(self.name, "decide", e)
         k = len(sim.decision.candidates)
+        if type(action) is int and (0 <= action < k or action == sim.K):
+            return action                           # the common case, checked without calls
         return check_action(action, lambda a: a == sim.K or 0 <= a < k, self.name,
                             lambda: f"a {sim.decision.kind.name.lower()} decision with {k} "
                             f"candidates (actions 0-{k - 1} and skip {sim.K})" if k else

@@ -267,3 +267,25 @@ def test_quoted_numbers_in_a_csv_trace_read_as_numbers(tmp_path, quote, gz):
                     + row([3600, 0.25, 0, 0])).encode(), gz)
     times, values = read_series(s)
     assert times.tolist() == [0, 3600] and values.tolist() == [0.5, 0.25]
+
+
+@pytest.mark.parametrize("shape", ["laughs", "nested", "size", "list"])
+def test_the_ship_tool_reads_a_runs_config_bounded(tmp_path, shape):
+    """tools/ship_agent.py reads the run's config.yaml with the same bounds (one line, exit 1,
+    before anything is copied)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+    text = {"laughs": laughs(10, 9, False), "nested": nested(60_000, "seq"),
+            "size": "x: " + "1" * (MAX_CONFIG_BYTES + 10), "list": "- 1\n- 2\n"}[shape]
+    (tmp_path / "config.yaml").write_text(text)
+    root = Path(__file__).resolve().parents[1]
+    t0 = time.monotonic()
+    out = subprocess.run([sys.executable, str(root / "tools" / "ship_agent.py"), str(tmp_path),
+                          "never-shipped", "--config", "x"], capture_output=True, text=True,
+                         timeout=120, cwd=tmp_path)
+    assert out.returncode == 1 and time.monotonic() - t0 < 60
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and "config.yaml" in lines[0], \
+        out.stderr
+    assert not (root / "agents" / "pretrained" / "never-shipped.zip").exists()

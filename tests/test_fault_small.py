@@ -96,3 +96,20 @@ def test_a_statistics_window_is_explained_under_the_leaderboard(tmp_path, capsys
     assert "count only the jobs submitted or completed in it" in out
     assert "covers the whole episode (a reward component)" in out
     assert ("no episode had a job in the window" in out) == empty
+
+
+@pytest.mark.parametrize("window", [[0.0, 1e-9], [0.0, 600.0], [300.0, 900.0]])
+def test_a_statistics_window_narrows_the_job_statistics_not_the_reward_components(window):
+    """Which is meant (issue 46): the job statistics (n_jobs, deadline and JCT metrics) count the
+    jobs in the window; the reward components (deadline_penalty_h ...) and so a headline that is
+    one cover the whole episode, with or without a window."""
+    from mrsched_gym.config import COMPONENT_METRICS
+    from mrsched_gym.evaluate import run_episode
+    kw = {"workload.duration_s": 900.0}
+    whole = run_episode("mrsched/Hadoop-v0", "edf", 0, kw)["metrics"]
+    part = run_episode("mrsched/Hadoop-v0", "edf", 0, {**kw, "stats_window_s": window})["metrics"]
+    for name in COMPONENT_METRICS.values():
+        assert part[name] == whole[name], name
+    assert part["n_jobs"] <= whole["n_jobs"]
+    if window[1] < 1:
+        assert part["n_jobs"] == 0 and whole["deadline_penalty_h"] > 0

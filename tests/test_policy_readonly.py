@@ -232,3 +232,61 @@ def test_the_leaderboard_cannot_be_gamed_by_rewriting_deadlines(attr):
     with pytest.raises(ReadOnlyError, match=f"cannot change '{attr}' of a Job") as e:
         metrics(Gamer())
     assert "policy gamer: its decide raised it" in e.value.__notes__[0]
+
+
+@pytest.mark.parametrize("env_id", ["mrsched/Hadoop-v0", "mrsched/Preemption-v0",
+                                    "mrsched/Stragglers-v0", "mrsched/Admission-v1",
+                                    "mrsched/Shared-v1"])
+def test_the_fields_read_without_a_wrap_only_ever_hold_immutable_values(env_id):
+    """A job's or a task's field in SCALAR_FIELDS is handed to a policy as it is (a C-level
+    getter): it must never hold a mutable object, in any world, at any decision."""
+    import gymnasium as gym
+
+    from mrsched_gym.proxies import SCALAR_FIELDS, SCALARS
+    from mrsched_gym.sim.state import Task
+
+    def immutable(v):
+        return isinstance(v, SCALARS) or (isinstance(v, tuple)
+                                          and all(isinstance(x, SCALARS) for x in v))
+
+    env = gym.make(env_id, **{"workload.duration_s": 600.0})
+    env.reset(seed=1)
+    sim = env.unwrapped.sim
+    checked = 0
+    for _ in range(400):
+        tasks = [t for on in sim.tasks_on for t in on] + [t for j in sim.jobs for t in j.susp]
+        for obj, cls in [(j, Job) for j in sim.jobs] + [(t, Task) for t in tasks]:
+            for name in SCALAR_FIELDS[cls]:
+                assert immutable(getattr(obj, name)), (cls.__name__, name)
+                checked += 1
+        _, _, term, trunc, _ = env.step(0 if sim.decision.candidates else sim.K)
+        if term or trunc:
+            break
+    assert checked > 1000
+    env.close()
+
+
+def test_a_proxy_hides_what_it_holds_and_reads_live_values():
+    """No attribute of a proxy (private or not) reaches the live object, and a read sees the
+    simulator's current value (a proxy is a view, not a copy)."""
+    seen = {}
+
+    class Probe:
+        name = "probe"
+
+        def decide(self, decision, view):
+            if decision.candidates:
+                job = decision.candidates[0].job
+                seen.setdefault("job", job)
+                seen.setdefault("done", []).append(seen["job"].maps_done)
+                for name in ("_target", "target", "_guard", "guard", "<target>", "__dict__"):
+                    try:
+                        value = getattr(job, name)
+                    except AttributeError:
+                        continue
+                    assert not isinstance(value, Job) or type(value) is not Job, name
+                assert all(not n.startswith("_") for n in dir(job))
+            return edf(decision, view)
+
+    metrics(Probe())
+    assert len(set(seen["done"])) > 1

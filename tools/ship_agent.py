@@ -17,8 +17,6 @@ import json
 import shutil
 from pathlib import Path
 
-import yaml
-
 from mrsched_gym.agents.pretrained import params_sha256
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -50,7 +48,15 @@ def main() -> None:
         from mrsched_gym.agents.policy import speculation_rule
         speculation_rule(a.speculation)
     run = Path(a.run)
-    cfg = yaml.safe_load((run / "config.yaml").read_text())
+    from mrsched_gym.config.files import parse_yaml, read_text_file
+    from mrsched_gym.errors import MRSchedError
+    try:                                       # bounded: size, nesting, aliases (one line)
+        config = run / "config.yaml"
+        cfg = parse_yaml(read_text_file(config, "training config"), str(config))
+    except MRSchedError as e:
+        raise SystemExit(f"error: {e}") from None
+    if not isinstance(cfg, dict):
+        raise SystemExit(f"error: {run / 'config.yaml'}: not a training config (a mapping)")
     state = json.loads((run / "state.json").read_text())
     best = next(h for h in state["history"] if h["step"] == state["best_step"])
     base = json.loads((run / "baselines.json").read_text())

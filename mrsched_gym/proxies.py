@@ -1,0 +1,436 @@
+"""Read-only proxies of the simulator's objects, the parts of :mod:`mrsched_gym.readonly`'s
+guarded view (jobs, tasks, lists, dicts, arrays).
+
+What a proxy holds (the live object, the episode's :class:`Guard`) sits in slots whose keys are
+not identifiers and are salted per process (:func:`hidden`): no ``proxy.name`` reaches them,
+and the private names a policy might try (``_target``) raise ``AttributeError``. The proxy
+types override no ``__getattribute__``: a read of a field that holds a number or a string (a
+job's ``deadline_s``, ``jid``...) is a C-level ``property(operator.attrgetter(...))``, no
+Python frame; any other name of a job or a task is a property that wraps the value
+(:meth:`Guard.wrap`), and an object of another class is a :class:`ReadOnly`, whose
+``__getattr__`` does the same. Writes and deletes raise :class:`ReadOnlyError` naming the
+attribute.
+"""
+
+from __future__ import annotations
+
+import operator
+import secrets
+from collections import namedtuple
+from collections.abc import Iterator, Mapping, Sequence
+from enum import Enum
+from typing import Any
+
+import numpy as np
+
+from mrsched_gym.sim.decision import Decision
+from mrsched_gym.sim.state import Job, Task
+
+#: Values returned as they are: immutable scalars.
+SCALARS = (type(None), bool, int, float, str, bytes, complex, Enum, np.generic)
+#: The exact types of :data:`SCALARS` met on the hot path (a set look-up before ``isinstance``).
+SCALAR_TYPES = frozenset({type(None), bool, int, float, str})
+#: Methods that change the object they belong to, refused on a proxy.
+MUTATORS: dict[type, frozenset[str]] = {
+    Job: frozenset({"build_locality", "requeue_map", "take_map"}),
+    Task: frozenset(),
+}
+#: The fields (and properties) of a job or a task that always hold a number, a string, ``None``
+#: or a tuple of numbers: read through a C-level getter (``tests/test_policy_readonly.py``
+#: checks, over episodes of several scenarios, that each holds nothing else). Any other name
+#: is wrapped as it is read.
+SCALAR_FIELDS: dict[type, tuple[str, ...]] = {
+    Job: ("jid", "type_idx", "arrival_s", "deadline_s", "priority", "weight", "n_maps",
+          "n_reduces", "label", "state", "maps_done", "reduces_done", "maps_running",
+          "reduces_running", "pending_maps", "pending_reduces", "reduce_ready", "late",
+          "finish_s", "first_start_s", "work_done", "total_work", "preempt_budget", "alone_s",
+          "has_map_work", "has_red_work", "est_finish_s", "map_alone_s", "map_finish_s",
+          "est_deadline_finish_s", "task_mem_gb", "shuffle_mb_per_map", "map_demand",
+          "reduce_demand", "prior_len", "expected_len", "tasks_done"),
+    Task: ("tid", "phase", "idx", "node", "remaining", "floor", "rate", "t_last", "version",
+           "work", "start_s", "mem_gb", "swapped_gb", "state", "est", "shuffle_s", "locality",
+           "first_start_s", "src", "read_io", "type_idx", "base", "mem0", "cpu_est", "is_copy",
+           "demand", "progress"),
+}
+
+
+def private(name: str) -> bool:
+    """A private name (``_x``, not a dunder): never readable through a proxy."""
+    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+
+
+class ReadOnlyError(AttributeError):
+    """A policy tried to change what it was given (the message names the attribute)."""
+
+
+def refuse(what: str, name: str) -> ReadOnlyError:
+    """The error for a write to ``name`` of ``what``."""
+    return ReadOnlyError(f"cannot change {name!r} of {what}: what a policy is given is "
+                         f"read-only (the simulator's state is its own)")
+
+
+#: Drawn once per process: the hidden slots' keys cannot be guessed from this source.
+KEY_SALT = secrets.token_hex(8)
+
+
+def hidden(name: str) -> str:
+    """The key a hidden slot ``name`` is kept under: not an identifier, and salted."""
+    return f"<{name} {KEY_SALT}>"
+
+
+def hide_slots(cls: type) -> type:
+    """Class decorator: move the descriptors of ``cls``'s own slots to keys that are not
+    identifiers (:func:`hidden`), so that no ``obj.x`` and no guessed name reaches them."""
+    for name in cls.__dict__.get("__slots__", ()):
+        descriptor = cls.__dict__[name]
+        delattr(cls, name)
+        setattr(cls, hidden(name), descriptor)
+    return cls
+
+
+class Sealed:
+    """What every proxy shares: no attribute can be set or deleted."""
+
+    __slots__ = ()
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise refuse(f"a {self.__class__.__name__}", name)
+
+    def __delattr__(self, name: str) -> None:
+        raise refuse(f"a {self.__class__.__name__}", name)
+
+
+class Explained(Sealed):
+    """A :class:`Sealed` proxy whose missing names are refused with a message (private names
+    as private). ``__getattr__`` makes every read of the type a little slower, so the proxies
+    of jobs and tasks (read at every decision) go without."""
+
+    __slots__ = ()
+
+    def __getattr__(self, name: str) -> Any:
+        raise absent(self.__class__.__name__, name)
+
+
+def absent(what: str, name: str) -> AttributeError:
+    """The error for a read of ``name`` that a proxy of a ``what`` does not offer."""
+    if private(name):
+        return AttributeError(f"{what} proxy: {name!r} is private")
+    return AttributeError(f"a read-only {what} has no {name!r}")
+
+
+@hide_slots
+class Proxy(Sealed):
+    """A read-only proxy of one object (a job, a task, a config section...): reads work as on
+    the object (``isinstance(proxy, Job)`` holds), values wrapped by :meth:`Guard.wrap`;
+    methods that change it (:data:`MUTATORS`) are refused. Made by :meth:`Guard.wrap` only:
+    :class:`ReadOnly`, or for the classes of :data:`SCALAR_FIELDS` a type of their own
+    (:func:`proxy_type`)."""
+
+    __slots__ = ("target", "guard")
+
+    def __dir__(self) -> list[str]:
+        return [n for n in dir(TARGET(self)) if not n.startswith("_")]
+
+    def __eq__(self, other: object) -> bool:
+        return bool(TARGET(self) == unwrap(other))
+
+    def __hash__(self) -> int:
+        return hash(TARGET(self))
+
+    def __repr__(self) -> str:
+        return f"<read-only {TARGET(self)!r}>"
+
+    def __reduce__(self) -> Any:
+        raise TypeError("a read-only proxy of the simulator's state cannot be pickled or copied")
+
+
+TARGET = Proxy.__dict__[hidden("target")].__get__
+GUARD = Proxy.__dict__[hidden("guard")].__get__
+
+
+def read(proxy: Proxy, name: str) -> Any:
+    """``proxy.name`` read from its object: wrapped, or a method as a wrapping function."""
+    target = TARGET(proxy)
+    value = getattr(target, name)
+    guard = GUARD(proxy)
+    if callable(value) and not isinstance(value, type):
+        if name in MUTATORS.get(type(target), ()):
+            raise ReadOnlyError(f"cannot call {name}() of a {type(target).__name__}: it "
+                                f"changes the simulator's state, which is its own")
+        return lambda *a, **k: guard.wrap(value(*map(unwrap, a), **k))
+    return guard.wrap(value)
+
+
+class ReadOnly(Proxy, Explained):
+    """The proxy of an object of any class: every read goes through ``__getattr__``."""
+
+    __slots__ = ()
+
+    @property  # type: ignore[misc]
+    def __class__(self) -> type:
+        return type(TARGET(self))
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise absent(type(TARGET(self)).__name__, name)
+        return read(self, name)
+
+
+def proxy_type(cls: type) -> type:
+    """The proxy type of ``cls``'s objects: a property per public name of ``cls`` (a C-level
+    ``operator.attrgetter`` for the fields of :data:`SCALAR_FIELDS`, :func:`read` for the
+    others), no ``__getattr__``, and ``isinstance(proxy, cls)`` answered without a look-up."""
+    namespace: dict[str, Any] = {"__slots__": (), "__class__": property(lambda self: cls),
+                                 "__doc__": f"A read-only {cls.__name__}."}
+    scalars = SCALAR_FIELDS.get(cls, ())
+    for name in dir(cls):
+        if name.startswith("_"):
+            continue
+        if name in scalars:
+            namespace[name] = property(operator.attrgetter(f"{hidden('target')}.{name}"))
+        else:
+            namespace[name] = property(lambda self, name=name: read(self, name))
+    return type(f"ReadOnly{cls.__name__}", (Proxy,), namespace)
+
+
+#: The proxy type of each class with its own (built once); any other class gets ReadOnly.
+PROXY_TYPES: dict[type, type] = {cls: proxy_type(cls) for cls in SCALAR_FIELDS}
+
+
+def unwrap(value: Any) -> Any:
+    """The object behind a proxy (for comparisons and calls), else ``value``."""
+    return TARGET(value) if isinstance(value, Proxy) else value
+
+
+class Guard:
+    """The proxies of one episode, so that one object is always the same proxy (``is`` and
+    ``==`` work as on the objects), and the decision last wrapped; kept until the next reset.
+
+    Args:
+        sim: The simulator (or its view) whose objects it wraps.
+    """
+
+    __slots__ = ("sim", "proxies", "arrays", "named", "candidate", "seen", "made")
+
+    def __init__(self, sim: Any) -> None:
+        self.sim = sim
+        self.proxies: dict[int, tuple[Any, Any]] = {}
+        self.arrays: dict[str, np.ndarray] = {}
+        #: The candidates met, as a policy gets them, keyed by value (see NamedCache).
+        self.named = NamedCache(self)
+        self.candidate = self.named.__getitem__
+        #: The last decision wrapped (``sim.decision``) and its view.
+        self.seen: Any = None
+        self.made: Any = None
+
+    def wrap(self, value: Any) -> Any:
+        """``value`` as a policy may hold it: scalars as they are, objects as proxies, lists
+        as :class:`SeqView`, dicts as :class:`MapView`, named tuples with their items wrapped,
+        numpy arrays as read-only copies, ``bytearray`` as ``bytes``, sets as ``frozenset``."""
+        if type(value) in SCALAR_TYPES:
+            return value
+        found = self.proxies.get(id(value))
+        if found is not None:
+            return found[1]
+        if isinstance(value, SCALARS):
+            return value
+        if isinstance(value, (Sealed, DecisionView)):
+            return value
+        if isinstance(value, tuple):
+            if hasattr(value, "_fields"):
+                return type(value)._make([self.wrap(v) for v in value])
+            if all(isinstance(v, SCALARS) for v in value):
+                return value
+            return tuple([self.wrap(v) for v in value])
+        if isinstance(value, list):
+            return make(SeqView, value, self)
+        if isinstance(value, dict):
+            return make(MapView, value, self)
+        if isinstance(value, np.ndarray):
+            out = value.copy()
+            out.flags.writeable = False
+            return out
+        if isinstance(value, (bytearray, memoryview)):
+            return bytes(value)
+        if isinstance(value, (set, frozenset)):
+            return frozenset(self.wrap(v) for v in value)
+        proxy = make(PROXY_TYPES.get(type(value), ReadOnly), value, self)
+        self.proxies[id(value)] = (value, proxy)        # holds value: its id stays its own
+        return proxy
+
+
+class NamedCache(dict[Any, Any]):
+    """A decision's candidates (named tuples) as a policy gets them, made on first sight: the
+    same type holding wrapped items. Keyed by value: the simulator offers the same tuples
+    again (equal ones share one entry; the simulator's candidate types never hold equal
+    values), so ``tuple(map(cache.__getitem__, candidates))`` runs in C once all were met."""
+
+    __slots__ = ("guard",)
+
+    def __init__(self, guard: Guard) -> None:
+        super().__init__()
+        self.guard = guard
+
+    def __missing__(self, key: Any) -> Any:
+        wrapped = self.guard.wrap(key)
+        self[key] = wrapped
+        return wrapped
+
+
+def make(cls: type, target: Any, guard: Guard) -> Any:
+    """A new ``cls`` proxy of ``target`` (the slots set from outside: a proxy has no
+    ``__init__`` a policy could call again)."""
+    proxy = object.__new__(cls)
+    getattr(cls, hidden("target")).__set__(proxy, target)
+    getattr(cls, hidden("guard")).__set__(proxy, guard)
+    return proxy
+
+
+@hide_slots
+class SeqView(Explained, Sequence[Any]):
+    """A read-only, live view of a list (items wrapped as they are read)."""
+
+    __slots__ = ("target", "guard")
+
+    def __getitem__(self, i: Any) -> Any:
+        wrap = SEQ_GUARD(self).wrap
+        if isinstance(i, slice):
+            return tuple(map(wrap, SEQ_ITEMS(self)[i]))
+        return wrap(SEQ_ITEMS(self)[i])
+
+    def __len__(self) -> int:
+        return len(SEQ_ITEMS(self))
+
+    def __iter__(self) -> Iterator[Any]:
+        return map(SEQ_GUARD(self).wrap, tuple(SEQ_ITEMS(self)))
+
+    def __contains__(self, value: object) -> bool:
+        return unwrap(value) in SEQ_ITEMS(self)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, SeqView):
+            return bool(SEQ_ITEMS(self) == SEQ_ITEMS(other))
+        return isinstance(other, (list, tuple)) and list(self) == list(other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        return np.array(SEQ_ITEMS(self), dtype=dtype)
+
+    def __dir__(self) -> list[str]:
+        return ["count", "index"]
+
+    def __repr__(self) -> str:
+        return f"SeqView({SEQ_ITEMS(self)!r})"
+
+    def __reduce__(self) -> Any:
+        return list, (list(self),)
+
+
+SEQ_ITEMS = SeqView.__dict__[hidden("target")].__get__
+SEQ_GUARD = SeqView.__dict__[hidden("guard")].__get__
+
+
+@hide_slots
+class MapView(Explained, Mapping[Any, Any]):
+    """A read-only, live view of a dict (values wrapped as they are read)."""
+
+    __slots__ = ("target", "guard")
+
+    def __getitem__(self, key: Any) -> Any:
+        return MAP_GUARD(self).wrap(MAP_ITEMS(self)[key])
+
+    def __len__(self) -> int:
+        return len(MAP_ITEMS(self))
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(tuple(MAP_ITEMS(self)))
+
+    def __contains__(self, key: object) -> bool:
+        return key in MAP_ITEMS(self)
+
+    def __dir__(self) -> list[str]:
+        return ["get", "items", "keys", "values"]
+
+    def __repr__(self) -> str:
+        return f"MapView({MAP_ITEMS(self)!r})"
+
+    def __reduce__(self) -> Any:
+        return dict, (dict(self.items()),)
+
+
+MAP_ITEMS = MapView.__dict__[hidden("target")].__get__
+MAP_GUARD = MapView.__dict__[hidden("guard")].__get__
+
+
+#: The fields of a decision as a named tuple (read by C-level getters).
+DecisionFields = namedtuple("DecisionFields", Decision.__match_args__)  # noqa: PYI024
+
+
+class DecisionView(DecisionFields):
+    """A :class:`~mrsched_gym.sim.decision.Decision` as a policy gets it: the same fields (its
+    job and candidates wrapped), read-only, ``isinstance(d, Decision)`` holds. A named tuple
+    of its fields underneath (made in one C call per decision); made by
+    :func:`decision_view` only.
+
+    Attributes:
+        kind: What it asks.
+        time_s: Simulated time it was posed at.
+        node: The node it concerns (or -1).
+        job: Its job (read-only), or ``None``.
+        candidates: Its candidates (read-only).
+    """
+
+    __slots__ = ()
+    __match_args__ = Decision.__match_args__
+
+    @property  # type: ignore[misc]
+    def __class__(self) -> type:
+        return Decision
+
+    def as_tuple(self) -> tuple[Any, ...]:
+        """The fields, in order (as :meth:`Decision.as_tuple`)."""
+        return tuple(self)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise refuse("the decision", name)
+
+    def __delattr__(self, name: str) -> None:
+        raise refuse("the decision", name)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Decision):
+            return self.as_tuple() == other.as_tuple()
+        return NotImplemented
+
+    def __ne__(self, other: object) -> bool:
+        equal = self.__eq__(other)
+        return equal if equal is NotImplemented else not equal
+
+    __hash__ = tuple.__hash__
+
+    def __repr__(self) -> str:
+        return (f"Decision(kind={self.kind!r}, time_s={self.time_s!r}, node={self.node!r}, "
+                f"job={self.job!r}, candidates={self.candidates!r})")
+
+    def __reduce__(self) -> Any:
+        raise TypeError("a read-only decision cannot be pickled or copied")
+
+
+def decision_view(guard: Guard, decision: Decision) -> DecisionView:
+    """``decision`` (the simulator's pending one) as a policy gets it, made once per decision:
+    its job and candidates wrapped by ``guard``."""
+    if decision is guard.seen:
+        return guard.made  # type: ignore[no-any-return]
+    candidates = decision.candidates
+    if candidates:
+        candidates = tuple(map(guard.candidate, candidates))
+    job = decision.job
+    made = NEW_TUPLE(DecisionView, (decision.kind, decision.time_s, decision.node,
+                                    job if job is None else guard.wrap(job), candidates))
+    guard.seen = decision
+    guard.made = made
+    return made
+
+
+NEW_TUPLE = tuple.__new__
