@@ -38,18 +38,14 @@ from typing import Any
 from mrsched_gym.policy_failures import reraise
 from mrsched_gym.proxies import (
     DecisionView,
-    Explained,
     Guard,
     MapView,
     ReadOnly,
-    ReadOnlyError,
     SeqView,
     decision_view,
-    hidden,
-    hide_slots,
-    refuse,
     unwrap,
 )
+from mrsched_gym.proxy_base import Explained, ReadOnlyError, hidden, hide_slots, refuse
 from mrsched_gym.sim.view import ClusterView
 
 #: What a policy's view may read: the names of the ClusterView protocol.
