@@ -114,8 +114,10 @@ def view_member(name: str) -> Any:
         return property(current_decision, doc=member.__doc__)
     if name in ("job", "candidates"):
         return property(lambda view: getattr(current_decision(view), name), doc=member.__doc__)
-    if isinstance(member, property):
-        if member.fget.__annotations__.get("return") in SCALAR_ANNOTATIONS:
+    if isinstance(member, property) or not callable(member):
+        # a property (a getset descriptor once the compiled build has compiled the protocol)
+        fget = getattr(member, "fget", None)
+        if fget is not None and fget.__annotations__.get("return") in SCALAR_ANNOTATIONS:
             getter = operator.attrgetter(f"{hidden('guard')}.sim.{name}")
             return property(getter, doc=member.__doc__)
         if name in EPISODE_ARRAYS:

@@ -290,3 +290,24 @@ def test_a_proxy_hides_what_it_holds_and_reads_live_values():
 
     metrics(Probe())
     assert len(set(seen["done"])) > 1
+
+
+def test_every_property_of_the_protocol_reads_as_a_value_in_either_build():
+    """The view's members come from ``ClusterView``'s: a property there (a getset descriptor
+    once the compiled build compiles the protocol) must read as a value through the view, never
+    as a method (the compiled build once handed ``view.scenario`` out as a function)."""
+    import gymnasium as gym
+
+    from mrsched_gym.readonly import VIEW_NAMES, GuardedView
+    from mrsched_gym.sim.view import ClusterView
+
+    env = gym.make(ENV)
+    env.reset(seed=0)
+    view = GuardedView(env.unwrapped.sim)
+    properties = [n for n in sorted(VIEW_NAMES)
+                  if isinstance(vars(ClusterView)[n], property)
+                  or not callable(vars(ClusterView)[n])]
+    assert {"scenario", "now", "K"} <= set(properties)
+    for name in properties:
+        assert not callable(getattr(view, name)) or isinstance(getattr(view, name), type), name
+    assert view.scenario.reward.headline == env.unwrapped.headline_metric
