@@ -1,0 +1,183 @@
+"""This simulator against its nearest peer, spark-sched-sim, side by side in one process.
+
+Usage::
+
+    python benchmarks/peer.py --peer-path PATH [--rounds 5] [--setting small|big|both]
+
+``PATH`` is a checkout of https://github.com/ArchieGertsman/spark-sched-sim with its TPC-H data
+at ``PATH/data/tpch`` (the peer downloads it on first use; the data was in the repository
+before commit 3cceffd: ``git archive 3cceffd^ data/tpch | tar -x -C PATH``). The peer needs
+numpy, networkx and gymnasium (0.29 pinned, runs under 1.x); it is never a dependency of this
+package or its tests: without ``--peer-path`` (or with a path that holds no peer) the script
+prints one line and exits 0.
+
+Each round plays one episode block of each simulator through ``env.step``, alternating, and
+times them in CPU seconds (``time.process_time``); the figures are the medians over the rounds
+of the peer's CPU time per simulated task (and per decision) over ours, so above 1 means ours is
+faster. The settings:
+
+* ``small``: ours ``mrsched/Hadoop-v0`` (12 nodes, one hour of arrivals), a uniformly random
+  legal action, 20 episodes; the peer's README example (10 executors, 50 TPC-H jobs), its Fair
+  scheduler (``RoundRobinScheduler(dynamic_partition=True)``), 1 episode.
+* ``big``: ours ``mrsched/ThesisScale-v0`` (100 nodes) with 3 simulated hours of arrivals, the
+  first legal action, 12 episodes; the peer's training setting (``config/decima_tpch.yaml``:
+  50 executors, 200 TPC-H jobs), Fair, 1 episode.
+
+A task is one finished task (ours: a map or reduce task; the peer's: a stage's task) and a
+decision one ``env.step``. The line ``ours: build=...`` says which build of ours ran
+(``mrsched_gym.acceleration()``: ``mypyc`` compiled, ``python`` pure).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+import types
+from pathlib import Path
+
+import numpy as np
+
+#: The peer's environments (its README example and its training config), without rendering.
+PEER_SETTINGS = {
+    "small": {"num_executors": 10, "job_arrival_cap": 50, "job_arrival_rate": 4.0e-5,
+              "moving_delay": 2000.0, "warmup_delay": 1000.0,
+              "data_sampler_cls": "TPCHDataSampler"},
+    "big": {"num_executors": 50, "job_arrival_cap": 200, "job_arrival_rate": 4.0e-5,
+            "moving_delay": 2000.0, "warmup_delay": 1000.0,
+            "data_sampler_cls": "TPCHDataSampler"},
+}
+#: Ours: (env id, make kwargs, policy, episodes per round).
+OUR_SETTINGS = {
+    "small": ("mrsched/Hadoop-v0", {}, "random", 20),
+    "big": ("mrsched/ThesisScale-v0", {"workload__duration_s": 10800}, "first", 12),
+}
+
+
+def peer_present(path: Path | None) -> str | None:
+    """Why the peer cannot run from ``path`` (``None`` if it can)."""
+    if path is None:
+        return "no --peer-path given"
+    if not (path / "spark_sched_sim" / "spark_sched_sim.py").is_file():
+        return f"{path} holds no spark-sched-sim checkout"
+    if not (path / "data" / "tpch").is_dir():
+        return f"{path / 'data' / 'tpch'} is missing (the peer's TPC-H data; see --help)"
+    return None
+
+
+def load_peer(path: Path):
+    """The peer's env class and Fair scheduler, imported from ``path``; its ``schedulers``
+    package is not run (it imports torch and torch-geometric for Decima), only the heuristic."""
+    sys.path.insert(0, str(path))
+    from spark_sched_sim import SparkSchedSimEnv
+    pkg = types.ModuleType("schedulers")
+    pkg.__path__ = [str(path / "schedulers")]
+    base = types.ModuleType("schedulers.scheduler")
+    base.Scheduler = object
+    heur = types.ModuleType("schedulers.heuristics")
+    heur.__path__ = [str(path / "schedulers" / "heuristics")]
+    sys.modules.update({"schedulers": pkg, "schedulers.scheduler": base,
+                        "schedulers.heuristics": heur})
+    from schedulers.heuristics.round_robin import RoundRobinScheduler
+    return SparkSchedSimEnv, RoundRobinScheduler
+
+
+def run_peer(env_cls, sched_cls, path: Path, cfg: dict, seed: int) -> tuple[float, int, int]:
+    """One peer episode: (CPU s, tasks finished, decisions)."""
+    here = os.getcwd()
+    os.chdir(path)                      # the peer reads data/tpch relative to the cwd
+    try:
+        env = env_cls(dict(cfg))
+        sched = sched_cls(cfg["num_executors"], dynamic_partition=True)
+        c0 = time.process_time()
+        obs, _ = env.reset(seed=seed)
+        steps, done = 0, False
+        while not done:
+            action, _ = sched.schedule(obs)
+            obs, _, term, trunc, _ = env.step(action)
+            steps += 1
+            done = term or trunc
+        cpu = time.process_time() - c0
+    finally:
+        os.chdir(here)
+    tasks = sum(s.num_completed_tasks for j in env.jobs.values() for s in j.stages)
+    return cpu, tasks, steps
+
+
+def run_ours(env_id: str, kwargs: dict, policy: str, episodes: int,
+             seed: int) -> tuple[float, int, int]:
+    """``episodes`` of ours through ``env.step``: (CPU s, tasks finished, decisions)."""
+    import gymnasium as gym
+    env = gym.make(env_id, **kwargs)
+    rng = np.random.default_rng(seed)
+    cpu, tasks, steps = 0.0, 0, 0
+    for ep in range(episodes):
+        c0 = time.process_time()
+        env.reset(seed=seed + ep)
+        sim, k = env.unwrapped.sim, env.unwrapped.K
+        while True:
+            n = len(sim.candidates)
+            a = (int(rng.integers(n)) if policy == "random" else 0) if n else k
+            _, _, term, trunc, _ = env.step(a)
+            steps += 1
+            if term or trunc:
+                break
+        cpu += time.process_time() - c0
+        tasks += sum(1 for rec in sim.task_log if rec[5] == "done")
+    env.close()
+    return cpu, tasks, steps
+
+
+def compare(setting: str, rounds: int, peer) -> dict:
+    """``rounds`` interleaved rounds of one setting; the medians of the ratios."""
+    env_cls, sched_cls, path = peer
+    env_id, kwargs, policy, episodes = OUR_SETTINGS[setting]
+    per_task, per_dec, rows = [], [], []
+    for r in range(rounds):
+        out = {}
+        for side in (("peer", "ours") if r % 2 else ("ours", "peer")):    # alternate the order
+            out[side] = (run_peer(env_cls, sched_cls, path, PEER_SETTINGS[setting], r)
+                         if side == "peer" else run_ours(env_id, kwargs, policy, episodes, r))
+        (pc, pt, pd), (oc, ot, od) = out["peer"], out["ours"]
+        per_task.append((pc / pt) / (oc / ot))
+        per_dec.append((pc / pd) / (oc / od))
+        rows.append(out)
+    (pc, pt, pd), (oc, ot, od) = rows[-1]["peer"], rows[-1]["ours"]
+    return {"setting": setting, "rounds": rounds,
+            "per_task": statistics.median(per_task), "per_task_range": (min(per_task),
+                                                                        max(per_task)),
+            "per_decision": statistics.median(per_dec),
+            "peer_tasks_per_cpu_s": pt / pc, "ours_tasks_per_cpu_s": ot / oc,
+            "peer_decisions_per_cpu_s": pd / pc, "ours_decisions_per_cpu_s": od / oc,
+            "peer_tasks": pt, "ours_tasks": ot}
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--peer-path", type=Path, help="a spark-sched-sim checkout with data/tpch")
+    p.add_argument("--rounds", type=int, default=5, help="interleaved rounds (default 5)")
+    p.add_argument("--setting", choices=("small", "big", "both"), default="both")
+    a = p.parse_args()
+    reason = peer_present(a.peer_path)
+    if reason is not None:
+        print(f"peer.py: skipped: {reason}")
+        return
+    import mrsched_gym
+    peer = (*load_peer(a.peer_path.resolve()), a.peer_path.resolve())
+    print(f"ours: build={mrsched_gym.acceleration()} (mrsched_gym {mrsched_gym.__version__}); "
+          f"rounds={a.rounds}; CPU time")
+    for setting in (("small", "big") if a.setting == "both" else (a.setting,)):
+        res = compare(setting, a.rounds, peer)
+        lo, hi = res["per_task_range"]
+        print(f"{setting}: per task {res['per_task']:.2f}x the peer ({lo:.2f}-{hi:.2f}); "
+              f"per decision {res['per_decision']:.1f}x; tasks/CPU-s ours "
+              f"{res['ours_tasks_per_cpu_s']:,.0f} peer {res['peer_tasks_per_cpu_s']:,.0f}; "
+              f"decisions/CPU-s ours {res['ours_decisions_per_cpu_s']:,.0f} peer "
+              f"{res['peer_decisions_per_cpu_s']:,.0f} (last round: {res['ours_tasks']} and "
+              f"{res['peer_tasks']} tasks)", flush=True)
+
+
+if __name__ == "__main__":
+    main()
