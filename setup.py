@@ -37,8 +37,7 @@ from setuptools import setup
 from setuptools.command.build_ext import build_ext
 
 #: The modules compiled: the simulator (mypy-strict), the observation encoder, its layout, its
-#: cached candidate rows, the rewards and the steps, the flat variants' included, and
-#: Reverse-Adaptive's per-node fit of a window (``stretch_fit``)
+#: cached candidate rows, the rewards and the steps, the flat variants' included
 #: (``sim/__init__.py``, a docstring, stays Python: mypyc sets a compiled package's path wrongly
 #: in this layout).
 COMPILED = sorted(str(p) for p in Path("mrsched_gym/sim").glob("*.py")
@@ -48,8 +47,7 @@ COMPILED = sorted(str(p) for p in Path("mrsched_gym/sim").glob("*.py")
                                                  "mrsched_gym/rewards.py",
                                                  "mrsched_gym/obs_layout.py",
                                                  "mrsched_gym/node_rows.py",
-                                                 "mrsched_gym/job_row.py",
-                                                 "mrsched_gym/stretch_fit.py"]
+                                                 "mrsched_gym/job_row.py"]
 MANIFEST = "mrsched_gym/compiled_sources.json"
 #: The oldest mypy the build needs: mypy 1.x allows librt < 0.10, whose ``librt.strings`` is empty
 #: at run time, so the compiled observation writes (``float_writer.py``'s ``BytesWriter`` and

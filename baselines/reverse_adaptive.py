@@ -30,14 +30,9 @@ import math
 
 import numpy as np
 
-from mrsched_gym import stretch_fit
 from mrsched_gym.baselines.common import task_len
 from mrsched_gym.baselines.ras import RASScheduler, ras_map_utility, reverse_map_utility
 from mrsched_gym.sim.state import MAP, REDUCE
-
-#: Whether :mod:`mrsched_gym.stretch_fit` is compiled (then :meth:`NodeStretches.fit` runs its
-#: loop; in the pure-Python build numpy's array calls are faster, with the same floats).
-LOOP_FIT = not stretch_fit.__file__.endswith(".py")
 
 
 class NodeStretches:
@@ -78,10 +73,6 @@ class NodeStretches:
         self.at_end = np.zeros(len(nodes))
         self.at_end[finite] = self.integral(self.node[finite], self.end[finite])
         self.cache: dict[tuple[float, float], tuple[np.ndarray, np.ndarray]] = {}
-        self.table = stretch_fit.StretchTable(
-            self.node.tolist(), self.start.tolist(), self.end.tolist(), self.slots.tolist(),
-            self.at_start.tolist(), self.at_end.tolist(), self.cum.tolist(), cap.tolist(),
-            step_s) if LOOP_FIT else None
 
     def integral(self, node: np.ndarray, t: np.ndarray) -> np.ndarray:
         """Integral of each ``node``'s forecast capacity from 0 to ``t`` (elementwise)."""
@@ -115,19 +106,6 @@ class NodeStretches:
             self.cache.clear()
         self.cache[key] = out = (length, np.maximum(room, 0.0))
         return out
-
-    def fit(self, a: float, b: float, wants) -> tuple[float, ...]:
-        """The tasks of each ``(mu, want)`` in ``wants`` that the window [a, b] holds, each
-        request taking whole tasks (:func:`take_tasks`) from what the ones before it left; 0
-        for a request of nothing or whose task is longer than the window. The compiled build
-        runs :class:`~mrsched_gym.stretch_fit.StretchTable`'s loop, the same floats."""
-        if self.table is not None:
-            overlap = np.flatnonzero((self.start < b) & (self.end > a)).tolist()
-            return tuple(self.table.fit(a, b, overlap, wants))
-        length, room = self.window(a, b)
-        room = room.copy()
-        return tuple(take_tasks(length, room, mu, want) if want > 0 and b - a >= mu else 0.0
-                     for mu, want in wants)
 
 
 def take_tasks(length: np.ndarray, room: np.ndarray, mu: float, want: float) -> float:
@@ -273,7 +251,10 @@ class ReverseAdaptiveScheduler(RASScheduler):
         that the window [a, b] holds, each taking whole tasks from the stretches the ones
         before it left (:func:`take_tasks`). A pure function of its arguments:
         :meth:`fit_nodes` keeps its results, since most windows repeat between decisions."""
-        return self.stretches.fit(a, b, [(mu, want) for _, mu, want in wants])
+        length, room = self.stretches.window(a, b)
+        room = room.copy()
+        return tuple(take_tasks(length, room, mu, want) if want > 0 and b - a >= mu else 0.0
+                     for _, mu, want in wants)
 
     def map_utility(self, sim, job, tasks, s_alloc: int | None = None) -> float:
         """Utility of ``job``'s map allocation against its reverse-fitted s_fit (thesis Eq. 14);

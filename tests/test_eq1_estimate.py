@@ -162,39 +162,6 @@ def test_node_stretches_and_whole_task_fit():
     assert take_tasks(length, r, 200.0, 10) == 1
 
 
-def test_the_compiled_builds_loop_fits_the_same_floats_as_numpy():
-    """StretchTable.fit (the loop the compiled build runs) against NodeStretches' numpy path on
-    random forecasts, windows and requests: the same tasks fitted, bit for bit."""
-    from mrsched_gym.baselines.reverse_adaptive import NodeStretches
-    from mrsched_gym.stretch_fit import StretchTable, take_stretches
-    rng = np.random.default_rng(3)
-    for _ in range(60):
-        n, k, step = int(rng.integers(1, 12)), int(rng.integers(2, 30)), 300.0
-        fc = rng.choice([0.0, 0.0, 0.5, 1.0, 0.83], size=(n, k))
-        fc[: n // 2] = 1.0                          # some nodes up throughout: equal stretches
-        st = NodeStretches(fc, [int(x) for x in rng.integers(0, 3, n)], step)
-        table = StretchTable(st.node.tolist(), st.start.tolist(), st.end.tolist(),
-                             st.slots.tolist(), st.at_start.tolist(), st.at_end.tolist(),
-                             st.cum.tolist(), fc.tolist(), step)
-        for _ in range(10):
-            a = float(rng.uniform(0, k * step * 1.2))
-            b = a + float(rng.uniform(0, k * step))
-            wants = [(float(rng.choice([60.0, 123.4, 700.0, 2500.0])), float(rng.integers(0, 60)))
-                     for _ in range(int(rng.integers(1, 5)))]
-            length, room = st.window(a, b)
-            overlap = np.flatnonzero((st.start < b) & (st.end > a)).tolist()
-            lengths, rooms = table.window(a, b, overlap)
-            assert lengths == length.tolist() and rooms == room.tolist()
-            room = room.copy()
-            expected = [take_tasks(length, room, mu, w) if w > 0 and b - a >= mu else 0.0
-                        for mu, w in wants]
-            assert table.fit(a, b, overlap, wants) == expected
-            room = st.window(a, b)[1].copy()
-            for mu, w in wants:                     # the rooms left, request by request
-                assert take_stretches(lengths, rooms, mu, w) == take_tasks(length, room, mu, w)
-                assert rooms == room.tolist()
-
-
 def test_reverse_fit_sees_a_node_leave_before_a_task_ends():
     """Three nodes of one map slot, 1000 s maps; nodes 1 and 2 leave at 1750 s. A job with 4
     maps due at 3000 s: windows start one task length from now (1000 s). Per node, node 0 holds
