@@ -113,6 +113,8 @@ def baseline_means(cfg: TrainConfig, out: Path) -> dict[str, float]:
            "n_seeds": cfg.eval.n_seeds, "baselines": list(cfg.eval.baselines)}
     if cfg.worlds is not None:
         key = dict(key, env=list(cfg.worlds.ids), env_kwargs={})
+        if cfg.worlds.overrides:
+            key["overrides"] = cfg.worlds.overrides
     if path.is_file():
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
@@ -127,7 +129,8 @@ def baseline_means(cfg: TrainConfig, out: Path) -> dict[str, float]:
         means: dict = {}
         for env_id in cfg.worlds.ids:
             hl = scenario_of(env_id).reward.headline
-            recs = evaluate(cfg.eval.baselines, [env_id], seeds, workers=1, progress=False)
+            recs = evaluate(cfg.eval.baselines, [env_id], seeds, workers=1, progress=False,
+                            env_kwargs=cfg.worlds.overrides.get(env_id))
             means[env_id] = {r["policy"]: r[f"{hl}_mean"] for r in summarize(recs)}
         durable_text(path, json.dumps({"key": key, "headline": "per id", "means": means},
                                       indent=1))

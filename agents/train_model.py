@@ -186,7 +186,8 @@ def evaluate_model(model, cfg: TrainConfig, seeds, baselines: dict | None = None
     out = []
     for env_id in cfg.worlds.ids:
         headline = scenario_of(env_id).reward.headline
-        vals = [run_episode(env_id, pol, s)["metrics"][headline] for s in seeds]
+        ov = cfg.worlds.overrides.get(env_id)
+        vals = [run_episode(env_id, pol, s, ov)["metrics"][headline] for s in seeds]
         ref = min(baselines[env_id].values()) if baselines else 1.0
         out.append(float(np.mean(vals)) / max(ref, 1e-9))
     return out

@@ -19,7 +19,9 @@ Randomisation (:class:`WorldsConfig`): each key of ``vary`` is a scenario field 
 drawn uniformly from ``[lo, hi]`` (both ends of a range field such as ``deadline_factor``),
 with the special key ``cluster.size`` scaling every node group's count. Rewards are divided by a
 per-id ``reward_scale`` (about the scenario's typical headline), so families whose penalties
-differ by three orders of magnitude weigh alike in one PPO objective.
+differ by three orders of magnitude weigh alike in one PPO objective. A per-id ``overrides``
+changes an id's scenario itself before any randomisation (e.g. ThesisScale-v0 at 18 nodes and two
+days of arrivals); training, validation and the baselines' means all play that changed world.
 """
 
 from __future__ import annotations
@@ -53,6 +55,8 @@ class WorldsConfig:
         reward_scale: id -> divisor of its rewards (default 1); about its typical headline.
         vary: Scenario field -> ``[lo, hi]``: the field is multiplied by a factor drawn uniformly
             from that range at every reset (keys: :data:`VARY_BOUNDS`).
+        overrides: id -> scenario overrides (dotted paths, as ``env_kwargs``) that replace the
+            id's scenario in the pool, before ``vary``, and in the validation of a training run.
         max_nodes: ``N_max``, the padded node count (at least every drawn world's node count).
         observe_objective: Observations carry the ``objective`` key (the drawn world's reward
             weights, :func:`~mrsched_gym.encoding.objective_vector`): worlds scored on mean time
@@ -63,6 +67,7 @@ class WorldsConfig:
     weights: dict[str, float] = field(default_factory=dict)
     reward_scale: dict[str, float] = field(default_factory=dict)
     vary: dict[str, list[float]] = field(default_factory=dict)
+    overrides: dict[str, dict[str, Any]] = field(default_factory=dict)
     max_nodes: int = 32
     observe_objective: bool = False
 
@@ -90,7 +95,22 @@ class WorldsConfig:
                 raise ValueError(f"worlds.vary.{k}: unknown; known: {', '.join(VARY_BOUNDS)}")
             if len(r) != 2 or not 0 < r[0] <= r[1]:
                 raise ValueError(f"worlds.vary.{k}: must be [lo, hi] with 0 < lo <= hi")
+        for k, ov in self.overrides.items():
+            if k not in self.ids or not isinstance(ov, dict) or not ov:
+                raise ValueError(f"worlds.overrides.{k}: must be a listed id with a mapping of "
+                                 f"scenario overrides")
+            try:
+                self.scenario(k)
+            except (ValueError, KeyError, TypeError) as e:
+                raise ValueError(f"worlds.overrides.{k}: {e}") from None
         return self
+
+    def scenario(self, env_id: str):
+        """The scenario the pool plays for ``env_id``: its registered one with ``overrides``."""
+        from mrsched_gym.config import with_overrides
+        from mrsched_gym.registration import scenario_for
+        ov = self.overrides.get(env_id)
+        return with_overrides(scenario_for(env_id), ov) if ov else scenario_for(env_id)
 
 
 def _get(d: dict, path: str) -> Any:
@@ -175,12 +195,11 @@ class WorldPool(gym.Env):
     metadata = {"render_modes": []}
 
     def __init__(self, worlds: WorldsConfig, lean_info: bool = False) -> None:
-        from mrsched_gym.registration import scenario_for
         self.worlds = worlds.validate()
         self.ids = list(worlds.ids)
         w = np.array([worlds.weights.get(i, 1.0) for i in self.ids], float)
         self.p = w / w.sum()
-        self.bases = {i: scenario_for(i) for i in self.ids}
+        self.bases = {i: worlds.scenario(i) for i in self.ids}
         self.K = max(sc.decisions.max_candidates for sc in self.bases.values())
         self.W = max(sc.availability.forecast_steps for sc in self.bases.values())
         self.N = int(worlds.max_nodes)

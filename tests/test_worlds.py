@@ -155,3 +155,41 @@ def test_node_mask_ignores_padding_in_the_torch_extractor():
 def test_a_world_that_speculates_is_refused_with_its_reason():
     with pytest.raises(ValueError, match="Stragglers-v0.*speculation"):
         pool(ids=["mrsched/Hadoop-v0", "mrsched/Stragglers-v0"])
+
+
+SCALED_DOWN = {"cluster.nodes": [{"count": 18, "cpu_cores": 8, "mem_gb": 16.0, "kind": "dedicated",
+                                  "map_slots": 3, "reduce_slots": 1}],
+               "workload.duration_s": 7200, "time_limit_s": 7200 + 86400,
+               "decisions.max_candidates": 8}
+
+
+def test_overrides_change_an_id_s_world_before_the_randomisation():
+    """ThesisScale-v0 (100 nodes) does not fit a 25-node pool; scaled down by ``overrides`` it
+    does, and every episode plays the changed world (then ``vary``)."""
+    thesis = "mrsched/ThesisScale-v0"
+    with pytest.raises(ValueError, match="max_nodes"):
+        pool(ids=[thesis], vary={})
+    env = pool(ids=[thesis, "mrsched/Hadoop-v0"], vary={"cluster.size": [1.0, 1.0]},
+               overrides={thesis: SCALED_DOWN})
+    assert env.K == 8
+    seen = set()
+    for s in range(6):
+        _, info = env.reset(seed=s)
+        seen.add(info["world"])
+        if info["world"] == thesis:
+            sc = env.env.sim.scenario
+            assert (env.env.sim.n_nodes, env.env.K) == (18, 8)
+            assert (sc.workload.duration_s, sc.time_limit_s) == (7200, 93600)
+    assert thesis in seen
+    assert env.bases["mrsched/Hadoop-v0"] == pool(ids=["mrsched/Hadoop-v0"]).bases[
+        "mrsched/Hadoop-v0"]                   # the other ids are as registered
+
+
+def test_bad_overrides_name_the_id():
+    with pytest.raises(ValueError, match="worlds.overrides.mrsched/Dedicated-v0: must be a "
+                                         "listed id"):
+        WorldsConfig(ids=["mrsched/Hadoop-v0"],
+                     overrides={"mrsched/Dedicated-v0": {"workload.load": 0.5}}).validate()
+    with pytest.raises(ValueError, match="worlds.overrides.mrsched/Hadoop-v0: .*colour"):
+        WorldsConfig(ids=["mrsched/Hadoop-v0"],
+                     overrides={"mrsched/Hadoop-v0": {"workload.colour": 1}}).validate()
