@@ -112,6 +112,10 @@ PolicyLike: TypeAlias = RulePolicy | ObservationPolicy | ObservationFunction | M
 
 
 # ---------------------------------------------------------------------- adapters
+#: Makes a tuple subclass's instance from a tuple in one C call (a DecisionView).
+NEW_TUPLE = tuple.__new__
+
+
 class RuleAdapter:
     """A :class:`RulePolicy` as the harness runs it (``decide(sim)``): the policy reads the
     simulator through a :class:`~mrsched_gym.readonly.GuardedView` (read-only), and anything
@@ -128,15 +132,15 @@ class RuleAdapter:
         self.name = name
         self.view: GuardedView | None = None
         self.guard: Any = None                      # the view's Guard (its proxies)
-        self.decision_view: Any = None              # mrsched_gym.readonly.decision_view
+        self.view_type: Any = None                  # mrsched_gym.readonly.DecisionView
 
     def guarded(self, sim: ClusterView) -> GuardedView:
         """The read-only view of ``sim`` (one per adapter, rebuilt for a new simulator)."""
-        from mrsched_gym.readonly import GuardedView, decision_view, guard_of
+        from mrsched_gym.readonly import DecisionView, GuardedView, guard_of
         if self.view is None:
             self.view = GuardedView(sim)
         self.guard = guard_of(self.view)
-        self.decision_view = decision_view
+        self.view_type = DecisionView
         return self.view
 
     def reset(self, sim: ClusterView, seed: int | None = None) -> None:
@@ -153,15 +157,28 @@ class RuleAdapter:
 
     def decide(self, sim: ClusterView) -> int:
         """``policy.decide(view.decision, view)``, checked (:func:`check_action`)."""
-        view = self.view or self.guarded(sim)
-        decision = self.decision_view(self.guard, sim.decision)
+        view = self.view
+        if view is None:
+            view = self.guarded(sim)
+        guard, live = self.guard, sim.decision
+        if live is guard.seen:
+            decision = guard.made
+        else:                                       # decision_view, inlined (a call less)
+            candidates = live.candidates
+            if candidates:
+                candidates = tuple(map(guard.candidate, candidates))
+            job = live.job
+            decision = guard.made = NEW_TUPLE(self.view_type, (
+                live.kind, live.time_s, live.node, job if job is None else guard.wrap(job),
+                candidates))
+            guard.seen = live
         try:
             action = self.policy.decide(decision, view)  # type: ignore[arg-type]
         except BaseException as e:                  # noqa: BLE001 - reported, named
             reraise(self.name, "decide", e)
-        k = len(sim.decision.candidates)
-        if type(action) is int and (0 <= action < k or action == sim.K):
+        if type(action) is int and (0 <= action < len(decision.candidates) or action == sim.K):
             return action                           # the common case, checked without calls
+        k = len(sim.decision.candidates)
         return check_action(action, lambda a: a == sim.K or 0 <= a < k, self.name,
                             lambda: f"a {sim.decision.kind.name.lower()} decision with {k} "
                             f"candidates (actions 0-{k - 1} and skip {sim.K})" if k else
