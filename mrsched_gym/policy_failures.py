@@ -16,6 +16,8 @@ import traceback
 from pathlib import Path
 from typing import NoReturn
 
+from mrsched_gym.errors import InputError
+
 #: The phases of a policy's life that the messages name.
 PHASES = ("import", "construction", "reset", "decide")
 
@@ -32,6 +34,25 @@ class PolicyCodeError(RuntimeError):
         super().__init__(message)
         self.label = label
         self.phase = phase
+
+
+class PolicyLoadError(InputError):
+    """An outside policy's own code raised (anything, ``BaseException`` included) at import or
+    construction. One run of one policy (``make_policy``, ``demo``) refuses it as any bad
+    input; a sweep records it as that policy's failure and runs the other policies
+    (:func:`~mrsched_gym.evaluate.running.run_task`).
+
+    Attributes:
+        label: The policy as given (its code spec).
+        phase: ``"import"`` or ``"construction"``.
+        trace: The traceback of what the policy's code raised.
+    """
+
+    def __init__(self, message: str, label: str, phase: str, trace: str) -> None:
+        super().__init__(message)
+        self.label = label
+        self.phase = phase
+        self.trace = trace
 
 
 def location(exc: BaseException) -> str:
@@ -95,5 +116,5 @@ def reraise(label: str, phase: str, exc: BaseException) -> NoReturn:
     raise failure from exc
 
 
-__all__ = ["PHASES", "PolicyCodeError", "describe", "error_text", "is_real_interrupt", "location",
-           "policy_failure", "reraise"]
+__all__ = ["PHASES", "PolicyCodeError", "PolicyLoadError", "describe", "error_text",
+           "is_real_interrupt", "location", "policy_failure", "reraise"]

@@ -27,6 +27,7 @@ import inspect
 import pickle
 import re
 import sys
+import traceback
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
@@ -34,7 +35,7 @@ from typing import Any
 
 from mrsched_gym.errors import InputError, InputTypeError
 from mrsched_gym.policies import as_policy, policy_label
-from mrsched_gym.policy_failures import describe, is_real_interrupt
+from mrsched_gym.policy_failures import PolicyLoadError, describe, is_real_interrupt
 
 #: Policy objects that do not pickle, by key (they run in this process only).
 LOCAL_OBJECTS: dict[str, Any] = {}
@@ -137,10 +138,11 @@ def load_code_object(spec: str, params: dict[str, Any], source: bytes | None = N
             the file as it is now.
 
     Raises:
-        InputError: The file or module fails to load, has no such attribute, or the class
-            refuses the parameters (each message names the spec). Anything the policy's code
-            raises at import or construction, ``BaseException`` included (``sys.exit()``),
-            becomes this one-line error naming the phase (a real interrupt passes through).
+        InputError: The module is not found, has no such attribute, or the class refuses the
+            parameters (each message names the spec).
+        PolicyLoadError: The policy's own code raised at import or construction, anything,
+            ``BaseException`` included (``sys.exit()``): one line naming the spec and the
+            phase, the traceback kept (a real interrupt passes through).
     """
     loc, attr, _ = split_code_spec(spec)
     try:
@@ -152,14 +154,14 @@ def load_code_object(spec: str, params: dict[str, Any], source: bytes | None = N
             module = importlib.import_module(loc)
     except ModuleNotFoundError as e:
         if loc.endswith(".py") or not e.name or not (loc + ".").startswith(e.name + "."):
-            raise InputError(f"policy {spec!r}: {loc} failed to load: "
-                             f"{describe(e)}") from None
+            raise load_failure(spec, "import", f"{loc} failed to load: {describe(e)}",
+                               e) from None
         raise InputError(f"policy {spec!r}: module {loc!r} cannot be imported ({e})") from None
     except BaseException as e:                   # noqa: BLE001 - the user's code failed
         if is_real_interrupt(e):
             raise
-        raise InputError(f"policy {spec!r}: {loc} failed to load: "
-                         f"{describe(e)}") from None
+        raise load_failure(spec, "import", f"{loc} failed to load: {describe(e)}",
+                           e) from None
     if not hasattr(module, attr):
         public = sorted(n for n, v in vars(module).items()
                         if isinstance(v, type) and not n.startswith("_")
@@ -182,14 +184,22 @@ def load_code_object(spec: str, params: dict[str, Any], source: bytes | None = N
         except BaseException as e:               # noqa: BLE001 - the user's code failed
             if is_real_interrupt(e):
                 raise
-            raise InputError(f"policy {spec!r}: its construction ({attr}(...)) raised "
-                             f"{describe(e)}") from None
+            raise load_failure(spec, "construction",
+                               f"its construction ({attr}(...)) raised {describe(e)}",
+                               e) from None
     if params:
         raise InputError(f"policy {spec!r}: {attr} is not a class, so it takes no parameters")
     try:                                         # an instance: a fresh copy per episode
         return copy.deepcopy(target)
     except Exception:                            # noqa: BLE001 - fall back to the object
         return target
+
+
+def load_failure(spec: str, phase: str, what: str, exc: BaseException) -> PolicyLoadError:
+    """The :class:`PolicyLoadError` of ``exc``, raised by policy ``spec``'s code in ``phase``
+    (call it in the ``except`` block: the traceback is ``exc``'s)."""
+    trace = "".join(traceback.format_exception(exc))
+    return PolicyLoadError(f"policy {spec!r}: {what}", spec, phase, trace)
 
 
 def code_spec_parts(spec: str, parse_value: Callable[[str], Any]
@@ -305,6 +315,6 @@ def object_copy(key: str, payload: bytes | None) -> Any:
 
 
 __all__ = ["FILE_MODULES", "LOCAL_OBJECTS", "checked_label", "code_fingerprint", "code_spec_parts",
-           "is_code_spec", "load_code_object", "load_file_module", "object_copy",
+           "is_code_spec", "load_code_object", "load_failure", "load_file_module", "object_copy",
            "object_parts", "source_digest", "source_file",
            "split_code_spec"]

@@ -117,11 +117,16 @@ def run_task(task: SweepTask, per_job: bool = False) -> dict[str, Any]:
 
     Returns its record (with ``per_job``, the episode's job table under ``_jobs``), or, if
     anything fails, a failure record ``{policy, scenario, seed, error, traceback}`` — the sweep
-    goes on. Anything counts, ``BaseException`` included (a policy's ``sys.exit()``), except a
-    real interrupt (:func:`~mrsched_gym.lifecycle.interrupt_is_real`), which ends the sweep.
+    goes on (a policy whose code raised at import or construction, a ``"failed"`` spec, fails
+    every episode so, with ``phase`` ``"import"`` or ``"construction"``, and nothing runs).
+    Anything counts, ``BaseException`` included (a policy's ``sys.exit()``), except a real
+    interrupt (:func:`~mrsched_gym.lifecycle.interrupt_is_real`), which ends the sweep.
     """
     from threadpoolctl import threadpool_limits
     policy_spec, scenario, seed, env_kwargs = task
+    if policy_spec.failure is not None:          # its code raised at import or construction
+        phase, error, trace = policy_spec.failure
+        return {**failure_record(task, error, trace), "phase": phase}
     try:
         with threadpool_limits(limits=1):
             policy = make_policy(policy_spec)
