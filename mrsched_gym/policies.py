@@ -244,19 +244,28 @@ def check_action(action: Any, legal: Callable[[int], bool], label: str,
     ``where`` describes the decision; it is called only to build the error message (nothing
     is formatted on the hot path of a legal action).
 
+    Reading the action may run the policy's code (an ``int`` subclass's ``__int__``, a
+    ``__class__`` property, a ``__repr__``): what that raises fails the decision, named.
+
     Raises:
         PolicyActionError: ``action`` is not an integer, or not a legal action (the message
             names the policy, the action and the legal actions at that decision).
     """
-    if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
-        if not (isinstance(action, np.ndarray) and action.ndim == 0
-                and np.issubdtype(action.dtype, np.integer)):
-            raise PolicyActionError(f"policy {label}: returned {action!r} "
-                                    f"({type(action).__name__}); an action is an integer")
-    a = int(action)
+    try:
+        if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
+            if not (isinstance(action, np.ndarray) and action.ndim == 0
+                    and np.issubdtype(action.dtype, np.integer)):
+                raise PolicyActionError(f"policy {label}: returned {repr(action)[:80]} "
+                                        f"({type(action).__name__}); an action is an integer")
+        a = int(action)
+    except PolicyActionError:
+        raise
+    except BaseException as e:                      # noqa: BLE001 - reported, named
+        reraise(label, "decide", e)
     if not legal(a):
-        raise PolicyActionError(f"policy {label}: returned action {a} at {where()}: return a "
-                                f"candidate's index or skip")
+        shown = str(a) if a.bit_length() < 64 else f"of {a.bit_length()} bits"
+        raise PolicyActionError(f"policy {label}: returned action {shown} at {where()}: return "
+                                f"a candidate's index or skip")
     return a
 
 

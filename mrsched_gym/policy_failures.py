@@ -12,7 +12,10 @@ episode) whose message names the policy and the phase; a real interrupt (Ctrl-C,
 
 from __future__ import annotations
 
+import contextlib
+import os
 import traceback
+from collections.abc import Iterator
 from pathlib import Path
 from typing import NoReturn
 
@@ -55,6 +58,30 @@ class PolicyLoadError(InputError):
         self.trace = trace
 
 
+class ProcessExitCalled(SystemExit):
+    """Raised in place of ``os._exit(code)`` while an episode runs (:func:`no_process_exit`)."""
+
+
+@contextlib.contextmanager
+def no_process_exit() -> Iterator[None]:
+    """While the block runs, ``os._exit`` (and ``posix._exit``) raise
+    :class:`ProcessExitCalled` instead of ending the process at once: a policy that calls it
+    in the harness's own process (``--workers 1``) fails its episode, named, where it would
+    have ended the run with its own exit code and nothing written. Code that ends the process
+    by other means (a signal, ``ctypes``) still does; worker processes (``--workers 2``) are
+    what isolates the harness from it."""
+    import posix
+
+    def refused(code: int = 0) -> None:
+        raise ProcessExitCalled(code)
+    saved = os._exit
+    os._exit = posix._exit = refused                  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        os._exit = posix._exit = saved                # type: ignore[assignment]
+
+
 def location(exc: BaseException) -> str:
     """`` (my_policy.py line 12)``: where the innermost frame outside the harness raised
     ``exc`` (empty if none is known)."""
@@ -68,7 +95,9 @@ def location(exc: BaseException) -> str:
 def describe(exc: BaseException) -> str:
     """``Type: message`` of ``exc``, plus :func:`location`, so one line says where to look."""
     text = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-    if isinstance(exc, SystemExit):
+    if isinstance(exc, ProcessExitCalled):
+        text = f"os._exit({exc.code!r}): the policy called os._exit()"
+    elif isinstance(exc, SystemExit):
         text = f"SystemExit({exc.code!r}): the policy called sys.exit()"
     return text + location(exc)
 
@@ -116,5 +145,6 @@ def reraise(label: str, phase: str, exc: BaseException) -> NoReturn:
     raise failure from exc
 
 
-__all__ = ["PHASES", "PolicyCodeError", "PolicyLoadError", "describe", "error_text",
-           "is_real_interrupt", "location", "policy_failure", "reraise"]
+__all__ = ["PHASES", "PolicyCodeError", "PolicyLoadError", "ProcessExitCalled", "describe",
+           "error_text", "is_real_interrupt", "location", "no_process_exit", "policy_failure",
+           "reraise"]

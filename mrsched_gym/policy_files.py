@@ -94,34 +94,41 @@ def read_source(loc: str) -> bytes | None:
     return Path(loc).read_bytes() if loc.endswith(".py") else None
 
 
-#: The policy files executed in this process, by (path, digest).
-FILE_MODULES: dict[tuple[str, str], ModuleType] = {}
+#: The compiled code of the policy files met in this process, by (path, digest).
+FILE_CODE: dict[tuple[str, str], Any] = {}
 
 
 def load_file_module(path: str, digest: str, source: bytes | None = None) -> ModuleType:
     """Execute the policy file ``path`` (version ``digest``; its bytes ``source``, default the
-    file as it is now) as a module, once per version, with its folder on ``sys.path`` meanwhile
-    (so it can import the modules beside it)."""
-    if (path, digest) in FILE_MODULES:
-        return FILE_MODULES[path, digest]
+    file as it is now) as a new module, with its folder on ``sys.path`` meanwhile (so it can
+    import the modules beside it). Executed afresh at each call (each episode builds its
+    policy so): nothing the file's code keeps in its module or its classes (a class attribute
+    counting calls) carries from one episode to the next, so records do not depend on the
+    number of workers or the order of episodes. The compiled code is kept per version."""
     stem = re.sub(r"\W", "_", Path(path).stem)
     name = f"mrsched_policy_{stem}_{digest[:8]}"
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
         raise ImportError(f"cannot load {path} as Python")
     module = importlib.util.module_from_spec(spec)
+    previous = sys.modules.get(name)
     sys.modules[name] = module                  # dataclasses and pickle look classes up here
     folder = str(Path(path).parent)
     sys.path.insert(0, folder)                  # its sibling modules import, as for a script
     try:
-        code = compile(Path(path).read_bytes() if source is None else source, path, "exec")
+        code = FILE_CODE.get((path, digest))
+        if code is None:
+            code = compile(Path(path).read_bytes() if source is None else source, path, "exec")
+            FILE_CODE[path, digest] = code
         exec(code, module.__dict__)             # noqa: S102 - the user's policy file
     except BaseException:
-        del sys.modules[name]
+        if previous is None:
+            del sys.modules[name]
+        else:
+            sys.modules[name] = previous
         raise
     finally:
         sys.path.remove(folder)
-    FILE_MODULES[path, digest] = module
     return module
 
 
@@ -314,7 +321,7 @@ def object_copy(key: str, payload: bytes | None) -> Any:
         return obj
 
 
-__all__ = ["FILE_MODULES", "LOCAL_OBJECTS", "checked_label", "code_fingerprint", "code_spec_parts",
+__all__ = ["FILE_CODE", "LOCAL_OBJECTS", "checked_label", "code_fingerprint", "code_spec_parts",
            "is_code_spec", "load_code_object", "load_failure", "load_file_module", "object_copy",
            "object_parts", "source_digest", "source_file",
            "split_code_spec"]

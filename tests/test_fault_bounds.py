@@ -289,3 +289,29 @@ def test_the_ship_tool_reads_a_runs_config_bounded(tmp_path, shape):
     assert len(lines) == 1 and lines[0].startswith("error: ") and "config.yaml" in lines[0], \
         out.stderr
     assert not (root / "agents" / "pretrained" / "never-shipped.zip").exists()
+
+
+@SETTINGS
+@given(digits=st.integers(101, 20_000), hexa=st.booleans(), sign=st.sampled_from(["", "-", "+"]),
+       field=st.sampled_from(["workload.load", "seed", "cluster.nodes"]))
+def test_a_huge_integer_is_one_line_naming_the_file_and_line(tmp_path_factory, digits, hexa,
+                                                             sign, field):
+    """Python refuses to read an integer of more than 4,300 digits (ValueError) and a hex one
+    of thousands of digits cannot be printed: each is refused as it is read."""
+    number = sign + ("0x" + "f" * digits if hexa else "7" * digits)
+    section, _, key = field.rpartition(".")
+    text = (f"name: big\n{section}:\n  {key}: {number}\n" if section
+            else f"name: big\n{key}: {number}\n")
+    f = tmp_path_factory.mktemp("huge") / "big.yaml"
+    f.write_text(text)
+    with pytest.raises(ConfigError) as e:
+        load_scenario(str(f))
+    msg = str(e.value)
+    assert msg.startswith(f"{f}: line {3 if section else 2}:") and "digits" in msg, msg
+    assert "\n" not in msg and len(msg) < 300
+
+
+@pytest.mark.parametrize("char", ["\x00", "\x07", "\x1b", "\ufffe"])
+def test_a_character_yaml_forbids_is_one_line_with_its_line(char):
+    msg = refused(f"name: a\nworkload:\n  load: 0.5{char}\n")
+    assert msg.startswith("bomb.yaml: line 3 ") and f"#x{ord(char):04x}" in msg, msg

@@ -39,6 +39,9 @@ POLICY = textwrap.dedent('''
             raise RuntimeError("boom")
         if WHAT == "os_exit":
             os._exit(0)
+        if WHAT == "c_exit":
+            import ctypes
+            ctypes.CDLL(None)._exit(0)
         if WHAT == "kill":
             os.kill(os.getpid(), 9)
         if WHAT == "segv":
@@ -130,7 +133,8 @@ def test_a_policy_spec_that_is_not_valid_is_refused_before_anything_runs(tmp_pat
 @pytest.mark.parametrize("where, what, workers", [
     ("reset", "exit0", 1), ("reset", "kbd", 2), ("reset", "base", 1),
     ("decide", "exit0", 1), ("decide", "exit3", 2), ("decide", "kbd", 1),
-    ("decide", "genexit", 2), ("decide", "base", 1), ("decide", "runtime", 2)])
+    ("decide", "genexit", 2), ("decide", "base", 1), ("decide", "runtime", 2),
+    ("decide", "os_exit", 1), ("decide", "os_exit", 2)])
 def test_a_policy_that_raises_in_an_episode_fails_that_episode_named(tmp_path, where, what,
                                                                      workers):
     out, _ = run_compare(tmp_path, where, what, workers)
@@ -150,7 +154,7 @@ def test_a_policy_that_raises_in_an_episode_fails_that_episode_named(tmp_path, w
     assert "Traceback" in failure["traceback"] and "hostile.py" in failure["traceback"]
 
 
-@pytest.mark.parametrize("what, how", [("os_exit", "exited with code 0"),
+@pytest.mark.parametrize("what, how", [("c_exit", "exited with code 0"),
                                        ("kill", "was killed by signal SIGKILL"),
                                        ("segv", "was killed by signal SIGSEGV")])
 def test_a_worker_that_dies_is_named_within_seconds_and_the_others_go_on(tmp_path, what, how):

@@ -164,7 +164,31 @@ KEPT_ON_INTERRUPT = {
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``mrsched-gym`` command (and of ``python -m mrsched_gym``).
+    """Entry point of the ``mrsched-gym`` command (and of ``python -m mrsched_gym``): the
+    command's exit code (:func:`run_command`).
+
+    Run as the command (``argv`` ``None``), it does not wait for threads that code it ran (a
+    policy's) left running: Python would wait for them at exit, forever for one that never
+    ends. It says so in one line and ends the process with the command's exit code.
+    """
+    code = run_command(argv)
+    if argv is None:
+        import os
+        import threading
+        left = [t.name for t in threading.enumerate()
+                if t is not threading.main_thread() and not t.daemon and t.is_alive()]
+        if left:
+            print(f"note: code the command ran (a policy's?) left {len(left)} thread(s) running "
+                  f"({', '.join(left[:3])}); the command ends without waiting for them",
+                  file=sys.stderr)
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(code)
+    return code
+
+
+def run_command(argv: Sequence[str] | None = None) -> int:
+    """Parse ``argv`` (default ``sys.argv``) and run the command; its exit code.
 
     Bad arguments are refused by argparse (usage and an ``error:`` line, exit 2). The project's
     own errors (:class:`~mrsched_gym.errors.MRSchedError`: a bad scenario, trace, policy name...)

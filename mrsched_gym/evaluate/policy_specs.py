@@ -93,9 +93,10 @@ def parse_policy(spec: str) -> PolicySpec:
                           params=params, digest=current_digest(path))
     name, _, rest = spec.partition(":")
     if name not in BASELINES and is_code_spec(spec):
-        from mrsched_gym.policy_failures import PolicyLoadError
+        from mrsched_gym.policy_failures import PolicyLoadError, no_process_exit
         try:
-            label, target, params, source = code_spec_parts(spec, _parse_value)
+            with no_process_exit():
+                label, target, params, source = code_spec_parts(spec, _parse_value)
         except PolicyLoadError as e:            # its own code raised: a policy failure
             return PolicySpec(label=spec, kind="failed", target=spec,
                               failure=(e.phase, str(e), e.trace))
