@@ -315,3 +315,28 @@ def test_a_huge_integer_is_one_line_naming_the_file_and_line(tmp_path_factory, d
 def test_a_character_yaml_forbids_is_one_line_with_its_line(char):
     msg = refused(f"name: a\nworkload:\n  load: 0.5{char}\n")
     assert msg.startswith("bomb.yaml: line 3 ") and f"#x{ord(char):04x}" in msg, msg
+
+
+@SETTINGS
+@given(ends=st.sampled_from(["\n", "\r\n", "\r"]), bom=st.booleans(), gz=st.booleans(),
+       nul_at=st.none() | st.integers(1, 4), rows=st.integers(2, 6))
+def test_line_ends_a_bom_and_nul_bytes_in_a_trace(tmp_path, ends, bom, gz, nul_at, rows):
+    """LF and CRLF read alike, with or without a byte-order mark; CR alone is named; a NUL byte
+    is refused naming its line; never a raw error."""
+    lines = [JOB_HEAD.strip()] + [f"{10 * i},100000000,10000000,10000000" for i in range(rows)]
+    if nul_at is not None:
+        at = min(nul_at, rows)
+        lines[at] = lines[at][:3] + "\x00" + lines[at][3:]
+    text = ("\ufeff" if bom else "") + ends.join(lines) + ends
+    p = tmp_path / f"t-{len(ends)}-{bom}-{gz}-{nul_at}-{rows}.csv"
+    write_trace(p, text.encode(), gz)
+    if ends == "\r" and nul_at is None:
+        with pytest.raises(TraceError, match="carriage return alone"):
+            read_job_trace(p)
+    elif nul_at is not None:                    # CR alone: one line, so the NUL is on line 1
+        with pytest.raises(TraceError) as e:
+            read_job_trace(p)
+        line = 1 if ends == "\r" else min(nul_at, rows) + 1
+        assert str(e.value).startswith(f"{p}:{line}: binary data (a NUL byte)")
+    else:
+        assert read_job_trace(p).shape == (rows, 4)
