@@ -320,7 +320,8 @@ def policy_label(obj: Any) -> str:
     inherits.
 
     Raises:
-        InputTypeError: ``name`` is not a non-empty string.
+        InputTypeError: ``name`` is not a non-empty string of at most :data:`MAX_LABEL`
+            printable characters.
     """
     from mrsched_gym.baselines.base import Scheduler
     if isinstance(obj, Scheduler):
@@ -332,8 +333,16 @@ def policy_label(obj: Any) -> str:
         name = getattr(obj, "name", type(obj).__name__)
     if not isinstance(name, str) or not name.strip():
         raise InputTypeError(f"policy {type(obj).__name__}: its name attribute must be a "
-                             f"non-empty string, got {name!r}")
+                             f"non-empty string, got {repr(name)[:80]}")
+    if not name.isprintable() or len(name) > MAX_LABEL:
+        raise InputTypeError(f"policy {type(obj).__name__}: its name attribute must be one line "
+                             f"of at most {MAX_LABEL} printable characters (it labels table "
+                             f"rows and files), got {repr(name)[:80]}")
     return name
+
+
+#: The longest label a policy's ``name`` may give.
+MAX_LABEL = 100
 
 
 def as_policy(obj: Any, name: str | None = None) -> Any:

@@ -230,7 +230,15 @@ def code_spec_parts(spec: str, parse_value: Callable[[str], Any]
         params.append((k.strip(), parse_value(v.strip())))
     source = read_source(loc)
     obj = load_code_object(spec, dict(params), source)
-    name = checked_label(obj, spec)
+    try:
+        name = checked_label(obj, spec)
+    except InputError:
+        raise
+    except BaseException as e:                   # noqa: BLE001 - its name or methods raised
+        if is_real_interrupt(e):
+            raise
+        raise load_failure(spec, "construction", f"reading its name or methods raised "
+                           f"{describe(e)}", e) from None
     label = name + (":" + ",".join(f"{k}={v}" for k, v in params) if params else "")
     return label, f"{loc}:{attr}", tuple(params), source
 
@@ -281,7 +289,8 @@ def object_parts(obj: Any) -> tuple[str, str, bytes | None]:
         where = str(obj.__name__)
     else:
         own = getattr(obj, "name", None)
-        where = own if isinstance(own, str) and own else type(obj).__name__
+        where = own if isinstance(own, str) and own and own.isprintable() and len(own) <= 100 \
+            else type(obj).__name__
     label = checked_label(obj, where)
     payload: bytes | None
     try:

@@ -153,3 +153,44 @@ def test_gc_reaches_the_live_simulator_as_the_docs_say():
     job = GuardedView(env.unwrapped.sim).jobs[0]
     assert any(type(o) is Job for o in gc.get_referents(job))
     env.close()
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=list(HealthCheck))
+@given(name=st.text(min_size=1, max_size=30).filter(lambda s: not s.isprintable() and s.strip())
+       | st.integers(101, 3000).map(lambda n: "x" * n))
+def test_a_name_that_cannot_label_a_row_is_refused_in_one_line(name):
+    from mrsched_gym.errors import InputError
+
+    class Named:
+        def decide(self, decision, view):
+            return first(decision, view)
+    policy = Named()
+    policy.name = name
+    with pytest.raises(InputError) as e:
+        evaluate([policy], [ENV], [0], workers=1, progress=False, env_kwargs=SHORT)
+    assert "printable characters" in str(e.value) and "\n" not in str(e.value)
+    assert len(str(e.value)) < 400
+
+
+NAME_RAISES = textwrap.dedent('''
+    import sys
+
+    class Named:
+        @property
+        def name(self):
+            sys.exit(0)
+
+        def decide(self, decision, view):
+            return 0 if decision.candidates else view.K
+''')
+
+
+def test_a_name_that_runs_hostile_code_is_that_policys_failure(tmp_path, monkeypatch):
+    (tmp_path / "named.py").write_text(NAME_RAISES)
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(EpisodeFailures) as e:
+        evaluate(["named.py:Named", "fifo"], [ENV], [0], workers=1, progress=False,
+                 env_kwargs=SHORT)
+    [failure] = e.value.failures
+    assert failure["phase"] == "construction" and "reading its name" in failure["error"]
+    assert [r["policy"] for r in e.value.records] == ["fifo"]
