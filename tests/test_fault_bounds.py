@@ -340,3 +340,16 @@ def test_line_ends_a_bom_and_nul_bytes_in_a_trace(tmp_path, ends, bom, gz, nul_a
         assert str(e.value).startswith(f"{p}:{line}: binary data (a NUL byte)")
     else:
         assert read_job_trace(p).shape == (rows, 4)
+
+
+@SETTINGS
+@given(exponent=st.integers(20, 308), field=st.sampled_from(["duration_s", "load"]))
+def test_an_absurd_size_is_named_in_a_short_line(tmp_path_factory, exponent, field):
+    """A finite but absurd figure (``duration_s: 1e308``) is refused by the size guard in one
+    short line, its numbers in scientific notation past a quadrillion."""
+    f = tmp_path_factory.mktemp("absurd") / "big.yaml"
+    f.write_text(f"name: x\nworkload:\n  {field}: !!float 1e{exponent}\n")
+    with pytest.raises(ConfigError) as e:
+        load_scenario(str(f))
+    msg = str(e.value)
+    assert msg.startswith(f"{f}:") and "\n" not in msg and len(msg) < 400, msg
