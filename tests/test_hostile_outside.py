@@ -5,13 +5,14 @@
 * a policy keeping state in its class or module between episodes: each episode runs the file
   afresh, so records do not depend on ``--workers`` or the episode order;
 * ``os._exit`` in the harness's own process (``--workers 1``) fails the episode, named;
-* a thread a policy leaves running does not keep the command from ending;
+* a thread or a process a policy leaves running does not keep the command from ending;
 * ``gc`` reaches the live simulator from a proxy: the documented limit of the read-only view.
 """
 
 import gc
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -134,7 +135,7 @@ def test_a_thread_a_policy_leaves_running_does_not_keep_the_command_alive(tmp_pa
          "--out", "out", "--set", "workload.duration_s=300"],
         cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
-    assert "left" in out.stderr and "thread(s) running" in out.stderr
+    assert re.search(r"left [1-9]\d* thread\(s\) and 0 process\(es\) running", out.stderr)
     [folder] = [p for p in (tmp_path / "out").iterdir() if p.is_dir()]
     assert {r["policy"] for r in json.loads((folder / "records.json").read_text())} == {
         "fifo", "Lingers"}
@@ -194,3 +195,27 @@ def test_a_name_that_runs_hostile_code_is_that_policys_failure(tmp_path, monkeyp
     [failure] = e.value.failures
     assert failure["phase"] == "construction" and "reading its name" in failure["error"]
     assert [r["policy"] for r in e.value.records] == ["fifo"]
+
+
+SPAWNS = textwrap.dedent('''
+    import multiprocessing as mp, time
+
+    class Spawns:
+        def decide(self, decision, view):
+            if view.now > 30 and not getattr(type(self), "done", False):
+                type(self).done = True
+                mp.get_context("fork").Process(target=time.sleep, args=(10 ** 6,)).start()
+            return 0 if decision.candidates else view.K
+''')
+
+
+def test_a_process_a_policy_leaves_running_is_ended_with_the_command(tmp_path):
+    (tmp_path / "spawns.py").write_text(SPAWNS)
+    out = subprocess.run(
+        [sys.executable, "-m", "mrsched_gym", "compare", "--policies", "fifo",
+         "spawns.py:Spawns", "--seeds", "1", "--workers", "1", "--quiet", "--no-plots",
+         "--out", "out", "--set", "workload.duration_s=300"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "left 0 thread(s) and 1 process(es) running" in out.stderr
+    assert "terminated" in out.stderr

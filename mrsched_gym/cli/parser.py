@@ -167,19 +167,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``mrsched-gym`` command (and of ``python -m mrsched_gym``): the
     command's exit code (:func:`run_command`).
 
-    Run as the command (``argv`` ``None``), it does not wait for threads that code it ran (a
-    policy's) left running: Python would wait for them at exit, forever for one that never
-    ends. It says so in one line and ends the process with the command's exit code.
+    Run as the command (``argv`` ``None``), it does not wait for threads or processes that
+    code it ran (a policy's) left running: Python would wait for them at exit, forever for one
+    that never ends. It says so in one line, ends those processes (SIGTERM) and ends with the
+    command's exit code.
     """
     code = run_command(argv)
     if argv is None:
+        import multiprocessing
         import os
         import threading
-        left = [t.name for t in threading.enumerate()
-                if t is not threading.main_thread() and not t.daemon and t.is_alive()]
-        if left:
-            print(f"note: code the command ran (a policy's?) left {len(left)} thread(s) running "
-                  f"({', '.join(left[:3])}); the command ends without waiting for them",
+        threads = [t.name for t in threading.enumerate()
+                   if t is not threading.main_thread() and not t.daemon and t.is_alive()]
+        children = [p for p in multiprocessing.active_children() if not p.daemon]
+        if threads or children:
+            for child in children:
+                child.terminate()
+            print(f"note: code the command ran (a policy's?) left {len(threads)} thread(s) and "
+                  f"{len(children)} process(es) running; the command ends without waiting for "
+                  f"them" + (" (the processes are terminated)" if children else ""),
                   file=sys.stderr)
             sys.stdout.flush()
             sys.stderr.flush()
