@@ -67,14 +67,22 @@ def no_process_exit() -> Iterator[None]:
     """While the block runs, ``os._exit`` (and ``posix._exit``) raise
     :class:`ProcessExitCalled` instead of ending the process at once: a policy that calls it
     in the harness's own process (``--workers 1``) fails its episode, named, where it would
-    have ended the run with its own exit code and nothing written. Code that ends the process
-    by other means (a signal, ``ctypes``) still does; worker processes (``--workers 2``) are
-    what isolates the harness from it."""
+    have ended the run with its own exit code and nothing written. Only in the thread that
+    runs the block: another thread's ``os._exit`` (the harness's own, a worker's parent watch)
+    ends the process as always. Code that ends the process by other means (a signal,
+    ``ctypes``, another thread) still does; worker processes (``--workers 2``) are what
+    isolates the harness from it."""
     import posix
+    import threading
+
+    saved = os._exit
+    owner = threading.get_ident()
 
     def refused(code: int = 0) -> None:
+        if threading.get_ident() != owner:
+            saved(code)                               # ends the process
+            return
         raise ProcessExitCalled(code)
-    saved = os._exit
     os._exit = posix._exit = refused                  # type: ignore[assignment]
     try:
         yield

@@ -219,3 +219,21 @@ def test_a_process_a_policy_leaves_running_is_ended_with_the_command(tmp_path):
     assert out.returncode == 0, out.stderr
     assert "left 0 thread(s) and 1 process(es) running" in out.stderr
     assert "terminated" in out.stderr
+
+
+def test_only_the_episodes_thread_has_os_exit_refused(monkeypatch):
+    """The harness's own threads (a worker's parent watch) still end the process with
+    ``os._exit``: only the thread running the episode has it refused."""
+    import threading
+
+    from mrsched_gym.policy_failures import ProcessExitCalled, no_process_exit
+
+    ended = []
+    monkeypatch.setattr(os, "_exit", ended.append)
+    with no_process_exit():
+        with pytest.raises(ProcessExitCalled):
+            os._exit(3)
+        other = threading.Thread(target=os._exit, args=(7,))
+        other.start()
+        other.join()
+    assert ended == [7] and os._exit == ended.append
