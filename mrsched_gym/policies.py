@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, runtime_checkable
 import numpy as np
 
 from mrsched_gym.errors import InputTypeError
+from mrsched_gym.policy_actions import PolicyActionError, check_action
 from mrsched_gym.policy_failures import reraise
 
 if TYPE_CHECKING:
@@ -112,6 +113,10 @@ PolicyLike: TypeAlias = RulePolicy | ObservationPolicy | ObservationFunction | M
 
 
 # ---------------------------------------------------------------------- adapters
+#: Makes a tuple subclass's instance from a tuple in one C call (a DecisionView).
+NEW_TUPLE = tuple.__new__
+
+
 class RuleAdapter:
     """A :class:`RulePolicy` as the harness runs it (``decide(sim)``): the policy reads the
     simulator through a :class:`~mrsched_gym.readonly.GuardedView` (read-only), and anything
@@ -128,15 +133,15 @@ class RuleAdapter:
         self.name = name
         self.view: GuardedView | None = None
         self.guard: Any = None                      # the view's Guard (its proxies)
-        self.decision_view: Any = None              # mrsched_gym.readonly.decision_view
+        self.view_type: Any = None                  # mrsched_gym.readonly.DecisionView
 
     def guarded(self, sim: ClusterView) -> GuardedView:
         """The read-only view of ``sim`` (one per adapter, rebuilt for a new simulator)."""
-        from mrsched_gym.readonly import GuardedView, decision_view, guard_of
+        from mrsched_gym.readonly import DecisionView, GuardedView, guard_of
         if self.view is None:
             self.view = GuardedView(sim)
         self.guard = guard_of(self.view)
-        self.decision_view = decision_view
+        self.view_type = DecisionView
         return self.view
 
     def reset(self, sim: ClusterView, seed: int | None = None) -> None:
@@ -153,15 +158,28 @@ class RuleAdapter:
 
     def decide(self, sim: ClusterView) -> int:
         """``policy.decide(view.decision, view)``, checked (:func:`check_action`)."""
-        view = self.view or self.guarded(sim)
-        decision = self.decision_view(self.guard, sim.decision)
+        view = self.view
+        if view is None:
+            view = self.guarded(sim)
+        guard, live = self.guard, sim.decision
+        if live is guard.seen:
+            decision = guard.made
+        else:                                       # decision_view, inlined (a call less)
+            candidates = live.candidates
+            if candidates:
+                candidates = tuple(map(guard.candidate, candidates))
+            job = live.job
+            decision = guard.made = NEW_TUPLE(self.view_type, (
+                live.kind, live.time_s, live.node, job if job is None else guard.wrap(job),
+                candidates))
+            guard.seen = live
         try:
             action = self.policy.decide(decision, view)  # type: ignore[arg-type]
         except BaseException as e:                  # noqa: BLE001 - reported, named
             reraise(self.name, "decide", e)
-        k = len(sim.decision.candidates)
-        if type(action) is int and (0 <= action < k or action == sim.K):
+        if type(action) is int and (0 <= action < len(decision.candidates) or action == sim.K):
             return action                           # the common case, checked without calls
+        k = len(sim.decision.candidates)
         return check_action(action, lambda a: a == sim.K or 0 <= a < k, self.name,
                             lambda: f"a {sim.decision.kind.name.lower()} decision with {k} "
                             f"candidates (actions 0-{k - 1} and skip {sim.K})" if k else
@@ -207,40 +225,6 @@ class ObservationAdapter:
                             lambda a: a == skip or (0 <= a < skip and bool(mask[a])), self.name,
                             lambda: f"a decision whose mask offers "
                             f"{np.flatnonzero(mask).tolist()} (skip {skip} is always accepted)")
-
-
-class PolicyActionError(ValueError):
-    """An outside policy returned an action that is not a candidate of the decision nor skip.
-    The episode fails (recorded with this message in ``failures.json``): for a rule or
-    observation policy such an action is a bug, never silently played as skip."""
-
-
-def check_action(action: Any, legal: Callable[[int], bool], label: str,
-                 where: Callable[[], str]) -> int:
-    """``action`` as an ``int`` if it is an integer that ``legal`` accepts.
-
-    The env plays an out-of-range or empty-slot action as skip (``info["invalid_action"]``):
-    right for an RL model that ignores the mask, silent for a hand-written policy. Outside
-    rule and observation policies are held to the contract instead; SB3 models are not
-    (their invalid actions are counted in the ``invalid_actions`` metric).
-
-    ``where`` describes the decision; it is called only to build the error message (nothing
-    is formatted on the hot path of a legal action).
-
-    Raises:
-        PolicyActionError: ``action`` is not an integer, or not a legal action (the message
-            names the policy, the action and the legal actions at that decision).
-    """
-    if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
-        if not (isinstance(action, np.ndarray) and action.ndim == 0
-                and np.issubdtype(action.dtype, np.integer)):
-            raise PolicyActionError(f"policy {label}: returned {action!r} "
-                                    f"({type(action).__name__}); an action is an integer")
-    a = int(action)
-    if not legal(a):
-        raise PolicyActionError(f"policy {label}: returned action {a} at {where()}: return a "
-                                f"candidate's index or skip")
-    return a
 
 
 class ModelAdapter:
@@ -294,7 +278,8 @@ def policy_label(obj: Any) -> str:
     inherits.
 
     Raises:
-        InputTypeError: ``name`` is not a non-empty string.
+        InputTypeError: ``name`` is not a non-empty string of at most :data:`MAX_LABEL`
+            printable characters.
     """
     from mrsched_gym.baselines.base import Scheduler
     if isinstance(obj, Scheduler):
@@ -306,8 +291,16 @@ def policy_label(obj: Any) -> str:
         name = getattr(obj, "name", type(obj).__name__)
     if not isinstance(name, str) or not name.strip():
         raise InputTypeError(f"policy {type(obj).__name__}: its name attribute must be a "
-                             f"non-empty string, got {name!r}")
+                             f"non-empty string, got {repr(name)[:80]}")
+    if not name.isprintable() or len(name) > MAX_LABEL:
+        raise InputTypeError(f"policy {type(obj).__name__}: its name attribute must be one line "
+                             f"of at most {MAX_LABEL} printable characters (it labels table "
+                             f"rows and files), got {repr(name)[:80]}")
     return name
+
+
+#: The longest label a policy's ``name`` may give.
+MAX_LABEL = 100
 
 
 def as_policy(obj: Any, name: str | None = None) -> Any:

@@ -12,9 +12,14 @@ episode) whose message names the policy and the phase; a real interrupt (Ctrl-C,
 
 from __future__ import annotations
 
+import contextlib
+import os
 import traceback
+from collections.abc import Iterator
 from pathlib import Path
 from typing import NoReturn
+
+from mrsched_gym.errors import InputError
 
 #: The phases of a policy's life that the messages name.
 PHASES = ("import", "construction", "reset", "decide")
@@ -34,6 +39,57 @@ class PolicyCodeError(RuntimeError):
         self.phase = phase
 
 
+class PolicyLoadError(InputError):
+    """An outside policy's own code raised (anything, ``BaseException`` included) at import or
+    construction. One run of one policy (``make_policy``, ``demo``) refuses it as any bad
+    input; a sweep records it as that policy's failure and runs the other policies
+    (:func:`~mrsched_gym.evaluate.running.run_task`).
+
+    Attributes:
+        label: The policy as given (its code spec).
+        phase: ``"import"`` or ``"construction"``.
+        trace: The traceback of what the policy's code raised.
+    """
+
+    def __init__(self, message: str, label: str, phase: str, trace: str) -> None:
+        super().__init__(message)
+        self.label = label
+        self.phase = phase
+        self.trace = trace
+
+
+class ProcessExitCalled(SystemExit):
+    """Raised in place of ``os._exit(code)`` while an episode runs (:func:`no_process_exit`)."""
+
+
+@contextlib.contextmanager
+def no_process_exit() -> Iterator[None]:
+    """While the block runs, ``os._exit`` (and ``posix._exit``) raise
+    :class:`ProcessExitCalled` instead of ending the process at once: a policy that calls it
+    in the harness's own process (``--workers 1``) fails its episode, named, where it would
+    have ended the run with its own exit code and nothing written. Only in the thread that
+    runs the block: another thread's ``os._exit`` (the harness's own, a worker's parent watch)
+    ends the process as always. Code that ends the process by other means (a signal,
+    ``ctypes``, another thread) still does; worker processes (``--workers 2``) are what
+    isolates the harness from it."""
+    import posix
+    import threading
+
+    saved = os._exit
+    owner = threading.get_ident()
+
+    def refused(code: int = 0) -> None:
+        if threading.get_ident() != owner:
+            saved(code)                               # ends the process
+            return
+        raise ProcessExitCalled(code)
+    os._exit = posix._exit = refused                  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        os._exit = posix._exit = saved                # type: ignore[assignment]
+
+
 def location(exc: BaseException) -> str:
     """`` (my_policy.py line 12)``: where the innermost frame outside the harness raised
     ``exc`` (empty if none is known)."""
@@ -47,7 +103,9 @@ def location(exc: BaseException) -> str:
 def describe(exc: BaseException) -> str:
     """``Type: message`` of ``exc``, plus :func:`location`, so one line says where to look."""
     text = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-    if isinstance(exc, SystemExit):
+    if isinstance(exc, ProcessExitCalled):
+        text = f"os._exit({exc.code!r}): the policy called os._exit()"
+    elif isinstance(exc, SystemExit):
         text = f"SystemExit({exc.code!r}): the policy called sys.exit()"
     return text + location(exc)
 
@@ -95,5 +153,6 @@ def reraise(label: str, phase: str, exc: BaseException) -> NoReturn:
     raise failure from exc
 
 
-__all__ = ["PHASES", "PolicyCodeError", "describe", "error_text", "is_real_interrupt", "location",
-           "policy_failure", "reraise"]
+__all__ = ["PHASES", "PolicyCodeError", "PolicyLoadError", "ProcessExitCalled", "describe",
+           "error_text", "is_real_interrupt", "location", "no_process_exit", "policy_failure",
+           "reraise"]

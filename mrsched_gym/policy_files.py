@@ -27,6 +27,7 @@ import inspect
 import pickle
 import re
 import sys
+import traceback
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
@@ -34,7 +35,7 @@ from typing import Any
 
 from mrsched_gym.errors import InputError, InputTypeError
 from mrsched_gym.policies import as_policy, policy_label
-from mrsched_gym.policy_failures import describe, is_real_interrupt
+from mrsched_gym.policy_failures import PolicyLoadError, describe, is_real_interrupt
 
 #: Policy objects that do not pickle, by key (they run in this process only).
 LOCAL_OBJECTS: dict[str, Any] = {}
@@ -93,34 +94,41 @@ def read_source(loc: str) -> bytes | None:
     return Path(loc).read_bytes() if loc.endswith(".py") else None
 
 
-#: The policy files executed in this process, by (path, digest).
-FILE_MODULES: dict[tuple[str, str], ModuleType] = {}
+#: The compiled code of the policy files met in this process, by (path, digest).
+FILE_CODE: dict[tuple[str, str], Any] = {}
 
 
 def load_file_module(path: str, digest: str, source: bytes | None = None) -> ModuleType:
     """Execute the policy file ``path`` (version ``digest``; its bytes ``source``, default the
-    file as it is now) as a module, once per version, with its folder on ``sys.path`` meanwhile
-    (so it can import the modules beside it)."""
-    if (path, digest) in FILE_MODULES:
-        return FILE_MODULES[path, digest]
+    file as it is now) as a new module, with its folder on ``sys.path`` meanwhile (so it can
+    import the modules beside it). Executed afresh at each call (each episode builds its
+    policy so): nothing the file's code keeps in its module or its classes (a class attribute
+    counting calls) carries from one episode to the next, so records do not depend on the
+    number of workers or the order of episodes. The compiled code is kept per version."""
     stem = re.sub(r"\W", "_", Path(path).stem)
     name = f"mrsched_policy_{stem}_{digest[:8]}"
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
         raise ImportError(f"cannot load {path} as Python")
     module = importlib.util.module_from_spec(spec)
+    previous = sys.modules.get(name)
     sys.modules[name] = module                  # dataclasses and pickle look classes up here
     folder = str(Path(path).parent)
     sys.path.insert(0, folder)                  # its sibling modules import, as for a script
     try:
-        code = compile(Path(path).read_bytes() if source is None else source, path, "exec")
+        code = FILE_CODE.get((path, digest))
+        if code is None:
+            code = compile(Path(path).read_bytes() if source is None else source, path, "exec")
+            FILE_CODE[path, digest] = code
         exec(code, module.__dict__)             # noqa: S102 - the user's policy file
     except BaseException:
-        del sys.modules[name]
+        if previous is None:
+            del sys.modules[name]
+        else:
+            sys.modules[name] = previous
         raise
     finally:
         sys.path.remove(folder)
-    FILE_MODULES[path, digest] = module
     return module
 
 
@@ -137,10 +145,11 @@ def load_code_object(spec: str, params: dict[str, Any], source: bytes | None = N
             the file as it is now.
 
     Raises:
-        InputError: The file or module fails to load, has no such attribute, or the class
-            refuses the parameters (each message names the spec). Anything the policy's code
-            raises at import or construction, ``BaseException`` included (``sys.exit()``),
-            becomes this one-line error naming the phase (a real interrupt passes through).
+        InputError: The module is not found, has no such attribute, or the class refuses the
+            parameters (each message names the spec).
+        PolicyLoadError: The policy's own code raised at import or construction, anything,
+            ``BaseException`` included (``sys.exit()``): one line naming the spec and the
+            phase, the traceback kept (a real interrupt passes through).
     """
     loc, attr, _ = split_code_spec(spec)
     try:
@@ -152,14 +161,14 @@ def load_code_object(spec: str, params: dict[str, Any], source: bytes | None = N
             module = importlib.import_module(loc)
     except ModuleNotFoundError as e:
         if loc.endswith(".py") or not e.name or not (loc + ".").startswith(e.name + "."):
-            raise InputError(f"policy {spec!r}: {loc} failed to load: "
-                             f"{describe(e)}") from None
+            raise load_failure(spec, "import", f"{loc} failed to load: {describe(e)}",
+                               e) from None
         raise InputError(f"policy {spec!r}: module {loc!r} cannot be imported ({e})") from None
     except BaseException as e:                   # noqa: BLE001 - the user's code failed
         if is_real_interrupt(e):
             raise
-        raise InputError(f"policy {spec!r}: {loc} failed to load: "
-                         f"{describe(e)}") from None
+        raise load_failure(spec, "import", f"{loc} failed to load: {describe(e)}",
+                           e) from None
     if not hasattr(module, attr):
         public = sorted(n for n, v in vars(module).items()
                         if isinstance(v, type) and not n.startswith("_")
@@ -182,14 +191,22 @@ def load_code_object(spec: str, params: dict[str, Any], source: bytes | None = N
         except BaseException as e:               # noqa: BLE001 - the user's code failed
             if is_real_interrupt(e):
                 raise
-            raise InputError(f"policy {spec!r}: its construction ({attr}(...)) raised "
-                             f"{describe(e)}") from None
+            raise load_failure(spec, "construction",
+                               f"its construction ({attr}(...)) raised {describe(e)}",
+                               e) from None
     if params:
         raise InputError(f"policy {spec!r}: {attr} is not a class, so it takes no parameters")
     try:                                         # an instance: a fresh copy per episode
         return copy.deepcopy(target)
     except Exception:                            # noqa: BLE001 - fall back to the object
         return target
+
+
+def load_failure(spec: str, phase: str, what: str, exc: BaseException) -> PolicyLoadError:
+    """The :class:`PolicyLoadError` of ``exc``, raised by policy ``spec``'s code in ``phase``
+    (call it in the ``except`` block: the traceback is ``exc``'s)."""
+    trace = "".join(traceback.format_exception(exc))
+    return PolicyLoadError(f"policy {spec!r}: {what}", spec, phase, trace)
 
 
 def code_spec_parts(spec: str, parse_value: Callable[[str], Any]
@@ -213,7 +230,15 @@ def code_spec_parts(spec: str, parse_value: Callable[[str], Any]
         params.append((k.strip(), parse_value(v.strip())))
     source = read_source(loc)
     obj = load_code_object(spec, dict(params), source)
-    name = checked_label(obj, spec)
+    try:
+        name = checked_label(obj, spec)
+    except InputError:
+        raise
+    except BaseException as e:                   # noqa: BLE001 - its name or methods raised
+        if is_real_interrupt(e):
+            raise
+        raise load_failure(spec, "construction", f"reading its name or methods raised "
+                           f"{describe(e)}", e) from None
     label = name + (":" + ",".join(f"{k}={v}" for k, v in params) if params else "")
     return label, f"{loc}:{attr}", tuple(params), source
 
@@ -264,7 +289,8 @@ def object_parts(obj: Any) -> tuple[str, str, bytes | None]:
         where = str(obj.__name__)
     else:
         own = getattr(obj, "name", None)
-        where = own if isinstance(own, str) and own else type(obj).__name__
+        where = own if isinstance(own, str) and own and own.isprintable() and len(own) <= 100 \
+            else type(obj).__name__
     label = checked_label(obj, where)
     payload: bytes | None
     try:
@@ -304,7 +330,7 @@ def object_copy(key: str, payload: bytes | None) -> Any:
         return obj
 
 
-__all__ = ["FILE_MODULES", "LOCAL_OBJECTS", "checked_label", "code_fingerprint", "code_spec_parts",
-           "is_code_spec", "load_code_object", "load_file_module", "object_copy",
+__all__ = ["FILE_CODE", "LOCAL_OBJECTS", "checked_label", "code_fingerprint", "code_spec_parts",
+           "is_code_spec", "load_code_object", "load_failure", "load_file_module", "object_copy",
            "object_parts", "source_digest", "source_file",
            "split_code_spec"]

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from mrsched_gym.proxy_base import (
+    FROZEN_FIELDS,
     MUTATORS,
     SCALAR_FIELDS,
     SCALAR_TYPES,
@@ -96,14 +97,16 @@ class ReadOnly(Proxy, Explained):
 
 
 def proxy_type(cls: type) -> type:
-    """The proxy type of ``cls``'s objects: a property per public name of ``cls`` (a C-level
+    """The proxy type of ``cls``'s objects: a slot per field of :data:`FROZEN_FIELDS` (a copy
+    made with the proxy), a property per other public name of ``cls`` (a C-level
     ``operator.attrgetter`` for the fields of :data:`SCALAR_FIELDS`, :func:`read` for the
     others), no ``__getattr__``, and ``isinstance(proxy, cls)`` answered without a look-up."""
-    namespace: dict[str, Any] = {"__slots__": (), "__class__": property(lambda self: cls),
+    frozen = FROZEN_FIELDS.get(cls, ())
+    namespace: dict[str, Any] = {"__slots__": frozen, "__class__": property(lambda self: cls),
                                  "__doc__": f"A read-only {cls.__name__}."}
     scalars = SCALAR_FIELDS.get(cls, ())
     for name in dir(cls):
-        if name.startswith("_"):
+        if name.startswith("_") or name in frozen:
             continue
         if name in scalars:
             namespace[name] = property(operator.attrgetter(f"{hidden('target')}.{name}"))
@@ -114,6 +117,13 @@ def proxy_type(cls: type) -> type:
 
 #: The proxy type of each class with its own (built once); any other class gets ReadOnly.
 PROXY_TYPES: dict[type, type] = {cls: proxy_type(cls) for cls in SCALAR_FIELDS}
+#: For each proxy type with frozen fields: a getter of their values (one C call) and the
+#: setters of its slots, in the same order.
+FILLERS: dict[type, tuple[Any, tuple[Any, ...]]] = {
+    PROXY_TYPES[cls]: (operator.attrgetter(*names),
+                       tuple(vars(PROXY_TYPES[cls])[n].__set__ for n in names))
+    for cls, names in FROZEN_FIELDS.items() if len(names) > 1
+}
 
 
 def unwrap(value: Any) -> Any:
@@ -202,6 +212,11 @@ def make(cls: type, target: Any, guard: Guard) -> Any:
     proxy = object.__new__(cls)
     getattr(cls, hidden("target")).__set__(proxy, target)
     getattr(cls, hidden("guard")).__set__(proxy, guard)
+    filler = FILLERS.get(cls)
+    if filler is not None:
+        values, setters = filler
+        for set_slot, value in zip(setters, values(target), strict=True):
+            set_slot(proxy, value)
     return proxy
 
 

@@ -39,6 +39,18 @@ SCALAR_FIELDS: dict[type, tuple[str, ...]] = {
            "demand", "progress"),
 }
 
+#: The fields of :data:`SCALAR_FIELDS` that the simulator sets once, when it makes the object
+#: (before any policy sees it), and never again: a proxy holds a copy of each in a slot of its
+#: own, filled when it is made, and a read is a slot read (as fast as on the live object).
+#: ``tests/test_policy_readonly.py`` checks, at every decision of episodes of several
+#: scenarios, that the copies equal the live values.
+FROZEN_FIELDS: dict[type, tuple[str, ...]] = {
+    Job: ("jid", "type_idx", "arrival_s", "deadline_s", "priority", "weight", "n_maps",
+          "n_reduces", "label", "task_mem_gb", "shuffle_mb_per_map", "map_demand",
+          "reduce_demand", "prior_len", "expected_len", "total_work", "alone_s", "map_alone_s"),
+    Task: ("tid", "phase", "idx", "work"),
+}
+
 
 def private(name: str) -> bool:
     """A private name (``_x``, not a dunder): never readable through a proxy."""

@@ -56,8 +56,26 @@ EPISODE_ARRAYS = frozenset({"avail_f", "forecast_f", "node_forecast"})
 SCALAR_ANNOTATIONS = frozenset({"int", "float", "bool", "str", "DecisionKind"})
 
 
+class EpisodeConstants(Explained):
+    """The view's values fixed for an episode, held in slots of its own (a read is a slot
+    read), set by :func:`reset_view`.
+
+    Attributes:
+        K: Candidate slots; action ``K`` is skip.
+    """
+
+    __slots__ = ("K",)
+
+
+#: The protocol's names the view holds as episode constants (a copy per episode).
+CONSTANTS = EpisodeConstants.__slots__
+SET_CONSTANTS = tuple(vars(EpisodeConstants)[n].__set__ for n in CONSTANTS)
+GET_CONSTANTS = operator.attrgetter(*CONSTANTS) if len(CONSTANTS) > 1 else (
+    lambda sim: (getattr(sim, CONSTANTS[0]),))
+
+
 @hide_slots
-class GuardedView(Explained):
+class GuardedView(EpisodeConstants):
     """The :class:`~mrsched_gym.sim.view.ClusterView` of a simulator for an outside policy
     (see the module docstring); one per policy, :func:`reset_view` at each episode.
 
@@ -95,8 +113,11 @@ guard_of = GuardedView.__dict__[hidden("guard")].__get__
 
 
 def reset_view(view: GuardedView, sim: ClusterView) -> None:
-    """Point ``view`` at ``sim`` (a new episode): the proxies of the last one are dropped."""
+    """Point ``view`` at ``sim`` (a new episode): the proxies of the last one are dropped and
+    the episode's constants copied."""
     GuardedView.__dict__[hidden("guard")].__set__(view, Guard(sim))
+    for set_slot, value in zip(SET_CONSTANTS, GET_CONSTANTS(sim), strict=True):
+        set_slot(view, value)
 
 
 def current_decision(view: GuardedView) -> DecisionView:
@@ -137,7 +158,7 @@ def view_member(name: str) -> Any:
     return method
 
 
-for _name in sorted(VIEW_NAMES):
+for _name in sorted(VIEW_NAMES - set(CONSTANTS)):
     setattr(GuardedView, _name, view_member(_name))
 del _name
 

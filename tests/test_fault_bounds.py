@@ -289,3 +289,67 @@ def test_the_ship_tool_reads_a_runs_config_bounded(tmp_path, shape):
     assert len(lines) == 1 and lines[0].startswith("error: ") and "config.yaml" in lines[0], \
         out.stderr
     assert not (root / "agents" / "pretrained" / "never-shipped.zip").exists()
+
+
+@SETTINGS
+@given(digits=st.integers(101, 20_000), hexa=st.booleans(), sign=st.sampled_from(["", "-", "+"]),
+       field=st.sampled_from(["workload.load", "seed", "cluster.nodes"]))
+def test_a_huge_integer_is_one_line_naming_the_file_and_line(tmp_path_factory, digits, hexa,
+                                                             sign, field):
+    """Python refuses to read an integer of more than 4,300 digits (ValueError) and a hex one
+    of thousands of digits cannot be printed: each is refused as it is read."""
+    number = sign + ("0x" + "f" * digits if hexa else "7" * digits)
+    section, _, key = field.rpartition(".")
+    text = (f"name: big\n{section}:\n  {key}: {number}\n" if section
+            else f"name: big\n{key}: {number}\n")
+    f = tmp_path_factory.mktemp("huge") / "big.yaml"
+    f.write_text(text)
+    with pytest.raises(ConfigError) as e:
+        load_scenario(str(f))
+    msg = str(e.value)
+    assert msg.startswith(f"{f}: line {3 if section else 2}:") and "digits" in msg, msg
+    assert "\n" not in msg and len(msg) < 300
+
+
+@pytest.mark.parametrize("char", ["\x00", "\x07", "\x1b", "\ufffe"])
+def test_a_character_yaml_forbids_is_one_line_with_its_line(char):
+    msg = refused(f"name: a\nworkload:\n  load: 0.5{char}\n")
+    assert msg.startswith("bomb.yaml: line 3 ") and f"#x{ord(char):04x}" in msg, msg
+
+
+@SETTINGS
+@given(ends=st.sampled_from(["\n", "\r\n", "\r"]), bom=st.booleans(), gz=st.booleans(),
+       nul_at=st.none() | st.integers(1, 4), rows=st.integers(2, 6))
+def test_line_ends_a_bom_and_nul_bytes_in_a_trace(tmp_path, ends, bom, gz, nul_at, rows):
+    """LF and CRLF read alike, with or without a byte-order mark; CR alone is named; a NUL byte
+    is refused naming its line; never a raw error."""
+    lines = [JOB_HEAD.strip()] + [f"{10 * i},100000000,10000000,10000000" for i in range(rows)]
+    if nul_at is not None:
+        at = min(nul_at, rows)
+        lines[at] = lines[at][:3] + "\x00" + lines[at][3:]
+    text = ("\ufeff" if bom else "") + ends.join(lines) + ends
+    p = tmp_path / f"t-{len(ends)}-{bom}-{gz}-{nul_at}-{rows}.csv"
+    write_trace(p, text.encode(), gz)
+    if ends == "\r" and nul_at is None:
+        with pytest.raises(TraceError, match="carriage return alone"):
+            read_job_trace(p)
+    elif nul_at is not None:                    # CR alone: one line, so the NUL is on line 1
+        with pytest.raises(TraceError) as e:
+            read_job_trace(p)
+        line = 1 if ends == "\r" else min(nul_at, rows) + 1
+        assert str(e.value).startswith(f"{p}:{line}: binary data (a NUL byte)")
+    else:
+        assert read_job_trace(p).shape == (rows, 4)
+
+
+@SETTINGS
+@given(exponent=st.integers(20, 308), field=st.sampled_from(["duration_s", "load"]))
+def test_an_absurd_size_is_named_in_a_short_line(tmp_path_factory, exponent, field):
+    """A finite but absurd figure (``duration_s: 1e308``) is refused by the size guard in one
+    short line, its numbers in scientific notation past a quadrillion."""
+    f = tmp_path_factory.mktemp("absurd") / "big.yaml"
+    f.write_text(f"name: x\nworkload:\n  {field}: !!float 1e{exponent}\n")
+    with pytest.raises(ConfigError) as e:
+        load_scenario(str(f))
+    msg = str(e.value)
+    assert msg.startswith(f"{f}:") and "\n" not in msg and len(msg) < 400, msg

@@ -279,3 +279,38 @@ def test_a_file_edited_during_a_run_never_mixes_versions(tmp_path, capsys, monke
     assert err.count("changed during the run") == 2
     records = json.loads((tmp_path / "o" / "pinned" / "records.json").read_text())
     assert [r["seed"] for r in records] == [0]
+
+
+IDENTITY_EDITS = {
+    "seed": [-1, 99, "1", True, 1.5, None],
+    "policy": ["ghost", "", 7, None, "edf"],
+    "scenario": ["mrsched/Hadoop-v0", "", 3],
+}
+
+
+@settings(max_examples=15, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(field=st.sampled_from(sorted(IDENTITY_EDITS)), pick=st.integers(0, 5),
+       which=st.integers(0, 3), drop=st.booleans())
+def test_a_journal_line_naming_another_episode_is_not_taken_for_one_of_the_run(
+        tmp_path_factory, monkeypatch, fresh, field, pick, which, drop):
+    """A line whose seed, policy or scenario was edited (to a value that is no episode of the
+    run, or not of its type) is never reused as an episode of the run: the episode it was runs
+    again, the others are reused, and the records equal a fresh run's."""
+    recs = [dict(r) for r in fresh]
+    values = IDENTITY_EDITS[field]
+    if drop:
+        del recs[which][field]
+    else:
+        recs[which][field] = values[pick % len(values)]
+    with write_journal(tmp_path_factory.mktemp("j"), [json.dumps(r) for r in recs]) as folder:
+        kept = folder.resumable()
+    ran = []
+    real = running.run_episode
+    monkeypatch.setattr(running, "run_episode",
+                        lambda sc, pol, seed, *a, **k: ran.append(seed) or real(sc, pol, seed,
+                                                                                *a, **k))
+    out = ev.evaluate(["fifo"], ["dedicated"], range(4), workers=1, progress=False, done=kept)
+    assert ran == [which]
+    assert [(r["policy"], r["seed"], r["makespan_s"]) for r in out] == [
+        (r["policy"], r["seed"], r["makespan_s"]) for r in fresh]

@@ -344,10 +344,7 @@ def test_an_edited_policy_file_runs_again_on_resume(tmp_path, monkeypatch, capsy
                                    "is not key=value"),
     ("my_policy.py:first_legal:a=1", "first_legal is not a class, so it takes no parameters"),
     ("my_policy.py:FileEDF:label=edf", "its name 'edf' is a built-in policy's"),
-    ("broken.py:X", "policy 'broken.py:X': broken.py failed to load: SyntaxError"),
     ("no_such_pkg.mod:X", "module 'no_such_pkg.mod' cannot be imported"),
-    ("needs_dep.py:X", "policy 'needs_dep.py:X': needs_dep.py failed to load: "
-                       "ModuleNotFoundError: No module named 'no_such_dependency'"),
 ])
 def test_bad_policy_specs_fail_with_one_line_before_any_episode(tmp_path, monkeypatch, capsys,
                                                                  spec, message):
@@ -360,6 +357,29 @@ def test_bad_policy_specs_fail_with_one_line_before_any_episode(tmp_path, monkey
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("error: ") and message in err
     assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
+
+
+@pytest.mark.parametrize("spec, message", [
+    ("broken.py:X", "broken.py failed to load: SyntaxError"),
+    ("needs_dep.py:X", "needs_dep.py failed to load: ModuleNotFoundError: No module named "
+                       "'no_such_dependency'"),
+])
+def test_a_policy_file_whose_code_fails_to_import_is_that_policys_failure(
+        tmp_path, monkeypatch, capsys, spec, message):
+    """The file is there but its code fails when imported: the policy fails (phase import,
+    traceback in failures.json), edf's records are written, exit 1."""
+    (tmp_path / "broken.py").write_text("def f(:\n")
+    (tmp_path / "needs_dep.py").write_text("import no_such_dependency\n")
+    monkeypatch.chdir(tmp_path)
+    assert compare(tmp_path, "edf", spec) == 1
+    err = [x for x in capsys.readouterr().err.splitlines() if x.startswith("error:")]
+    assert len(err) == 1 and err[0].startswith(f"error: policy {spec} failed at import: "
+                                               f"{message}"), err
+    assert {r["policy"] for r in written(tmp_path)} == {"edf"}
+    [folder] = [p for p in (tmp_path / "out").iterdir() if p.is_dir()]
+    failures = json.loads((folder / "failures.json").read_text())
+    assert {f["phase"] for f in failures} == {"import"} and len(failures) == 2
+    assert all(spec.partition(":")[0] in f["traceback"] for f in failures)
 
 
 class OneArgDecide:

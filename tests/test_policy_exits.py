@@ -39,6 +39,9 @@ POLICY = textwrap.dedent('''
             raise RuntimeError("boom")
         if WHAT == "os_exit":
             os._exit(0)
+        if WHAT == "c_exit":
+            import ctypes
+            ctypes.CDLL(None)._exit(0)
         if WHAT == "kill":
             os.kill(os.getpid(), 9)
         if WHAT == "segv":
@@ -82,24 +85,56 @@ def run_compare(tmp_path, where, what, workers):
     return out, time.monotonic() - t0
 
 
-@pytest.mark.parametrize("what", ["exit0", "kbd", "genexit", "base", "runtime"])
-@pytest.mark.parametrize("where", ["import", "construction"])
-def test_a_policy_that_ends_at_load_is_one_error_line_before_any_episode(tmp_path, where,
-                                                                         what):
-    out, _ = run_compare(tmp_path, where, what, 1)
+@pytest.mark.parametrize("where, what, workers", [
+    ("import", "exit0", 1), ("import", "kbd", 2), ("import", "genexit", 1),
+    ("import", "base", 2), ("import", "runtime", 1), ("construction", "exit0", 2),
+    ("construction", "kbd", 1), ("construction", "genexit", 2), ("construction", "base", 1),
+    ("construction", "runtime", 2)])
+def test_a_policy_that_ends_at_load_fails_named_and_the_others_are_kept(tmp_path, where, what,
+                                                                        workers):
+    """Its own code raising at import or construction is the policy's failure: one error line
+    naming it and the phase, exit 1, fifo's records written, the traceback in failures.json."""
+    out, _ = run_compare(tmp_path, where, what, workers)
+    assert out.returncode == 1, out.stderr
+    errors = [x for x in out.stderr.splitlines() if x.startswith("error:")]
+    assert len(errors) == 1, out.stderr
+    assert errors[0].startswith(f"error: policy hostile.py:Hostile failed at {where}: "), errors
+    assert ("failed to load" if where == "import" else "its construction") in errors[0]
+    assert "hostile.py line" in errors[0] and "Traceback" not in out.stderr
+    [folder] = [p for p in (tmp_path / "out").iterdir() if p.is_dir()]
+    records = json.loads((folder / "records.json").read_text())
+    assert sorted((r["policy"], r["seed"]) for r in records) == [
+        ("fifo", 0), ("fifo", 1), ("fifo", 2)]
+    failures = json.loads((folder / "failures.json").read_text())
+    assert {(f["policy"], f["phase"]) for f in failures} == {("hostile.py:Hostile", where)}
+    assert sorted(f["seed"] for f in failures) == [0, 1, 2]
+    assert all("Traceback" in f["traceback"] and "hostile.py" in f["traceback"]
+               for f in failures)
+
+
+@pytest.mark.parametrize("spec, says", [
+    ("missing.py:Hostile", "not found"), ("hostile.txt:Hostile", "cannot be imported"),
+    ("hostile.py:Nothing", "has no 'Nothing'"), ("hostile.py:Hostile:x", "not key=value")])
+def test_a_policy_spec_that_is_not_valid_is_refused_before_anything_runs(tmp_path, spec, says):
+    """Not the policy's code but its spec: refused with one line, exit 2, nothing written."""
+    (tmp_path / "hostile.py").write_text(POLICY)
+    (tmp_path / "hostile.txt").write_text(POLICY)
+    env = {**os.environ, "WHERE": "nowhere", "WHAT": "none"}
+    out = subprocess.run(
+        [sys.executable, "-m", "mrsched_gym", "compare", "--policies", "fifo", spec,
+         "--seeds", "2", "--quiet", "--no-plots", "--out", "out"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=TIMEOUT_S)
     assert out.returncode == 2, out.stderr
     lines = out.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: policy 'hostile.py:Hostile'"), \
-        out.stderr
-    assert ("failed to load" if where == "import" else "its construction") in lines[0]
-    assert "hostile.py line" in lines[0] and "Traceback" not in out.stderr
+    assert len(lines) == 1 and lines[0].startswith("error:") and says in lines[0], out.stderr
     assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
 
 
 @pytest.mark.parametrize("where, what, workers", [
     ("reset", "exit0", 1), ("reset", "kbd", 2), ("reset", "base", 1),
     ("decide", "exit0", 1), ("decide", "exit3", 2), ("decide", "kbd", 1),
-    ("decide", "genexit", 2), ("decide", "base", 1), ("decide", "runtime", 2)])
+    ("decide", "genexit", 2), ("decide", "base", 1), ("decide", "runtime", 2),
+    ("decide", "os_exit", 1), ("decide", "os_exit", 2)])
 def test_a_policy_that_raises_in_an_episode_fails_that_episode_named(tmp_path, where, what,
                                                                      workers):
     out, _ = run_compare(tmp_path, where, what, workers)
@@ -119,7 +154,7 @@ def test_a_policy_that_raises_in_an_episode_fails_that_episode_named(tmp_path, w
     assert "Traceback" in failure["traceback"] and "hostile.py" in failure["traceback"]
 
 
-@pytest.mark.parametrize("what, how", [("os_exit", "exited with code 0"),
+@pytest.mark.parametrize("what, how", [("c_exit", "exited with code 0"),
                                        ("kill", "was killed by signal SIGKILL"),
                                        ("segv", "was killed by signal SIGSEGV")])
 def test_a_worker_that_dies_is_named_within_seconds_and_the_others_go_on(tmp_path, what, how):

@@ -311,3 +311,62 @@ def test_every_property_of_the_protocol_reads_as_a_value_in_either_build():
     for name in properties:
         assert not callable(getattr(view, name)) or isinstance(getattr(view, name), type), name
     assert view.scenario.reward.headline == env.unwrapped.headline_metric
+
+
+@pytest.mark.parametrize("env_id", ["mrsched/Hadoop-v0", "mrsched/Preemption-v0",
+                                    "mrsched/Stragglers-v0", "mrsched/Admission-v1"])
+def test_the_fields_a_proxy_copies_equal_the_live_ones_at_every_decision(env_id):
+    """A proxy holds a copy of the fields of FROZEN_FIELDS (made with it): at every decision of
+    an episode, every job's and running task's copy must equal the live value (the simulator
+    never changes them once a policy can see the object)."""
+    import gymnasium as gym
+
+    from mrsched_gym.proxies import FROZEN_FIELDS, Guard
+    from mrsched_gym.sim.state import Task
+
+    env = gym.make(env_id, **{"workload.duration_s": 600.0})
+    env.reset(seed=2)
+    sim = env.unwrapped.sim
+    guard = Guard(sim)
+    checked = 0
+    for _ in range(400):
+        tasks = [t for on in sim.tasks_on for t in on] + [t for j in sim.jobs for t in j.susp]
+        for obj, cls in [(j, Job) for j in sim.jobs] + [(t, Task) for t in tasks]:
+            proxy = guard.wrap(obj)
+            for name in FROZEN_FIELDS[cls]:
+                live, copy = getattr(obj, name), getattr(proxy, name)
+                assert copy == live or (copy != copy and live != live), (cls.__name__, name)
+                checked += 1
+        _, _, term, trunc, _ = env.step(0 if sim.decision.candidates else sim.K)
+        if term or trunc:
+            break
+    assert checked > 1000
+    env.close()
+
+
+def test_a_write_past_the_refusal_changes_the_policys_copy_never_the_simulation():
+    """``object.__setattr__`` skips a proxy's refusal: on a copied field it changes the
+    policy's own copy, on any other name it fails; the simulator's values stay as they were
+    (same records as a policy that takes the same actions without writing)."""
+
+    class First:
+        name = "first"
+
+        def decide(self, decision, view):
+            return 0 if decision.candidates else view.K
+
+    class Bypass(First):
+        name = "bypass"
+
+        def decide(self, decision, view):
+            for c in decision.candidates:
+                job = getattr(c, "job", None) or c.task.job
+                for name in ("deadline_s", "arrival_s", "maps_done", "state", "K"):
+                    for obj in (job, view):
+                        try:
+                            object.__setattr__(obj, name, 0)
+                        except (AttributeError, TypeError):
+                            pass
+            return super().decide(decision, view)
+
+    assert same(metrics(Bypass()), metrics(First()))

@@ -9,7 +9,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from mrsched_gym.cli.common import check_world, pickle_notice, say_notes
+from mrsched_gym.cli.common import check_world, failure_lines, pickle_notice, say_notes
 
 
 def benchmark_command(args: argparse.Namespace) -> int:
@@ -85,9 +85,8 @@ def benchmark_command(args: argparse.Namespace) -> int:
                 records += e.records
                 failures += e.failures
         if failures:
-            for f in failures:
-                print(f"error: episode failed: {f['policy']} on {f['scenario']} seed "
-                      f"{f['seed']}: {f['error']}", file=sys.stderr)
+            for line in failure_lines(failures):
+                print(line, file=sys.stderr)
             raise InputError(f"{len(failures)} episodes failed; the journal keeps the others "
                              "(--resume re-runs the failed ones); no scores written")
         scores = normalised_scores(records)

@@ -115,3 +115,26 @@ def results_name(sc, edited: bool = False) -> str:
             return name
     text = json.dumps(json_safe(world), sort_keys=True)
     return f"{name}-{hashlib.sha256(text.encode()).hexdigest()[:8]}"
+
+
+#: The phases at which a policy fails before its first episode (its code, at load).
+LOAD_PHASES = ("import", "construction")
+
+
+def failure_lines(failures: Sequence[dict], where: str = "") -> list[str]:
+    """The error lines of a sweep's failures: one per failed episode, and one per policy whose
+    own code failed at import or construction (naming the policy and the phase; its episodes
+    did not run). ``where``: what to add to each line (where the tracebacks are)."""
+    lines: list[str] = []
+    said: set[str] = set()
+    for f in failures:
+        phase = f.get("phase")
+        if phase in LOAD_PHASES:
+            if f["policy"] not in said:
+                said.add(f["policy"])
+                what = str(f["error"]).removeprefix(f"policy {f['policy']!r}: ")
+                lines.append(f"error: policy {f['policy']} failed at {phase}: {what}{where}")
+            continue
+        lines.append(f"error: episode failed: {f['policy']} on {f['scenario']} seed "
+                     f"{f['seed']}: {f['error']}{where}")
+    return lines

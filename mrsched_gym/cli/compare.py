@@ -10,6 +10,7 @@ from pathlib import Path
 
 from mrsched_gym.cli.common import (
     check_world,
+    failure_lines,
     parse_settings,
     pickle_notice,
     results_name,
@@ -120,10 +121,9 @@ def compare_command(args: argparse.Namespace) -> int:
                 atomic_write(staged / "failures.json",
                              json.dumps(json_safe(list(failures)), indent=1))
                 folder.commit(staged, keep_journal=True)
-        for f in failures:
-            print(f"error: episode failed: {f['policy']} on {f['scenario']} seed {f['seed']}: "
-                  f"{f['error']} (traceback in {folder.final / 'failures.json'}; "
-                  "--resume re-runs only the failed episodes)", file=sys.stderr)
+        for line in failure_lines(failures, f" (traceback in {folder.final / 'failures.json'}; "
+                                  "--resume re-runs only the failed episodes)"):
+            print(line, file=sys.stderr)
         failed += len(failures)
         print(f"({time.perf_counter() - t0:.1f} s)")
     return 1 if failed else 0

@@ -164,7 +164,37 @@ KEPT_ON_INTERRUPT = {
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``mrsched-gym`` command (and of ``python -m mrsched_gym``).
+    """Entry point of the ``mrsched-gym`` command (and of ``python -m mrsched_gym``): the
+    command's exit code (:func:`run_command`).
+
+    Run as the command (``argv`` ``None``), it does not wait for threads or processes that
+    code it ran (a policy's) left running: Python would wait for them at exit, forever for one
+    that never ends. It says so in one line, ends those processes (SIGTERM) and ends with the
+    command's exit code.
+    """
+    code = run_command(argv)
+    if argv is None:
+        import multiprocessing
+        import os
+        import threading
+        threads = [t.name for t in threading.enumerate()
+                   if t is not threading.main_thread() and not t.daemon and t.is_alive()]
+        children = [p for p in multiprocessing.active_children() if not p.daemon]
+        if threads or children:
+            for child in children:
+                child.terminate()
+            print(f"note: code the command ran (a policy's?) left {len(threads)} thread(s) and "
+                  f"{len(children)} process(es) running; the command ends without waiting for "
+                  f"them" + (" (the processes are terminated)" if children else ""),
+                  file=sys.stderr)
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(code)
+    return code
+
+
+def run_command(argv: Sequence[str] | None = None) -> int:
+    """Parse ``argv`` (default ``sys.argv``) and run the command; its exit code.
 
     Bad arguments are refused by argparse (usage and an ``error:`` line, exit 2). The project's
     own errors (:class:`~mrsched_gym.errors.MRSchedError`: a bad scenario, trace, policy name...)

@@ -4,7 +4,8 @@ aliases, and the size of the document once every alias is expanded.
 A YAML alias (``*a``) stands for the whole node its anchor (``&a``) names, so a file of a few
 lines can stand for billions of values (the "billion laughs" of XML). PyYAML builds such a
 document cheaply (the aliases share one Python object), but everything that walks it afterwards
-(the schema, the dataclasses, a copy) walks the expansion. Deep nesting (``[[[[...]]]]``) makes
+(the schema, the dataclasses, a copy) walks the expansion. An integer of thousands of digits
+would reach Python's limit on reading one (a ``ValueError``). Deep nesting (``[[[[...]]]]``) makes
 the composer recurse until Python's recursion limit. So :class:`BoundedLoader` counts while it
 composes the node graph and, before constructing values, measures the expanded graph with one
 memoised pass (time linear in the text, whatever the expansion). Each bound is a
@@ -25,6 +26,9 @@ MAX_YAML_ALIASES = 1_000
 #: The most nodes (scalars, mappings, sequences) a config file may stand for once every alias is
 #: expanded (the largest bundled file has about 2,000).
 MAX_YAML_NODES = 100_000
+#: The most digits an integer in a config file may have (Python refuses to read more than
+#: 4,300 from text; no setting needs more than 20).
+MAX_INT_DIGITS = 100
 
 
 class YAMLBoundError(yaml.YAMLError):  # type: ignore[misc]  # PyYAML ships no types
@@ -68,6 +72,14 @@ class BoundedLoader(yaml.SafeLoader):  # type: ignore[misc]  # PyYAML ships no t
         finally:
             self.depth -= 1
 
+    def construct_yaml_int(self, node: Any) -> Any:
+        """An integer, refused past Python's digit limit (a ``ValueError`` otherwise)."""
+        digits = sum(c.isalnum() for c in str(node.value))       # 0x, 0o prefixes count
+        if digits > MAX_INT_DIGITS:
+            raise YAMLBoundError(f"an integer of {digits:,} digits, more than a config file's "
+                                 f"limit ({MAX_INT_DIGITS})", _line(node))
+        return super().construct_yaml_int(node)
+
     def get_single_data(self) -> Any:
         """Compose the document, check its expanded size, then construct its values."""
         node = self.get_single_node()
@@ -75,6 +87,9 @@ class BoundedLoader(yaml.SafeLoader):  # type: ignore[misc]  # PyYAML ships no t
             return None
         expanded_size(node)
         return self.construct_document(node)
+
+
+BoundedLoader.add_constructor("tag:yaml.org,2002:int", BoundedLoader.construct_yaml_int)
 
 
 def expanded_size(root: Any) -> int:

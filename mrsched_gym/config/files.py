@@ -129,10 +129,15 @@ def parse_yaml(text: str, source: str) -> Any:
         raise ConfigError(f"{source}:{where} {e.message}") from None
     except RecursionError:
         raise ConfigError(f"{source}: YAML nested too deeply") from None
+    except yaml.reader.ReaderError as e:       # a character YAML does not allow (NUL...)
+        line = text.count("\n", 0, e.position) + 1
+        raise ConfigError(f"{source}: line {line} invalid YAML: character #x{e.character:04x} "
+                          f"is not allowed in a YAML file") from None
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         where = f" line {mark.line + 1}" if mark is not None else ""
-        raise ConfigError(f"{source}:{where} invalid YAML: {getattr(e, 'problem', e)}") from None
+        problem = " ".join(str(getattr(e, "problem", e)).split())
+        raise ConfigError(f"{source}:{where} invalid YAML: {problem}") from None
 
 
 def read_text_file(path: Path, what: str) -> str:

@@ -38,6 +38,12 @@ MAX_TIME_LIMIT_S = 366 * 86400.0
 MAX_NODE_DECISIONS = 1_000_000_000
 
 
+
+def big(x: float) -> str:
+    """``x`` for a message: ``1,234,567``, or ``2.44e+305`` past a quadrillion (a file's
+    absurd figure stays one short line)."""
+    return f"{x:,.0f}" if abs(x) < 1e15 else f"{x:.3g}"
+
 def episode_size(sc: Scenario) -> dict[str, float]:
     """What an episode of ``sc`` holds, estimated from the config alone (no files read).
 
@@ -91,31 +97,31 @@ def check_episode_size(sc: Scenario) -> None:
     for part in ("interference", "availability"):
         steps = size[f"{part}_steps"]
         check(steps <= MAX_PERIODIC_STEPS, f"{part}.step_s",
-               f"time_limit_s / step_s gives {steps:,.0f} steps, more than the limit of "
+               f"time_limit_s / step_s gives {big(steps)} steps, more than the limit of "
                f"{MAX_PERIODIC_STEPS:,}; raise {part}.step_s or lower time_limit_s")
         cells = size[f"{part}_cells"]
         check(cells <= MAX_TIMELINE_CELLS, f"{part}.step_s",
-               f"{cells // steps:,.0f} nodes x {steps:,.0f} steps = {cells:,.0f} timeline cells, "
+               f"{big(cells // steps)} nodes x {big(steps)} steps = {big(cells)} timeline cells, "
                f"more than the limit of {MAX_TIMELINE_CELLS:,}; raise {part}.step_s or lower "
                "time_limit_s")
     epochs = size["orchestrator_epochs"]
     check(epochs <= MAX_PERIODIC_STEPS, "cluster.orchestrator_epoch_s",
-           f"time_limit_s / orchestrator_epoch_s gives {epochs:,.0f} epochs, more than the limit "
+           f"time_limit_s / orchestrator_epoch_s gives {big(epochs)} epochs, more than the limit "
            f"of {MAX_PERIODIC_STEPS:,}")
     jobs, tasks = size["jobs"], size["tasks"]
     work = size["nodes"] * tasks
     check(work <= MAX_NODE_DECISIONS or tasks > MAX_TASKS, "cluster.nodes",
-           f"{size['nodes']:,} nodes x about {tasks:,.0f} decisions (one per expected task) = "
-           f"{work:,.0f} node-decisions, more than the limit of {MAX_NODE_DECISIONS:,} (at "
+           f"{size['nodes']:,} nodes x about {big(tasks)} decisions (one per expected task) = "
+           f"{big(work)} node-decisions, more than the limit of {MAX_NODE_DECISIONS:,} (at "
            "4k to 0.45k decisions/s on a large cluster the episode would take "
            f"{tasks / 4000 / 60:,.1f} to {tasks / 450 / 60:,.0f} minutes per policy); use "
            "fewer nodes or lower workload.load or workload.duration_s")
     if tasks <= MAX_TASKS:
         return
     if sc.workload.kind == "jobs":
-        raise ConfigError(f"workload.jobs: {jobs:,.0f} jobs with {tasks:,.0f} tasks in all, more "
+        raise ConfigError(f"workload.jobs: {big(jobs)} jobs with {big(tasks)} tasks in all, more "
                           f"than the limit of {MAX_TASKS:,} tasks; give fewer or smaller jobs")
-    raise ConfigError(f"workload: about {jobs:,.0f} jobs with {tasks:,.0f} tasks in all "
+    raise ConfigError(f"workload: about {big(jobs)} jobs with {big(tasks)} tasks in all "
                       f"expected, more than the limit of {MAX_TASKS:,} tasks; lower "
                       "workload.load, workload.duration_s, workload.size_mean or raise "
                       "workload.task_work_scale")

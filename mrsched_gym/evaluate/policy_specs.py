@@ -24,8 +24,10 @@ class PolicySpec:
     :func:`mrsched_gym.policy_files.object_parts`; for a code policy in a file, ``payload`` is
     the file's bytes as read when the run started, what every episode executes). ``digest``: an
     agent file's SHA-256 prefix when the run started; every episode checks the file still has
-    it (:func:`check_unchanged`). ``params``: a baseline's or a code policy's
-    parameters, or a shipped agent's decision rules from its metadata: the affinity mask
+    it (:func:`check_unchanged`). ``failure``: for a code policy whose own code raised at
+    import or construction, ``(phase, error, traceback)`` (``kind`` ``"failed"``): a sweep
+    records it as the policy's failure and runs the others. ``params``: a baseline's or a code
+    policy's parameters, or a shipped agent's decision rules from its metadata: the affinity mask
     (:class:`~mrsched_gym.agents.affinity.AffinityDelegate`), the slow-start rule
     (:class:`~mrsched_gym.agents.slow_start.SlowStartDelegate`) and the speculation rule
     (:class:`~mrsched_gym.agents.policy.SpeculationDelegate`)."""
@@ -36,6 +38,7 @@ class PolicySpec:
     params: tuple[tuple[str, Any], ...] = field(default_factory=tuple)
     payload: bytes | None = field(default=None, repr=False)
     digest: str | None = None
+    failure: tuple[str, str, str] | None = field(default=None, repr=False)
 
 
 def _parse_value(v: str) -> Any:
@@ -90,7 +93,13 @@ def parse_policy(spec: str) -> PolicySpec:
                           params=params, digest=current_digest(path))
     name, _, rest = spec.partition(":")
     if name not in BASELINES and is_code_spec(spec):
-        label, target, params, source = code_spec_parts(spec, _parse_value)
+        from mrsched_gym.policy_failures import PolicyLoadError, no_process_exit
+        try:
+            with no_process_exit():
+                label, target, params, source = code_spec_parts(spec, _parse_value)
+        except PolicyLoadError as e:            # its own code raised: a policy failure
+            return PolicySpec(label=spec, kind="failed", target=spec,
+                              failure=(e.phase, str(e), e.trace))
         return PolicySpec(label=label, kind="code", target=target, params=params,
                           payload=source)
     if name not in BASELINES:
@@ -131,6 +140,10 @@ def make_policy(spec: PolicySpec | str) -> Any:
     policy through :func:`~mrsched_gym.policies.as_policy`: a code policy built afresh, a
     policy object as a fresh copy, :func:`~mrsched_gym.policy_files.object_copy`)."""
     spec = parse_policy(spec) if isinstance(spec, str) else spec
+    if spec.failure is not None:
+        from mrsched_gym.policy_failures import PolicyLoadError
+        phase, error, trace = spec.failure
+        raise PolicyLoadError(error, spec.label, phase, trace)
     if spec.kind == "code":
         from mrsched_gym.policy_files import load_code_object
         return as_policy(load_code_object(spec.target, dict(spec.params), spec.payload),

@@ -16,7 +16,7 @@ from mrsched_gym.evaluate.pinning import world_fingerprint
 from mrsched_gym.evaluate.policy_specs import PolicySpec, make_policy, policy_fingerprint
 from mrsched_gym.metrics import job_table
 from mrsched_gym.policies import as_policy
-from mrsched_gym.policy_failures import error_text, is_real_interrupt
+from mrsched_gym.policy_failures import error_text, is_real_interrupt, no_process_exit
 from mrsched_gym.registration import FLAT_IDS, is_registered, scenario_for
 
 if TYPE_CHECKING:
@@ -117,13 +117,18 @@ def run_task(task: SweepTask, per_job: bool = False) -> dict[str, Any]:
 
     Returns its record (with ``per_job``, the episode's job table under ``_jobs``), or, if
     anything fails, a failure record ``{policy, scenario, seed, error, traceback}`` — the sweep
-    goes on. Anything counts, ``BaseException`` included (a policy's ``sys.exit()``), except a
-    real interrupt (:func:`~mrsched_gym.lifecycle.interrupt_is_real`), which ends the sweep.
+    goes on (a policy whose code raised at import or construction, a ``"failed"`` spec, fails
+    every episode so, with ``phase`` ``"import"`` or ``"construction"``, and nothing runs).
+    Anything counts, ``BaseException`` included (a policy's ``sys.exit()``), except a real
+    interrupt (:func:`~mrsched_gym.lifecycle.interrupt_is_real`), which ends the sweep.
     """
     from threadpoolctl import threadpool_limits
     policy_spec, scenario, seed, env_kwargs = task
+    if policy_spec.failure is not None:          # its code raised at import or construction
+        phase, error, trace = policy_spec.failure
+        return {**failure_record(task, error, trace), "phase": phase}
     try:
-        with threadpool_limits(limits=1):
+        with threadpool_limits(limits=1), no_process_exit():
             policy = make_policy(policy_spec)
             res = run_episode(scenario, policy, seed, env_kwargs, keep_jobs=per_job)
     except BaseException as e:                 # noqa: BLE001 (recorded, with its traceback)

@@ -308,8 +308,10 @@ def read_job_trace(path: str | Path) -> np.ndarray:
     if not swim:
         cols = [c.strip() for c in csv_fields(first[1].strip())]
         if tuple(cols[:4]) != JOB_COLUMNS:
+            alone = " (its lines end in a carriage return alone, old Mac text: end them in LF " \
+                "or CRLF)" if "\r" in first[1].rstrip("\r\n") else ""
             raise TraceError(f"{p}:1: header must be {','.join(JOB_COLUMNS)} "
-                             "(or give a SWIM TSV file)")
+                             f"(or give a SWIM TSV file){alone}")
     if swim:
         rows.append(_job_row(p, first[0], first[1], swim, rows))
     for lineno, line in lines:
