@@ -48,11 +48,9 @@ class ChoiceOrder:
         self.D = D
         self.urgent = urgent
         self.deadline_offset = 4 * (D + deadline)
-        #: The choices with ``n`` candidates: ``plain[n]`` without skip, ``with_skip[n]`` with;
-        #: ``in_order[n]``: ``plain[n]`` as a list (what ``sorted`` gives when nothing moves).
+        #: The choices with ``n`` candidates: ``plain[n]`` without skip, ``with_skip[n]`` with.
         self.plain: list[tuple[int, ...]] = [tuple(range(n)) for n in range(K + 1)]
         self.with_skip: list[tuple[int, ...]] = [(*range(n), K) for n in range(K + 1)]
-        self.in_order: list[list[int]] = [list(range(n)) for n in range(K + 1)]
         #: Reads the ``n`` candidates' "time to deadline" values at once (``read_deadlines[n]``,
         #: a bound ``Struct.unpack_from``: no attribute look-up per step).
         pad = f"{4 * (F - 1)}x"
@@ -73,12 +71,24 @@ class ChoiceOrder:
         """Order the ``n`` candidate rows of ``buf`` (a flat observation's little-endian float32
         bytes in the base order, changed in place) as the choices, which it sets
         (:attr:`choices`, a tuple of base actions; skip last if ``skip``). Done on the bytes,
-        before any array is made: one ``struct`` call reads the deadlines, one reads the rows
-        and one writes them back in the choices' order."""
+        before any array is made: one ``struct`` call reads the deadlines, an insertion sort
+        of at most ``K`` values orders them (no key calls: native in the compiled build), one
+        call reads the rows and one writes them back in the choices' order."""
         if n > 1 and schedule and self.urgent:
-            ttd = self.read_deadlines[n](buf, self.deadline_offset)
-            order = sorted(self.plain[n], key=ttd.__getitem__)  # stable: ties keep base order
-            if order != self.in_order[n]:
+            ttd: tuple[float, ...] = self.read_deadlines[n](buf, self.deadline_offset)
+            order: list[int] = [0]
+            moved = False
+            for i in range(1, n):       # insertion sort, stable: ties keep the base order
+                t = ttd[i]
+                j = i
+                while j > 0 and ttd[order[j - 1]] > t:
+                    j -= 1
+                if j == i:
+                    order.append(i)
+                else:
+                    order.insert(j, i)
+                    moved = True
+            if moved:
                 at = self.rows_offset
                 rows = self.read_rows[n](buf, at)
                 self.write_rows[n](buf, at, *[rows[i] for i in order])
