@@ -29,8 +29,14 @@ product never imports it (``tests/test_layout.py``); a run reaches it only by na
 
 def __getattr__(name: str):
     """``mrsched_gym.agents.SetPolicy``: the set network for sb3-contrib's MaskablePPO
-    (:class:`mrsched_gym.agents.networks.SetPolicy`), imported on first use (it needs torch)."""
+    (:class:`mrsched_gym.agents.networks.SetPolicy`), and ``mrsched_gym.agents.BestOnValidation``:
+    the callback that keeps the best model on validation seeds
+    (:class:`mrsched_gym.agents.best_on_validation.BestOnValidation`); imported on first use
+    (they need torch and SB3)."""
     if name == "SetPolicy":
         from mrsched_gym.agents.networks import SetPolicy
         return SetPolicy
+    if name == "BestOnValidation":
+        from mrsched_gym.agents.best_on_validation import BestOnValidation
+        return BestOnValidation
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

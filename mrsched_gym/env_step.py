@@ -50,10 +50,12 @@ def decision_info(sim: Simulator, mask: np.ndarray, invalid: bool) -> dict[str, 
 
 
 def play(sim: Simulator, rewards: RewardTracker, action: int, lean_info: bool,
-         masks: list[np.ndarray], work_masks: list[np.ndarray], allow_idle: bool
-         ) -> tuple[float, bool, bool, dict[str, Any]]:
+         masks: list[np.ndarray], work_masks: list[np.ndarray], allow_idle: bool,
+         info_mask: np.ndarray | None = None) -> tuple[float, bool, bool, dict[str, Any]]:
     """Apply ``action`` (an ``int``; illegal: played as skip, ``Simulator.act``) and run the world
-    to its next decision, or close a world that ended before posing any.
+    to its next decision, or close a world that ended before posing any. ``info["action_mask"]``
+    is ``info_mask`` if given (the flat variants: every action legal), else the next decision's
+    mask (:func:`decision_mask`).
 
     Returns:
         ``(reward, terminated, truncated, info)``; ``info`` without the episode's log and
@@ -71,7 +73,9 @@ def play(sim: Simulator, rewards: RewardTracker, action: int, lean_info: bool,
     if lean_info:
         return reward, terminated, truncated, {"invalid_action": not valid,
                                                "episode_over": done}
-    info = decision_info(sim, decision_mask(sim, masks, work_masks, allow_idle), not valid)
+    if info_mask is None:
+        info_mask = decision_mask(sim, masks, work_masks, allow_idle)
+    info = decision_info(sim, info_mask, not valid)
     components = _NO_INCREMENTS.copy()
     for i in range(len(inc)):             # one increment per component, in their order
         components[_COMPONENTS[i]] = inc[i]

@@ -9,6 +9,7 @@ a variant's step costs no more than its base id's (docs/notes/speed.md, "The fla
 from __future__ import annotations
 
 import struct
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -50,10 +51,19 @@ class ChoiceOrder:
         #: The choices with ``n`` candidates: ``plain[n]`` without skip, ``with_skip[n]`` with.
         self.plain: list[tuple[int, ...]] = [tuple(range(n)) for n in range(K + 1)]
         self.with_skip: list[tuple[int, ...]] = [(*range(n), K) for n in range(K + 1)]
-        #: Reads the ``n`` candidates' "time to deadline" values (``deadlines[n]``) at once.
+        #: Reads the ``n`` candidates' "time to deadline" values at once (``read_deadlines[n]``,
+        #: a bound ``Struct.unpack_from``: no attribute look-up per step).
         pad = f"{4 * (F - 1)}x"
-        self.deadlines: list[struct.Struct] = [
-            struct.Struct("<" + f"f{pad}" * (n - 1) + "f" if n else "<") for n in range(K + 1)]
+        self.read_deadlines: list[Callable[[bytearray, int], tuple[float, ...]]] = [
+            struct.Struct("<" + f"f{pad}" * (n - 1) + "f" if n else "<").unpack_from
+            for n in range(K + 1)]
+        #: Read and write the ``n`` candidate rows as ``n`` byte strings (``read_rows[n]``,
+        #: ``write_rows[n]``: bound ``unpack_from`` and ``pack_into``).
+        rows = [struct.Struct(f"{4 * F}s" * n) for n in range(K + 1)]
+        self.read_rows: list[Callable[[bytearray, int], tuple[bytes, ...]]] = [
+            r.unpack_from for r in rows]
+        self.write_rows: list[Callable[..., None]] = [r.pack_into for r in rows]
+        self.rows_offset = 4 * D
         #: The base action of each choice of the last observed decision.
         self.choices: tuple[int, ...] = (K,)
 
@@ -61,17 +71,30 @@ class ChoiceOrder:
         """Order the ``n`` candidate rows of ``buf`` (a flat observation's little-endian float32
         bytes in the base order, changed in place) as the choices, which it sets
         (:attr:`choices`, a tuple of base actions; skip last if ``skip``). Done on the bytes,
-        before any array is made: one ``struct`` call reads the deadlines, a row move is a
-        slice assignment."""
+        before any array is made: one ``struct`` call reads the deadlines, an insertion sort
+        of at most ``K`` values orders them (no key calls: native in the compiled build), one
+        call reads the rows and one writes them back in the choices' order."""
         if n > 1 and schedule and self.urgent:
-            ttd = self.deadlines[n].unpack_from(buf, self.deadline_offset)
-            if list(ttd) != sorted(ttd):              # most decisions come in order already
-                order = sorted(range(n), key=ttd.__getitem__)   # stable: ties keep base order
-                row = 4 * self.F
-                start = 4 * self.D
-                buf[start:start + n * row] = b"".join(
-                    [buf[start + i * row:start + (i + 1) * row] for i in order])
-                self.choices = (*order, self.K) if skip else tuple(order)
+            ttd: tuple[float, ...] = self.read_deadlines[n](buf, self.deadline_offset)
+            order: list[int] = [0]
+            moved = False
+            for i in range(1, n):       # insertion sort, stable: ties keep the base order
+                t = ttd[i]
+                j = i
+                while j > 0 and ttd[order[j - 1]] > t:
+                    j -= 1
+                if j == i:
+                    order.append(i)
+                else:
+                    order.insert(j, i)
+                    moved = True
+            if moved:
+                at = self.rows_offset
+                rows = self.read_rows[n](buf, at)
+                self.write_rows[n](buf, at, *[rows[i] for i in order])
+                if skip:
+                    order.append(self.K)
+                self.choices = tuple(order)
                 return
         self.choices = self.with_skip[n] if skip else self.plain[n]
 
@@ -139,12 +162,11 @@ class FlatStepper(Stepper):
             raise InputError(f"action {played} is not legal now (mask {self.mask()})")
         reward, terminated, truncated, info = play(self.sim, self.rewards, played,
                                                    self.lean_info, self.masks,
-                                                   self.work_masks, self.allow_idle)
+                                                   self.work_masks, self.allow_idle,
+                                                   self.all_legal)
         flat = self.observe_flat()
         info["played_action"] = played
         info["choices"] = order.choices
-        if not self.lean_info:
-            info["action_mask"] = self.all_legal
         return flat, reward, terminated, truncated, info
 
 

@@ -17,7 +17,7 @@ import torch
 from sb3_contrib import MaskablePPO
 
 import mrsched_gym  # noqa: F401  (registers the ids)
-from mrsched_gym.agents import SetPolicy
+from mrsched_gym.agents import BestOnValidation, SetPolicy
 from mrsched_gym.evaluate import evaluate
 
 
@@ -33,6 +33,10 @@ def main() -> None:
                     help="also save and score a checkpoint every this many steps")
     ap.add_argument("--work-conserving", action="store_true",
                     help="SetPolicy(work_conserving=True): no skip while a candidate can run")
+    ap.add_argument("--best-every", type=int, default=0,
+                    help="keep the best model on the validation seeds 1000-1004 "
+                         "(BestOnValidation, scored every this many steps) at SAVE's "
+                         "name with _best, and score it on seeds 0-4 too")
     ap.add_argument("--ppo", default="{}",
                     help='other MaskablePPO arguments as JSON, e.g. \'{"ent_coef": 0.01}\'')
     ap.add_argument("--lr-linear", type=float, default=0.0,
@@ -49,10 +53,12 @@ def main() -> None:
                         **extra)
     head = gym.make(a.env).unwrapped.headline_metric
     chunk = a.every or a.steps
+    best = BestOnValidation(a.env, a.save.replace(".zip", "_best.zip"), every=a.best_every,
+                            verbose=1) if a.best_every else None
     t = time.process_time()
     done = 0
     while done < a.steps:
-        model.learn(min(chunk, a.steps - done), reset_num_timesteps=False)
+        model.learn(min(chunk, a.steps - done), reset_num_timesteps=False, callback=best)
         done = model.num_timesteps
         secs = time.process_time() - t
         path = a.save if done >= a.steps else a.save.replace(".zip", f"_{done}.zip")
@@ -64,6 +70,17 @@ def main() -> None:
                           "ppo": a.ppo, "lr_linear": a.lr_linear, "seed": a.seed, "steps": done,
                           "cpu_s": round(secs, 1), "mean": round(float(np.mean(scores)), 3),
                           "per_seed": [round(x, 3) for x in scores]}), flush=True)
+    if best is not None:
+        recs = evaluate([f"agent:{best.best_path}"], [a.env], seeds=range(5), progress=False,
+                        workers=1)
+        scores = [r[head] for r in recs]
+        print(json.dumps({"best_on_validation": True, "seed": a.seed, "steps": done,
+                          "cpu_s": round(time.process_time() - t, 1),
+                          "best_step": best.best_step, "validation": round(best.best_score, 3),
+                          "mean": round(float(np.mean(scores)), 3),
+                          "per_seed": [round(x, 3) for x in scores],
+                          "history": [[h["step"], round(h["score"], 3)] for h in best.history]}),
+              flush=True)
 
 
 if __name__ == "__main__":
