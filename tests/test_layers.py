@@ -51,8 +51,11 @@ DEEP_LEARNING = ("torch", "stable_baselines3", "sb3_contrib", "ray")
 MAY_IMPORT = {"torch": ("mrsched_gym.agents",), "stable_baselines3": ("mrsched_gym.agents",),
               "sb3_contrib": ("mrsched_gym.agents",),
               "ray": ("mrsched_gym.ray_backend", "mrsched_gym.agents.rllib_module")}
+# The modules that define a subclass of a deep-learning class (a network, an RLlib module, an
+# SB3 callback): each is reached only on first use (agents/__init__.py imports it lazily).
 TOP_LEVEL_DEEP_LEARNING = ("mrsched_gym.agents.set_layers", "mrsched_gym.agents.networks",
-                           "mrsched_gym.agents.rllib_module")
+                           "mrsched_gym.agents.rllib_module",
+                           "mrsched_gym.agents.best_on_validation")
 
 
 class Import(NamedTuple):
