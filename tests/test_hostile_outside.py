@@ -117,6 +117,17 @@ def test_os_exit_in_the_harness_process_fails_the_episode_named():
     assert os._exit.__module__ == "posix" and os._exit.__name__ == "_exit"    # restored
 
 
+def compare_beside_fifo(tmp_path, file_name, source, class_name):
+    """``compare`` of ``fifo`` and the policy ``source`` (written to ``file_name``), one short
+    seed, in a process of its own."""
+    (tmp_path / file_name).write_text(source)
+    return subprocess.run(
+        [sys.executable, "-m", "mrsched_gym", "compare", "--policies", "fifo",
+         f"{file_name}:{class_name}", "--seeds", "1", "--workers", "1", "--quiet",
+         "--no-plots", "--out", "out", "--set", "workload.duration_s=300"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120)
+
+
 THREAD = textwrap.dedent('''
     import threading, time
 
@@ -128,12 +139,7 @@ THREAD = textwrap.dedent('''
 
 
 def test_a_thread_a_policy_leaves_running_does_not_keep_the_command_alive(tmp_path):
-    (tmp_path / "lingers.py").write_text(THREAD)
-    out = subprocess.run(
-        [sys.executable, "-m", "mrsched_gym", "compare", "--policies", "fifo",
-         "lingers.py:Lingers", "--seeds", "1", "--workers", "1", "--quiet", "--no-plots",
-         "--out", "out", "--set", "workload.duration_s=300"],
-        cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    out = compare_beside_fifo(tmp_path, "lingers.py", THREAD, "Lingers")
     assert out.returncode == 0, out.stderr
     assert re.search(r"left [1-9]\d* thread\(s\) and 0 process\(es\) running", out.stderr)
     [folder] = [p for p in (tmp_path / "out").iterdir() if p.is_dir()]
@@ -210,12 +216,7 @@ SPAWNS = textwrap.dedent('''
 
 
 def test_a_process_a_policy_leaves_running_is_ended_with_the_command(tmp_path):
-    (tmp_path / "spawns.py").write_text(SPAWNS)
-    out = subprocess.run(
-        [sys.executable, "-m", "mrsched_gym", "compare", "--policies", "fifo",
-         "spawns.py:Spawns", "--seeds", "1", "--workers", "1", "--quiet", "--no-plots",
-         "--out", "out", "--set", "workload.duration_s=300"],
-        cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    out = compare_beside_fifo(tmp_path, "spawns.py", SPAWNS, "Spawns")
     assert out.returncode == 0, out.stderr
     assert "left 0 thread(s) and 1 process(es) running" in out.stderr
     assert "terminated" in out.stderr

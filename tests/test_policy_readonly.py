@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from mrsched_gym.evaluate import run_episode
 from mrsched_gym.readonly import ReadOnlyError
 from mrsched_gym.sim.decision import Decision, DecisionKind
-from mrsched_gym.sim.state import Job
+from mrsched_gym.sim.state import Job, Task
 
 ENV = "mrsched/Hadoop-v0"
 SHORT = {"workload.duration_s": 400.0}
@@ -52,6 +52,18 @@ def targets(decision, view):
     for task in list(view.running.values())[:3]:
         out += [task, task.job, task.demand]
     return out
+
+
+def jobs_and_tasks_at_each_decision(env, decisions=400):
+    """Every live job and task of ``env``'s simulator, with its class, at each of its first
+    ``decisions`` decisions (a policy playing the first candidate, or skip)."""
+    sim = env.unwrapped.sim
+    for _ in range(decisions):
+        tasks = [t for on in sim.tasks_on for t in on] + [t for j in sim.jobs for t in j.susp]
+        yield from [(j, Job) for j in sim.jobs] + [(t, Task) for t in tasks]
+        _, _, term, trunc, _ = env.step(0 if sim.decision.candidates else sim.K)
+        if term or trunc:
+            return
 
 
 def attack(obj, how, junk):
@@ -246,7 +258,6 @@ def test_the_fields_read_without_a_wrap_only_ever_hold_immutable_values(env_id):
     import gymnasium as gym
 
     from mrsched_gym.proxies import SCALAR_FIELDS, SCALARS
-    from mrsched_gym.sim.state import Task
 
     def immutable(v):
         return isinstance(v, SCALARS) or (isinstance(v, tuple)
@@ -254,17 +265,11 @@ def test_the_fields_read_without_a_wrap_only_ever_hold_immutable_values(env_id):
 
     env = gym.make(env_id, **{"workload.duration_s": 600.0})
     env.reset(seed=1)
-    sim = env.unwrapped.sim
     checked = 0
-    for _ in range(400):
-        tasks = [t for on in sim.tasks_on for t in on] + [t for j in sim.jobs for t in j.susp]
-        for obj, cls in [(j, Job) for j in sim.jobs] + [(t, Task) for t in tasks]:
-            for name in SCALAR_FIELDS[cls]:
-                assert immutable(getattr(obj, name)), (cls.__name__, name)
-                checked += 1
-        _, _, term, trunc, _ = env.step(0 if sim.decision.candidates else sim.K)
-        if term or trunc:
-            break
+    for obj, cls in jobs_and_tasks_at_each_decision(env):
+        for name in SCALAR_FIELDS[cls]:
+            assert immutable(getattr(obj, name)), (cls.__name__, name)
+            checked += 1
     assert checked > 1000
     env.close()
 
@@ -325,24 +330,17 @@ def test_the_fields_a_proxy_copies_equal_the_live_ones_at_every_decision(env_id)
     import gymnasium as gym
 
     from mrsched_gym.proxies import FROZEN_FIELDS, Guard
-    from mrsched_gym.sim.state import Task
 
     env = gym.make(env_id, **{"workload.duration_s": 600.0})
     env.reset(seed=2)
-    sim = env.unwrapped.sim
-    guard = Guard(sim)
+    guard = Guard(env.unwrapped.sim)
     checked = 0
-    for _ in range(400):
-        tasks = [t for on in sim.tasks_on for t in on] + [t for j in sim.jobs for t in j.susp]
-        for obj, cls in [(j, Job) for j in sim.jobs] + [(t, Task) for t in tasks]:
-            proxy = guard.wrap(obj)
-            for name in FROZEN_FIELDS[cls]:
-                live, copy = getattr(obj, name), getattr(proxy, name)
-                assert copy == live or (copy != copy and live != live), (cls.__name__, name)
-                checked += 1
-        _, _, term, trunc, _ = env.step(0 if sim.decision.candidates else sim.K)
-        if term or trunc:
-            break
+    for obj, cls in jobs_and_tasks_at_each_decision(env):
+        proxy = guard.wrap(obj)
+        for name in FROZEN_FIELDS[cls]:
+            live, copy = getattr(obj, name), getattr(proxy, name)
+            assert copy == live or (copy != copy and live != live), (cls.__name__, name)
+            checked += 1
     assert checked > 1000
     env.close()
 
