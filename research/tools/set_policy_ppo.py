@@ -15,6 +15,8 @@ import gymnasium as gym
 import numpy as np
 import torch
 from sb3_contrib import MaskablePPO
+from stable_baselines3.common.env_util import make_vec_env
+from stable_baselines3.common.vec_env import VecNormalize
 
 import mrsched_gym  # noqa: F401  (registers the ids)
 from mrsched_gym.agents import BestOnValidation, SetPolicy
@@ -41,6 +43,12 @@ def main() -> None:
                     help='other MaskablePPO arguments as JSON, e.g. \'{"ent_coef": 0.01}\'')
     ap.add_argument("--lr-linear", type=float, default=0.0,
                     help="learning_rate=lambda f: X * f (decays linearly to 0 over the run)")
+    ap.add_argument("--n-envs", type=int, default=1,
+                    help="train on make_vec_env(ENV, n_envs=N) (N > 1: pass n_steps in --ppo)")
+    ap.add_argument("--norm-reward", action="store_true",
+                    help="wrap the envs in VecNormalize(norm_obs=False, norm_reward=True)")
+    ap.add_argument("--val-seeds", type=int, default=5,
+                    help="BestOnValidation scores on seeds 1000 .. 1000+N-1")
     a = ap.parse_args()
     torch.set_num_threads(1)
     policy = SetPolicy if a.policy == "set" else "MultiInputPolicy"
@@ -49,12 +57,16 @@ def main() -> None:
         extra["learning_rate"] = lambda f, lr=a.lr_linear: lr * f
     if a.work_conserving:
         extra["policy_kwargs"] = dict(work_conserving=True)
-    model = MaskablePPO(policy, gym.make(a.env), gamma=a.gamma, seed=a.seed, device="cpu",
-                        **extra)
+    env = gym.make(a.env) if a.n_envs == 1 else make_vec_env(a.env, n_envs=a.n_envs)
+    if a.norm_reward:
+        env = VecNormalize(make_vec_env(a.env, n_envs=a.n_envs), norm_obs=False, gamma=a.gamma)
+    model = MaskablePPO(policy, env, gamma=a.gamma, seed=a.seed, device="cpu", **extra)
     head = gym.make(a.env).unwrapped.headline_metric
     chunk = a.every or a.steps
-    best = BestOnValidation(a.env, a.save.replace(".zip", "_best.zip"), every=a.best_every,
-                            verbose=1) if a.best_every else None
+    best = None
+    if a.best_every:
+        best = BestOnValidation(a.env, a.save.replace(".zip", "_best.zip"), every=a.best_every,
+                                seeds=range(1000, 1000 + a.val_seeds), verbose=1)
     t = time.process_time()
     done = 0
     while done < a.steps:
@@ -67,7 +79,9 @@ def main() -> None:
                         workers=1)
         scores = [r[head] for r in recs]
         print(json.dumps({"env": a.env, "policy": a.policy, "wc": a.work_conserving,
-                          "ppo": a.ppo, "lr_linear": a.lr_linear, "seed": a.seed, "steps": done,
+                          "ppo": a.ppo, "lr_linear": a.lr_linear, "n_envs": a.n_envs,
+                          "norm_reward": a.norm_reward,
+                          "seed": a.seed, "steps": done,
                           "cpu_s": round(secs, 1), "mean": round(float(np.mean(scores)), 3),
                           "per_seed": [round(x, 3) for x in scores]}), flush=True)
     if best is not None:
