@@ -57,6 +57,9 @@ class WorldsConfig:
             from that range at every reset (keys: :data:`VARY_BOUNDS`).
         overrides: id -> scenario overrides (dotted paths, as ``env_kwargs``) that replace the
             id's scenario in the pool, before ``vary``, and in the validation of a training run.
+        vary_by_id: id -> ``{field: [lo, hi]}``: ranges that replace ``vary``'s for that id's
+            draws (the other fields keep ``vary``'s), e.g. ``cluster.size: [1.0, 5.5]`` for a
+            world scaled down by ``overrides`` to 18 nodes, drawn at 18 to 99 nodes.
         max_nodes: ``N_max``, the padded node count (at least every drawn world's node count).
         observe_objective: Observations carry the ``objective`` key (the drawn world's reward
             weights, :func:`~mrsched_gym.encoding.objective_vector`): worlds scored on mean time
@@ -68,6 +71,7 @@ class WorldsConfig:
     reward_scale: dict[str, float] = field(default_factory=dict)
     vary: dict[str, list[float]] = field(default_factory=dict)
     overrides: dict[str, dict[str, Any]] = field(default_factory=dict)
+    vary_by_id: dict[str, dict[str, list[float]]] = field(default_factory=dict)
     max_nodes: int = 32
     observe_objective: bool = False
 
@@ -90,11 +94,12 @@ class WorldsConfig:
             for k, v in d.items():
                 if k not in self.ids or not v > 0:
                     raise ValueError(f"worlds.{name}.{k}: must be a listed id with a value > 0")
-        for k, r in self.vary.items():
-            if k not in VARY_BOUNDS:
-                raise ValueError(f"worlds.vary.{k}: unknown; known: {', '.join(VARY_BOUNDS)}")
-            if len(r) != 2 or not 0 < r[0] <= r[1]:
-                raise ValueError(f"worlds.vary.{k}: must be [lo, hi] with 0 < lo <= hi")
+        check_ranges("worlds.vary", self.vary)
+        for k, ranges in self.vary_by_id.items():
+            if k not in self.ids or not isinstance(ranges, dict) or not ranges:
+                raise ValueError(f"worlds.vary_by_id.{k}: must be a listed id with a mapping of "
+                                 f"field -> [lo, hi]")
+            check_ranges(f"worlds.vary_by_id.{k}", ranges)
         for k, ov in self.overrides.items():
             if k not in self.ids or not isinstance(ov, dict) or not ov:
                 raise ValueError(f"worlds.overrides.{k}: must be a listed id with a mapping of "
@@ -105,12 +110,26 @@ class WorldsConfig:
                 raise ValueError(f"worlds.overrides.{k}: {e}") from None
         return self
 
+    def vary_for(self, env_id: str) -> dict[str, list[float]]:
+        """The factor ranges of ``env_id``'s draws: ``vary`` with ``vary_by_id``'s over it."""
+        return {**self.vary, **self.vary_by_id.get(env_id, {})}
+
     def scenario(self, env_id: str):
         """The scenario the pool plays for ``env_id``: its registered one with ``overrides``."""
         from mrsched_gym.config import with_overrides
         from mrsched_gym.registration import scenario_for
         ov = self.overrides.get(env_id)
         return with_overrides(scenario_for(env_id), ov) if ov else scenario_for(env_id)
+
+
+def check_ranges(where: str, ranges: dict[str, list[float]]) -> None:
+    """Raise ``ValueError`` naming ``where.FIELD`` for an unknown field or a bad range."""
+    for k, r in ranges.items():
+        if k not in VARY_BOUNDS:
+            raise ValueError(f"{where}.{k}: unknown; known: {', '.join(VARY_BOUNDS)}")
+        if (not isinstance(r, (list, tuple)) or len(r) != 2
+                or not all(isinstance(x, (int, float)) for x in r) or not 0 < r[0] <= r[1]):
+            raise ValueError(f"{where}.{k}: must be [lo, hi] with 0 < lo <= hi")
 
 
 def _get(d: dict, path: str) -> Any:
@@ -227,7 +246,7 @@ class WorldPool(gym.Env):
     def draw_world(self) -> tuple[str, dict[str, Any], int]:
         """The next world from the pool's generator: ``(id, overrides, episode seed)``."""
         i = self.ids[int(self._rng.choice(len(self.ids), p=self.p))]
-        ov = world_overrides(self.bases[i], self.worlds.vary, self._rng, self.N)
+        ov = world_overrides(self.bases[i], self.worlds.vary_for(i), self._rng, self.N)
         return i, ov, int(self._rng.integers(2**31))
 
     @property
@@ -286,5 +305,5 @@ class WorldPool(gym.Env):
         return pad_observation(obs, self.K, self.N, self.W)
 
 
-__all__ = ["WorldPool", "WorldsConfig", "pad_mask", "pad_observation", "world_overrides",
-           "VARY_BOUNDS"]
+__all__ = ["WorldPool", "WorldsConfig", "check_ranges", "pad_mask", "pad_observation",
+           "world_overrides", "VARY_BOUNDS"]

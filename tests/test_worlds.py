@@ -193,3 +193,42 @@ def test_bad_overrides_name_the_id():
     with pytest.raises(ValueError, match="worlds.overrides.mrsched/Hadoop-v0: .*colour"):
         WorldsConfig(ids=["mrsched/Hadoop-v0"],
                      overrides={"mrsched/Hadoop-v0": {"workload.colour": 1}}).validate()
+
+
+def test_vary_by_id_replaces_the_pool_s_ranges_for_that_id_only():
+    """The thesis world (18 nodes by ``overrides``) drawn at 36-54 nodes (``cluster.size`` 2-3),
+    Hadoop-v0 at its own size (the pool's 1.0); the other ranges stay the pool's."""
+    thesis, hadoop = "mrsched/ThesisScale-v0", "mrsched/Hadoop-v0"
+    env = pool(ids=[thesis, hadoop], max_nodes=60,
+               vary={"cluster.size": [1.0, 1.0], "workload.load": [0.5, 0.5]},
+               overrides={thesis: SCALED_DOWN}, vary_by_id={thesis: {"cluster.size": [2.0, 3.0]}})
+    sizes = {thesis: set(), hadoop: set()}
+    for s in range(12):
+        _, info = env.reset(seed=s)
+        sizes[info["world"]].add(env.env.sim.n_nodes)
+        base_load = env.bases[info["world"]].workload.load
+        assert env.env.sim.scenario.workload.load == pytest.approx(base_load * 0.5)
+    assert sizes[thesis] and all(36 <= n <= 54 for n in sizes[thesis]), sizes
+    assert sizes[hadoop] == {sum(g.count for g in env.bases[hadoop].cluster.nodes)}
+
+
+def test_a_config_without_vary_by_id_draws_the_same_worlds_as_before():
+    """``vary_by_id`` empty: the same draws, key for key, as ``vary`` alone (runs reproduce)."""
+    kw = dict(ids=IDS[:3], vary={"workload.load": [0.75, 1.3], "cluster.size": [0.75, 1.25]})
+    a, b = pool(**kw), pool(**kw, vary_by_id={})
+    for s in range(4):
+        assert a.reset(seed=s)[1]["overrides"] == b.reset(seed=s)[1]["overrides"]
+
+
+@pytest.mark.parametrize("ranges, match", [
+    ({"mrsched/Dedicated-v0": {"workload.load": [1, 2]}}, "vary_by_id.mrsched/Dedicated-v0: must "
+                                                           "be a listed id"),
+    ({"mrsched/Hadoop-v0": {"workload.colour": [1, 2]}}, "vary_by_id.mrsched/Hadoop-v0"
+                                                         ".workload.colour: unknown"),
+    ({"mrsched/Hadoop-v0": {"cluster.size": [2, 1]}}, "vary_by_id.mrsched/Hadoop-v0.cluster.size:"
+                                                      " must be \\[lo, hi\\]"),
+    ({"mrsched/Hadoop-v0": {"cluster.size": "big"}}, "cluster.size: must be"),
+])
+def test_bad_vary_by_id_names_the_id_and_field(ranges, match):
+    with pytest.raises(ValueError, match=match):
+        WorldsConfig(ids=["mrsched/Hadoop-v0"], vary_by_id=ranges).validate()
