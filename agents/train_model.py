@@ -149,10 +149,32 @@ def init_weights(model, source: str) -> None:
                 new[:, b:b + n] = v[:, a:a + n]
                 a, b = a + n_src, b + n_own
             src[k] = new
+    key = "mlp_extractor.value_net.0.weight"
+    K_src = src_policy.observation_space["candidates"].shape[0]
+    K_own = model.policy.observation_space["candidates"].shape[0]
+    if key in src and key in own and K_own > K_src:
+        src[key] = widen_value_input(src[key], own[key], K_src, K_own, h)
     wrong = [k for k in own if k not in src or src[k].shape != own[k].shape]
     if wrong:
         raise ConfigError(f"init_from {source!r}: the network differs ({', '.join(wrong[:3])})")
     model.policy.load_state_dict(src)
+
+
+def widen_value_input(v, own, K_src: int, K_own: int, hidden: int):
+    """The value MLP's first weight of a ``K_src``-candidate network, widened to ``K_own``
+    candidates: its input is ``[K x hidden embeddings | 2 x hidden context | K valid flags |
+    schedule]`` (:meth:`~mrsched_gym.agents.networks.SetExtractor.flat_features_of`); the new
+    candidates' columns start at zero, so the value reads the first ``K_src`` candidates as
+    the source did. The actor does not depend on K."""
+    if v.shape != (own.shape[0], K_src * hidden + 2 * hidden + K_src + 1):
+        return v                                    # not the layout above: refused below
+    new = own.new_zeros(own.shape)
+    e_src, e_own = K_src * hidden, K_own * hidden
+    new[:, :e_src] = v[:, :e_src]
+    new[:, e_own:e_own + 2 * hidden] = v[:, e_src:e_src + 2 * hidden]
+    new[:, e_own + 2 * hidden:e_own + 2 * hidden + K_src] = v[:, e_src + 2 * hidden:-1]
+    new[:, -1] = v[:, -1]
+    return new
 
 
 def _context_blocks(space, hidden: int) -> tuple[int, ...]:
