@@ -201,8 +201,7 @@ class RASScheduler(Scheduler):
         only for ``s_req_basis="work"``, whose Eq. 1 reads their elapsed times. When the map
         candidates all belong to one job, their keys are equal whatever its utility (and a
         reduce outranks them by class), so the utilities and :meth:`prepare` are skipped: the
-        same choice. A job's map key (:meth:`map_key`) is computed once per decision, however
-        many of its maps are candidates.
+        same choice.
         """
         a = default_action(sim)
         if a is not None:
@@ -215,31 +214,24 @@ class RASScheduler(Scheduler):
         if contested:
             self.prepare(sim, running)
         best, best_key = 0, None
-        map_keys: dict[int, tuple] = {}      # a job's map key, the same for each of its maps
         for i, c in enumerate(cands):
             job = c.job
+            u_r = reduce_utility(job.reduces_running, job.n_reduces - job.reduces_done)
             if c.phase == REDUCE:
-                u_r = reduce_utility(job.reduces_running, job.n_reduces - job.reduces_done)
                 if u_r >= 0 or any(t.node == n for t in job.running_reduces):
                     continue
                 key = (0, u_r, job.deadline_s, job.jid)      # reducers first (Algorithm 1)
-            elif not contested:
-                key = (1, 0.0, job.deadline_s, job.jid)
             else:
-                key = map_keys.get(job.jid)
-                if key is None:
-                    key = map_keys[job.jid] = self.map_key(sim, job, running.get(job.jid, ()))
+                if not contested:
+                    key = (1, 0.0, job.deadline_s, job.jid)
+                else:
+                    tasks = running.get(job.jid, ())
+                    u_m = self.map_utility(sim, job, tasks, job.maps_running)
+                    last = self.hopeless == "last" and self.cannot_meet(sim, job, tasks)
+                    key = (2 if last else 1, u_m + u_r, job.deadline_s, job.jid)
             if best_key is None or key < best_key:
                 best, best_key = i, key
         return best
-
-    def map_key(self, sim, job, tasks) -> tuple:
-        """The rank of a map candidate of ``job`` among contested ones (lowest first): hopeless
-        class, map + reduce utility, deadline, id; ``tasks`` its running tasks."""
-        u_r = reduce_utility(job.reduces_running, job.n_reduces - job.reduces_done)
-        u_m = self.map_utility(sim, job, tasks, job.maps_running)
-        last = self.hopeless == "last" and self.cannot_meet(sim, job, tasks)
-        return (2 if last else 1, u_m + u_r, job.deadline_s, job.jid)
 
     def prepare(self, sim, running) -> None:
         """Hook for per-decision precomputation (Reverse-Adaptive's s_fit); ``running`` holds
