@@ -80,7 +80,8 @@ def benchmark_command(args: argparse.Namespace) -> int:
             try:
                 records += evaluate(policies, [env_id], seeds, workers=args.workers,
                                     progress=not args.quiet, done=done,
-                                    on_result=folder.append)
+                                    on_result=folder.append,
+                                    decision_budget_s=args.decision_budget)
             except EpisodeFailures as e:
                 records += e.records
                 failures += e.failures

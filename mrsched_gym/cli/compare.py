@@ -99,7 +99,8 @@ def compare_command(args: argparse.Namespace) -> int:
                     records = evaluate(policies, [env], seeds, workers=args.workers,
                                        progress=not args.quiet, done=done,
                                        on_result=folder.append, per_job=True,
-                                       env_kwargs=overrides)
+                                       env_kwargs=overrides,
+                                       decision_budget_s=args.decision_budget)
                 failures: list = []
             except EpisodeFailures as e:
                 records, failures = e.records, e.failures

@@ -11,10 +11,26 @@ from mrsched_gym.cli.browse import demo_command, list_command, show_command
 from mrsched_gym.cli.compare import compare_command
 from mrsched_gym.cli.reproduce import reproduce_command
 from mrsched_gym.cli.train import train_command
+from mrsched_gym.decision_budget import DEFAULT_BUDGET_S
 
 DESCRIPTION = (
     "Command line: mrsched-gym compare | benchmark | train | reproduce | demo | show-scenario |\n"
     "list (python -m mrsched_gym works the same).")
+
+
+def seconds(text: str) -> float:
+    """An argparse ``type=``: a number of seconds > 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a number of seconds > 0, got {text!r}")
+    return value
+
+
+BUDGET_HELP = ("seconds one decision (or reset) of your own policy (FILE.py:Class, "
+               "package.module:Class) may take before its episode fails, named (default 60)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -48,6 +64,8 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--seed-start", type=at_least(0), default=0, help="first seed (default 0)")
     c.add_argument("--workers", type=at_least(1), default=None,
                    help="processes (default: all cores)")
+    c.add_argument("--decision-budget", type=seconds, default=DEFAULT_BUDGET_S,
+                   help=BUDGET_HELP)
     c.add_argument("--metric", help="ranking metric (default: the scenario's headline)")
     c.add_argument("--out", default="results", help="output folder (default ./results)")
     c.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
@@ -83,6 +101,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="number of test seeds from 100 (default 10)")
     b.add_argument("--workers", type=at_least(1), default=None,
                    help="processes (default: all cores)")
+    b.add_argument("--decision-budget", type=seconds, default=DEFAULT_BUDGET_S,
+                   help=BUDGET_HELP)
     b.add_argument("--out", default="results", help="output parent folder (default ./results)")
     b.add_argument("--resume", action="store_true", help="skip the episodes a previous run "
                    "into the same --out finished")

@@ -12,6 +12,7 @@ import numpy as np
 
 import mrsched_gym  # noqa: F401  (registers the ids)
 from mrsched_gym.config import Scenario, load_scenario
+from mrsched_gym.decision_budget import DEFAULT_BUDGET_S, decision_watchdog
 from mrsched_gym.evaluate.pinning import world_fingerprint
 from mrsched_gym.evaluate.policy_specs import PolicySpec, make_policy, policy_fingerprint
 from mrsched_gym.metrics import job_table
@@ -72,7 +73,8 @@ def run_episode(scenario: str, policy: Any, seed: int, env_kwargs: dict[str, Any
     obs, info = env.reset(seed=seed)
     base = cast("MRSchedEnv", env.unwrapped)
     sim = base.sim
-    policy.reset(sim, seed=seed)
+    steps = -1                  # -1 in reset, then decisions made (mrsched_gym.decision_budget
+    policy.reset(sim, seed=seed)    # reads it from this frame: nothing to do per decision)
     uses_obs = hasattr(policy, "act")
     total, steps = 0.0, 0
     while True:
@@ -112,8 +114,12 @@ def failure_record(task: SweepTask, exc: BaseException | str, trace: str) -> dic
             "error": error, "traceback": trace, "_policy_fp": fp}
 
 
-def run_task(task: SweepTask, per_job: bool = False) -> dict[str, Any]:
+def run_task(task: SweepTask, per_job: bool = False,
+             decision_budget_s: float | None = DEFAULT_BUDGET_S) -> dict[str, Any]:
     """Run one episode of a sweep (a :func:`sweep_tasks` entry) with one BLAS/OpenMP thread.
+    An outside policy (a code file or a policy object) that spends longer than
+    ``decision_budget_s`` on one decision fails its episode
+    (:mod:`~mrsched_gym.decision_budget`; None: no budget).
 
     Returns its record (with ``per_job``, the episode's job table under ``_jobs``), or, if
     anything fails, a failure record ``{policy, scenario, seed, error, traceback}`` — the sweep
@@ -127,10 +133,12 @@ def run_task(task: SweepTask, per_job: bool = False) -> dict[str, Any]:
     if policy_spec.failure is not None:          # its code raised at import or construction
         phase, error, trace = policy_spec.failure
         return {**failure_record(task, error, trace), "phase": phase}
+    budget = decision_budget_s if policy_spec.kind in ("code", "object") else None
     try:
         with threadpool_limits(limits=1), no_process_exit():
             policy = make_policy(policy_spec)
-            res = run_episode(scenario, policy, seed, env_kwargs, keep_jobs=per_job)
+            with decision_watchdog(budget, policy_spec.label, run_episode.__code__):
+                res = run_episode(scenario, policy, seed, env_kwargs, keep_jobs=per_job)
     except BaseException as e:                 # noqa: BLE001 (recorded, with its traceback)
         if is_real_interrupt(e):
             raise                                # a real interrupt ends the run

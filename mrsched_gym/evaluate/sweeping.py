@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from mrsched_gym.decision_budget import DEFAULT_BUDGET_S, check_budget
 from mrsched_gym.errors import InputError
 from mrsched_gym.evaluate.pinning import WorldPins
 from mrsched_gym.evaluate.policy_specs import (
@@ -62,7 +63,8 @@ def evaluate(policies: Sequence[Any], scenarios: Sequence[str],
              seeds: Iterable[int], workers: int | None = None, progress: bool = True,
              env_kwargs: dict[str, Any] | None = None, done: Sequence[Record] = (),
              on_result: Callable[[Record], object] | None = None,
-             per_job: bool = False) -> list[Record]:
+             per_job: bool = False,
+             decision_budget_s: float | None = DEFAULT_BUDGET_S) -> list[Record]:
     """Run every policy on every scenario and seed (common random numbers across policies).
 
     Args:
@@ -86,6 +88,10 @@ def evaluate(policies: Sequence[Any], scenarios: Sequence[str],
             (:mod:`~mrsched_gym.evaluate.pinning`) is a failure record.
         per_job: Keep every episode's job table (:func:`~mrsched_gym.metrics.job_table`)
             under ``_jobs``; :func:`write_results` writes it as ``jobs.csv``.
+        decision_budget_s: Seconds an outside policy (a code file or a policy object) may
+            spend on one decision or its ``reset``; beyond it that episode fails as the
+            policy's (:mod:`~mrsched_gym.decision_budget`; None: no budget). Built-in
+            baselines and agents have none.
 
     Returns:
         One record per (policy, scenario, seed), sorted in that order: ``policy``, ``scenario``,
@@ -97,6 +103,7 @@ def evaluate(policies: Sequence[Any], scenarios: Sequence[str],
         EpisodeFailures: After every episode ran, if some failed (it holds the records of the
             others and the failures).
     """
+    decision_budget_s = check_budget(decision_budget_s)
     tasks = sweep_tasks(policies, scenarios, seeds, env_kwargs)
     finished = reusable_records(tasks, done, per_job)
     todo = [t for t in tasks if (t[0].label, t[1], t[2]) not in finished]
@@ -109,7 +116,7 @@ def evaluate(policies: Sequence[Any], scenarios: Sequence[str],
         if on_result is not None:
             on_result(r)
         return r
-    fn = functools.partial(run_task, per_job=per_job)
+    fn = functools.partial(run_task, per_job=per_job, decision_budget_s=decision_budget_s)
     here = [t for t in todo if in_process_only(t[0])]       # objects that do not pickle
     pooled = [t for t in todo if not in_process_only(t[0])]
     for r in run_parallel(fn, pooled, workers, progress, "episodes", pinned, worker_died):

@@ -1,0 +1,103 @@
+"""A time budget per decision for outside policies: a policy stuck in one decision fails.
+
+An outside policy (a code file or a policy object) may loop forever in ``reset``, ``decide`` or
+``act``; without a budget that hangs ``compare``, ``evaluate`` and ``benchmark`` for good.
+:func:`decision_watchdog` arms a timer (``SIGALRM``, in the main thread of the process that runs
+the episode: the harness's own with ``--workers 1``, each worker's otherwise) that ticks a few
+times per budget and reads how many steps the episode loop (:func:`~mrsched_gym.evaluate.
+running.run_episode`) has made. When the count has not moved for ``budget_s`` seconds it raises
+:class:`DecisionBudgetExceeded` inside whatever code runs, which fails that episode as the
+policy's (phase ``"decide"``; the other episodes and policies go on), and it raises again at
+every later tick while the count stays put, so a policy that catches it is interrupted again.
+
+Nothing is done per decision: an honest policy's records are the same with or without the
+budget. The default (:data:`DEFAULT_BUDGET_S`, 60 s for one decision, or for ``reset``) is far
+above what any honest policy needs, so results never depend on the machine's speed. Not
+covered: a policy stuck in C code that does not return to Python (signals are handled between
+bytecodes), an episode run outside the main thread (no timer there), and policy code that
+replaces the ``SIGALRM`` handler.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import threading
+import time
+from collections.abc import Iterator
+from types import FrameType
+
+from mrsched_gym.errors import InputError
+
+#: The default budget in seconds: one decision (or the policy's ``reset``) taking longer fails.
+DEFAULT_BUDGET_S = 60.0
+
+
+class DecisionBudgetExceeded(Exception):
+    """A policy spent longer than its budget on one decision (or on ``reset``)."""
+
+
+def check_budget(budget_s: float | None) -> float | None:
+    """``budget_s`` as a float > 0, or None (no budget).
+
+    Raises:
+        InputError: naming ``decision_budget_s``.
+    """
+    if budget_s is None:
+        return None
+    if isinstance(budget_s, bool) or not isinstance(budget_s, (int, float)) or not budget_s > 0:
+        raise InputError(f"decision_budget_s must be a number of seconds > 0 or None, got "
+                         f"{budget_s!r}")
+    return float(budget_s)
+
+
+def episode_steps(frame: FrameType | None, loop_code) -> int | None:
+    """The ``steps`` local of the innermost running frame of ``loop_code`` above ``frame``: the
+    decisions made so far, -1 during the policy's ``reset`` (None: no such frame)."""
+    while frame is not None:
+        if frame.f_code is loop_code:
+            steps = frame.f_locals.get("steps")
+            return steps if isinstance(steps, int) else None
+        frame = frame.f_back
+    return None
+
+
+@contextlib.contextmanager
+def decision_watchdog(budget_s: float | None, label: str, loop_code) -> Iterator[None]:
+    """While the block runs, fail a decision of ``label`` that takes longer than ``budget_s``.
+
+    Args:
+        budget_s: Seconds one decision may take (None: no budget, the block runs as is).
+        label: The policy, named in the error.
+        loop_code: The code object of the episode loop whose ``steps`` local counts decisions
+            (``run_episode.__code__``).
+    """
+    if budget_s is None or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    tick = min(1.0, budget_s / 4)
+    state = {"steps": None, "since": time.monotonic()}
+
+    def on_tick(signum: int, frame: FrameType | None) -> None:
+        steps = episode_steps(frame, loop_code)
+        now = time.monotonic()
+        if steps != state["steps"]:
+            state["steps"], state["since"] = steps, now
+            return
+        if now - state["since"] > budget_s:
+            where = "reset" if steps is None or steps < 0 else f"decision {steps + 1}"
+            raise DecisionBudgetExceeded(
+                f"policy {label!r} spent more than {budget_s:g} s on {where} (the decision "
+                f"budget, decision_budget_s / --decision-budget); its episode fails")
+
+    previous = signal.signal(signal.SIGALRM, on_tick)
+    signal.setitimer(signal.ITIMER_REAL, tick, tick)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+__all__ = ["DEFAULT_BUDGET_S", "DecisionBudgetExceeded", "check_budget", "decision_watchdog",
+           "episode_steps"]
