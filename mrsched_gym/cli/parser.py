@@ -11,7 +11,8 @@ from mrsched_gym.cli.browse import demo_command, list_command, show_command
 from mrsched_gym.cli.compare import compare_command
 from mrsched_gym.cli.reproduce import reproduce_command
 from mrsched_gym.cli.train import train_command
-from mrsched_gym.decision_budget import DEFAULT_BUDGET_S
+from mrsched_gym.decision_budget import DEFAULT_BUDGET_S, check_budget
+from mrsched_gym.errors import InputError
 
 DESCRIPTION = (
     "Command line: mrsched-gym compare | benchmark | train | reproduce | demo | show-scenario |\n"
@@ -19,18 +20,20 @@ DESCRIPTION = (
 
 
 def seconds(text: str) -> float:
-    """An argparse ``type=``: a number of seconds > 0."""
+    """An argparse ``type=``: a finite budget in seconds (``check_budget``'s rule)."""
     try:
         value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
-    if not value > 0 or value == float("inf"):
-        raise argparse.ArgumentTypeError(f"must be a number of seconds > 0, got {text!r}")
-    return value
+        if value == float("inf"):
+            raise ValueError(text)
+        return check_budget(value)  # type: ignore[return-value]
+    except (ValueError, InputError):
+        raise argparse.ArgumentTypeError(f"expected a number of seconds > 0, got {text!r}") \
+            from None
 
 
-BUDGET_HELP = ("seconds one decision (or reset) of your own policy (FILE.py:Class, "
-               "package.module:Class) may take before its episode fails, named (default 60)")
+BUDGET_HELP = (f"seconds one decision (or reset) of your own policy (FILE.py:Class, "
+               f"package.module:Class) may take before its episode fails, named (default "
+               f"{DEFAULT_BUDGET_S:g})")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -57,9 +57,10 @@ def main() -> None:
         extra["learning_rate"] = lambda f, lr=a.lr_linear: lr * f
     if a.work_conserving:
         extra["policy_kwargs"] = dict(work_conserving=True)
-    env = gym.make(a.env) if a.n_envs == 1 else make_vec_env(a.env, n_envs=a.n_envs)
+    env = gym.make(a.env) if a.n_envs == 1 and not a.norm_reward else \
+        make_vec_env(a.env, n_envs=a.n_envs)
     if a.norm_reward:
-        env = VecNormalize(make_vec_env(a.env, n_envs=a.n_envs), norm_obs=False, gamma=a.gamma)
+        env = VecNormalize(env, norm_obs=False, gamma=a.gamma)
     model = MaskablePPO(policy, env, gamma=a.gamma, seed=a.seed, device="cpu", **extra)
     head = gym.make(a.env).unwrapped.headline_metric
     chunk = a.every or a.steps
