@@ -47,7 +47,9 @@ COMPILED = sorted(str(p) for p in Path("mrsched_gym/sim").glob("*.py")
                                                  "mrsched_gym/rewards.py",
                                                  "mrsched_gym/obs_layout.py",
                                                  "mrsched_gym/node_rows.py",
-                                                 "mrsched_gym/job_row.py"]
+                                                 "mrsched_gym/job_row.py",
+                                                 "mrsched_gym/rule_adapter.py",
+                                                 "mrsched_gym/guard.py"]
 MANIFEST = "mrsched_gym/compiled_sources.json"
 #: The oldest mypy the build needs: mypy 1.x allows librt < 0.10, whose ``librt.strings`` is empty
 #: at run time, so the compiled observation writes (``float_writer.py``'s ``BytesWriter`` and

@@ -35,9 +35,10 @@ import numpy as np
 from mrsched_gym.errors import InputTypeError
 from mrsched_gym.policy_actions import PolicyActionError, check_action
 from mrsched_gym.policy_failures import reraise
+from mrsched_gym.readonly import GuardedView
+from mrsched_gym.rule_adapter import RuleAdapter
 
 if TYPE_CHECKING:
-    from mrsched_gym.readonly import GuardedView
     from mrsched_gym.sim.decision import Decision
     from mrsched_gym.sim.view import ClusterView
 
@@ -113,80 +114,6 @@ PolicyLike: TypeAlias = RulePolicy | ObservationPolicy | ObservationFunction | M
 
 
 # ---------------------------------------------------------------------- adapters
-#: Makes a tuple subclass's instance from a tuple in one C call (a DecisionView).
-NEW_TUPLE = tuple.__new__
-
-
-class RuleAdapter:
-    """A :class:`RulePolicy` as the harness runs it (``decide(sim)``): the policy reads the
-    simulator through a :class:`~mrsched_gym.readonly.GuardedView` (read-only), and anything
-    its code raises, ``BaseException`` included, fails the episode naming the policy and the
-    phase (:mod:`mrsched_gym.policy_failures`).
-
-    Args:
-        policy: The rule-based policy.
-        name: Its label.
-    """
-
-    def __init__(self, policy: RulePolicy, name: str) -> None:
-        self.policy = policy
-        self.name = name
-        self.view: GuardedView | None = None
-        self.guard: Any = None                      # the view's Guard (its proxies)
-        self.view_type: Any = None                  # mrsched_gym.readonly.DecisionView
-
-    def guarded(self, sim: ClusterView) -> GuardedView:
-        """The read-only view of ``sim`` (one per adapter, rebuilt for a new simulator)."""
-        from mrsched_gym.readonly import DecisionView, GuardedView, guard_of
-        if self.view is None:
-            self.view = GuardedView(sim)
-        self.guard = guard_of(self.view)
-        self.view_type = DecisionView
-        return self.view
-
-    def reset(self, sim: ClusterView, seed: int | None = None) -> None:
-        """The policy's own ``reset(view, seed)``, if it has one."""
-        from mrsched_gym.readonly import reset_view
-        view = self.guarded(sim)
-        reset_view(view, sim)
-        self.guarded(sim)
-        if hasattr(self.policy, "reset"):
-            try:
-                self.policy.reset(view, seed=seed)  # type: ignore[arg-type]
-            except BaseException as e:              # noqa: BLE001 - reported, named
-                reraise(self.name, "reset", e)
-
-    def decide(self, sim: ClusterView) -> int:
-        """``policy.decide(view.decision, view)``, checked (:func:`check_action`)."""
-        view = self.view
-        if view is None:
-            view = self.guarded(sim)
-        guard, live = self.guard, sim.decision
-        if live is guard.seen:
-            decision = guard.made
-        else:                                       # decision_view, inlined (a call less)
-            candidates = live.candidates
-            if candidates:
-                candidates = tuple(map(guard.candidate, candidates))
-            job = live.job
-            decision = guard.made = NEW_TUPLE(self.view_type, (
-                live.kind, live.time_s, live.node, job if job is None else guard.wrap(job),
-                candidates))
-            guard.seen = live
-        try:
-            action = self.policy.decide(decision, view)  # type: ignore[arg-type]
-        except BaseException as e:                  # noqa: BLE001 - reported, named
-            reraise(self.name, "decide", e)
-        if type(action) is int and (0 <= action < len(decision.candidates) or action == sim.K):
-            return action                           # the common case, checked without calls
-        k = len(sim.decision.candidates)
-        return check_action(action, lambda a: a == sim.K or 0 <= a < k, self.name,
-                            lambda: f"a {sim.decision.kind.name.lower()} decision with {k} "
-                            f"candidates (actions 0-{k - 1} and skip {sim.K})" if k else
-                            f"a {sim.decision.kind.name.lower()} decision with no candidate "
-                            f"(only skip, {sim.K})")
-
-
 class ObservationAdapter:
     """An :class:`ObservationPolicy` or an :class:`ObservationFunction` as the harness runs it
     (``act(obs, mask)``, checked by :func:`check_action`, and ``reset``).
@@ -206,7 +133,6 @@ class ObservationAdapter:
     def reset(self, sim: ClusterView, seed: int | None = None) -> None:
         """The policy's own ``reset(view, seed)``, if it has one (given a read-only view)."""
         if self.reset_fn is not None:
-            from mrsched_gym.readonly import GuardedView
             try:
                 self.reset_fn(GuardedView(sim), seed=seed)
             except BaseException as e:              # noqa: BLE001 - reported, named

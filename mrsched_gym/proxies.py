@@ -25,8 +25,6 @@ from mrsched_gym.proxy_base import (
     FROZEN_FIELDS,
     MUTATORS,
     SCALAR_FIELDS,
-    SCALAR_TYPES,
-    SCALARS,
     Explained,
     ReadOnlyError,
     Sealed,
@@ -115,6 +113,8 @@ def proxy_type(cls: type) -> type:
     return type(f"ReadOnly{cls.__name__}", (Proxy,), namespace)
 
 
+#: Makes a tuple subclass's instance (a named tuple, a DecisionView) from a tuple in one C call.
+NEW_TUPLE = tuple.__new__
 #: The proxy type of each class with its own (built once); any other class gets ReadOnly.
 PROXY_TYPES: dict[type, type] = {cls: proxy_type(cls) for cls in SCALAR_FIELDS}
 #: For each proxy type with frozen fields: a getter of their values (one C call) and the
@@ -131,63 +131,6 @@ def unwrap(value: Any) -> Any:
     return TARGET(value) if isinstance(value, Proxy) else value
 
 
-class Guard:
-    """The proxies of one episode, so that one object is always the same proxy (``is`` and
-    ``==`` work as on the objects), and the decision last wrapped; kept until the next reset.
-
-    Args:
-        sim: The simulator (or its view) whose objects it wraps.
-    """
-
-    __slots__ = ("sim", "proxies", "arrays", "named", "candidate", "seen", "made")
-
-    def __init__(self, sim: Any) -> None:
-        self.sim = sim
-        self.proxies: dict[int, tuple[Any, Any]] = {}
-        self.arrays: dict[str, np.ndarray] = {}
-        #: The candidates met, as a policy gets them, keyed by value (see NamedCache).
-        self.named = NamedCache(self)
-        self.candidate = self.named.__getitem__
-        #: The last decision wrapped (``sim.decision``) and its view.
-        self.seen: Any = None
-        self.made: Any = None
-
-    def wrap(self, value: Any) -> Any:
-        """``value`` as a policy may hold it: scalars as they are, objects as proxies, lists
-        as :class:`SeqView`, dicts as :class:`MapView`, named tuples with their items wrapped,
-        numpy arrays as read-only copies, ``bytearray`` as ``bytes``, sets as ``frozenset``."""
-        if type(value) in SCALAR_TYPES:
-            return value
-        found = self.proxies.get(id(value))
-        if found is not None:
-            return found[1]
-        if isinstance(value, SCALARS):
-            return value
-        if isinstance(value, (Sealed, DecisionView)):
-            return value
-        if isinstance(value, tuple):
-            if hasattr(value, "_fields"):
-                return type(value)._make([self.wrap(v) for v in value])
-            if all(isinstance(v, SCALARS) for v in value):
-                return value
-            return tuple([self.wrap(v) for v in value])
-        if isinstance(value, list):
-            return make(SeqView, value, self)
-        if isinstance(value, dict):
-            return make(MapView, value, self)
-        if isinstance(value, np.ndarray):
-            out = value.copy()
-            out.flags.writeable = False
-            return out
-        if isinstance(value, (bytearray, memoryview)):
-            return bytes(value)
-        if isinstance(value, (set, frozenset)):
-            return frozenset(self.wrap(v) for v in value)
-        proxy = make(PROXY_TYPES.get(type(value), ReadOnly), value, self)
-        self.proxies[id(value)] = (value, proxy)        # holds value: its id stays its own
-        return proxy
-
-
 class NamedCache(dict[Any, Any]):
     """A decision's candidates (named tuples) as a policy gets them, made on first sight: the
     same type holding wrapped items. Keyed by value: the simulator offers the same tuples
@@ -196,7 +139,7 @@ class NamedCache(dict[Any, Any]):
 
     __slots__ = ("guard",)
 
-    def __init__(self, guard: Guard) -> None:
+    def __init__(self, guard: Any) -> None:
         super().__init__()
         self.guard = guard
 
@@ -204,20 +147,6 @@ class NamedCache(dict[Any, Any]):
         wrapped = self.guard.wrap(key)
         self[key] = wrapped
         return wrapped
-
-
-def make(cls: type, target: Any, guard: Guard) -> Any:
-    """A new ``cls`` proxy of ``target`` (the slots set from outside: a proxy has no
-    ``__init__`` a policy could call again)."""
-    proxy = object.__new__(cls)
-    getattr(cls, hidden("target")).__set__(proxy, target)
-    getattr(cls, hidden("guard")).__set__(proxy, guard)
-    filler = FILLERS.get(cls)
-    if filler is not None:
-        values, setters = filler
-        for set_slot, value in zip(setters, values(target), strict=True):
-            set_slot(proxy, value)
-    return proxy
 
 
 @hide_slots
@@ -295,6 +224,11 @@ class MapView(Explained, Mapping[Any, Any]):
 
 MAP_ITEMS = MapView.__dict__[hidden("target")].__get__
 MAP_GUARD = MapView.__dict__[hidden("guard")].__get__
+#: The setters of the two hidden slots (target, guard) of each type :func:`make` makes.
+HIDDEN_SETTERS: dict[type, tuple[Any, Any]] = {
+    cls: (getattr(cls, hidden("target")).__set__, getattr(cls, hidden("guard")).__set__)
+    for cls in (*PROXY_TYPES.values(), ReadOnly, SeqView, MapView)
+}
 
 
 #: The fields of a decision as a named tuple (read by C-level getters).
@@ -351,9 +285,9 @@ class DecisionView(DecisionFields):
         raise TypeError("a read-only decision cannot be pickled or copied")
 
 
-def decision_view(guard: Guard, decision: Decision) -> DecisionView:
+def decision_view(guard: Any, decision: Decision) -> DecisionView:
     """``decision`` (the simulator's pending one) as a policy gets it, made once per decision:
-    its job and candidates wrapped by ``guard``."""
+    its job and candidates wrapped by ``guard`` (a :class:`~mrsched_gym.guard.Guard`)."""
     if decision is guard.seen:
         return guard.made  # type: ignore[no-any-return]
     candidates = decision.candidates
@@ -366,5 +300,3 @@ def decision_view(guard: Guard, decision: Decision) -> DecisionView:
     guard.made = made
     return made
 
-
-NEW_TUPLE = tuple.__new__

@@ -35,10 +35,10 @@ from __future__ import annotations
 import operator
 from typing import Any
 
+from mrsched_gym.guard import Guard
 from mrsched_gym.policy_failures import reraise
 from mrsched_gym.proxies import (
     DecisionView,
-    Guard,
     MapView,
     ReadOnly,
     SeqView,
@@ -108,7 +108,7 @@ class GuardedView(EpisodeConstants):
         raise TypeError("a policy's view of the simulator cannot be pickled or copied")
 
 
-#: The :class:`~mrsched_gym.proxies.Guard` of a view (for the harness; no policy reaches it).
+#: The :class:`~mrsched_gym.guard.Guard` of a view (for the harness; no policy reaches it).
 guard_of = GuardedView.__dict__[hidden("guard")].__get__
 
 

@@ -257,7 +257,7 @@ def test_the_fields_read_without_a_wrap_only_ever_hold_immutable_values(env_id):
     getter): it must never hold a mutable object, in any world, at any decision."""
     import gymnasium as gym
 
-    from mrsched_gym.proxies import SCALAR_FIELDS, SCALARS
+    from mrsched_gym.proxy_base import SCALAR_FIELDS, SCALARS
 
     def immutable(v):
         return isinstance(v, SCALARS) or (isinstance(v, tuple)
@@ -329,7 +329,8 @@ def test_the_fields_a_proxy_copies_equal_the_live_ones_at_every_decision(env_id)
     never changes them once a policy can see the object)."""
     import gymnasium as gym
 
-    from mrsched_gym.proxies import FROZEN_FIELDS, Guard
+    from mrsched_gym.guard import Guard
+    from mrsched_gym.proxies import FROZEN_FIELDS
 
     env = gym.make(env_id, **{"workload.duration_s": 600.0})
     env.reset(seed=2)
