@@ -9,6 +9,11 @@ running.run_episode`) has made. When the count has not moved for ``budget_s`` se
 :class:`DecisionBudgetExceeded` inside whatever code runs, which fails that episode as the
 policy's (phase ``"decide"``; the other episodes and policies go on), and it raises again at
 every later tick while the count stays put, so a policy that catches it is interrupted again.
+A policy that still has not returned after twice its budget (it catches the interruption and
+goes on) ends its process when that is a worker (:data:`BUDGET_EXIT_CODE`, one line on
+stderr): the parent records the episode as failed, "ended by the decision budget", and a fresh
+worker takes the next episodes. In the harness's own process (``--workers 1``) nothing can end
+it but the user.
 
 Nothing is done per decision: an honest policy's records are the same with or without the
 budget. The default (:data:`DEFAULT_BUDGET_S`, 60 s for one decision, or for ``reset``) is far
@@ -21,7 +26,9 @@ replaces the ``SIGALRM`` handler.
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -31,6 +38,21 @@ from mrsched_gym.errors import InputError
 
 #: The default budget in seconds: one decision (or the policy's ``reset``) taking longer fails.
 DEFAULT_BUDGET_S = 60.0
+#: The exit code of a worker process whose policy ignored its budget twice over
+#: (:func:`mrsched_gym.workers.how_it_ended` names it).
+BUDGET_EXIT_CODE = 124
+#: Whether this process is one of the harness's workers (:func:`mark_worker`), whose end the
+#: harness sees and names (:mod:`mrsched_gym.workers`).
+WORKER = {"harness": False}
+#: ``os._exit`` as imported, before any episode: while one runs, the harness makes a policy's
+#: own ``os._exit`` raise instead (:func:`mrsched_gym.policy_failures.no_process_exit`).
+END_PROCESS = os._exit
+
+
+def mark_worker() -> None:
+    """Mark this process as a worker of the harness (:mod:`mrsched_gym.workers` does, at the
+    worker's start): a policy that ignores its budget twice over may end it."""
+    WORKER["harness"] = True
 
 
 class DecisionBudgetExceeded(Exception):
@@ -76,6 +98,7 @@ def decision_watchdog(budget_s: float | None, label: str, loop_code) -> Iterator
         yield
         return
     tick = min(1.0, budget_s / 4)
+    in_worker = WORKER["harness"]
     state = {"steps": None, "since": time.monotonic()}
 
     def on_tick(signum: int, frame: FrameType | None) -> None:
@@ -86,9 +109,13 @@ def decision_watchdog(budget_s: float | None, label: str, loop_code) -> Iterator
             return
         if now - state["since"] > budget_s:
             where = "reset" if steps is None or steps < 0 else f"decision {steps + 1}"
-            raise DecisionBudgetExceeded(
-                f"policy {label!r} spent more than {budget_s:g} s on {where} (the decision "
-                f"budget, decision_budget_s / --decision-budget); its episode fails")
+            message = (f"policy {label!r} spent more than {budget_s:g} s on {where} (the "
+                       f"decision budget, decision_budget_s / --decision-budget)")
+            if now - state["since"] > 2 * budget_s and in_worker:
+                print(f"mrsched-gym: {message} and more than twice that after being "
+                      f"interrupted; its worker process ends", file=sys.stderr, flush=True)
+                END_PROCESS(BUDGET_EXIT_CODE)
+            raise DecisionBudgetExceeded(f"{message}; its episode fails")
 
     previous = signal.signal(signal.SIGALRM, on_tick)
     signal.setitimer(signal.ITIMER_REAL, tick, tick)
@@ -99,5 +126,5 @@ def decision_watchdog(budget_s: float | None, label: str, loop_code) -> Iterator
         signal.signal(signal.SIGALRM, previous)
 
 
-__all__ = ["DEFAULT_BUDGET_S", "DecisionBudgetExceeded", "check_budget", "decision_watchdog",
-           "episode_steps"]
+__all__ = ["BUDGET_EXIT_CODE", "DEFAULT_BUDGET_S", "DecisionBudgetExceeded", "check_budget",
+           "decision_watchdog", "episode_steps", "mark_worker"]

@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterator, Sequence
 from multiprocessing.connection import Connection, wait
 from typing import Any, TypeVar
 
+from mrsched_gym.decision_budget import BUDGET_EXIT_CODE, mark_worker
 from mrsched_gym.errors import MRSchedError
 
 _T = TypeVar("_T")
@@ -33,9 +34,13 @@ class WorkerDied(MRSchedError):
 
 
 def how_it_ended(exitcode: int | None) -> str:
-    """A worker's end in words: ``exited with code 3`` or ``was killed by signal SIGSEGV``."""
+    """A worker's end in words: ``exited with code 3`` or ``was killed by signal SIGSEGV``
+    (or ended by the decision budget, :data:`~mrsched_gym.decision_budget.BUDGET_EXIT_CODE`)."""
     if exitcode is None:
         return "ended (no exit status)"
+    if exitcode == BUDGET_EXIT_CODE:
+        return (f"was ended by the decision budget (exit code {exitcode}: its policy went on "
+                f"past twice the budget after being interrupted)")
     if exitcode < 0:
         try:
             name = signal.Signals(-exitcode).name
@@ -49,6 +54,7 @@ def _serve(fn: Callable[[Any], Any], conn: Connection) -> None:
     """A worker's loop: receive ``(index, task)``, send ``(index, ok, result or error)``."""
     from mrsched_gym.lifecycle import ParentGuard, worker_init
     worker_init()
+    mark_worker()
     guarded = ParentGuard(fn)
     while True:
         try:

@@ -82,6 +82,31 @@ def test_a_code_file_stuck_in_a_worker_process_fails_named(tmp_path):
     assert all("spent more than 1 s on decision 1" in f["error"] for f in e.value.failures)
 
 
+@pytest.mark.parametrize("swallow", ["Exception", "BaseException"])
+def test_a_policy_that_swallows_the_interruption_in_a_worker_ends_that_worker(tmp_path, swallow):
+    """Interrupted, it catches the interruption and loops on: after twice its budget its
+    worker process ends, the parent names why, a fresh worker plays the rest."""
+    path = tmp_path / "swallows.py"
+    path.write_text("class Swallows:\n"
+                    "    def decide(self, decision, view):\n"
+                    "        while True:\n"
+                    "            try:\n"
+                    "                while True:\n"
+                    "                    pass\n"
+                    f"            except {swallow}:\n"
+                    "                pass\n")
+    t = time.monotonic()
+    with pytest.raises(EpisodeFailures) as e:
+        evaluate([f"{path}:Swallows", "fifo"], [ENV], [0, 1], workers=2, progress=False,
+                 env_kwargs=SHORT, decision_budget_s=0.5)
+    assert time.monotonic() - t < 60
+    assert [r["policy"] for r in e.value.records] == ["fifo", "fifo"]
+    assert len(e.value.failures) == 2
+    for f in e.value.failures:
+        assert f["policy"] == "Swallows"
+        assert "was ended by the decision budget" in f["error"]
+
+
 def test_a_slow_policy_within_its_budget_plays_as_without_one():
     slow = evaluate([SlowBelowBudget()], [ENV], [0], workers=1, progress=False,
                     env_kwargs=SHORT, decision_budget_s=1.5)
