@@ -38,6 +38,10 @@ from mrsched_gym.errors import InputError
 
 #: The default budget in seconds: one decision (or the policy's ``reset``) taking longer fails.
 DEFAULT_BUDGET_S = 60.0
+#: The budget in seconds of a policy file's import and construction when the harness loads it
+#: (``--policies FILE.py:Class``), whatever ``--decision-budget`` says: a file that never
+#: finishes loading fails, named (read when a file is loaded).
+LOAD_BUDGET_S = DEFAULT_BUDGET_S
 #: The exit code of a worker process whose policy ignored its budget twice over
 #: (:func:`mrsched_gym.workers.how_it_ended` names it).
 BUDGET_EXIT_CODE = 124
@@ -75,8 +79,9 @@ def check_budget(budget_s: float | None) -> float | None:
 
 def episode_steps(frame: FrameType | None, loop_code) -> int | None:
     """The ``steps`` local of the innermost running frame of ``loop_code`` above ``frame``: the
-    decisions made so far, -1 during the policy's ``reset`` (None: no such frame)."""
-    while frame is not None:
+    decisions made so far, -1 during the policy's ``reset`` (None: no such frame, or no
+    ``loop_code``)."""
+    while frame is not None and loop_code is not None:
         if frame.f_code is loop_code:
             steps = frame.f_locals.get("steps")
             return steps if isinstance(steps, int) else None
@@ -85,14 +90,19 @@ def episode_steps(frame: FrameType | None, loop_code) -> int | None:
 
 
 @contextlib.contextmanager
-def decision_watchdog(budget_s: float | None, label: str, loop_code) -> Iterator[None]:
+def decision_watchdog(budget_s: float | None, label: str, loop_code,
+                      outside: str = "construction") -> Iterator[None]:
     """While the block runs, fail a decision of ``label`` that takes longer than ``budget_s``.
 
     Args:
         budget_s: Seconds one decision may take (None: no budget, the block runs as is).
         label: The policy, named in the error.
         loop_code: The code object of the episode loop whose ``steps`` local counts decisions
-            (``run_episode.__code__``).
+            (``run_episode.__code__``; None: the block runs no episode).
+        outside: What the policy is doing while no episode loop runs (the error names it):
+            its ``"construction"``, or its ``"import or construction"`` when a policy file is
+            loaded (both under :data:`LOAD_BUDGET_S`). Watchdogs nest: the inner one's budget
+            holds while it runs.
     """
     if budget_s is None or threading.current_thread() is not threading.main_thread():
         yield
@@ -108,7 +118,8 @@ def decision_watchdog(budget_s: float | None, label: str, loop_code) -> Iterator
             state["steps"], state["since"] = steps, now
             return
         if now - state["since"] > budget_s:
-            where = "reset" if steps is None or steps < 0 else f"decision {steps + 1}"
+            where = outside if steps is None else "reset" if steps < 0 else \
+                f"decision {steps + 1}"
             message = (f"policy {label!r} spent more than {budget_s:g} s on {where} (the "
                        f"decision budget, decision_budget_s / --decision-budget)")
             if now - state["since"] > 2 * budget_s and in_worker:
@@ -118,13 +129,15 @@ def decision_watchdog(budget_s: float | None, label: str, loop_code) -> Iterator
             raise DecisionBudgetExceeded(f"{message}; its episode fails")
 
     previous = signal.signal(signal.SIGALRM, on_tick)
-    signal.setitimer(signal.ITIMER_REAL, tick, tick)
+    outer = signal.setitimer(signal.ITIMER_REAL, tick, tick)
     try:
         yield
-    finally:
+    finally:                        # a watchdog around this one ticks on (its clock paused)
         signal.setitimer(signal.ITIMER_REAL, 0, 0)
         signal.signal(signal.SIGALRM, previous)
+        if outer[1] > 0:
+            signal.setitimer(signal.ITIMER_REAL, outer[1], outer[1])
 
 
-__all__ = ["BUDGET_EXIT_CODE", "DEFAULT_BUDGET_S", "DecisionBudgetExceeded", "check_budget",
-           "decision_watchdog", "episode_steps", "mark_worker"]
+__all__ = ["BUDGET_EXIT_CODE", "DEFAULT_BUDGET_S", "LOAD_BUDGET_S", "DecisionBudgetExceeded",
+           "check_budget", "decision_watchdog", "episode_steps", "mark_worker"]

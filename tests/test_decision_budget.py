@@ -8,6 +8,7 @@ import pytest
 from mrsched_gym.decision_budget import check_budget
 from mrsched_gym.errors import InputError
 from mrsched_gym.evaluate import evaluate
+from mrsched_gym.policy_failures import PolicyLoadError
 from mrsched_gym.results import EpisodeFailures
 
 ENV = "mrsched/Hadoop-v0"
@@ -105,6 +106,51 @@ def test_a_policy_that_swallows_the_interruption_in_a_worker_ends_that_worker(tm
     for f in e.value.failures:
         assert f["policy"] == "Swallows"
         assert "was ended by the decision budget" in f["error"]
+
+
+@pytest.mark.parametrize("phase, body", [
+    ("import", "while True:\n    pass\nclass Never:\n    pass\n"),
+    ("construction", "class Never:\n    def __init__(self):\n        while True:\n"
+                     "            pass\n"),
+])
+def test_a_policy_file_that_never_finishes_loading_fails_named(tmp_path, monkeypatch, phase,
+                                                               body):
+    monkeypatch.setattr("mrsched_gym.decision_budget.LOAD_BUDGET_S", 0.5)
+    path = tmp_path / "never.py"
+    path.write_text(body)
+    t = time.monotonic()
+    with pytest.raises(EpisodeFailures) as e:
+        evaluate([f"{path}:Never", "fifo"], [ENV], [0], workers=1, progress=False,
+                 env_kwargs=SHORT)
+    assert time.monotonic() - t < 60
+    assert [r["policy"] for r in e.value.records] == ["fifo"]
+    (f,) = e.value.failures
+    assert f["phase"] == phase
+    assert "spent more than 0.5 s on import or construction" in f["error"]
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_policy_stuck_in_its_construction_for_an_episode_fails_named(tmp_path, monkeypatch,
+                                                                        workers):
+    """Built once when the file is loaded (quickly), then afresh for its checks and each
+    episode (stuck): every construction has the load budget."""
+    monkeypatch.setattr("mrsched_gym.decision_budget.LOAD_BUDGET_S", 0.5)
+    flag = tmp_path / "built-once"
+    path = tmp_path / "second.py"
+    path.write_text("from pathlib import Path\n"
+                    "class Second:\n"
+                    "    def __init__(self):\n"
+                    f"        if Path({str(flag)!r}).exists():\n"
+                    "            while True:\n"
+                    "                pass\n"
+                    f"        Path({str(flag)!r}).touch()\n"
+                    "    def decide(self, decision, view):\n"
+                    "        return 0 if decision.candidates else view.K\n")
+    t = time.monotonic()
+    with pytest.raises(PolicyLoadError, match="spent more than 0.5 s on construction"):
+        evaluate([f"{path}:Second", "fifo"], [ENV], [0, 1], workers=workers, progress=False,
+                 env_kwargs=SHORT)
+    assert time.monotonic() - t < 60
 
 
 def test_a_slow_policy_within_its_budget_plays_as_without_one():

@@ -93,9 +93,11 @@ def parse_policy(spec: str) -> PolicySpec:
                           params=params, digest=current_digest(path))
     name, _, rest = spec.partition(":")
     if name not in BASELINES and is_code_spec(spec):
+        from mrsched_gym import decision_budget
         from mrsched_gym.policy_failures import PolicyLoadError, no_process_exit
         try:
-            with no_process_exit():
+            with no_process_exit(), decision_budget.decision_watchdog(
+                    decision_budget.LOAD_BUDGET_S, spec, None, "import or construction"):
                 label, target, params, source = code_spec_parts(spec, _parse_value)
         except PolicyLoadError as e:            # its own code raised: a policy failure
             return PolicySpec(label=spec, kind="failed", target=spec,
@@ -145,9 +147,12 @@ def make_policy(spec: PolicySpec | str) -> Any:
         phase, error, trace = spec.failure
         raise PolicyLoadError(error, spec.label, phase, trace)
     if spec.kind == "code":
+        from mrsched_gym import decision_budget
         from mrsched_gym.policy_files import load_code_object
-        return as_policy(load_code_object(spec.target, dict(spec.params), spec.payload),
-                         spec.label)
+        with decision_budget.decision_watchdog(decision_budget.LOAD_BUDGET_S, spec.label,
+                                               None, "construction"):
+            policy = load_code_object(spec.target, dict(spec.params), spec.payload)
+        return as_policy(policy, spec.label)
     if spec.kind == "object":
         from mrsched_gym.policy_files import object_copy
         return as_policy(object_copy(spec.target, spec.payload), spec.label)
