@@ -109,6 +109,9 @@ def decision_watchdog(budget_s: float | None, label: str, loop_code,
         return
     tick = min(1.0, budget_s / 4)
     in_worker = WORKER["harness"]
+    rule, outcome = (("the load budget, LOAD_BUDGET_S", "it fails") if loop_code is None else
+                     ("the decision budget, decision_budget_s / --decision-budget",
+                      "its episode fails"))
     state = {"steps": None, "since": time.monotonic()}
 
     def on_tick(signum: int, frame: FrameType | None) -> None:
@@ -120,13 +123,12 @@ def decision_watchdog(budget_s: float | None, label: str, loop_code,
         if now - state["since"] > budget_s:
             where = outside if steps is None else "reset" if steps < 0 else \
                 f"decision {steps + 1}"
-            message = (f"policy {label!r} spent more than {budget_s:g} s on {where} (the "
-                       f"decision budget, decision_budget_s / --decision-budget)")
+            message = f"policy {label!r} spent more than {budget_s:g} s on {where} ({rule})"
             if now - state["since"] > 2 * budget_s and in_worker:
                 print(f"mrsched-gym: {message} and more than twice that after being "
                       f"interrupted; its worker process ends", file=sys.stderr, flush=True)
                 END_PROCESS(BUDGET_EXIT_CODE)
-            raise DecisionBudgetExceeded(f"{message}; its episode fails")
+            raise DecisionBudgetExceeded(f"{message}; {outcome}")
 
     previous = signal.signal(signal.SIGALRM, on_tick)
     outer = signal.setitimer(signal.ITIMER_REAL, tick, tick)
