@@ -67,7 +67,7 @@ GUARD = Proxy.__dict__[hidden("guard")].__get__
 
 
 def read(proxy: Proxy, name: str) -> Any:
-    """``proxy.name`` read from its object: wrapped, or a method as a wrapping function."""
+    """``proxy.name`` read from its object: wrapped, or a method as a :class:`ReadOnlyMethod`."""
     target = TARGET(proxy)
     value = getattr(target, name)
     guard = GUARD(proxy)
@@ -75,8 +75,39 @@ def read(proxy: Proxy, name: str) -> Any:
         if name in MUTATORS.get(type(target), ()):
             raise ReadOnlyError(f"cannot call {name}() of a {type(target).__name__}: it "
                                 f"changes the simulator's state, which is its own")
-        return lambda *a, **k: guard.wrap(value(*map(unwrap, a), **k))
+        method = object.__new__(ReadOnlyMethod)
+        SET_METHOD_PROXY(method, proxy)
+        SET_METHOD_NAME(method, name)
+        return method
     return guard.wrap(value)
+
+
+@hide_slots
+class ReadOnlyMethod(Explained):
+    """A method of a simulator object as a policy may call it (:func:`read`): its arguments
+    unwrapped, its result wrapped. It holds the proxy and the method's name, never the bound
+    method (whose ``__self__`` is the live object): the method is looked up at each call."""
+
+    __slots__ = ("proxy", "name")
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        """The live method's answer, wrapped (proxies passed in are unwrapped)."""
+        proxy = METHOD_PROXY(self)
+        method = getattr(TARGET(proxy), METHOD_NAME(self))
+        return GUARD(proxy).wrap(method(*map(unwrap, args),
+                                        **{k: unwrap(v) for k, v in kwargs.items()}))
+
+    def __repr__(self) -> str:
+        return f"<read-only method {METHOD_NAME(self)} of {METHOD_PROXY(self)!r}>"
+
+    def __reduce__(self) -> Any:
+        raise TypeError("a read-only method of the simulator's state cannot be pickled or copied")
+
+
+METHOD_PROXY = ReadOnlyMethod.__dict__[hidden("proxy")].__get__
+METHOD_NAME = ReadOnlyMethod.__dict__[hidden("name")].__get__
+SET_METHOD_PROXY = ReadOnlyMethod.__dict__[hidden("proxy")].__set__
+SET_METHOD_NAME = ReadOnlyMethod.__dict__[hidden("name")].__set__
 
 
 class ReadOnly(Proxy, Explained):

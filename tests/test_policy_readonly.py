@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mrsched_gym.evaluate import run_episode
+from mrsched_gym.proxies import unwrap
 from mrsched_gym.readonly import ReadOnlyError
 from mrsched_gym.sim.decision import Decision, DecisionKind
 from mrsched_gym.sim.state import Job, Task
@@ -298,6 +299,52 @@ def test_a_proxy_hides_what_it_holds_and_reads_live_values():
 
     metrics(Probe())
     assert len(set(seen["done"])) > 1
+
+
+def test_a_method_handed_to_a_policy_reaches_no_live_object():
+    """A job's or task's method comes as a read-only method: it gives the same answer as the
+    live one, and nothing reachable from it (a closure, ``__self__``, ``__func__``...,
+    two levels deep) is a live job, task or simulator."""
+    from mrsched_gym.sim.engine import Simulator
+    live_types = (Job, Task, Simulator)
+    met = []
+
+    def reachable(obj, depth=2):
+        for name in dir(obj) + ["__closure__", "__self__", "__func__", "__wrapped__"]:
+            try:
+                value = getattr(obj, name)
+            except Exception:                       # noqa: BLE001 - refused is fine
+                continue
+            values = [c.cell_contents for c in value] if name == "__closure__" and value \
+                else [value]
+            for v in values:
+                yield v
+                if depth > 1 and callable(v):
+                    yield from reachable(v, depth - 1)
+
+    class Probe:
+        name = "probe"
+
+        def decide(self, decision, view):
+            for c in decision.candidates:
+                job = c.job
+                for name in ("locality_of", "map_locality", "suspended_on"):
+                    method = getattr(job, name, None)
+                    if method is None or not callable(method):
+                        continue
+                    met.append(name)
+                    for v in reachable(method):
+                        assert type(v) not in live_types, (name, v)
+                    live = getattr(unwrap(job), name)
+                    if name == "suspended_on":
+                        assert method(decision.node, c.phase) == live(decision.node, c.phase)
+                    elif name == "map_locality":
+                        rack = view.rack[decision.node]
+                        assert method(decision.node, rack) == live(decision.node, rack)
+            return edf(decision, view)
+
+    metrics(Probe())
+    assert met
 
 
 def test_every_property_of_the_protocol_reads_as_a_value_in_either_build():
