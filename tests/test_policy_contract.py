@@ -308,21 +308,29 @@ def test_an_edited_policy_file_runs_again_on_resume(tmp_path, monkeypatch, capsy
     f.write_text(EDF_FILE + "\n\nclass Flaky(FileEDF):\n    def reset(self, view, seed=None):\n"
                  "        if seed == 1:\n            raise RuntimeError('boom')\n")
     monkeypatch.chdir(tmp_path)
-    runs = []
+    log = tmp_path / "runs.txt"             # the episodes run (a policy file's run in a worker)
     real = ev.run_episode
-    monkeypatch.setattr(running, "run_episode",
-                        lambda *a, **k: runs.append((type(a[1]).__name__, a[2])) or real(*a, **k))
+
+    def logged(*a, **k):
+        with log.open("a") as out:
+            out.write(f"{type(a[1]).__name__} {a[2]}\n")
+        return real(*a, **k)
+
+    def runs():
+        text = log.read_text() if log.exists() else ""
+        log.unlink(missing_ok=True)
+        return sorted(tuple(line.split()) for line in text.splitlines())
+    monkeypatch.setattr(running, "run_episode", logged)
     assert compare(tmp_path, "my_policy.py:Flaky", "edf") == 1     # seed 1 failed
     assert "Flaky on mrsched/Hadoop-v0 seed 1" in capsys.readouterr().err
     fp = ev.policy_fingerprint(ev.parse_policy("my_policy.py:Flaky"))
-    runs.clear()
+    runs()
     assert compare(tmp_path, "my_policy.py:Flaky", "edf", extra=["--resume"]) == 1
-    assert runs == [("RuleAdapter", 1)]                            # unchanged: only the failure
+    assert runs() == [("RuleAdapter", "1")]                        # unchanged: only the failure
     f.write_text(f.read_text().replace("seed == 1", "seed == 99"))
     assert ev.policy_fingerprint(ev.parse_policy("my_policy.py:Flaky")) != fp
-    runs.clear()
     assert compare(tmp_path, "my_policy.py:Flaky", "edf", extra=["--resume"]) == 0
-    assert runs == [("RuleAdapter", 0), ("RuleAdapter", 1)]        # edited: every episode
+    assert runs() == [("RuleAdapter", "0"), ("RuleAdapter", "1")]  # edited: every episode
     recs = written(tmp_path)
     flaky = [values(r) for r in recs if r["policy"] == "Flaky"]
     assert flaky == [values(r) for r in recs if r["policy"] == "edf"]

@@ -76,7 +76,11 @@ def evaluate(policies: Sequence[Any], scenarios: Sequence[str],
             (:mod:`mrsched_gym.policy_files`).
         scenarios: Env ids, bundled scenario names or YAML paths.
         seeds: Episode seeds.
-        workers: Processes (default: the machine's cores; 1 = in this process).
+        workers: Processes (default: the machine's cores; 1 = in this process, except that
+            a sweep holding a policy file or module, ``FILE.py:Class`` or
+            ``package.module:Class``, then runs in one worker process: a policy that ends its
+            process, by a signal or a crash in C, fails its episodes, named, and never the
+            run).
         progress: Show a progress bar (tqdm) on stderr.
         env_kwargs: Scenario overrides applied to every run.
         done: Records of episodes already finished (e.g. from a journal): not run again when
@@ -119,7 +123,9 @@ def evaluate(policies: Sequence[Any], scenarios: Sequence[str],
     fn = functools.partial(run_task, per_job=per_job, decision_budget_s=decision_budget_s)
     here = [t for t in todo if in_process_only(t[0])]       # objects that do not pickle
     pooled = [t for t in todo if not in_process_only(t[0])]
-    for r in run_parallel(fn, pooled, workers, progress, "episodes", pinned, worker_died):
+    isolate = any(t[0].kind == "code" for t in pooled)      # a policy file or module
+    for r in run_parallel(fn, pooled, workers, progress, "episodes", pinned, worker_died,
+                          isolate=isolate):
         r = pins.check(r)
         finished[task_key(r)] = r
     for r in run_parallel(fn, here, 1, progress, "episodes (in this process)", pinned):
@@ -132,8 +138,11 @@ def worker_died(task: SweepTask, how: str) -> Record:
     """The failure record of an episode whose worker process died (:func:`run_parallel`)."""
     return failure_record(task, f"WorkerDied: the worker process running this episode {how} "
                           f"(the policy's code ended its process: os._exit, a signal or a "
-                          f"crash in a C extension); the other episodes went on in a fresh "
-                          f"worker", "")
+                          f"crash in a C extension; its phase is not known); the other "
+                          f"episodes went on in a fresh worker",
+                          f"No Python traceback: the worker process running this episode "
+                          f"{how} without raising a Python exception, so where it stopped "
+                          f"(import, construction, reset or a decision) is not known.\n")
 
 
 def in_process_only(spec: PolicySpec) -> bool:
@@ -220,10 +229,12 @@ def agent_for_checks(kind: str, target: str, fingerprint: str) -> Any:
 def run_parallel(fn: Callable[[_T], _R], tasks: Sequence[_T], workers: int | None = None,
                  progress: bool = True, desc: str = "episodes",
                  on_result: Callable[[_R], object] | None = None,
-                 on_death: Callable[[_T, str], _R] | None = None) -> list[_R]:
+                 on_death: Callable[[_T, str], _R] | None = None,
+                 isolate: bool = False) -> list[_R]:
     """``[fn(t) for t in tasks]`` in task order, over fork worker processes (``workers``,
-    default the machine's cores; 1 = in this process) with a tqdm bar on stderr;
-    ``on_result(r)`` is called as each result arrives (in task order).
+    default the machine's cores; 1 = in this process, unless ``isolate``: then one worker
+    process) with a tqdm bar on stderr; ``on_result(r)`` is called as each result arrives (in
+    task order).
 
     A worker process that dies (``os._exit``, a signal, a segfault) is detected at once
     (:func:`~mrsched_gym.workers.pool_results`): its task's result is ``on_death(task, how)``
@@ -234,7 +245,7 @@ def run_parallel(fn: Callable[[_T], _R], tasks: Sequence[_T], workers: int | Non
     from tqdm.auto import tqdm
     out: list[_R] = []
     with tqdm(total=len(tasks), desc=desc, disable=not progress, unit="ep") as bar:
-        if workers <= 1:
+        if workers <= 1 and not (isolate and tasks):
             for t in tasks:
                 out.append(fn(t))
                 if on_result is not None:
