@@ -64,8 +64,8 @@ def test_a_scenario_name_never_reaches_outside_out(tmp_path, capsys, name):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["s.yaml", "victimdir"]
 
 
-def _compare(out, capsys):
-    rc = main(["compare", "--out", str(out), *RUN])
+def _compare(out, capsys, *extra):
+    rc = main(["compare", "--out", str(out), *RUN, *extra])
     return rc, capsys.readouterr().err
 
 
@@ -182,3 +182,17 @@ def test_replacing_an_old_results_folder_never_follows_its_links(tmp_path, capsy
     assert (victim / "data.txt").read_text() == "keep"
     assert not (out / "hadoop" / "evil").exists() and not (out / "hadoop" / "evil").is_symlink()
     assert sorted(p.name for p in out.iterdir()) == ["hadoop"]
+
+
+@pytest.mark.parametrize("name, resume", [("records.json", False), ("jobs.csv", True),
+                                          ("summary.csv", False)])
+def test_a_file_of_ours_the_user_edited_is_theirs_now(tmp_path, capsys, name, resume):
+    """A results file this tool wrote and the user edited since (their own records.json over
+    ours) is named and kept, never replaced: the manifest records each file's contents."""
+    out = tmp_path / "out"
+    assert _compare(out, capsys)[0] == 0
+    mine = out / "hadoop" / name
+    mine.write_text('{"mine": 1}\n')
+    rc, err = _compare(out, capsys, *(["--resume"] if resume else []))
+    assert rc == 2 and f"{mine}: changed since this tool wrote it" in err, err
+    assert mine.read_text() == '{"mine": 1}\n'
