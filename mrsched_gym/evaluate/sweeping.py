@@ -76,11 +76,10 @@ def evaluate(policies: Sequence[Any], scenarios: Sequence[str],
             (:mod:`mrsched_gym.policy_files`).
         scenarios: Env ids, bundled scenario names or YAML paths.
         seeds: Episode seeds.
-        workers: Processes (default: the machine's cores; 1 = in this process, except that
-            a sweep holding a policy file or module, ``FILE.py:Class`` or
-            ``package.module:Class``, then runs in one worker process: a policy that ends its
-            process, by a signal or a crash in C, fails its episodes, named, and never the
-            run).
+        workers: Processes (default: the machine's cores; 1 = in this process). With 2 or
+            more, episodes always run in worker processes, even when there is only one: a
+            policy that ends its process (a signal, ``ctypes``, a crash in C) fails its
+            episodes, named, never the run.
         progress: Show a progress bar (tqdm) on stderr.
         env_kwargs: Scenario overrides applied to every run.
         done: Records of episodes already finished (e.g. from a journal): not run again when
@@ -123,7 +122,7 @@ def evaluate(policies: Sequence[Any], scenarios: Sequence[str],
     fn = functools.partial(run_task, per_job=per_job, decision_budget_s=decision_budget_s)
     here = [t for t in todo if in_process_only(t[0])]       # objects that do not pickle
     pooled = [t for t in todo if not in_process_only(t[0])]
-    isolate = any(t[0].kind == "code" for t in pooled)      # a policy file or module
+    isolate = (workers or os.cpu_count() or 1) > 1            # asked for: even for one task
     for r in run_parallel(fn, pooled, workers, progress, "episodes", pinned, worker_died,
                           isolate=isolate):
         r = pins.check(r)
@@ -233,8 +232,8 @@ def run_parallel(fn: Callable[[_T], _R], tasks: Sequence[_T], workers: int | Non
                  isolate: bool = False) -> list[_R]:
     """``[fn(t) for t in tasks]`` in task order, over fork worker processes (``workers``,
     default the machine's cores; 1 = in this process, unless ``isolate``: then one worker
-    process) with a tqdm bar on stderr; ``on_result(r)`` is called as each result arrives (in
-    task order).
+    process, as when one task is left for 2 or more workers) with a tqdm bar on stderr;
+    ``on_result(r)`` is called as each result arrives (in task order).
 
     A worker process that dies (``os._exit``, a signal, a segfault) is detected at once
     (:func:`~mrsched_gym.workers.pool_results`): its task's result is ``on_death(task, how)``
