@@ -57,9 +57,12 @@ class RuleAdapter:
     def reset(self, sim: Any, seed: int | None = None) -> None:
         """Point the view at ``sim`` (a new episode), then the policy's own
         ``reset(view, seed)``, if it has one."""
-        view = self.guarded(sim)
-        reset_view(view, sim)
-        self.guarded(sim)
+        if self.view is None:
+            view = self.guarded(sim)                # made for sim, with a fresh Guard
+        else:
+            view = self.view
+            reset_view(view, sim)
+            self.guard = guard_of(view)
         if hasattr(self.policy, "reset"):
             try:
                 self.policy.reset(view, seed=seed)
