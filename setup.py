@@ -28,6 +28,7 @@ import hashlib
 import json
 import os
 import re
+import shutil
 import sys
 import sysconfig
 import tempfile
@@ -36,6 +37,13 @@ from pathlib import Path
 from setuptools import setup
 from setuptools.command.build_ext import build_ext
 
+#: Package folders that live outside ``mrsched_gym/`` in a checkout (pyproject's
+#: ``[tool.setuptools.package-dir]``): the package path a module has in the wheel -> its file.
+MAPPED_FOLDERS = {"mrsched_gym/baselines/": "baselines/"}
+#: The baselines whose own decision code is most of a run's time (the thesis ch. 5
+#: reproduction): RAS's utilities and Reverse-Adaptive's per-node fitting.
+BASELINES_COMPILED = ["mrsched_gym/baselines/common.py", "mrsched_gym/baselines/ras.py",
+                      "mrsched_gym/baselines/reverse_adaptive.py"]
 #: The modules compiled: the simulator (mypy-strict), the observation encoder, its layout, its
 #: cached candidate rows, the rewards and the steps, the flat variants' included
 #: (``sim/__init__.py``, a docstring, stays Python: mypyc sets a compiled package's path wrongly
@@ -49,7 +57,8 @@ COMPILED = sorted(str(p) for p in Path("mrsched_gym/sim").glob("*.py")
                                                  "mrsched_gym/node_rows.py",
                                                  "mrsched_gym/job_row.py",
                                                  "mrsched_gym/rule_adapter.py",
-                                                 "mrsched_gym/guard.py"]
+                                                 "mrsched_gym/guard.py",
+                                                 *BASELINES_COMPILED]
 MANIFEST = "mrsched_gym/compiled_sources.json"
 #: The oldest mypy the build needs: mypy 1.x allows librt < 0.10, whose ``librt.strings`` is empty
 #: at run time, so the compiled observation writes (``float_writer.py``'s ``BytesWriter`` and
@@ -96,6 +105,31 @@ def why_not_compiled() -> str | None:
     return None
 
 
+def source_file(module_path: str) -> Path:
+    """The file of a compiled module given by its package path (:data:`MAPPED_FOLDERS`)."""
+    for package, folder in MAPPED_FOLDERS.items():
+        if module_path.startswith(package) and not Path(package).is_dir():
+            return Path(folder + module_path[len(package):])
+    return Path(module_path)
+
+
+def reach_mapped_folders() -> list[Path]:
+    """Make each mapped folder reachable under its package path for mypyc, which names a
+    module by its path (``mrsched_gym/baselines/ras.py`` is ``mrsched_gym.baselines.ras``): a
+    symbolic link, or a copy where links cannot be made. Returns what it made (to remove)."""
+    made = []
+    for package, folder in MAPPED_FOLDERS.items():
+        path = Path(package.rstrip("/"))
+        if path.exists() or path.is_symlink():
+            continue
+        try:
+            path.symlink_to(Path("..", folder.rstrip("/")), target_is_directory=True)
+        except OSError:                       # e.g. Windows without the right to make links
+            shutil.copytree(folder, path)
+        made.append(path)
+    return made
+
+
 def compiled_extensions(mode: str) -> list:
     """The extensions to build: mypyc's for ``mode`` ``"1"``, or ``"auto"`` when it can, or none."""
     if mode == "auto":
@@ -110,11 +144,17 @@ def compiled_extensions(mode: str) -> list:
 
     with tempfile.NamedTemporaryFile("w", suffix=".ini", delete=False) as config:
         config.write(BUILD_MYPY_CONFIG)
+    made = reach_mapped_folders()
     try:
         extensions = mypycify([f"--config-file={config.name}", *COMPILED], opt_level="3",
                               group_name="mrsched_gym._compiled")
     finally:
         os.unlink(config.name)
+        for path in made:                     # the C sources are written: the link can go
+            if path.is_symlink():
+                path.unlink()
+            else:
+                shutil.rmtree(path)
     if os.name != "nt":      # no fused multiply-adds: the same floats as the interpreter's
         for ext in extensions:
             ext.extra_compile_args = [*ext.extra_compile_args, "-ffp-contract=off"]
@@ -142,7 +182,7 @@ class BuildWithManifest(build_ext):
             say(f"building the pure-Python simulator: the compilation failed "
                 f"({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})")
             return
-        text = json.dumps({m: hashlib.sha256(Path(m).read_bytes()).hexdigest()
+        text = json.dumps({m: hashlib.sha256(source_file(m).read_bytes()).hexdigest()
                            for m in COMPILED}, indent=1, sort_keys=True) + "\n"
         targets = [Path(self.build_lib) / MANIFEST] + ([Path(MANIFEST)] if self.inplace else [])
         for target in targets:

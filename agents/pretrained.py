@@ -34,6 +34,14 @@ def pretrained_agents() -> dict[str, dict]:
     return out
 
 
+def current_agents() -> dict[str, dict]:
+    """The shipped agents that are not superseded: the ones ``compare`` and ``benchmark`` run
+    by default. An agent replaced by a newer one names it in its metadata's ``superseded_by``
+    (``general`` -> ``general-v2``); it stays loadable as ``agent:NAME`` for anyone who cited
+    its numbers."""
+    return {n: info for n, info in pretrained_agents().items() if not info.get("superseded_by")}
+
+
 def pretrained_path(name: str) -> str | None:
     """The checkpoint of the shipped agent ``name``, or None."""
     info = pretrained_agents().get(name)
@@ -50,12 +58,13 @@ def agents_for(env: str) -> list[str]:
     """Policy strings (``agent:NAME``) of the shipped agents trained for ``env`` — or for the
     world it varies (an orchestrated variant has its base id's cluster and observation, so the
     base id's agents run there too, beside every baseline of that world). A generalist lists
-    the ids it was trained for under ``envs`` in its metadata (``general.json``)."""
+    the ids it was trained for under ``envs`` in its metadata (``general-v2.json``). A
+    superseded agent is left out (:func:`current_agents`)."""
     from mrsched_gym.registration import ENV_IDS, ENV_OVERRIDES
     base = [e for e, name in ENV_IDS.items()
             if env in ENV_OVERRIDES and name == ENV_IDS[env] and e not in ENV_OVERRIDES]
     targets = {env, *base}
-    return [f"agent:{n}" for n, info in pretrained_agents().items()
+    return [f"agent:{n}" for n, info in current_agents().items()
             if info.get("env") in targets and not info.get("envs")
             or targets & set(info.get("envs") or ())]
 

@@ -40,6 +40,8 @@ profile).
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+from typing import cast
 
 from mrsched_gym.baselines.base import Scheduler, default_action
 from mrsched_gym.baselines.common import (
@@ -48,7 +50,10 @@ from mrsched_gym.baselines.common import (
     running_by_job,
     task_len,
 )
-from mrsched_gym.sim.state import MAP, REDUCE
+from mrsched_gym.sim.decision import ScheduleCandidate
+from mrsched_gym.sim.native import mypyc_attr
+from mrsched_gym.sim.state import MAP, REDUCE, Job, Task
+from mrsched_gym.sim.view import ClusterView
 
 #: Bases of RAS's s_req (:class:`RASScheduler`); ``pending`` is the thesis's (4.2.2).
 S_REQ_BASES = ("pending", "work")
@@ -114,6 +119,7 @@ def reverse_map_utility(s_alloc: float, s_fit: float, s_req: float, s_pend: floa
     return min(1.0, 0.5 + (s_alloc - s_req) / (2.0 * (s_pend - s_req)))
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)   # a user may subclass it
 class RASScheduler(Scheduler):
     """Resource-aware Adaptive Scheduler (thesis ch. 4): max-min utility placement.
 
@@ -151,7 +157,8 @@ class RASScheduler(Scheduler):
                              f"got {hopeless!r}")
         self.hopeless = hopeless
 
-    def map_utility(self, sim, job, tasks, s_alloc: int | None = None) -> float:
+    def map_utility(self, sim: ClusterView, job: Job, tasks: Sequence[Task],
+                    s_alloc: int | None = None) -> float:
         """Utility of ``job``'s map allocation (thesis Eq. 6), ``tasks`` its running tasks
         (``s_alloc``, its running maps, counted from them when not given)."""
         if s_alloc is None:
@@ -159,7 +166,7 @@ class RASScheduler(Scheduler):
         s_req = self.s_req(sim, job, tasks)
         return ras_map_utility(s_alloc, s_req, job.n_maps - job.maps_done)
 
-    def s_req(self, sim, job, tasks) -> float:
+    def s_req(self, sim: ClusterView, job: Job, tasks: Sequence[Task]) -> float:
         """Map slots ``job`` needs concurrently to meet its goal, at most its unfinished maps
         (all of them when the goal cannot be met): :func:`pending_slots` over the maps' goal
         (``s_req_basis="pending"``) or :func:`required_slots` (``"work"``); 1 for a job
@@ -173,7 +180,7 @@ class RASScheduler(Scheduler):
         r = required_slots(job, tasks, sim.now, prior=True, estimate=self.slots_estimate)
         return min(r, s_pend) if math.isfinite(r) else s_pend
 
-    def cannot_meet(self, sim, job, tasks) -> bool:
+    def cannot_meet(self, sim: ClusterView, job: Job, tasks: Sequence[Task]) -> bool:
         """Whether ``job`` can no longer meet its goal as its s_req sees it: its maps' goal has
         passed or holds no whole wave (``slots_estimate="waves"``) or less than one map length
         (``"fluid"``) for the maps it has not started (``s_req_basis="pending"``), or Eq. 1 is
@@ -191,7 +198,7 @@ class RASScheduler(Scheduler):
             return False
         return (math.floor(left / mu + 1e-9) < 1) if self.slots_estimate == "waves" else left < mu
 
-    def decide(self, sim) -> int:
+    def decide(self, sim: ClusterView) -> int:
         """Max-min utility placement (thesis Algorithm 1): a reduce of a job whose reduce
         utility is negative first (at most one of its reduces per node), else the map candidate
         with the lowest map + reduce utility; earliest deadline next.
@@ -206,16 +213,18 @@ class RASScheduler(Scheduler):
         a = default_action(sim)
         if a is not None:
             return a
-        cands = sim.decision.candidates
+        cands = cast(tuple[ScheduleCandidate, ...], sim.decision.candidates)
         map_jobs = {c.job.jid for c in cands if c.phase == MAP}
         contested = len(map_jobs) > 1
-        running = running_by_job(sim) if contested and self.s_req_basis == "work" else {}
+        running: dict[int, list[Task]] = \
+            running_by_job(sim) if contested and self.s_req_basis == "work" else {}
         n = sim.decision.node
         if contested:
             self.prepare(sim, running)
         best, best_key = 0, None
+        no_tasks: list[Task] = []
         for i, c in enumerate(cands):
-            job = c.job
+            job: Job = c.job
             u_r = reduce_utility(job.reduces_running, job.n_reduces - job.reduces_done)
             if c.phase == REDUCE:
                 if u_r >= 0 or any(t.node == n for t in job.running_reduces):
@@ -225,7 +234,7 @@ class RASScheduler(Scheduler):
                 if not contested:
                     key = (1, 0.0, job.deadline_s, job.jid)
                 else:
-                    tasks = running.get(job.jid, ())
+                    tasks = running.get(job.jid, no_tasks)
                     u_m = self.map_utility(sim, job, tasks, job.maps_running)
                     last = self.hopeless == "last" and self.cannot_meet(sim, job, tasks)
                     key = (2 if last else 1, u_m + u_r, job.deadline_s, job.jid)
@@ -233,6 +242,6 @@ class RASScheduler(Scheduler):
                 best, best_key = i, key
         return best
 
-    def prepare(self, sim, running) -> None:
+    def prepare(self, sim: ClusterView, running: dict[int, list[Task]]) -> None:
         """Hook for per-decision precomputation (Reverse-Adaptive's s_fit); ``running`` holds
         the running tasks by job under ``s_req_basis="work"`` and is empty otherwise."""

@@ -18,6 +18,10 @@ from pathlib import Path
 #: Written by the compiled build: ``{source path relative to the package's parent: sha256}``.
 MANIFEST = Path(__file__).with_name("compiled_sources.json")
 _PACKAGE = Path(__file__).resolve().parent
+#: Package folders kept outside ``mrsched_gym/`` in a checkout (pyproject's
+#: ``[tool.setuptools.package-dir]``; ``setup.py``'s ``MAPPED_FOLDERS``): where a compiled
+#: module of the manifest is found when its package path is not there.
+MAPPED_FOLDERS = {"mrsched_gym/baselines/": "baselines/"}
 
 
 def _extension_of(source: Path) -> Path | None:
@@ -27,6 +31,17 @@ def _extension_of(source: Path) -> Path | None:
         if ext.exists():
             return ext
     return None
+
+
+def _source_of(rel: str, root: Path) -> Path:
+    """The source file of the manifest's ``rel`` under ``root`` (the package's parent): at its
+    package path in an install, in its mapped folder in a checkout."""
+    source = root / rel
+    if not source.exists():
+        for package, folder in MAPPED_FOLDERS.items():
+            if rel.startswith(package):
+                return root / (folder + rel[len(package):])
+    return source
 
 
 def acceleration(package: Path = _PACKAGE) -> str:
@@ -49,7 +64,7 @@ def check_compiled(package: Path = _PACKAGE) -> None:
         raise ImportError(f"compiled simulator modules without {MANIFEST.name}: {how}")
     built = json.loads(manifest.read_text(encoding="utf-8"))
     for rel, digest in built.items():
-        source = package.parent / rel
+        source = _source_of(rel, package.parent)
         if source.exists() and _extension_of(source) is not None and \
                 hashlib.sha256(source.read_bytes()).hexdigest() != digest:
             raise ImportError(f"the compiled build of {rel} is stale: the source changed "

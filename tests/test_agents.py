@@ -511,29 +511,35 @@ def test_shipped_agent_is_listed_with_its_reproduce_command():
     assert os.path.getsize(info["path"]) < 2_000_000                 # small
 
 
-def test_shipped_generalist_applies_to_every_id_it_was_trained_for():
-    """agent:general: its metadata lists the ids of its pool (every id but ThesisScale-v0 and
-    Stragglers-v0), the leaderboard of each includes it, its numpy actor pools nodes with a mask,
-    and its hash matches its weights."""
+@pytest.mark.parametrize("name, config, left_out", [
+    ("general", "general", {"mrsched/ThesisScale-v0", "mrsched/Stragglers-v0"}),
+    ("general-v2", "general_scale16", {"mrsched/Stragglers-v0"})])
+def test_shipped_generalist_applies_to_every_id_it_was_trained_for(name, config, left_out):
+    """A shipped generalist's metadata lists the ids of its pool (every id but Stragglers-v0,
+    whose speculation decisions make a longer decision array, and for agent:general
+    ThesisScale-v0, its week too long to train on), its numpy actor pools nodes with a mask, and
+    its hash matches its weights. The leaderboard of each of its ids includes the current one,
+    agent:general-v2, and not agent:general, which it superseded (still loadable by name)."""
     from mrsched_gym.agents.numpy_policy import NumpySetPolicy
     from mrsched_gym.agents.pretrained import params_sha256
     from mrsched_gym.agents.train import load_config
     from mrsched_gym.registration import ENV_IDS
-    info = pretrained_agents()["general"]
-    assert info["envs"] == load_config("general").worlds.ids
-    # not the week (too long to train on) nor Stragglers-v0 (speculation: a longer decision
-    # array; the pool holds one observation shape)
-    assert set(info["envs"]) == set(ENV_IDS) - {"mrsched/ThesisScale-v0", "mrsched/Stragglers-v0"}
+    info = pretrained_agents()[name]
+    assert info["envs"] == load_config(config).worlds.ids
+    assert set(info["envs"]) == set(ENV_IDS) - left_out
+    current = not info.get("superseded_by")
+    assert current == (name == "general-v2")
     for env_id in ENV_IDS:
-        assert ("agent:general" in agents_for(env_id)) == (env_id in info["envs"])
-    assert info["command"].startswith("mrsched-gym train general")
+        assert (f"agent:{name}" in agents_for(env_id)) == (current and env_id in info["envs"])
+    assert info["command"].startswith(f"mrsched-gym train {config} ")
     assert NumpySetPolicy.load(info["numpy_path"]).node_mask
     assert params_sha256(info["path"]) == info["params_sha256"]
 
 
 @pytest.mark.parametrize("agent, env_id", [
     ("hadoop-v0", "mrsched/Hadoop-v0"), ("hadoop-v0", "mrsched/Dedicated-v0"),
-    ("general", "mrsched/Hadoop-v0"), ("general", "mrsched/Dynamic-v0")])
+    ("general", "mrsched/Hadoop-v0"), ("general", "mrsched/Dynamic-v0"),
+    ("general-v2", "mrsched/Hadoop-v0"), ("general-v2", "mrsched/Dynamic-v0")])
 def test_numpy_forward_pass_takes_the_torch_agents_actions(agent, env_id):
     """A shipped agent's numpy actor (no torch) picks the torch policy's action at every
     decision, on its own cluster and on another size (Dedicated-v0: other N; the generalist,

@@ -90,8 +90,9 @@ def test_benchmark_command_writes_scores_with_the_suite_version(tmp_path, capsys
     shipped = pretrained_agents()
     agents = data["suite"]["agents"]
     assert agents["agent:hadoop-v0"]["params_sha256"] == shipped["hadoop-v0"]["params_sha256"]
-    assert agents["agent:general"]["affinity"] == shipped["general"]["affinity"]
-    assert len(agents["agent:general"]["file_sha256_16"]) == 16
+    assert agents["agent:general-v2"]["affinity"] == shipped["general-v2"]["affinity"]
+    assert len(agents["agent:general-v2"]["file_sha256_16"]) == 16
+    assert "agent:general" not in agents                      # superseded by general-v2
 
 
 def test_benchmark_ranks_the_references_it_is_given(tmp_path, capsys):

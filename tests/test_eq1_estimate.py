@@ -11,6 +11,7 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
+from sim_objects import map_candidates, real_job, running_task
 
 from mrsched_gym.baselines import make_baseline
 from mrsched_gym.baselines.common import eq1_slots, required_slots
@@ -80,22 +81,22 @@ def test_waves_round_down_as_3_4_6_states():
     assert eq1_slots(1000.0, 100.0, 20.0, 50, "fluid") == pytest.approx(10.0)
 
 
-def job(deadline_s, pending_maps, mu, n_reduces=0, pending_reduces=0, mu_r=math.nan):
-    """A duck-typed job with observed map length ``mu``."""
-    return SimpleNamespace(jid=0, deadline_s=deadline_s, pending_maps=pending_maps,
-                           n_reduces=n_reduces, pending_reduces=pending_reduces, susp=[],
-                           prior_len=(mu, mu_r), reduces_done=0,
-                           mean_task_len=lambda ph: mu if ph == MAP else mu_r)
+def job(deadline_s, pending_maps, mu, n_reduces=0, pending_reduces=0, mu_r=math.nan,
+        running=0):
+    """A job with ``pending_maps`` maps to start and ``running`` running, observed map length
+    ``mu`` (and reduce length ``mu_r``)."""
+    return real_job(deadline_s, pending_maps + running, mu, pending_maps=pending_maps,
+                    n_reduces=n_reduces, pending_reduces=pending_reduces, mu_r=mu_r)
 
 
 def test_required_slots_counts_running_tasks_in_the_first_wave():
     # 150 s left, 100 s maps: 1 wave. One map running for 10 s (delta 90) and one unstarted:
     # (90 + 100) / (1 x 100) = 1.9 slots, i.e. the unstarted map needs a second slot now
     # (waiting for the running one would end at 190 s); fluid: 190 / 150 = 1.27
-    running = [SimpleNamespace(phase=MAP, start_s=-10.0)]
-    assert required_slots(job(150.0, 1, 100.0), running, 0.0) == pytest.approx(1.9)
-    assert required_slots(job(150.0, 1, 100.0), running, 0.0,
-                          estimate="fluid") == pytest.approx(190 / 150)
+    j = job(150.0, 1, 100.0, running=1)
+    running = [running_task(j, MAP, -10.0)]
+    assert required_slots(j, running, 0.0) == pytest.approx(1.9)
+    assert required_slots(j, running, 0.0, estimate="fluid") == pytest.approx(190 / 150)
 
 
 def test_required_slots_waves_of_reduces_after_the_maps():
@@ -114,8 +115,8 @@ def test_adaptive_serves_a_join_past_its_last_wave_first():
     36.67 fewer than the 54 it holds, so the other job ranks first."""
     from mrsched_gym.baselines.adaptive import AdaptiveScheduler
     sim = SimpleNamespace(now=90.0, n_nodes=1, red_slots=[1], up=[True])
-    j4 = job(120.0, 5, 50.0)
-    running = [SimpleNamespace(phase=MAP, start_s=45.0)] * 54
+    j4 = job(120.0, 5, 50.0, running=54)
+    running = [running_task(j4, MAP, 45.0)] * 54
     waves = AdaptiveScheduler(slots_estimate="waves").need(sim, j4, running)
     fluid = AdaptiveScheduler(slots_estimate="fluid").need(sim, j4, running)
     assert waves == (0, 54, 0)
@@ -162,6 +163,93 @@ def test_node_stretches_and_whole_task_fit():
     assert take_tasks(length, r, 200.0, 10) == 1
 
 
+def brute_force_window(fc, slots, step, a, b):
+    """Every stretch of every node that overlaps [a, b], by scanning them all (the window's
+    definition): its length inside [a, b] and the capacity-seconds it offers there."""
+    n, k = fc.shape
+    lengths, rooms = [], []
+    for node in range(n):
+        if not slots[node]:
+            continue
+        t = 0
+        while t < k:
+            if fc[node, t] <= 0:
+                t += 1
+                continue
+            e = t
+            while e < k and fc[node, e] > 0:
+                e += 1
+            start, end = t * step, (math.inf if e >= k else e * step)
+            if start < b and end > a:
+                lo, hi = max(start, a), max(min(end, b), max(start, a))
+                lengths.append(hi - lo)
+
+                def integral(x, row=fc[node]):
+                    i = min(int(x // step), k - 1)
+                    return row[:i].sum() * step + row[i] * (x - i * step)
+                rooms.append(max(slots[node] * (integral(hi) - integral(lo)), 0.0))
+            t = e
+    return lengths, rooms
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_window_holds_exactly_the_stretches_that_overlap_it(seed):
+    """The window finds its stretches through an index (those up in the step its start lies
+    in, then those that start inside it) instead of scanning them all: the same stretches, in
+    the same order, with the same lengths and capacity-seconds, on random forecasts (nodes
+    that leave and return, capacities below 1, a node without map slots, windows that start
+    or end on a step's edge and that run past the forecast)."""
+    rng = np.random.default_rng(seed)
+    n, k, step = 7, 30, 50.0
+    fc = np.where(rng.random((n, k)) < 0.3, 0.0, rng.choice([0.5, 1.0], size=(n, k)))
+    slots = [1, 2, 0, 1, 1, 3, 1]
+    st = NodeStretches(fc, slots, step)
+    for _ in range(40):
+        a = float(rng.choice([rng.uniform(0, k * step), step * rng.integers(0, k)]))
+        b = a + float(rng.choice([rng.uniform(1, 900), step * rng.integers(1, 12),
+                                  (k + 5) * step]))
+        length, room = st.window(a, b)
+        want_length, want_room = brute_force_window(fc, slots, step, a, b)
+        assert length == pytest.approx(want_length, abs=1e-9)
+        assert room == pytest.approx(want_room, abs=1e-6)
+
+
+def test_a_room_left_a_hair_below_zero_holds_no_task():
+    """A longer task can leave a stretch's room a rounding error below zero (whole tasks are
+    counted with 1e-9 of slack); a shorter task then finds none there, not minus one."""
+    length, room = [1000.0, 1000.0], [-1e-7, 300.0]
+    assert take_tasks(length, room, 10.0, 40) == 30
+    assert room[0] == -1e-7 and room[1] == pytest.approx(0.0)
+    assert take_tasks([1000.0], [-1e-7], 10.0, 5) == 0
+
+
+def test_reverse_adaptive_fits_each_decision_as_if_it_were_the_first():
+    """Reverse-Adaptive takes over the previous decision's windows while the jobs fitted up to
+    them are the same, and keeps other windows' fits: at every decision of an episode its
+    s_fit equals a fresh scheduler's, which fits every window anew."""
+    from mrsched_gym.baselines.reverse_adaptive import ReverseAdaptiveScheduler
+    from mrsched_gym.env import MRSchedEnv
+    from mrsched_gym.evaluate import scenario_of
+    env = MRSchedEnv(scenario_of("mrsched/Dynamic-v0"), workload__duration_s=3600.0,
+                     availability__mode="nodes")
+    env.reset(seed=2)
+    sim = env.unwrapped.sim
+    kept = ReverseAdaptiveScheduler()
+    kept.reset(sim)
+    compared = done = 0
+    while not done:
+        if sim.decision.kind == 0 and len({c.job.jid for c in sim.decision.candidates}) > 1:
+            kept.prepare(sim, {})
+            fresh = ReverseAdaptiveScheduler()
+            fresh.reset(sim)
+            fresh.prepare(sim, {})
+            assert kept.s_fit == fresh.s_fit
+            compared += 1
+        _, _, term, trunc, _ = env.step(kept.decide(sim))
+        done = term or trunc
+    assert compared > 50
+
+
 def test_reverse_fit_sees_a_node_leave_before_a_task_ends():
     """Three nodes of one map slot, 1000 s maps; nodes 1 and 2 leave at 1750 s. A job with 4
     maps due at 3000 s: windows start one task length from now (1000 s). Per node, node 0 holds
@@ -172,8 +260,7 @@ def test_reverse_fit_sees_a_node_leave_before_a_task_ends():
     step = 250.0
     up = [1.0] * 7 + [0.0] * 5                    # up for steps 0-6, i.e. until 1750 s
     node_fc = np.array([[1.0] * 12, up, up])
-    jobs = [SimpleNamespace(deadline_s=3000.0, n_reduces=0, pending_maps=4,
-                            prior_len=(1000.0, 0.0), mean_task_len=lambda ph: 1000.0)]
+    jobs = [real_job(3000.0, 4, 1000.0)]
     sim = SimpleNamespace(now=0.0, runnable=[0], jobs=jobs, map_slots=[1, 1, 1],
                           scenario=SimpleNamespace(availability=SimpleNamespace(step_s=step)),
                           forecast_f=node_fc.mean(axis=0), node_forecast=node_fc)
@@ -207,12 +294,10 @@ def test_node_forecast_follows_the_simulators_own_rule():
 
 
 # ------------------------------------------------------------------ RAS's s_req (thesis 4.2.2)
-def ras_job(deadline_s, n_maps, maps_done, pending_maps, mu):
-    """A duck-typed map-only job with observed map length ``mu``."""
-    return SimpleNamespace(jid=0, deadline_s=deadline_s, n_maps=n_maps, maps_done=maps_done,
-                           pending_maps=pending_maps, n_reduces=0, pending_reduces=0, susp=[],
-                           reduces_done=0, prior_len=(mu, 0.0),
-                           mean_task_len=lambda ph: mu if ph == MAP else math.nan)
+def ras_job(deadline_s, n_maps, maps_done, pending_maps, mu, jid=0):
+    """A map-only job with observed map length ``mu``."""
+    return real_job(deadline_s, n_maps, mu, jid=jid, maps_done=maps_done,
+                    pending_maps=pending_maps)
 
 
 def test_pending_slots_counts_maps_not_finished_in_whole_waves():
@@ -237,7 +322,7 @@ def test_ras_last_wave_needs_a_slot_for_every_map_not_finished():
     from mrsched_gym.baselines.ras import RASScheduler, ras_map_utility
     sim = SimpleNamespace(now=0.0)
     a = ras_job(150.0, 4, 0, 1, 100.0)
-    running = [SimpleNamespace(phase=MAP, start_s=-50.0) for _ in range(3)]
+    running = [running_task(a, MAP, -50.0) for _ in range(3)]
     thesis, work = RASScheduler(), RASScheduler(s_req_basis="work")
     assert thesis.s_req(sim, a, running) == pytest.approx(4.0)
     assert work.s_req(sim, a, running) == pytest.approx(2.5)
@@ -256,9 +341,7 @@ def test_ras_maps_goal_leaves_one_reduce_length():
     420 s: 370 s = 3 waves -> 10 / 3 = 3.33 slots (the job's deadline alone, 420 s, would hold
     4 waves -> 2.5)."""
     from mrsched_gym.baselines.ras import RASScheduler
-    j = ras_job(450.0, 10, 0, 10, 100.0)
-    j.n_reduces, j.prior_len = 1, (100.0, 50.0)
-    j.mean_task_len = lambda ph: 100.0 if ph == MAP else math.nan
+    j = real_job(450.0, 10, 100.0, n_reduces=1, prior_r=50.0)   # no reduce observed yet
     assert RASScheduler().s_req(SimpleNamespace(now=0.0), j, []) == pytest.approx(2.5)
     j.deadline_s = 420.0
     assert RASScheduler().s_req(SimpleNamespace(now=0.0), j, []) == pytest.approx(10 / 3)
@@ -281,12 +364,10 @@ def test_ras_hopeless_jobs_first_by_default_last_on_request():
     from mrsched_gym.baselines.ras import RASScheduler
     from mrsched_gym.sim.decision import SCHEDULE
 
-    def full(j, jid, running):
-        j.jid, j.maps_running, j.reduces_running, j.running_reduces = jid, running, 0, []
-        return j
-    a = full(ras_job(50.0, 4, 0, 4, 100.0), 0, 0)
-    b = full(ras_job(1000.0, 10, 0, 9, 100.0), 1, 1)
-    cands = [SimpleNamespace(job=a, phase=MAP), SimpleNamespace(job=b, phase=MAP)]
+    a = ras_job(50.0, 4, 0, 4, 100.0, jid=0)
+    b = ras_job(1000.0, 10, 0, 9, 100.0, jid=1)
+    b.maps_running = 1
+    cands = map_candidates(a, b)
     sim = SimpleNamespace(now=0.0, K=2, running={},
                           decision=SimpleNamespace(kind=SCHEDULE, node=0, candidates=cands))
     first, last = RASScheduler(), RASScheduler(hopeless="last")

@@ -62,6 +62,9 @@ def episode_cases() -> list[tuple[str, str, int]]:
               ("mrsched/Heterogeneous-v0", "edf-affinity", 0),
               ("mrsched/Admission-v1", "agent:general", 0),
               ("mrsched/Heterogeneous-v0", "edf-affinity:slow_start=1", 0)]
+    # The second generalist: K = 16 on the thesis world, and where the forecast is observed.
+    cases += [(HADOOP, "agent:general-v2", 0), (THESIS, "agent:general-v2", 0),
+              ("mrsched/Dynamic-v0", "agent:general-v2", 0)]
     return cases
 
 

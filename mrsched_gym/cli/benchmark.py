@@ -18,7 +18,7 @@ def benchmark_command(args: argparse.Namespace) -> int:
     import time
 
     from mrsched_gym import __version__
-    from mrsched_gym.agents.pretrained import pretrained_agents
+    from mrsched_gym.agents.pretrained import current_agents
     from mrsched_gym.baselines import applicable_baselines
     from mrsched_gym.benchmark import (
         SUITE,
@@ -48,7 +48,7 @@ def benchmark_command(args: argparse.Namespace) -> int:
     seeds = list(TEST_SEEDS[: args.seeds]) if args.seeds <= len(TEST_SEEDS) else \
         list(range(TEST_SEEDS[0], TEST_SEEDS[0] + args.seeds))
     agents = args.agents if args.agents is not None else [
-        f"agent:{n}" for n, info in pretrained_agents().items() if info.get("numpy_path")]
+        f"agent:{n}" for n, info in current_agents().items() if info.get("numpy_path")]
     check_agents(agents, ids)
     pickle_notice(agents)
     references = reference_labels(args.references)

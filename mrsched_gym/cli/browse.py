@@ -51,7 +51,8 @@ def list_data() -> dict:
     from mrsched_gym.config import bundled_scenarios
     agents = {name: {"envs": list(info.get("envs") or [info.get("env")]),
                      "config": info.get("config"), "algo": info.get("algo"),
-                     "runs_without_torch": bool(info.get("numpy_path"))}
+                     "runs_without_torch": bool(info.get("numpy_path")),
+                     "superseded_by": info.get("superseded_by")}
               for name, info in pretrained_agents().items()}
     from mrsched_gym.registration import EARLIER_IDS, FLAT_IDS
     return {"env_ids": dict(ENV_IDS), "flat_ids": dict(FLAT_IDS),
@@ -105,7 +106,8 @@ def list_table() -> str:
         envs = info["envs"]
         where = envs[0] if len(envs) == 1 else f"{len(envs)} ids ({envs[0]}, ...)"
         torch = "" if info["runs_without_torch"] else "  [needs the rl extra]"
-        lines.append(f"  {name:12s} trained for {where}, config {info['config']}{torch}")
+        newer = f"  [superseded by {info['superseded_by']}]" if info["superseded_by"] else ""
+        lines.append(f"  {name:12s} trained for {where}, config {info['config']}{torch}{newer}")
     lines += ["", "mrsched-gym list --json prints the same as JSON."]
     return "\n".join(lines)
 
