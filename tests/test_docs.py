@@ -281,7 +281,7 @@ def test_site_builds_strictly(tmp_path):
 def test_readme_leaderboard_rows_are_what_compare_prints(tmp_path):
     """The README's leaderboard is the first command's output: a few of its rows re-run (every
     cell but the rank, which depends on the other rows) must be printed as the README has them."""
-    policies = ["agent:general", "edf", "fifo"]
+    policies = ["agent:general-v2", "edf", "fifo"]
     done = subprocess.run(
         [sys.executable, "-m", "mrsched_gym.cli", "compare", "--policies", *policies,
          "--seeds", "10", "--workers", "1", "--quiet", "--no-plots", "--out", str(tmp_path)],
