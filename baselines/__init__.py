@@ -128,9 +128,13 @@ def check_constructor_parameters(cls: type, params: dict, name: str,
     import inspect
 
     fixed = fixed or {}
-    init = cls.__init__
-    sig = inspect.signature(init)
-    hints = typing.get_type_hints(init)
+    # the class's own signature: a compiled class (RAS, Reverse-Adaptive in the compiled build)
+    # gives its parameters there, not on its __init__, and keeps no annotations
+    sig = inspect.signature(cls)
+    try:
+        hints = typing.get_type_hints(cls.__init__)
+    except TypeError:
+        hints = {}
     known = [p for p in sig.parameters.values()
              if p.name != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
              and p.name not in fixed]

@@ -235,14 +235,12 @@ def test_hardware_affinity_runs_accelerable_maps_on_accelerators():
 
 def phase_job(deadline_s=150.0, pending_maps=10, n_reduces=10, pending_reduces=8,
               mu_map=10.0, mu_reduce=math.nan, prior=(10.0, 100.0), reduces_done=0):
-    """A job as the estimates read it (duck-typed), with an observed map length."""
-    from types import SimpleNamespace
-
-    from mrsched_gym.sim.state import MAP
-    return SimpleNamespace(jid=0, deadline_s=deadline_s, pending_maps=pending_maps,
-                           n_reduces=n_reduces, pending_reduces=pending_reduces,
-                           reduces_done=reduces_done, susp=[], prior_len=prior,
-                           mean_task_len=lambda ph: mu_map if ph == MAP else mu_reduce)
+    """A job as the estimates read it, with an observed map length ``mu_map`` (nan: none yet)
+    and its profile ``prior`` (map, reduce)."""
+    from sim_objects import real_job
+    return real_job(deadline_s, pending_maps, mu_map, n_reduces=n_reduces,
+                    pending_reduces=pending_reduces, reduces_done=reduces_done,
+                    mu_r=mu_reduce, prior_m=prior[0], prior_r=prior[1])
 
 
 def phase_sim(now=0.0, nodes=10):
@@ -258,13 +256,13 @@ def test_adaptive_estimates_each_phase_against_its_own_goal():
     of 100 s, so they need (2 x 100 + 8 x 100) / (1 x 100) - 2 running = 8 reduce slots (the
     fluid reading: 1000 / 150 - 2 = 4.67). The whole-job estimate (RAS's) folds it all into
     1100 / (15 x 10) - 2 = 5.33 map slots."""
-    from types import SimpleNamespace
+    from sim_objects import running_task
 
     from mrsched_gym.baselines.adaptive import AdaptiveScheduler
     from mrsched_gym.baselines.common import required_slots
     from mrsched_gym.sim.state import MAP, REDUCE
     job = phase_job()
-    reduces = [SimpleNamespace(phase=REDUCE, start_s=0.0) for _ in range(2)]
+    reduces = [running_task(job, REDUCE, 0.0) for _ in range(2)]
     ada = AdaptiveScheduler(slots_estimate="waves")
     assert ada.need(phase_sim(), job, reduces, MAP) == (2, -2.0, 0)
     cls, neg, _ = ada.need(phase_sim(), job, reduces, REDUCE)

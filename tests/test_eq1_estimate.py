@@ -11,7 +11,7 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
-from sim_objects import map_candidates, real_job, running_task
+from sim_objects import map_candidates, real_job, running_task, schedule_decision
 
 from mrsched_gym.baselines import make_baseline
 from mrsched_gym.baselines.common import eq1_slots, required_slots
@@ -362,14 +362,12 @@ def test_ras_hopeless_jobs_first_by_default_last_on_request():
     with ``hopeless="last"`` B gets it. Fluid: 50 s < one map length, hopeless too; 150 s left
     is not (though it holds one wave only under waves: 150 // 100 = 1)."""
     from mrsched_gym.baselines.ras import RASScheduler
-    from mrsched_gym.sim.decision import SCHEDULE
 
     a = ras_job(50.0, 4, 0, 4, 100.0, jid=0)
     b = ras_job(1000.0, 10, 0, 9, 100.0, jid=1)
     b.maps_running = 1
     cands = map_candidates(a, b)
-    sim = SimpleNamespace(now=0.0, K=2, running={},
-                          decision=SimpleNamespace(kind=SCHEDULE, node=0, candidates=cands))
+    sim = SimpleNamespace(now=0.0, K=2, running={}, decision=schedule_decision(0, cands))
     first, last = RASScheduler(), RASScheduler(hopeless="last")
     assert first.cannot_meet(sim, a, []) and not first.cannot_meet(sim, b, [])
     assert first.decide(sim) == 0 and last.decide(sim) == 1
