@@ -11,6 +11,7 @@ replica's node (its *data node*), which loads that node's disk (MIMP 5.1; the ra
 
 from __future__ import annotations
 
+from bisect import insort
 from typing import TYPE_CHECKING, Final
 
 from mrsched_gym.sim.rates import rerate
@@ -51,8 +52,32 @@ def touch(sim: Simulator, n: int) -> None:
     sim.dirty.add(n)
     if not sim.up[n]:
         free = False
+        if sim.slots_mode:
+            free_map = free_red = False
+            if n in sim.map_idle:
+                sim.map_idle.discard(n)
+                sim.map_order.remove(n)
+            if n in sim.red_idle:
+                sim.red_idle.discard(n)
+                sim.red_order.remove(n)
     elif sim.slots_mode:
-        free = sim.used_map[n] < sim.map_slots[n] or sim.used_red[n] < sim.red_slots[n]
+        free_map = sim.used_map[n] < sim.map_slots[n]
+        free_red = sim.used_red[n] < sim.red_slots[n]
+        if free_map:
+            if n not in sim.map_idle:
+                sim.map_idle.add(n)
+                insort(sim.map_order, n)
+        elif n in sim.map_idle:
+            sim.map_idle.discard(n)
+            sim.map_order.remove(n)
+        if free_red:
+            if n not in sim.red_idle:
+                sim.red_idle.add(n)
+                insort(sim.red_order, n)
+        elif n in sim.red_idle:
+            sim.red_idle.discard(n)
+            sim.red_order.remove(n)
+        free = free_map or free_red
     else:
         r = sim.res[n]
         free = r[0] < sim.cap[n] - 0.01 and r[1] < 0.99 and r[2] < 0.99
@@ -60,6 +85,26 @@ def touch(sim: Simulator, n: int) -> None:
         sim.idle.add(n)
     else:
         sim.idle.discard(n)
+
+
+def reoffer(sim: Simulator) -> None:
+    """Offer the idle nodes again, lowest index first (``offer.pop()`` takes the last). With
+    ``narrow_offer`` only those with a free slot of a phase some runnable job has work in: the
+    others would be dropped by the schedule decision unused (same decisions, fewer visits).
+    The nodes with a free map (reduce) slot are kept in order as they change
+    (``Simulator.map_order``, ``red_order``): sorting a set walks its whole table, which
+    stays as large as the cluster once every node was idle."""
+    if not sim.narrow_offer:
+        sim.offer = sorted(sim.idle, reverse=True)
+    elif sim.n_map_jobs > 0:
+        if sim.n_red_jobs > 0:
+            sim.offer = sorted(sim.idle, reverse=True)
+        else:
+            sim.offer = sim.map_order[::-1]
+    elif sim.n_red_jobs > 0:
+        sim.offer = sim.red_order[::-1]
+    else:
+        sim.offer = []
 
 
 def reservation(phase: int, type_idx: int, shuffling: bool = False) -> tuple[float, ...]:

@@ -156,6 +156,12 @@ class Simulator:
         self.map_scope = scenario.workload.deadline_scope == "map"
         #: Whether speculation decisions are posed (``decisions.speculation.enabled``).
         self.speculation = scenario.decisions.speculation.enabled
+        #: Whether the offer holds only the nodes a schedule decision can use (slots mode,
+        #: :func:`~mrsched_gym.sim.cluster.reoffer`): only where no decision frees a slot or
+        #: returns a task to pending between two events (no preemption, no speculation, no
+        #: ``memory_overcommit: fail``), so the nodes left out would have been dropped unused.
+        self.narrow_offer = (self.slots_mode and not self.preemption_enabled
+                             and not self.speculation and not self.fail_on_overcommit)
         #: The decision parts this scenario can pose, in ``DECISION_PARTS`` order.
         self.parts = tuple(part for part in DECISION_PARTS if part.enabled(scenario))
         self.done = True
@@ -212,6 +218,12 @@ class Simulator:
         self.preempt_queue: list[int] = []
         self.offer: list[int] = []
         self.idle: set[int] = set(range(n))
+        #: Slots mode: the idle nodes with a free map slot / a free reduce slot, as sets and
+        #: in increasing order (kept by :func:`~mrsched_gym.sim.cluster.touch`).
+        self.map_order: list[int] = [i for i in range(n) if self.map_slots[i] > 0]
+        self.red_order: list[int] = [i for i in range(n) if self.red_slots[i] > 0]
+        self.map_idle: set[int] = set(self.map_order)
+        self.red_idle: set[int] = set(self.red_order)
         self.task_log: list[tuple[Any, ...]] = []       # (start, end, jid, node, phase, outcome)
         self.resp_samples: list[float] = []   # web response times at each interference step
         self.dirty: set[int] = set(range(n))  # nodes whose observation row changed

@@ -13,6 +13,7 @@ import bisect
 import math
 from typing import TYPE_CHECKING, Final
 
+from mrsched_gym.sim.cluster import reoffer
 from mrsched_gym.sim.events import EventKind
 from mrsched_gym.sim.state import (
     ACTIVE,
@@ -64,7 +65,7 @@ def accept(sim: Simulator, job: Job) -> None:
         job.preempt_budget = job.n_maps
         sim.preempt_queue.append(job.jid)
     if sim.idle:
-        sim.offer = sorted(sim.idle, reverse=True)
+        reoffer(sim)
 
 
 def reject(sim: Simulator, job: Job) -> None:

@@ -12,6 +12,7 @@ import math
 from typing import TYPE_CHECKING, Any, Final
 
 from mrsched_gym.sim.accounting import advance_to, close_books
+from mrsched_gym.sim.cluster import reoffer
 from mrsched_gym.sim.decision import SCHEDULE, Decision, DecisionKind
 from mrsched_gym.sim.events import EventKind, IntFields, TimeField, heapify_events, pop_event
 from mrsched_gym.sim.jobs import on_arrival, on_deadline
@@ -88,7 +89,7 @@ def run(sim: Simulator) -> None:
             elif kind == _ORCHESTRATE:
                 orchestrate(sim)
         if sim.idle and (sim.runnable or (sim.speculation and sim.running)):
-            sim.offer = sorted(sim.idle, reverse=True)   # pop() gives lowest index first
+            reoffer(sim)
 
 
 def drop_stale_events(sim: Simulator) -> None:

@@ -103,8 +103,7 @@ def _node_down(sim: Simulator, n: int) -> None:
         occupy(sim, n, phase, type_idx, -1)
     sim.cleanups[n].clear()
     sim.up[n] = False
-    sim.idle.discard(n)
-    sim.dirty.add(n)
+    touch(sim, n)                       # no longer idle (and its row changed)
 
 
 def on_node_change(sim: Simulator, step: int) -> None:
