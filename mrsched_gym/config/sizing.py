@@ -18,8 +18,33 @@ if TYPE_CHECKING:
     from mrsched_gym.config.workload import WorkloadConfig
 
 
+#: :func:`phase_throughput`'s results by ``(id(cluster), demand, reduce)``, each with the
+#: cluster it was computed for: a frozen section gives the same result each time, and the entry
+#: keeps it alive, so its id goes to no other object while the entry is kept. A job draw asks for
+#: a handful of distinct keys thousands of times.
+_THROUGHPUT: dict[tuple[int, tuple[float, ...], bool],
+                  tuple[ClusterConfig, tuple[float, float]]] = {}
+#: Entries kept before the cache starts afresh.
+THROUGHPUT_KEPT = 256
+
+
 def phase_throughput(cluster: ClusterConfig, demand: tuple[float, float, float, float],
                      reduce: bool) -> tuple[float, float]:
+    """``(concurrency, throughput)`` of one phase when its tasks fill every slot of the cluster
+    (computed once per cluster, demand and phase: :func:`compute_phase_throughput`)."""
+    key = (id(cluster), demand, reduce)
+    hit = _THROUGHPUT.get(key)
+    if hit is not None:
+        return hit[1]
+    out = compute_phase_throughput(cluster, demand, reduce)
+    if len(_THROUGHPUT) >= THROUGHPUT_KEPT:
+        _THROUGHPUT.clear()
+    _THROUGHPUT[key] = (cluster, out)
+    return out
+
+
+def compute_phase_throughput(cluster: ClusterConfig, demand: tuple[float, float, float, float],
+                             reduce: bool) -> tuple[float, float]:
     """``(concurrency, throughput)`` of one phase when its tasks fill every slot of the cluster.
 
     Concurrency is the number of tasks running at once (slots in slots mode; tasks that fit by

@@ -132,9 +132,10 @@ def _replicas(rng: np.random.Generator, n: int, n_nodes: int, rep: int) -> np.nd
         offs = np.empty((n, rep - 1), dtype=np.int64)
         for k in range(rep - 1):
             o = rng.integers(1, n_nodes - k, size=n)
-            for j in range(k):   # shift past earlier offsets, in increasing order
-                prev = np.sort(offs[:, :k], axis=1)[:, j]
-                o = np.where(o >= prev, o + 1, o)
+            if k:
+                earlier = np.sort(offs[:, :k], axis=1) if k > 1 else offs
+                for j in range(k):   # shift past earlier offsets, in increasing order
+                    o = np.where(o >= earlier[:, j], o + 1, o)
             offs[:, k] = o
         out[:, 1:] = (first[:, None] + offs) % n_nodes
     return out
