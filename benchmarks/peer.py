@@ -26,6 +26,13 @@ faster. The settings:
 A task is one finished task (ours: a map or reduce task; the peer's: a stage's task) and a
 decision one ``env.step``. The line ``ours: build=...`` says which build of ours ran
 (``mrsched_gym.acceleration()``: ``mypyc`` compiled, ``python`` pure).
+
+``--callgrind`` counts instructions instead (valgrind's callgrind; figures that do not depend on
+the machine or its load): each side's block of one setting runs alone in a child process, once
+with no episode and once with one block, and the difference over the tasks finished is that
+side's instructions per task; the ratio is the peer's over ours. Both sides' Python and C code is
+counted (imports and set-up are in both runs, so they cancel). Slow: the peer's big episode
+takes several minutes under valgrind.
 """
 
 from __future__ import annotations
@@ -33,7 +40,9 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 import types
 from pathlib import Path
@@ -154,21 +163,83 @@ def compare(setting: str, rounds: int, peer) -> dict:
             "peer_tasks": pt, "ours_tasks": ot}
 
 
+def run_block(side: str, setting: str, blocks: int, path: Path) -> None:
+    """``blocks`` blocks of one side of ``setting`` (``--block``, the child of ``--callgrind``):
+    prints the tasks finished."""
+    tasks = 0
+    if side == "peer":
+        env_cls, sched_cls = load_peer(path)
+        for b in range(blocks):
+            tasks += run_peer(env_cls, sched_cls, path, PEER_SETTINGS[setting], b)[1]
+    else:
+        env_id, kwargs, policy, episodes = OUR_SETTINGS[setting]
+        import mrsched_gym  # noqa: F401  (registers the ids)
+        for b in range(blocks):
+            tasks += run_ours(env_id, kwargs, policy, episodes, b)[1]
+    print(f"tasks {tasks}")
+
+
+def instructions(side: str, setting: str, blocks: int, path: Path) -> tuple[int, int]:
+    """``(instructions, tasks)`` of ``blocks`` blocks of one side, under callgrind."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out_file = Path(tmp) / "callgrind.out"
+        env = {**os.environ, "PYTHONHASHSEED": "0", "OPENBLAS_NUM_THREADS": "1",
+               "OMP_NUM_THREADS": "1"}
+        run = subprocess.run(
+            ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out_file}", sys.executable,
+             __file__, "--peer-path", str(path), "--setting", setting, "--block", side,
+             "--blocks", str(blocks)], capture_output=True, text=True, env=env)
+        if run.returncode:
+            raise RuntimeError(f"{side} {setting} failed under callgrind:\n{run.stderr[-3000:]}")
+        tasks = int(run.stdout.split("tasks ")[-1].split()[0])
+        for line in out_file.read_text().splitlines():
+            if line.startswith(("summary:", "totals:")):
+                return int(line.split()[1]), tasks
+    raise RuntimeError(f"no instruction count in callgrind's output ({side} {setting})")
+
+
+def callgrind(setting: str, path: Path) -> dict:
+    """Instructions per task of each side of ``setting`` and their ratio (peer over ours)."""
+    out: dict = {"setting": setting}
+    for side in ("ours", "peer"):
+        i0, _ = instructions(side, setting, 0, path)
+        i1, tasks = instructions(side, setting, 1, path)
+        out[side] = (i1 - i0) / tasks
+        out[f"{side}_tasks"] = tasks
+    out["per_task"] = out["peer"] / out["ours"]
+    return out
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--peer-path", type=Path, help="a spark-sched-sim checkout with data/tpch")
     p.add_argument("--rounds", type=int, default=5, help="interleaved rounds (default 5)")
     p.add_argument("--setting", choices=("small", "big", "both"), default="both")
+    p.add_argument("--callgrind", action="store_true",
+                   help="instructions per task (valgrind) instead of CPU time")
+    p.add_argument("--block", choices=("ours", "peer"), help=argparse.SUPPRESS)
+    p.add_argument("--blocks", type=int, default=1, help=argparse.SUPPRESS)
     a = p.parse_args()
     reason = peer_present(a.peer_path)
     if reason is not None:
         print(f"peer.py: skipped: {reason}")
         return
+    settings = ("small", "big") if a.setting == "both" else (a.setting,)
+    if a.block:
+        run_block(a.block, settings[0], a.blocks, a.peer_path.resolve())
+        return
     import mrsched_gym
-    peer = (*load_peer(a.peer_path.resolve()), a.peer_path.resolve())
     print(f"ours: build={mrsched_gym.acceleration()} (mrsched_gym {mrsched_gym.__version__}); "
-          f"rounds={a.rounds}; CPU time")
-    for setting in (("small", "big") if a.setting == "both" else (a.setting,)):
+          + ("instructions (callgrind)" if a.callgrind else f"rounds={a.rounds}; CPU time"))
+    if a.callgrind:
+        for setting in settings:
+            res = callgrind(setting, a.peer_path.resolve())
+            print(f"{setting}: per task {res['per_task']:.2f}x the peer; instructions per task "
+                  f"ours {res['ours']:,.0f} peer {res['peer']:,.0f} ({res['ours_tasks']} and "
+                  f"{res['peer_tasks']} tasks)", flush=True)
+        return
+    peer = (*load_peer(a.peer_path.resolve()), a.peer_path.resolve())
+    for setting in settings:
         res = compare(setting, a.rounds, peer)
         lo, hi = res["per_task_range"]
         print(f"{setting}: per task {res['per_task']:.2f}x the peer ({lo:.2f}-{hi:.2f}); "

@@ -203,13 +203,21 @@ class Job:
         by_rack: dict[int, list[int]] = {}
         reps: list[list[int]] = self.replicas.tolist()
         for i in range(self.n_maps - 1, -1, -1):
-            seen_racks: set[int] = set()
+            seen_racks: list[int] = []        # a map's few replica racks, each filed once
             for n in reps[i]:
-                by_node.setdefault(n, []).append(i)
+                stack = by_node.get(n)
+                if stack is None:
+                    by_node[n] = [i]
+                else:
+                    stack.append(i)
                 r = racks[n]
                 if r not in seen_racks:
-                    seen_racks.add(r)
-                    by_rack.setdefault(r, []).append(i)
+                    seen_racks.append(r)
+                    stack = by_rack.get(r)
+                    if stack is None:
+                        by_rack[r] = [i]
+                    else:
+                        stack.append(i)
         self.by_node = by_node
         self.by_rack = by_rack
 
