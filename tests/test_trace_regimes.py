@@ -120,3 +120,26 @@ def test_unknown_vary_key_lists_the_trace_keys():
     with pytest.raises(ValueError, match="workload.trace_keep.map_only"):
         WorldsConfig(ids=["mrsched/HadoopTrace-v0"],
                      vary={"workload.trace_keep.shuffle": [0.5, 1.0]}).validate()
+
+
+
+def test_a_random_window_in_a_quiet_stretch_starts_at_the_next_job(tmp_path):
+    """A trace with long gaps: most drawn windows would hold no job; each starts at the next
+    job instead of failing (a fixed empty window still fails, naming the field)."""
+    from mrsched_gym.workloads.trace import trace_window
+    jobs = tmp_path / "gaps.tsv"
+    submits = [0, 10, 5000, 10000, 20000]
+    jobs.write_text("".join(f"job{i}\t{s}\t30\t200000000\t0\t1000\n"
+                            for i, s in enumerate(submits)))
+    sc = with_overrides(load_scenario("hadoop_trace"), {
+        "workload.trace": str(jobs), "workload.duration_s": 600.0})
+    moved = set()
+    for seed in range(10):
+        start, win = trace_window(sc.workload, np.random.default_rng(seed))
+        assert len(win) == 1 and start <= win[0, 0] < start + 600.0
+        if start == win[0, 0]:
+            moved.add(start)
+    assert len(moved) > 1
+    with pytest.raises(ConfigError, match="workload.trace_offset_s: no job"):
+        trace_window(with_overrides(sc, {"workload.trace_random_window": False,
+                                         "workload.trace_offset_s": 100.0}).workload)

@@ -64,7 +64,8 @@ def trace_window(cfg: WorkloadConfig, rng: np.random.Generator | None = None
 
     The window spans ``cfg.trace_span_s``. The start is ``trace_offset_s``, or with
     ``trace_random_window`` a whole minute drawn from ``rng`` in ``[trace_offset_s, last submit -
-    span]``. An empty window raises.
+    span]``; a drawn window that holds no job (a quiet stretch of a short or thinned window)
+    starts at the next submit time instead. An empty fixed window raises.
     """
     rows = _job_trace(cfg.trace)
     t = rows[:, 0]
@@ -74,6 +75,9 @@ def trace_window(cfg: WorkloadConfig, rng: np.random.Generator | None = None
         span = max(0.0, t[-1] - width - start)
         start += 60.0 * math.floor(rng.uniform(0.0, span) / 60.0)
     sel = (t >= start) & (t < start + width)
+    if not sel.any() and cfg.trace_random_window and rng is not None:
+        start = float(t[np.searchsorted(t, start)])     # a quiet stretch: from the next job on
+        sel = (t >= start) & (t < start + width)
     if not sel.any():
         raise ConfigError(f"workload.trace_offset_s: no job of {cfg.trace} is submitted in "
                           f"[{start}, {start + width}) "
