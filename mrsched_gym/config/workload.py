@@ -20,10 +20,6 @@ from mrsched_gym.config.fields import (
 from mrsched_gym.frozen import FrozenDict
 from mrsched_gym.workloads.profiles import PROFILES
 
-#: The classes of trace jobs (``trace_types``, ``trace_keep``): no shuffle, shuffle < input / 2,
-#: shuffle >= input / 2.
-TRACE_CLASSES = ("map_only", "aggregate", "transform")
-
 
 @section
 class JobSpec:
@@ -178,14 +174,14 @@ class WorkloadConfig:
         check(1 <= self.max_maps <= 100_000, "max_maps",
                f"must be in [1, 100000], got {self.max_maps!r}")
         lower_bound(self.reduce_mb, 0, "reduce_mb", lo_open=True)
-        check(set(self.trace_types) == set(TRACE_CLASSES), "trace_types",
-               f"needs exactly the keys {', '.join(TRACE_CLASSES)}")
+        check(set(self.trace_types) == {"map_only", "aggregate", "transform"}, "trace_types",
+               "needs exactly the keys map_only, aggregate, transform")
         for k, v in self.trace_types.items():
             check(v in PROFILES, f"trace_types.{k}",
                    f"unknown job type {v!r}; known: {', '.join(PROFILES)}")
         in_range(self.trace_rate_scale, 0.0, 100.0, "trace_rate_scale", lo_open=True)
-        check(set(self.trace_keep) == set(TRACE_CLASSES), "trace_keep",
-              f"needs exactly the keys {', '.join(TRACE_CLASSES)}")
+        check(set(self.trace_keep) == {"map_only", "aggregate", "transform"}, "trace_keep",
+              "needs exactly the keys map_only, aggregate, transform")
         for cls, p in self.trace_keep.items():
             in_range(p, 0.0, 1.0, f"trace_keep.{cls}")
         check(sum(self.trace_keep.values()) > 0, "trace_keep", "probabilities must not all be 0")
