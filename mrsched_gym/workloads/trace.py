@@ -133,8 +133,8 @@ def check_trace_size(cfg: WorkloadConfig, cluster: ClusterConfig) -> None:
         raise ConfigError(
             f"workload.trace: the window [{starts[k]:.0f}, {starts[k] + cfg.trace_span_s:.0f}) s "
             f"of {cfg.trace} holds {n_jobs:,} jobs with {n_tasks:,} tasks, more than the limit "
-            f"of {MAX_TASKS:,} tasks; lower workload.duration_s, workload.bytes_scale or "
-            "workload.max_maps, or raise cluster.block_mb")
+            f"of {MAX_TASKS:,} tasks; lower workload.duration_s, workload.trace_rate_scale, "
+            "workload.bytes_scale or workload.max_maps, or raise cluster.block_mb")
 
 
 def check_trace_reduces(cfg: WorkloadConfig, cluster: ClusterConfig) -> None:
