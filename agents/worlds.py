@@ -17,11 +17,14 @@ steps), so the pool pads them to fixed maxima:
 
 Randomisation (:class:`WorldsConfig`): each key of ``vary`` is a scenario field scaled by a factor
 drawn uniformly from ``[lo, hi]`` (both ends of a range field such as ``deadline_factor``),
-with the special key ``cluster.size`` scaling every node group's count. Rewards are divided by a
-per-id ``reward_scale`` (about the scenario's typical headline), so families whose penalties
-differ by three orders of magnitude weigh alike in one PPO objective. A per-id ``overrides``
-changes an id's scenario itself before any randomisation (e.g. ThesisScale-v0 at 18 nodes and two
-days of arrivals); training, validation and the baselines' means all play that changed world.
+with the special key ``cluster.size`` scaling every node group's count. On trace workloads,
+``workload.trace_rate_scale`` thickens or thins the arrival stream, ``workload.bytes_scale``
+scales job sizes and ``workload.trace_keep.<class>`` thins one class of jobs (skewing the mix).
+Rewards are divided by a per-id ``reward_scale`` (about the scenario's typical headline), so
+families whose penalties differ by three orders of magnitude weigh alike in one PPO objective. A
+per-id ``overrides`` changes an id's scenario itself before any randomisation (e.g.
+ThesisScale-v0 at 18 nodes and two days of arrivals); training, validation and the baselines'
+means all play that changed world.
 """
 
 from __future__ import annotations
@@ -42,7 +45,16 @@ VARY_BOUNDS = {
     "availability.min_fraction": (0.1, 1.0),
     "workload.task_work_scale": (0.1, 10.0),
     "cluster.size": (1, 10_000),
+    "workload.trace_rate_scale": (0.05, 20.0),
+    "workload.bytes_scale": (1e-4, 1e4),
+    "workload.trace_keep.map_only": (0.0, 1.0),
+    "workload.trace_keep.aggregate": (0.0, 1.0),
+    "workload.trace_keep.transform": (0.0, 1.0),
 }
+
+#: Mapping fields whose entries ``vary`` scales one by one (``workload.trace_keep.map_only``):
+#: the override replaces the whole mapping.
+VARY_MAPS = ("workload.trace_keep",)
 
 
 @dataclass
@@ -170,7 +182,12 @@ def world_overrides(base, vary: dict[str, list[float]], rng: np.random.Generator
                 out["cluster.nodes"] = groups
             continue
         v = _get(d, key)
-        if isinstance(v, (list, tuple)):
+        parent, _, entry = key.rpartition(".")
+        if parent in VARY_MAPS:
+            m = dict(out.get(parent, _get(d, parent)))
+            m[entry] = float(np.clip(v * f, a, b))
+            out[parent] = m
+        elif isinstance(v, (list, tuple)):
             lo_v, hi_v = (float(np.clip(x * f, a, b)) for x in v)
             out[key] = [lo_v, max(lo_v, hi_v)]
         else:
@@ -306,4 +323,4 @@ class WorldPool(gym.Env):
 
 
 __all__ = ["WorldPool", "WorldsConfig", "check_ranges", "pad_mask", "pad_observation",
-           "world_overrides", "VARY_BOUNDS"]
+           "world_overrides", "VARY_BOUNDS", "VARY_MAPS"]

@@ -121,6 +121,15 @@ class WorkloadConfig:
             shuffle), ``aggregate`` (shuffle < input / 2) and ``transform`` (shuffle >= input / 2).
         task_model: Trace: ``"profile"`` (task work from the type's profile) or ``"aloja"``
             (task durations resampled from the ALOJA HiBench records).
+        trace_rate_scale: Trace: arrival-rate multiplier in (0, 100]: ``duration_s x
+            trace_rate_scale`` seconds of the trace are replayed in ``duration_s`` (inter-arrival
+            times divided by it), so 2 doubles the jobs per hour (a thickened stream) and 0.5
+            halves it (a thinned one); job sizes are unchanged.
+        trace_keep: Trace: probability in [0, 1] that a job of each trace class (the keys of
+            ``trace_types``) is replayed, drawn per job from the episode's job stream: below 1
+            for every class thins the stream at the same pace; below 1 for some classes skews
+            the mix (``map_only: 0.3`` leaves a reduce-heavy mix, ``aggregate`` and
+            ``transform`` low a map-only-heavy one). A window thinned to no job keeps its first.
     """
 
     kind: Literal["synthetic", "jobs", "trace"] = "synthetic"
@@ -148,6 +157,15 @@ class WorkloadConfig:
     trace_types: TextMap = field(default_factory=lambda: FrozenDict(
         {"map_only": "grep", "aggregate": "wordcount", "transform": "sort"}))
     task_model: Literal["profile", "aloja"] = "profile"
+    trace_rate_scale: Float = 1.0
+    trace_keep: FloatMap = field(default_factory=lambda: FrozenDict(
+        {"map_only": 1.0, "aggregate": 1.0, "transform": 1.0}))
+
+    @property
+    def trace_span_s(self) -> float:
+        """Trace: seconds of the trace one episode replays (``duration_s x
+        trace_rate_scale``)."""
+        return self.duration_s * self.trace_rate_scale
 
     def __post_init__(self) -> None:
         check(self.kind != "trace" or bool(self.trace), "trace", "required when kind is 'trace'")
@@ -161,6 +179,12 @@ class WorkloadConfig:
         for k, v in self.trace_types.items():
             check(v in PROFILES, f"trace_types.{k}",
                    f"unknown job type {v!r}; known: {', '.join(PROFILES)}")
+        in_range(self.trace_rate_scale, 0.0, 100.0, "trace_rate_scale", lo_open=True)
+        check(set(self.trace_keep) == {"map_only", "aggregate", "transform"}, "trace_keep",
+              "needs exactly the keys map_only, aggregate, transform")
+        for cls, p in self.trace_keep.items():
+            in_range(p, 0.0, 1.0, f"trace_keep.{cls}")
+        check(sum(self.trace_keep.values()) > 0, "trace_keep", "probabilities must not all be 0")
         lower_bound(self.duration_s, 0, "duration_s", lo_open=True)
         in_range(self.load, 0.0, 5.0, "load", lo_open=True)
         lower_bound(self.size_mean, 1, "size_mean")

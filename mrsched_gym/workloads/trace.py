@@ -4,9 +4,13 @@ HiBench.
 Trace replay. A job trace gives, per job, its submit time and its map input, shuffle and
 output bytes (no task counts, no durations). We turn each job in the replayed window into tasks:
 
-* **Arrival**: submit time minus the window start (the window is
-  ``[trace_offset_s, trace_offset_s + duration_s)``, or a random window per episode with
-  ``trace_random_window``).
+* **Arrival**: submit time minus the window start, divided by ``trace_rate_scale`` (the window
+  is ``[trace_offset_s, trace_offset_s + duration_s x trace_rate_scale)``, or a random window of
+  that span per episode with ``trace_random_window``; a scale above 1 thickens the stream, below
+  1 thins it).
+* **Thinning and mix** (``trace_keep``): each job of the window is kept with its class's
+  probability (classes below), drawn from the job stream only when some probability is below 1,
+  so the default replays every job and draws nothing.
 * **Maps**: input MB = map input bytes x ``bytes_scale``; n_maps = ceil(input / block_mb),
   clipped to [1, ``max_maps``] (capped jobs get larger splits, so work is conserved).
 * **Reduces**: a job with zero shuffle bytes stays map-only; otherwise
@@ -58,19 +62,25 @@ def trace_window(cfg: WorkloadConfig, rng: np.random.Generator | None = None
                  ) -> tuple[float, np.ndarray]:
     """``(start_s, rows [J, 4])``: the replayed window of ``cfg.trace`` and its jobs.
 
-    The start is ``trace_offset_s``, or with ``trace_random_window`` a whole minute drawn from
-    ``rng`` in ``[trace_offset_s, last submit - duration_s]``. An empty window raises.
+    The window spans ``cfg.trace_span_s``. The start is ``trace_offset_s``, or with
+    ``trace_random_window`` a whole minute drawn from ``rng`` in ``[trace_offset_s, last submit -
+    span]``; a drawn window that holds no job (a quiet stretch of a short or thinned window)
+    starts at the next submit time instead. An empty fixed window raises.
     """
     rows = _job_trace(cfg.trace)
     t = rows[:, 0]
     start = cfg.trace_offset_s
+    width = cfg.trace_span_s
     if cfg.trace_random_window and rng is not None:
-        span = max(0.0, t[-1] - cfg.duration_s - start)
+        span = max(0.0, t[-1] - width - start)
         start += 60.0 * math.floor(rng.uniform(0.0, span) / 60.0)
-    sel = (t >= start) & (t < start + cfg.duration_s)
+    sel = (t >= start) & (t < start + width)
+    if not sel.any() and cfg.trace_random_window and rng is not None:
+        start = float(t[np.searchsorted(t, start)])     # a quiet stretch: from the next job on
+        sel = (t >= start) & (t < start + width)
     if not sel.any():
         raise ConfigError(f"workload.trace_offset_s: no job of {cfg.trace} is submitted in "
-                          f"[{start}, {start + cfg.duration_s}) "
+                          f"[{start}, {start + width}) "
                           f"(trace spans {t[0]:.0f}-{t[-1]:.0f} s)")
     return start, rows[sel]
 
@@ -116,15 +126,15 @@ def check_trace_size(cfg: WorkloadConfig, cluster: ClusterConfig) -> None:
     starts = np.unique(np.concatenate([[cfg.trace_offset_s], t[t >= cfg.trace_offset_s]])) \
         if cfg.trace_random_window else np.array([cfg.trace_offset_s])
     lo = np.searchsorted(t, starts, side="left")
-    hi = np.searchsorted(t, starts + cfg.duration_s, side="left")
+    hi = np.searchsorted(t, starts + cfg.trace_span_s, side="left")
     k = int(np.argmax(tasks[hi] - tasks[lo]))
     n_tasks, n_jobs = int(tasks[hi[k]] - tasks[lo[k]]), int(hi[k] - lo[k])
     if n_tasks > MAX_TASKS:
         raise ConfigError(
-            f"workload.trace: the window [{starts[k]:.0f}, {starts[k] + cfg.duration_s:.0f}) s "
+            f"workload.trace: the window [{starts[k]:.0f}, {starts[k] + cfg.trace_span_s:.0f}) s "
             f"of {cfg.trace} holds {n_jobs:,} jobs with {n_tasks:,} tasks, more than the limit "
-            f"of {MAX_TASKS:,} tasks; lower workload.duration_s, workload.bytes_scale or "
-            "workload.max_maps, or raise cluster.block_mb")
+            f"of {MAX_TASKS:,} tasks; lower workload.duration_s, workload.trace_rate_scale, "
+            "workload.bytes_scale or workload.max_maps, or raise cluster.block_mb")
 
 
 def check_trace_reduces(cfg: WorkloadConfig, cluster: ClusterConfig) -> None:
@@ -143,7 +153,7 @@ def check_trace_reduces(cfg: WorkloadConfig, cluster: ClusterConfig) -> None:
         sel = rows[:, 0] >= cfg.trace_offset_s
     else:
         sel = (rows[:, 0] >= cfg.trace_offset_s) & (rows[:, 0] < cfg.trace_offset_s
-                                                     + cfg.duration_s)
+                                                     + cfg.trace_span_s)
     shuffled = rows[sel & (rows[:, 2] > 0)]
     if len(shuffled):
         raise ConfigError(
@@ -180,18 +190,40 @@ def aloja_speed_factors() -> dict[str, float]:
     return out
 
 
+def trace_classes(rows: np.ndarray) -> np.ndarray:
+    """The class of each trace row ``[J]`` (module docstring): ``map_only``, ``aggregate`` or
+    ``transform``."""
+    return np.where(rows[:, 2] == 0, "map_only",
+                    np.where(rows[:, 2] < 0.5 * rows[:, 1], "aggregate", "transform"))
+
+
+def thin(cfg: WorkloadConfig, rows: np.ndarray, cls: np.ndarray, rng: np.random.Generator
+         ) -> tuple[np.ndarray, np.ndarray]:
+    """``(rows, cls)`` of the jobs ``trace_keep`` keeps (one draw per job from ``rng``, none when
+    every probability is 1); a window thinned to no job keeps its first."""
+    if all(p >= 1.0 for p in cfg.trace_keep.values()):
+        return rows, cls
+    p = np.array([cfg.trace_keep[str(c)] for c in cls], float)
+    keep = rng.random(len(rows)) < p
+    if not keep.any():
+        keep[0] = True
+    return rows[keep], cls[keep]
+
+
 def trace_jobs(cfg: WorkloadConfig, cluster: ClusterConfig, job_rng: np.random.Generator,
                task_rng: np.random.Generator, place_rng: np.random.Generator) -> list[JobDraw]:
     """Replay the trace window (see module docstring)."""
     start, rows = trace_window(cfg, job_rng)
+    cls = trace_classes(rows)
+    rows, cls = thin(cfg, rows, cls, job_rng)
     n = len(rows)
     arrivals = rows[:, 0] - start
+    if cfg.trace_rate_scale != 1.0:
+        arrivals = arrivals / cfg.trace_rate_scale
     in_mb, sh_mb, n_maps, n_red = task_counts(cfg, cluster, rows)
     block = cluster.block_mb
     split_f = np.maximum(MIN_WORK_FRACTION, in_mb / n_maps / block)
     red_f = np.maximum(MIN_WORK_FRACTION, sh_mb / np.maximum(n_red, 1) / cfg.reduce_mb)
-    cls = np.where(rows[:, 2] == 0, "map_only",
-                   np.where(rows[:, 2] < 0.5 * rows[:, 1], "aggregate", "transform"))
     # job-stream draws, vectorised and in a fixed order
     lo, hi = cfg.deadline_factor
     factors = job_rng.uniform(lo, hi, size=n)
