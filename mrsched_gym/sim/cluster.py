@@ -50,19 +50,11 @@ def touch(sim: Simulator, n: int) -> None:
     """Node ``n`` changed: mark it for the observation and file it as idle or full
     (:func:`has_free`, inlined: this runs at every launch and completion)."""
     sim.dirty.add(n)
-    if not sim.up[n]:
-        free = False
-        if sim.slots_mode:
-            free_map = free_red = False
-            if n in sim.map_idle:
-                sim.map_idle.discard(n)
-                sim.map_order.remove(n)
-            if n in sim.red_idle:
-                sim.red_idle.discard(n)
-                sim.red_order.remove(n)
-    elif sim.slots_mode:
-        free_map = sim.used_map[n] < sim.map_slots[n]
-        free_red = sim.used_red[n] < sim.red_slots[n]
+    if sim.slots_mode:
+        up = sim.up[n]
+        free_map = up and sim.used_map[n] < sim.map_slots[n]
+        free_red = up and sim.used_red[n] < sim.red_slots[n]
+        # The map and reduce filings written out (not a helper called twice): hot path.
         if free_map:
             if n not in sim.map_idle:
                 sim.map_idle.add(n)
@@ -78,6 +70,8 @@ def touch(sim: Simulator, n: int) -> None:
             sim.red_idle.discard(n)
             sim.red_order.remove(n)
         free = free_map or free_red
+    elif not sim.up[n]:
+        free = False
     else:
         r = sim.res[n]
         free = r[0] < sim.cap[n] - 0.01 and r[1] < 0.99 and r[2] < 0.99
