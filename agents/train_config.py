@@ -114,6 +114,8 @@ class TrainConfig:
             agent's mean headline / the best evaluation baseline's (1 = on par).
         init_from: Start from the weights of this checkpoint (a path or ``agent:NAME`` of a
             shipped agent; same network shapes) instead of a fresh network; "" = fresh.
+            Validation then starts with the loaded policy at step 0, so the best checkpoint
+            is never one the validation finds worse than the start.
         imitate: Fit the first policy to teachers' actions before PPO (behaviour cloning,
             DAgger; :class:`~mrsched_gym.agents.imitate.ImitateConfig`; MaskablePPO with the set
             policy). Validation then starts with the fitted policy at step 0.

@@ -58,6 +58,29 @@ def test_tensorboard_gets_every_evaluation_including_the_last(tmp_path, every):
     assert _scalars(Path(res["out"]), "eval/baseline_edf")
 
 
+def test_a_run_from_init_from_validates_the_loaded_policy_at_step_0(tmp_path):
+    """A fine-tune (``init_from``, no imitation) validates its starting policy before PPO, so
+    the curve starts where the run did and the best checkpoint is never one the validation
+    finds worse than the start: when the start stays best, ``best_model.zip`` holds its
+    weights."""
+    import torch as th
+
+    from mrsched_gym.agents.policy import load_sb3
+    from mrsched_gym.agents.pretrained import pretrained_path
+    res = train(tiny("ft", init_from="agent:hadoop-v0", hidden=64,
+                     **{"ppo.learning_rate": 0.01, "eval.every_steps": 512}),
+                tmp_path, progress=False)
+    steps = [h["step"] for h in res["history"]]
+    assert steps == [0, 512, 1024]
+    assert res["best"] == min(h["mean"] for h in res["history"])
+    best = load_sb3(res["best_model"]).policy.state_dict()
+    start = load_sb3(pretrained_path("hadoop-v0")).policy.state_dict()
+    final = load_sb3(res["final_model"]).policy.state_dict()
+    same = [th.equal(best[k], start[k]) for k in start]
+    assert all(same) == (res["best_step"] == 0)
+    assert not all(th.equal(final[k], start[k]) for k in start)   # PPO did move the weights
+
+
 def test_progress_bar_shows_the_last_evaluation_and_the_best(tmp_path, capsys):
     train(tiny("bar", **{"eval.every_steps": 512}), tmp_path, progress=True)
     err = capsys.readouterr().err
