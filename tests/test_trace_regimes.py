@@ -72,7 +72,12 @@ def test_a_window_thinned_to_nothing_keeps_its_first_job():
     ({"workload.trace_rate_scale": 0.0}, r"workload\.trace_rate_scale: must be in \(0"),
     ({"workload.trace_rate_scale": 101.0}, r"workload\.trace_rate_scale"),
     ({"workload.trace_keep": {"map_only": 1.0, "aggregate": 1.0}},
-     r"workload\.trace_keep: needs exactly the keys map_only, aggregate, transform"),
+     r"workload\.trace_keep: needs exactly the keys map_only, aggregate, transform; "
+     r"missing transform$"),
+    ({"workload.trace_keep": {"map_only": 1.0, "aggregate": 1.0, "transfrom": 1.0}},
+     r"workload\.trace_keep: .*; missing transform; unknown transfrom$"),
+    ({"workload.trace_types": {"map_only": "grep", "aggregate": "wordcount"}},
+     r"workload\.trace_types: needs exactly the keys .*; missing transform$"),
     ({"workload.trace_keep": {"map_only": 1.5, "aggregate": 1.0, "transform": 1.0}},
      r"workload\.trace_keep\.map_only: must be in \[0"),
     ({"workload.trace_keep": {"map_only": 0.0, "aggregate": 0.0, "transform": 0.0}},

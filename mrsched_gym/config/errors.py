@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -44,6 +45,19 @@ def lower_bound(value: float, lo: float, fld: str, *, lo_open: bool = False) -> 
     (:func:`mrsched_gym.config.schema.field_checks`)."""
     op = ">" if lo_open else ">="
     check(value > lo if lo_open else value >= lo, fld, f"must be {op} {lo}, got {value!r}")
+
+
+def exact_keys(mapping: Mapping[str, object], keys: Sequence[str], fld: str) -> None:
+    """Check that ``mapping`` has exactly ``keys``, naming the missing and the unknown ones:
+    ``"<fld>: needs exactly the keys a, b, c; missing b; unknown x"``."""
+    missing = [k for k in keys if k not in mapping]
+    unknown = sorted(str(k) for k in mapping if k not in keys)
+    msg = f"needs exactly the keys {', '.join(keys)}"
+    if missing:
+        msg += f"; missing {', '.join(missing)}"
+    if unknown:
+        msg += f"; unknown {', '.join(unknown)}"
+    check(not missing and not unknown, fld, msg)
 
 
 def split_path(path: str) -> tuple[str | int, ...]:

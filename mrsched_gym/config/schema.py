@@ -108,6 +108,14 @@ def field_checks(cls: type) -> dict[str, tuple[list[str], dict[str, float]]]:
             lo = _constant(args[1], names)
             if ast.unparse(args[0]) == f"self.{args[2].value}" and lo is not None:
                 bounds[_BOUND_KEYS[sign]] = lo
+        elif node.func.id == "exact_keys" and len(args) >= 3 and isinstance(
+                args[2], ast.Constant) and args[2].value in fields:
+            keys = args[1]
+            value = names.get(keys.id) if isinstance(keys, ast.Name) else None
+            listed = (", ".join(repr(k) for k in value) if isinstance(value, tuple)
+                      else ast.unparse(keys))
+            out.setdefault(str(args[2].value), ([], {}))[0].append(
+                f"set({ast.unparse(args[0]).replace('self.', '')}) == {{{listed}}}")
         elif node.func.id == "check" and len(args) >= 2 and isinstance(args[1], ast.Constant):
             fld = args[1].value
             if not (isinstance(fld, str) and fld in fields):

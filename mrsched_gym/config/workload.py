@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import field
 from typing import Annotated, Literal
 
-from mrsched_gym.config.errors import check, in_range, lower_bound
+from mrsched_gym.config.errors import check, exact_keys, in_range, lower_bound
 from mrsched_gym.config.fields import (
     AS_LIST,
     Bool,
@@ -19,6 +19,10 @@ from mrsched_gym.config.fields import (
 )
 from mrsched_gym.frozen import FrozenDict
 from mrsched_gym.workloads.profiles import PROFILES
+
+#: The trace classes (:mod:`mrsched_gym.workloads.trace`): the keys of ``trace_types`` and
+#: ``trace_keep``.
+TRACE_CLASSES = ("map_only", "aggregate", "transform")
 
 
 @section
@@ -174,14 +178,12 @@ class WorkloadConfig:
         check(1 <= self.max_maps <= 100_000, "max_maps",
                f"must be in [1, 100000], got {self.max_maps!r}")
         lower_bound(self.reduce_mb, 0, "reduce_mb", lo_open=True)
-        check(set(self.trace_types) == {"map_only", "aggregate", "transform"}, "trace_types",
-               "needs exactly the keys map_only, aggregate, transform")
+        exact_keys(self.trace_types, TRACE_CLASSES, "trace_types")
         for k, v in self.trace_types.items():
             check(v in PROFILES, f"trace_types.{k}",
                    f"unknown job type {v!r}; known: {', '.join(PROFILES)}")
         in_range(self.trace_rate_scale, 0.0, 100.0, "trace_rate_scale", lo_open=True)
-        check(set(self.trace_keep) == {"map_only", "aggregate", "transform"}, "trace_keep",
-              "needs exactly the keys map_only, aggregate, transform")
+        exact_keys(self.trace_keep, TRACE_CLASSES, "trace_keep")
         for cls, p in self.trace_keep.items():
             in_range(p, 0.0, 1.0, f"trace_keep.{cls}")
         check(sum(self.trace_keep.values()) > 0, "trace_keep", "probabilities must not all be 0")
