@@ -61,6 +61,8 @@ def make_callbacks(cfg: TrainConfig, out: Path, baselines: dict, state: dict, pr
         def _on_training_start(self) -> None:
             self.next = (self.model.num_timesteps // cfg.eval.every_steps + 1) \
                 * cfg.eval.every_steps if cfg.eval.every_steps else math.inf
+            while unlogged:                         # the step-0 evaluation, run before PPO
+                log_row(self.logger, *unlogged.pop(0))  # had its logger
 
         def _on_step(self) -> bool:
             if self.model.num_timesteps >= self.next:
@@ -71,6 +73,19 @@ def make_callbacks(cfg: TrainConfig, out: Path, baselines: dict, state: dict, pr
         def _on_training_end(self) -> None:
             if not state["history"] or state["history"][-1]["step"] != self.model.num_timesteps:
                 run_eval(self.model, self.logger)
+
+    unlogged: list[tuple[dict, float]] = []     # evaluations run without a logger, and the
+                                                # best validation mean after each
+
+    def log_row(logger, row: dict, best: float) -> None:
+        """An evaluation's row and the best mean so far to TensorBoard (the logger SB3 sets up
+        when learning starts)."""
+        logger.record("eval/headline_mean", row["mean"])
+        logger.record("eval/best", best)
+        for b, v in baselines.items():
+            if not isinstance(v, dict):
+                logger.record(f"eval/baseline_{b}", v)
+        logger.dump(row["step"])
 
     def run_eval(model, logger=None) -> None:
         t0 = time.perf_counter()
@@ -87,12 +102,9 @@ def make_callbacks(cfg: TrainConfig, out: Path, baselines: dict, state: dict, pr
         if better:
             state["best"], state["best_step"] = mean, step
         if logger is not None:
-            logger.record("eval/headline_mean", mean)
-            logger.record("eval/best", state["best"])
-            for b, v in baselines.items():
-                if not isinstance(v, dict):
-                    logger.record(f"eval/baseline_{b}", v)
-            logger.dump(step)
+            log_row(logger, row, state["best"])
+        else:
+            unlogged.append((row, state["best"]))
         save_checkpoint(model, out / "last_model.zip")
         if better:
             save_checkpoint(model, out / "best_model.zip")

@@ -39,16 +39,20 @@ def _scalars(out: Path, tag: str) -> list[tuple[int, float]]:
     return sorted(set(got))
 
 
-@pytest.mark.parametrize("every", [0, 512, 700])
-def test_tensorboard_gets_every_evaluation_including_the_last(tmp_path, every):
+@pytest.mark.parametrize("every, start", [(0, ""), (512, ""), (700, ""),
+                                          (512, "agent:hadoop-v0")])
+def test_tensorboard_gets_every_evaluation_including_the_last(tmp_path, every, start):
     """No periodic evaluation (every_steps 0, or larger than the run: `--steps 8192` with the
-    default 100,000), evaluations that land on the end, or not: TensorBoard holds each
-    evaluation of evaluations.csv, the last one at the final step, and the best so far."""
+    default 100,000), evaluations that land on the end, or not, a fine-tune's step-0
+    evaluation (run before PPO sets up its logger): TensorBoard holds each evaluation of
+    evaluations.csv, the last one at the final step, and the best so far."""
     pytest.importorskip("tensorboard")
-    res = train(tiny(f"tb{every}", tensorboard=True, **{"eval.every_steps": every}), tmp_path,
-                progress=False)
+    kw = {"init_from": start, "hidden": 64} if start else {}
+    res = train(tiny(f"tb{every}", tensorboard=True, **{"eval.every_steps": every}, **kw),
+                tmp_path, progress=False)
     steps = [h["step"] for h in res["history"]]
     assert steps[-1] == 1024 and len(steps) == len(set(steps))
+    assert (steps[0] == 0) == bool(start)
     logged = _scalars(Path(res["out"]), "eval/headline_mean")
     assert [s for s, _ in logged] == steps
     for (_, v), h in zip(logged, res["history"], strict=True):
