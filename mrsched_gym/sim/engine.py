@@ -249,6 +249,7 @@ class Simulator:
         self.n_rejected = 0
         self.n_unserved = 0                   # jobs charged by close_books
         self.n_killed = 0
+        self.n_failed = 0                     # tasks killed by memory_overcommit: fail
         self.n_suspended = 0
         self.n_lost = 0
         self.n_copies = 0                     # speculative copies launched

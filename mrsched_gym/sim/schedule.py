@@ -3,7 +3,9 @@
 Nodes with free capacity are offered one at a time (``Simulator.offer``, lowest index first);
 an offered node that no runnable job can use is dropped until the next event frees or adds
 capacity. Choosing a candidate launches a task of its job on the node and keeps offering the
-same node while it has room; skip leaves it idle until the next event.
+same node while it has room; skip leaves it idle until the next event, and so does a launch that
+fails for memory (``memory_overcommit: fail``): offered again at once, the same launch would fail
+again at the same instant, for ever.
 """
 
 from __future__ import annotations
@@ -108,9 +110,10 @@ def apply(sim: Simulator, decision: Decision, action: int) -> None:
     if action != sim.K:
         cand = decision.candidates[action]
         assert isinstance(cand, ScheduleCandidate)
+        failed = sim.n_failed
         launch(sim, cand.job, cand.phase, n)
-        if has_free(sim, n):
-            sim.offer.append(n)       # keep filling the same node
+        if has_free(sim, n) and sim.n_failed == failed:
+            sim.offer.append(n)       # keep filling the same node (not after a failed launch)
 
 
 PART = DecisionPart(SCHEDULE, pose, apply)

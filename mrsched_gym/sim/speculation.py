@@ -94,14 +94,16 @@ def pose(sim: Simulator) -> Decision | None:
 
 def apply(sim: Simulator, decision: Decision, action: int) -> None:
     """Launch a copy of the chosen task on the node (skip: launch none; the node stays idle
-    until the next event)."""
+    until the next event, as after a copy that fails for memory: see
+    :mod:`~mrsched_gym.sim.schedule`)."""
     n = sim.offer.pop()
     if action != sim.K:
         cand = decision.candidates[action]
         assert isinstance(cand, SpeculateCandidate)
+        failed = sim.n_failed
         launch_copy(sim, cand.task, n)
-        if has_free(sim, n):
-            sim.offer.append(n)       # keep filling the same node
+        if has_free(sim, n) and sim.n_failed == failed:
+            sim.offer.append(n)       # keep filling the same node (not after a failed launch)
 
 
 def enabled(scenario: Scenario) -> bool:

@@ -362,4 +362,5 @@ def _enforce_memory(sim: Simulator, n: int) -> None:
     tasks = sim.tasks_on[n]
     while len(tasks) > 1 and sum(t.demand[2] for t in tasks) > 1.0 + EPS:
         victim = max(tasks, key=lambda t: (t.start_s, t.tid))
+        sim.n_failed += 1
         kill(sim, victim, cleanup=False, outcome="failed")
