@@ -99,7 +99,8 @@ class ClusterConfig:
             node (:attr:`effective_replication`).
         block_mb: HDFS block size (MB): what a map task reads.
         off_rack_factor: Cost multiplier of an off-rack read relative to a rack-local one.
-        memory_overcommit: ``"swap"`` (tasks slow down) or ``"fail"`` (newest task is killed).
+        memory_overcommit: ``"swap"`` (tasks slow down) or ``"fail"`` (newest task is killed
+            and returns to pending; its node is offered again at the next event).
         swap_slowdown: Slowdown per unit of relative memory shortfall (spill or swap): a task
             with allocation m below its demand d runs at 1 / (1 + swap_slowdown * (1 - m/d)).
         orchestrator: MROrchestrator setting: ``"none"``, ``"uniform"`` or ``"regression"``
