@@ -8,7 +8,8 @@ pydantic's errors as the package's messages.
 
 The scalar aliases are strict (a bool is not a number, ``"0.5"`` is not a number, ``2.5`` is not
 an integer) and accept numpy scalars (``np.float64(0.9)``, ``np.int64(3)``), as plain Python
-values; floats must be finite. Sequences accept lists, tuples and 1-d numpy arrays.
+values; floats must be finite and at most ``MAX_MAGNITUDE`` (1e12) in magnitude. Sequences
+accept lists, tuples and 1-d numpy arrays.
 """
 
 from __future__ import annotations
@@ -56,8 +57,23 @@ def _mapping(value: Any) -> Any:
     return {str(k): v for k, v in value.items()}
 
 
-#: A finite number (int or float; not a bool, not a string); stored as ``float``.
-Float = Annotated[float, Strict(), BeforeValidator(_plain_scalar)]
+#: The largest magnitude a config number may have: far beyond any real setting (1e12 s is 31,700
+#: years), and far enough below the float maximum (about 1.8e308) that the simulator's products
+#: and sums of them stay finite: near that maximum a weight, a task's work or a response time
+#: overflowed to ``inf`` and the rewards and observations to ``nan``.
+MAX_MAGNITUDE = 1e12
+
+
+def _bounded(value: float) -> float:
+    """``value`` if its magnitude is at most :data:`MAX_MAGNITUDE`."""
+    if not -MAX_MAGNITUDE <= value <= MAX_MAGNITUDE:
+        raise ConfigError(f"must be at most {MAX_MAGNITUDE:g} in magnitude, got {value!r}")
+    return value
+
+
+#: A finite number (int or float; not a bool, not a string) of magnitude at most
+#: :data:`MAX_MAGNITUDE`; stored as ``float``.
+Float = Annotated[float, Strict(), BeforeValidator(_plain_scalar), AfterValidator(_bounded)]
 #: An integer (not a bool, not ``2.0``).
 Int = Annotated[int, Strict(), BeforeValidator(_plain_scalar)]
 #: ``true`` or ``false``.
