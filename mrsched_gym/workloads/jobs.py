@@ -1,8 +1,10 @@
 """Jobs as drawn at reset (:class:`JobDraw`) and how one is made from its type and size: task
 work and demand draws, the block replicas of its maps, and its completion time alone (the
-deadline base). The synthetic generator, fixed job lists
-(:mod:`mrsched_gym.workloads.synthetic`) and trace replay (:mod:`mrsched_gym.workloads.trace`)
-all build their jobs with :func:`make_job`.
+deadline base). The synthetic generator and fixed job lists
+(:mod:`mrsched_gym.workloads.synthetic`) build an episode's jobs with :func:`make_jobs` (one
+draw per stream for all of them), trace replay (:mod:`mrsched_gym.workloads.trace`) with
+:func:`make_job` (one job at a time: its task model may draw between two jobs); both draw a
+job's tasks the same way.
 """
 
 from __future__ import annotations
@@ -64,13 +66,6 @@ class JobDraw:
     deadline_factor: float = math.nan
 
 
-def _lognormal(rng: np.random.Generator, mean: float, cv: float, size: int) -> np.ndarray:
-    if cv <= 0:
-        return np.full(size, mean)
-    s2 = math.log1p(cv * cv)
-    return rng.lognormal(math.log(mean) - s2 / 2, math.sqrt(s2), size=size)
-
-
 def _phase_alone_s(cluster: ClusterConfig, n_tasks: int, work_s: float, cv: float,
                    demand: tuple[float, float, float, float], reduce: bool) -> float:
     """Time for ``n_tasks`` of one phase when a lone job fills every slot of the cluster."""
@@ -115,23 +110,55 @@ def deadline_base_s(profile: JobTypeProfile, n_maps: int, n_reduces: int, map_wo
 def place_replicas(rng: np.random.Generator, n: int, cluster: ClusterConfig) -> np.ndarray:
     """``[n, effective_replication]`` distinct data nodes holding each of ``n`` blocks: uniform
     over every node, or over the dedicated nodes with ``hdfs_on: dedicated`` (MIMP 3.1)."""
+    return place_replicas_of(rng, [n], cluster)[0]
+
+
+def place_replicas_of(rng: np.random.Generator, sizes: list[int],
+                      cluster: ClusterConfig) -> list[np.ndarray]:
+    """:func:`place_replicas` for several jobs' blocks (``sizes[j]`` blocks of job ``j``), in
+    one draw: the same nodes as one call per job in the list's order."""
     rep = cluster.effective_replication
     if cluster.hdfs_on == "all":
-        return _replicas(rng, n, cluster.n_nodes, rep)
-    nodes = np.asarray(cluster.data_nodes, dtype=np.int64)
-    return nodes[_replicas(rng, n, len(nodes), rep)]
+        reps = _replicas(rng, sizes, cluster.n_nodes, rep)
+    else:
+        nodes = np.asarray(cluster.data_nodes, dtype=np.int64)
+        reps = nodes[_replicas(rng, sizes, len(nodes), rep)]
+    return np.split(reps, np.cumsum(sizes[:-1])) if sizes else []
 
 
-def _replicas(rng: np.random.Generator, n: int, n_nodes: int, rep: int) -> np.ndarray:
-    """``[n, rep]`` distinct random nodes per block, vectorised (no per-block shuffles)."""
-    first = rng.integers(0, n_nodes, size=n)
-    out = np.empty((n, rep), dtype=np.int64)
+def _replicas(rng: np.random.Generator, sizes: list[int], n_nodes: int, rep: int) -> np.ndarray:
+    """``[sum(sizes), rep]`` distinct random nodes per block, vectorised (no per-block shuffles).
+
+    Per job, in the list's order, the stream gives the job's first replica of each block, then
+    the blocks' offsets to the second, third, ... replica (distinct offsets in ``1..n_nodes-1``,
+    drawn without replacement by the shifting trick). The draws of every job are taken in one
+    call with per-value bounds: numpy's bounded integers draw value by value from the stream
+    whether the bounds are scalars or arrays, so the values are the ones a call per job and
+    bound would give (``tests/test_job_draws.py`` holds this against that reference).
+    """
+    n_of = np.asarray(sizes, dtype=np.int64)
+    total = int(n_of.sum())
+    job = np.repeat(np.arange(len(sizes)), n_of)            # each block's job
+    first_of_job = np.cumsum(n_of) - n_of                   # each job's first block
+    n = n_of[job]
+    block_start = first_of_job[job]
+    # Position in the stream of each block's k-th value (k = 0: the first replica).
+    at = rep * block_start + (np.arange(total) - block_start)
+    low = np.empty(rep * total, dtype=np.int64)
+    high = np.empty(rep * total, dtype=np.int64)
+    low[at] = 0
+    high[at] = n_nodes
+    for k in range(rep - 1):
+        low[at + (k + 1) * n] = 1
+        high[at + (k + 1) * n] = n_nodes - k
+    drawn = rng.integers(low, high) if total else np.empty(0, dtype=np.int64)
+    first = drawn[at]
+    out = np.empty((total, rep), dtype=np.int64)
     out[:, 0] = first
     if rep > 1:
-        # Distinct offsets in 1..n_nodes-1, drawn without replacement by the shifting trick.
-        offs = np.empty((n, rep - 1), dtype=np.int64)
+        offs = np.empty((total, rep - 1), dtype=np.int64)
         for k in range(rep - 1):
-            o = rng.integers(1, n_nodes - k, size=n)
+            o = drawn[at + (k + 1) * n]
             if k:
                 earlier = np.sort(offs[:, :k], axis=1) if k > 1 else offs
                 for j in range(k):   # shift past earlier offsets, in increasing order
@@ -141,12 +168,34 @@ def _replicas(rng: np.random.Generator, n: int, n_nodes: int, rep: int) -> np.nd
     return out
 
 
+@dataclass(frozen=True)
+class JobPlan:
+    """One job before its per-task draws: the arguments of :func:`make_job` without the
+    streams and the cluster (their meanings are there)."""
+
+    profile_idx: int
+    arrival: float
+    deadline: float
+    priority: int
+    weight: float
+    n_maps: int
+    n_red: int
+    mw: float
+    rw: float
+    label: str = ""
+    work_cv: float | None = None
+    map_work: np.ndarray | None = None
+    reduce_work: np.ndarray | None = None
+    deadline_factor: float = math.nan
+
+
 def make_job(profile_idx: int, arrival: float, deadline: float, priority: int, weight: float,
              n_maps: int, n_red: int, mw: float, rw: float, task_rng: np.random.Generator,
              place_rng: np.random.Generator, cluster: ClusterConfig, label: str = "",
              work_cv: float | None = None, map_work: np.ndarray | None = None,
              reduce_work: np.ndarray | None = None, deadline_factor: float = math.nan) -> JobDraw:
-    """One job: task work drawn lognormal around ``mw``/``rw`` unless given as arrays.
+    """One job: task work drawn lognormal around ``mw``/``rw`` unless given as arrays
+    (:func:`make_jobs` of one job).
 
     Shared by the synthetic generator, fixed job lists and trace replay
     (:mod:`mrsched_gym.workloads.trace`), so every workload kind draws its tasks the same way.
@@ -174,19 +223,64 @@ def make_job(profile_idx: int, arrival: float, deadline: float, priority: int, w
     Returns:
         The job's :class:`JobDraw`.
     """
-    p = PROFILES[TYPE_NAMES[profile_idx]]
-    cv = cluster.task_demand_cv
-    map_alone, red_alone = phase_alone_times(p, n_maps, n_red, mw, rw, cluster)
-    if map_work is None:
-        map_work = _lognormal(task_rng, mw, p.map_cv if work_cv is None else work_cv, n_maps)
-    if reduce_work is None:
-        reduce_work = _lognormal(task_rng, rw, p.reduce_cv if work_cv is None else work_cv,
-                                 n_red)
-    return JobDraw(
-        type_idx=profile_idx, arrival_s=arrival, deadline_s=deadline, priority=priority,
-        weight=weight, map_work=map_work, reduce_work=reduce_work,
-        map_mult=_lognormal(task_rng, 1.0, cv, n_maps),
-        reduce_mult=_lognormal(task_rng, 1.0, cv, n_red),
-        replicas=place_replicas(place_rng, n_maps, cluster),
-        label=label, alone_s=map_alone + red_alone, map_alone_s=map_alone,
-        map_mean_s=float(mw), reduce_mean_s=float(rw), deadline_factor=float(deadline_factor))
+    plan = JobPlan(profile_idx, arrival, deadline, priority, weight, n_maps, n_red, mw, rw,
+                   label, work_cv, map_work, reduce_work, deadline_factor)
+    return make_jobs([plan], task_rng, place_rng, cluster)[0]
+
+
+def make_jobs(plans: list[JobPlan], task_rng: np.random.Generator,
+              place_rng: np.random.Generator, cluster: ClusterConfig) -> list[JobDraw]:
+    """The jobs of ``plans``, in one draw per stream: the same jobs as :func:`make_job` called
+    for each plan in order.
+
+    Per job, ``task_rng`` gives, in this order, the map work, the reduce work (each lognormal
+    around ``mw``/``rw`` with the type's or ``work_cv``'s coefficient of variation, unless
+    given), then the map and the reduce tasks' demand multipliers (lognormal around 1 with
+    ``cluster.task_demand_cv``); a coefficient of variation of 0 draws nothing (the mean
+    itself). All of them are one ``lognormal`` call with per-value parameters, which numpy
+    draws value by value as it does a call per job and array; ``place_rng`` gives the
+    replicas (:func:`place_replicas_of`).
+    """
+    demand_cv = cluster.task_demand_cv
+    log_means: list[float] = []
+    log_sds: list[float] = []
+    counts: list[int] = []
+    pieces: list[list[np.ndarray | int]] = []   # per job: an array, or the index of a draw
+    for plan in plans:
+        p = PROFILES[TYPE_NAMES[plan.profile_idx]]
+        map_cv = p.map_cv if plan.work_cv is None else plan.work_cv
+        red_cv = p.reduce_cv if plan.work_cv is None else plan.work_cv
+        row: list[np.ndarray | int] = []
+        for given, mean, cv, size in ((plan.map_work, plan.mw, map_cv, plan.n_maps),
+                                      (plan.reduce_work, plan.rw, red_cv, plan.n_red),
+                                      (None, 1.0, demand_cv, plan.n_maps),
+                                      (None, 1.0, demand_cv, plan.n_red)):
+            if given is not None:
+                row.append(given)
+            elif cv <= 0:
+                row.append(np.full(size, mean))
+            else:
+                s2 = math.log1p(cv * cv)
+                log_means.append(math.log(mean) - s2 / 2)
+                log_sds.append(math.sqrt(s2))
+                counts.append(size)
+                row.append(len(counts) - 1)
+        pieces.append(row)
+    drawn = (task_rng.lognormal(np.repeat(log_means, counts), np.repeat(log_sds, counts))
+             if sum(counts) else np.empty(0))
+    starts = np.cumsum(counts) - counts if counts else []
+    replicas = place_replicas_of(place_rng, [plan.n_maps for plan in plans], cluster)
+    out = []
+    for plan, row, reps in zip(plans, pieces, replicas, strict=True):
+        work = [piece if isinstance(piece, np.ndarray) else
+                drawn[starts[piece]:starts[piece] + counts[piece]] for piece in row]
+        p = PROFILES[TYPE_NAMES[plan.profile_idx]]
+        map_alone, red_alone = phase_alone_times(p, plan.n_maps, plan.n_red, plan.mw, plan.rw,
+                                                 cluster)
+        out.append(JobDraw(
+            type_idx=plan.profile_idx, arrival_s=plan.arrival, deadline_s=plan.deadline,
+            priority=plan.priority, weight=plan.weight, map_work=work[0], reduce_work=work[1],
+            map_mult=work[2], reduce_mult=work[3], replicas=reps, label=plan.label,
+            alone_s=map_alone + red_alone, map_alone_s=map_alone, map_mean_s=float(plan.mw),
+            reduce_mean_s=float(plan.rw), deadline_factor=float(plan.deadline_factor)))
+    return out

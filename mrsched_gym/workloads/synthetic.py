@@ -41,9 +41,11 @@ from mrsched_gym.config.sizing import (
 )
 from mrsched_gym.workloads.jobs import (
     JobDraw,
+    JobPlan,
     alone_time_s,
     deadline_base_s,
     make_job,
+    make_jobs,
     phase_alone_times,
     place_replicas,
 )
@@ -69,7 +71,7 @@ def fixed_jobs(jobs: tuple[JobSpec, ...], cluster: ClusterConfig, task_rng: np.r
     ``job_rng`` in the list's order (one draw per such job, none otherwise, so lists without
     jitter draw exactly as before); its deadline moves with it (it is relative to submission).
     """
-    out = []
+    plans = []
     shift: dict[int, float] = {}
     for i, spec in enumerate(jobs):
         if spec.arrival_jitter_s > 0:
@@ -93,10 +95,10 @@ def fixed_jobs(jobs: tuple[JobSpec, ...], cluster: ClusterConfig, task_rng: np.r
                 p, spec.n_maps, n_red, mw, rw, cluster, deadline_scope)
         else:
             deadline = math.inf
-        out.append(make_job(TYPE_NAMES.index(spec.type), spec.arrival_s, deadline,
-                            spec.priority, spec.weight, spec.n_maps, n_red, mw, rw, task_rng,
-                            place_rng, cluster, spec.label, spec.work_cv, deadline_factor=factor))
-    return out
+        plans.append(JobPlan(TYPE_NAMES.index(spec.type), spec.arrival_s, deadline,
+                             spec.priority, spec.weight, spec.n_maps, n_red, mw, rw, spec.label,
+                             spec.work_cv, deadline_factor=factor))
+    return make_jobs(plans, task_rng, place_rng, cluster)
 
 
 def synthetic_jobs(cfg: WorkloadConfig, cluster: ClusterConfig, job_rng: np.random.Generator,
@@ -116,7 +118,7 @@ def synthetic_jobs(cfg: WorkloadConfig, cluster: ClusterConfig, job_rng: np.rand
     has_deadline = job_rng.random(n_jobs) < cfg.deadline_fraction
     high = job_rng.random(n_jobs) < cfg.high_priority_fraction
     weights = job_rng.uniform(cfg.weight_range[0], cfg.weight_range[1], size=n_jobs)
-    out = []
+    plans = []
     for i in range(n_jobs):
         p = profiles[types[i]]
         n_maps = int(sizes[i])
@@ -126,11 +128,10 @@ def synthetic_jobs(cfg: WorkloadConfig, cluster: ClusterConfig, job_rng: np.rand
         deadline = (arrivals[i] + factors[i] * deadline_base_s(p, n_maps, n_red, mw, rw, cluster,
                                                                cfg.deadline_scope)
                     if has_deadline[i] else math.inf)
-        out.append(make_job(TYPE_NAMES.index(p.name), float(arrivals[i]), float(deadline),
-                            int(high[i]), float(weights[i]), n_maps, n_red, mw, rw, task_rng,
-                            place_rng, cluster,
-                            deadline_factor=float(factors[i]) if has_deadline[i] else math.nan))
-    return out
+        plans.append(JobPlan(TYPE_NAMES.index(p.name), float(arrivals[i]), float(deadline),
+                             int(high[i]), float(weights[i]), n_maps, n_red, mw, rw,
+                             deadline_factor=float(factors[i]) if has_deadline[i] else math.nan))
+    return make_jobs(plans, task_rng, place_rng, cluster)
 
 
 def draw_jobs(cfg: WorkloadConfig, cluster: ClusterConfig, job_rng: np.random.Generator,
