@@ -7,14 +7,15 @@ Every failure is one :class:`~mrsched_gym.errors.InputError` line naming the fil
 there is one, the key: a file that is no archive, a member that holds Python objects (an
 ``.npz`` is never unpickled: ``allow_pickle=False``), a missing or unexpected key, a shape that
 does not fit the recorded architecture (``hidden``), a dtype other than float32, a weight that
-is NaN or infinite, metadata that is not what the export writes, or input sizes that are not
-the env's.
+is NaN or infinite, metadata that is not what the export writes, input sizes that are not
+the env's, or an archive that would unpack to more than :data:`MAX_UNPACKED_BYTES`.
 """
 
 from __future__ import annotations
 
 import json
 import zipfile
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +37,34 @@ META_FIELDS: dict[str, tuple[type | tuple[type, ...], bool]] = {
     "rules": (dict, False)}
 
 
+#: What an agent archive (``.npz`` or SB3 ``.zip``) may unpack to in all, by its members'
+#: recorded sizes, checked before any member is read: the largest shipped agent unpacks to
+#: well under 1 MiB and an SB3 checkpoint of a large network to tens of MiB, while a "zip
+#: bomb" of a few MiB unpacks to gigabytes. Reading a member stops at its recorded size (a
+#: member that holds more fails its CRC), so the recorded sizes bound the memory used.
+MAX_UNPACKED_BYTES = 512 * 2**20
+#: The same for an SB3 checkpoint's ``data`` member (JSON text of a few KiB to MiB, which SB3
+#: reads whole into memory).
+MAX_SB3_DATA_BYTES = 64 * 2**20
+
+
+def check_unpacked_size(z: zipfile.ZipFile, where: str) -> None:
+    """Raise :class:`InputError` if the members of ``z`` unpack to more than
+    :data:`MAX_UNPACKED_BYTES` (or an SB3 ``data`` member to more than
+    :data:`MAX_SB3_DATA_BYTES`), by their recorded sizes, before any is read."""
+    total = 0
+    for info in z.infolist():
+        total += info.file_size
+        if info.filename == "data" and info.file_size > MAX_SB3_DATA_BYTES:
+            raise InputError(f"{where}: member 'data' unpacks to {info.file_size:,} bytes, "
+                             f"more than the {MAX_SB3_DATA_BYTES:,} an SB3 checkpoint's data "
+                             f"may hold (a damaged or hostile archive)")
+    if total > MAX_UNPACKED_BYTES:
+        raise InputError(f"{where}: unpacks to {total:,} bytes, more than the "
+                         f"{MAX_UNPACKED_BYTES:,} an agent file may hold (a damaged or "
+                         f"hostile archive)")
+
+
 def read_npz(path: str | Path) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
     """The weights and metadata of an agent's ``.npz``, every check passed (module docstring).
 
@@ -49,6 +78,14 @@ def read_npz(path: str | Path) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
     if not zipfile.is_zipfile(path):
         raise InputError(f"{where}: not an .npz archive of numpy weights (not a zip file at "
                          f"all); export an agent with agents/numpy_export.py")
+    try:
+        with zipfile.ZipFile(path) as archive:
+            check_unpacked_size(archive, where)
+    except (OSError, EOFError, zipfile.BadZipFile, ValueError) as e:
+        if isinstance(e, InputError):
+            raise
+        raise InputError(f"{where}: not a readable .npz archive ({type(e).__name__}: {e})"
+                         ) from None
     arrays: dict[str, np.ndarray] = {}
     try:
         with np.load(path, allow_pickle=False) as z:
@@ -186,8 +223,11 @@ def check_sb3_zip(path: str | Path) -> None:
     try:
         with zipfile.ZipFile(path) as z:
             names = z.namelist()
+            check_unpacked_size(z, where)
             bad = z.testzip()
     except (OSError, EOFError, zipfile.BadZipFile, ValueError) as e:
+        if isinstance(e, InputError):
+            raise
         raise InputError(f"{where}: a corrupt zip archive ({e})") from None
     if bad is not None:
         raise InputError(f"{where}: a corrupt zip archive (member {bad!r} fails its CRC)")
@@ -198,5 +238,33 @@ def check_sb3_zip(path: str | Path) -> None:
                          f"inside (it holds {shown or 'nothing'})")
 
 
-__all__ = ["LAYERS", "META_FIELDS", "META_KEY", "check_npz_fits", "check_sb3_zip",
-           "check_weights", "read_meta", "read_npz"]
+def load_error(e: BaseException) -> str:
+    """One short line for why a checkpoint did not load: the exception's type and the first
+    line of its message, at most 160 characters (torch's and SB3's messages run to kilobytes,
+    and torch's advises loading with ``weights_only=False``, which would run the file's
+    pickled code)."""
+    lines = [line.strip() for line in str(e).strip().splitlines() if line.strip()]
+    text = lines[0] if lines else ""
+    if text.endswith(":") and len(lines) > 1:     # "Error(s) in loading ...:" and the first
+        text = f"{text} {lines[1]}"
+    if len(text) > 160:
+        text = text[:157] + "..."
+    return f"{type(e).__name__}: {text}" if text else type(e).__name__
+
+
+def check_finite_state(state: Iterable[tuple[str, Any]], where: str) -> None:
+    """Raise :class:`InputError` naming the first floating-point entry of ``state`` (name,
+    array or CPU tensor pairs: a network's ``state_dict().items()``) that holds a NaN or an
+    infinite value. A damaged or tampered checkpoint is refused: NaN logits act as the first
+    legal action, so such a network would be ranked as a fixed rule."""
+    for name, value in state:
+        arr = np.asarray(value)
+        if arr.dtype.kind == "f" and not np.isfinite(arr).all():
+            bad = int(arr.size - np.count_nonzero(np.isfinite(arr)))
+            raise InputError(f"{where}: parameter {name!r} holds {bad} NaN or infinite "
+                             f"value(s); every weight must be finite")
+
+
+__all__ = ["LAYERS", "MAX_SB3_DATA_BYTES", "MAX_UNPACKED_BYTES", "META_FIELDS", "META_KEY",
+           "check_finite_state", "check_npz_fits", "check_sb3_zip", "check_unpacked_size",
+           "check_weights", "load_error", "read_meta", "read_npz"]

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
 
+from mrsched_gym.agents.agent_files import check_finite_state, load_error
 from mrsched_gym.agents.observations import (
     fit_decision,
     objective_of,
@@ -281,10 +283,21 @@ def load_sb3(path: str | Path, env=None, one_thread: bool = True):
         raise MissingExtraError(f"loading an SB3 agent checkpoint needs the rl extra: "
                                 f"{install_hint('rl')} (the shipped agents run without it)"
                                 ) from e
-    errors = []
+    errors: dict[str, list[str]] = {}
     for cls in (MaskablePPO, PPO, A2C):
         try:
-            return cls.load(str(path), env=env, device="cpu")
+            model = cls.load(str(path), env=env, device="cpu")
         except Exception as e:  # noqa: BLE001 - try the next algorithm, report all below
-            errors.append(f"{cls.__name__}: {e}")
-    raise ValueError(f"{path}: not a MaskablePPO, PPO or A2C checkpoint ({'; '.join(errors)})")
+            errors.setdefault(load_error(e), []).append(cls.__name__)
+            continue
+        check_finite_parameters(model, path)
+        return model
+    why = "; ".join(f"{'/'.join(names)}: {err}" for err, names in errors.items())
+    raise InputError(f"agent file {path}: not a MaskablePPO, PPO or A2C checkpoint ({why})")
+
+
+def check_finite_parameters(model: Any, path: Path) -> None:
+    """Raise :class:`~mrsched_gym.errors.InputError` naming the first parameter of ``model``'s
+    policy that holds a NaN or an infinite value (a damaged or tampered checkpoint: NaN
+    logits act as the first legal action, so such a model would be ranked as a rule)."""
+    check_finite_state(model.policy.state_dict().items(), f"agent file {path}")

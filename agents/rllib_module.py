@@ -42,6 +42,7 @@ from ray.rllib.core.rl_module.apis.value_function_api import ValueFunctionAPI
 from ray.rllib.core.rl_module.torch import TorchRLModule
 from torch import nn
 
+from mrsched_gym.agents.agent_files import check_finite_state, load_error
 from mrsched_gym.agents.set_layers import ILLEGAL_LOGIT, CandidateScorer, SetEncoder, mlp
 from mrsched_gym.encoding import decision_kind_slot
 from mrsched_gym.errors import InputError
@@ -166,25 +167,71 @@ class RLlibPolicy:
 MODULE_SUBDIR = "learner_group/learner/rl_module/default_policy"
 
 
+#: The module's weights in its checkpoint folder, as RLlib writes them (a pickled dict of
+#: arrays by parameter name).
+MODULE_STATE_FILE = "module_state.pkl"
+
+
 def load_rllib_policy(path: str, name: str | None = None) -> RLlibPolicy:
     """The policy of an RLlib checkpoint folder: the folder ``algo.save_to_path`` wrote (its
-    module under :data:`MODULE_SUBDIR`) or the module's own folder."""
+    module under :data:`MODULE_SUBDIR`) or the module's own folder; relative paths are taken
+    from the working directory.
+
+    Raises:
+        InputError: One line naming the folder: it does not load (a damaged file, weights of
+            the wrong shape), it holds another module, a parameter of the module is missing
+            from its saved weights (RLlib would keep the parameter's random start), or a
+            weight is NaN or infinite. The files' contents are not otherwise verified: like
+            any pickle, load only checkpoints you trust.
+    """
     from pathlib import Path
 
     from ray.rllib.core.rl_module.rl_module import RLModule
-    folder = Path(path)
+    folder = Path(path).resolve()
+    algorithm_folder = (folder / "algorithm_state.pkl").exists()
     if (folder / MODULE_SUBDIR).is_dir():
         folder = folder / MODULE_SUBDIR
     name = name or f"rllib:{Path(path).name}"
-    module = RLModule.from_checkpoint(str(folder))
+    where = f"RLlib checkpoint {folder}"
+    if algorithm_folder and folder.name != MODULE_SUBDIR.rsplit("/", 1)[-1]:
+        raise InputError(f"{where}: no RLlib module in it ({MODULE_SUBDIR}/ is missing from "
+                         f"this algo.save_to_path folder)")
+    if not (folder / "class_and_ctor_args.pkl").is_file():
+        raise InputError(f"{where}: no RLlib module in it (neither {MODULE_SUBDIR}/ of an "
+                         f"algo.save_to_path folder nor a module folder's "
+                         f"class_and_ctor_args.pkl)")
+    try:
+        module = RLModule.from_checkpoint(str(folder))
+    except Exception as e:  # noqa: BLE001 - any damaged file: one line, not RLlib's traceback
+        raise InputError(f"{where}: cannot be loaded ({load_error(e)})") from None
     if not isinstance(module, SetRLModule):
         raise InputError(f"the checkpoint holds a {type(module).__name__}, not the set "
                          f"module (SetRLModule) the harness runs. RLlib's default module "
                          f"(rllib_ppo_config(module='mlp')) reads the flattened observation "
                          f"and no mask: evaluate it in your own loop on RLlibObservation, or "
                          f"train with module='set'")
+    check_saved_state(module, folder / MODULE_STATE_FILE, where)
     return RLlibPolicy(module, name)
 
 
-__all__ = ["DEFAULT_MODEL_CONFIG", "MODULE_SUBDIR", "RLlibPolicy", "SetRLModule",
-           "load_rllib_policy"]
+def check_saved_state(module: SetRLModule, state_file: Any, where: str) -> None:
+    """Raise :class:`InputError` unless every parameter of ``module`` was in the weights it
+    was loaded from (``state_file``, when RLlib wrote one; RLlib loads them non-strictly, so
+    a missing one would keep its random start) and every weight is finite."""
+    import pickle
+
+    own = module.state_dict()
+    if state_file.is_file():
+        with open(state_file, "rb") as f:
+            saved = pickle.load(f)  # noqa: S301 - the file RLlib has just unpickled
+        if isinstance(saved, dict):
+            missing = sorted(set(own) - set(saved))
+            if missing:
+                raise InputError(f"{where}: parameter {missing[0]!r} is missing from "
+                                 f"{state_file.name} ({len(missing)} missing in all); the "
+                                 f"module would run with its random start there")
+    check_finite_state(((k, v.detach().cpu()) for k, v in own.items()), where)
+
+
+__all__ = ["DEFAULT_MODEL_CONFIG", "MODULE_STATE_FILE", "MODULE_SUBDIR", "RLlibPolicy",
+           "SetRLModule", "check_saved_state", "load_rllib_policy"]

@@ -208,3 +208,98 @@ def test_compare_refuses_a_bad_agent_file_before_any_episode(tmp_path, make):
     assert len(lines) == 1 and lines[0].startswith("error: agent file") and str(path) in lines[0]
     assert "allow_pickle" not in out.stderr and "Traceback" not in out.stderr
     assert not (tmp_path / "out").exists()
+
+
+# ------------------------------------------------------------------ bombs, NaN models, messages
+def _zeros_member(z, name, n_bytes):
+    """A member of ``n_bytes`` zeros, written in chunks (a few hundred KiB compressed)."""
+    chunk = bytes(2**20)
+    with z.open(name, "w", force_zip64=True) as f:
+        for _ in range(n_bytes // len(chunk)):
+            f.write(chunk)
+        f.write(bytes(n_bytes % len(chunk)))
+
+
+def test_an_sb3_zip_whose_data_unpacks_past_its_cap_is_refused_unread(tmp_path):
+    from mrsched_gym.agents.agent_files import MAX_SB3_DATA_BYTES
+    bomb = tmp_path / "bomb.zip"
+    with zipfile.ZipFile(bomb, "w", zipfile.ZIP_DEFLATED) as z:
+        _zeros_member(z, "data", MAX_SB3_DATA_BYTES + 1)
+        z.writestr("policy.pth", b"x")
+    assert bomb.stat().st_size < MAX_SB3_DATA_BYTES // 100
+    with pytest.raises(InputError, match="member 'data' unpacks to 67,108,865 bytes") as e:
+        check_sb3_zip(bomb)
+    assert_one_line(e.value, bomb)
+
+
+@pytest.mark.parametrize("kind", ["npz", "zip"])
+def test_an_archive_past_the_total_cap_is_refused_before_any_member_is_read(
+        tmp_path, monkeypatch, kind):
+    import mrsched_gym.agents.agent_files as files
+    monkeypatch.setattr(files, "MAX_UNPACKED_BYTES", 3 * 2**20)   # a small cap, small files
+    path = tmp_path / f"big.{kind}"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
+        _zeros_member(z, "node_enc.0.weight.npy" if kind == "npz" else "policy.pth",
+                      2 * 2**20)
+        _zeros_member(z, "node_enc.0.bias.npy" if kind == "npz" else "data", 2 * 2**20)
+    read = files.read_npz if kind == "npz" else files.check_sb3_zip
+    with pytest.raises(InputError, match="unpacks to 4,194,304 bytes, more than the 3,145,728"
+                       ) as e:
+        read(path)
+    assert_one_line(e.value, path)
+    # under the cap the same archive gets as far as its contents (zeros are no weights; the
+    # zip's members are the names an SB3 checkpoint has, which is all this check reads)
+    monkeypatch.setattr(files, "MAX_UNPACKED_BYTES", 5 * 2**20)
+    if kind == "zip":
+        read(path)
+        return
+    with pytest.raises(InputError) as e:
+        read(path)
+    assert "unpacks to" not in str(e.value)
+
+
+def test_a_load_error_is_one_short_line_without_torchs_advice():
+    from mrsched_gym.agents.agent_files import load_error
+    advice = ("Weights only load failed. This file can still be loaded, to do so you have two "
+              "options, do those steps only if you trust the source of the checkpoint.\n"
+              "(1) In PyTorch 2.6, we changed the default value of the `weights_only` argument "
+              "in `torch.load` from `False` to `True`. Re-running `torch.load` with "
+              "`weights_only` set to `False` will likely succeed\n" * 20)
+    text = load_error(RuntimeError(advice))
+    assert "\n" not in text and len(text) <= 180 and "weights_only" not in text
+    assert text.startswith("RuntimeError: Weights only load failed")
+    assert load_error(KeyError(3319893990)) == "KeyError: 3319893990"
+    assert load_error(RuntimeError("Error(s) in loading state_dict for M:\n\tsize mismatch "
+                                   "for w")) == ("RuntimeError: Error(s) in loading state_dict "
+                                                 "for M: size mismatch for w")
+
+
+def test_an_sb3_model_with_a_nan_weight_is_refused(tmp_path):
+    pytest.importorskip("stable_baselines3")
+    import torch
+    from stable_baselines3 import PPO
+
+    from mrsched_gym.agents.policy import load_agent, load_sb3
+    model = PPO("MlpPolicy", gym.make("mrsched/Hadoop-flat-v0"), n_steps=64, device="cpu")
+    good = tmp_path / "good.zip"
+    model.save(good)
+    assert load_sb3(good) is not None
+    with torch.no_grad():
+        model.policy.action_net.weight[0, 0] = float("nan")
+    bad = tmp_path / "nan.zip"
+    model.save(bad)
+    for load in (load_sb3, load_agent):
+        with pytest.raises(InputError, match="parameter 'action_net.weight' holds 1 NaN") as e:
+            load(bad)
+        assert_one_line(e.value, bad)
+
+
+def test_an_agent_spec_that_is_a_folder_or_no_zip_is_named(tmp_path):
+    from mrsched_gym.evaluate import parse_policy
+    with pytest.raises(InputError, match="is a folder, not a checkpoint file"):
+        parse_policy(f"agent:{tmp_path}")
+    named = tmp_path / "model.pt"                 # the content decides, not the name
+    named.write_text("not a model")
+    with pytest.raises(InputError, match="not a zip archive") as e:
+        parse_policy(f"agent:{named}")
+    assert_one_line(e.value, named)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import re
+from pathlib import Path
 
 import gymnasium as gym
 import numpy as np
@@ -311,6 +312,62 @@ def test_rllib_ppo_trains_the_set_module_end_to_end(local_ray, tmp_path):
     by_name = run_episode("mrsched/Hadoop-v0", make_policy(f"rllib:{checkpoint}"), seed=0,
                           env_kwargs=SHORT)
     assert by_name["jct_s"] == out["jct_s"] and by_name["return"] == out["return"]
+    _tampered_checkpoints_are_one_line(Path(checkpoint), tmp_path, out)
+
+
+def _tampered_checkpoints_are_one_line(checkpoint, tmp_path, out):
+    """A relative folder loads as the absolute one; a damaged or tampered checkpoint is one
+    error line naming its folder (never RLlib's traceback, never a ranked random start)."""
+    import os
+    import pickle
+    import shutil
+
+    from mrsched_gym.agents.rllib_module import MODULE_STATE_FILE, MODULE_SUBDIR
+    from mrsched_gym.errors import InputError
+    from mrsched_gym.evaluate import make_policy, run_episode
+    here = os.getcwd()
+    os.chdir(checkpoint.parent)
+    try:
+        relative = run_episode("mrsched/Hadoop-v0", make_policy(f"rllib:{checkpoint.name}"),
+                               seed=0, env_kwargs=SHORT)
+    finally:
+        os.chdir(here)
+    assert relative["return"] == out["return"]
+
+    def tampered(name, change):
+        copy = tmp_path / name
+        shutil.copytree(checkpoint, copy)
+        change(copy / MODULE_SUBDIR / MODULE_STATE_FILE)
+        return copy
+
+    def edit_state(edit):
+        def change(state_file):
+            state = pickle.loads(state_file.read_bytes())
+            edit(state)
+            state_file.write_bytes(pickle.dumps(state))
+        return change
+
+    def nan(state):
+        key = next(k for k, v in state.items() if np.asarray(v).dtype.kind == "f")
+        state[key] = np.array(state[key], copy=True)
+        state[key].flat[0] = np.nan
+
+    def drop(state):
+        del state[sorted(state)[-1]]
+
+    cases = {
+        "truncated": (lambda f: f.write_bytes(f.read_bytes()[:40]), "cannot be loaded"),
+        "empty": (lambda f: f.write_bytes(b""), "cannot be loaded (EOFError"),
+        "not_a_dict": (lambda f: f.write_bytes(pickle.dumps([1, 2])), "cannot be loaded"),
+        "nan": (edit_state(nan), "NaN or infinite"),
+        "missing": (edit_state(drop), "is missing from module_state.pkl"),
+        "no_module": (lambda f: shutil.rmtree(f.parent), "no RLlib module in it"),
+    }
+    for name, (change, says) in cases.items():
+        folder = tampered(name, change)
+        with pytest.raises(InputError, match=re.escape(says)) as e:
+            make_policy(f"rllib:{folder}")
+        assert "\n" not in str(e.value) and str(folder) in str(e.value), (name, e.value)
 
 
 @pytest.mark.parametrize("scenario, overrides, message", [

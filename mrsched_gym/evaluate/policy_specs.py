@@ -68,9 +68,15 @@ def parse_policy(spec: str) -> PolicySpec:
         if not Path(path).is_dir():
             raise InputError(f"policy {spec!r}: RLlib checkpoint folder {path!r} not found (the "
                              f"folder algo.save_to_path wrote, or its module folder)")
-        return PolicySpec(label=f"rllib:{Path(path).name}", kind="rllib", target=path)
+        # absolute: RLlib reads a checkpoint by URI, and a relative path is none
+        return PolicySpec(label=f"rllib:{Path(path).name}", kind="rllib",
+                          target=str(Path(path).resolve()))
     if spec.startswith("agent:") or spec.endswith(".zip"):
         path = spec[len("agent:"):] if spec.startswith("agent:") else spec
+        if Path(path).is_dir():
+            raise InputError(f"policy {spec!r}: {path!r} is a folder, not a checkpoint file (an "
+                             f"SB3 model.save .zip or an exported .npz; an RLlib checkpoint "
+                             f"folder is rllib:FOLDER)")
         if not Path(path).is_file():
             from mrsched_gym.agents.pretrained import pretrained_agents
             agents = pretrained_agents()               # the metadata, read once
@@ -212,8 +218,9 @@ def policy_fingerprint(spec: PolicySpec) -> str:
 
 def check_agent_file(path: str) -> None:
     """Check an agent file before anything runs: an ``.npz`` is read and checked in full
-    (:func:`~mrsched_gym.agents.agent_files.read_npz`), an SB3 ``.zip`` must be a readable zip
-    of an SB3 model (:func:`~mrsched_gym.agents.agent_files.check_sb3_zip`).
+    (:func:`~mrsched_gym.agents.agent_files.read_npz`), any other file (an SB3 checkpoint,
+    whatever its name ends with) must be a readable zip of an SB3 model of a bounded size
+    (:func:`~mrsched_gym.agents.agent_files.check_sb3_zip`).
 
     Raises:
         InputError: One line naming the file (and the key).
@@ -221,7 +228,7 @@ def check_agent_file(path: str) -> None:
     from mrsched_gym.agents.agent_files import check_sb3_zip, read_npz
     if path.endswith(".npz"):
         read_npz(path)
-    elif path.endswith(".zip"):
+    else:
         check_sb3_zip(path)
 
 
