@@ -173,8 +173,9 @@ class FlatEnv(MRSchedEnv):
 
     def action_masks(self) -> np.ndarray:
         """Every action is legal (for libraries that ask for a mask anyway; also
-        ``info["action_mask"]``, read-only); the base env's mask is :meth:`base_action_masks`."""
-        return self.flat_stepper.all_legal
+        ``info["action_mask"]``): a fresh array at every call; the base env's mask is
+        :meth:`base_action_masks`."""
+        return self.flat_stepper.all_legal.copy()
 
     def base_action_masks(self) -> np.ndarray:
         """The base env's action mask (:meth:`MRSchedEnv.action_masks

@@ -130,7 +130,9 @@ class FlatStepper(Stepper):
         self.flat_allow_idle = False
         all_legal = np.ones(self.K + 1, dtype=bool)
         all_legal.setflags(write=False)
-        #: ``info["action_mask"]``: every action is legal (read-only).
+        #: Every action legal: ``info["action_mask"]`` is a fresh copy of it at every step (a
+        #: caller may keep or change the infos it is given; gymnasium's checker warns about
+        #: infos that share an array).
         self.all_legal = all_legal
 
     def observe_flat(self) -> np.ndarray:
@@ -163,7 +165,7 @@ class FlatStepper(Stepper):
         reward, terminated, truncated, info = play(self.sim, self.rewards, played,
                                                    self.lean_info, self.masks,
                                                    self.work_masks, self.allow_idle,
-                                                   self.all_legal)
+                                                   self.all_legal.copy())
         flat = self.observe_flat()
         info["played_action"] = played
         info["choices"] = order.choices

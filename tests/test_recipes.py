@@ -66,10 +66,14 @@ def version_tuple(v: str) -> tuple[int, ...]:
 #: an episode plays through gym.make, and its records are the golden file's (Hadoop-v0, EDF).
 CHECK = """if True:
     import sys
+    import warnings
     import gymnasium as gym
     from gymnasium.utils.env_checker import check_env
     import mrsched_gym
-    for env_id in ("mrsched/Hadoop-v0", "mrsched/Admission-v1", "mrsched/Shared-v1"):
+    # newer gymnasium warns when two steps' observations or infos share an array
+    warnings.filterwarnings("error", message=".*share an object.*")
+    for env_id in ("mrsched/Hadoop-v0", "mrsched/Admission-v1", "mrsched/Shared-v1",
+                   "mrsched/Hadoop-flat-v0"):
         env = gym.make(env_id)
         check_env(env.unwrapped, skip_render_check=True)
         env.reset(seed=0)
