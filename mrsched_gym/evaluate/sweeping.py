@@ -127,7 +127,8 @@ def evaluate(policies: Sequence[Any], scenarios: Sequence[str],
                           isolate=isolate):
         r = pins.check(r)
         finished[task_key(r)] = r
-    for r in run_parallel(fn, here, 1, progress, "episodes (in this process)", pinned):
+    for r in (run_parallel(fn, here, 1, progress, "episodes (in this process)", pinned)
+              if here else ()):                       # no empty progress bar
         r = pins.check(r)
         finished[task_key(r)] = r
     return collect_records(tasks, finished)
