@@ -14,7 +14,9 @@ the env's, or an archive that would unpack to more than :data:`MAX_UNPACKED_BYTE
 from __future__ import annotations
 
 import json
+import struct
 import zipfile
+import zlib
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -38,22 +40,34 @@ META_FIELDS: dict[str, tuple[type | tuple[type, ...], bool]] = {
 
 
 #: What an agent archive (``.npz`` or SB3 ``.zip``) may unpack to in all, by its members'
-#: recorded sizes, checked before any member is read: the largest shipped agent unpacks to
-#: well under 1 MiB and an SB3 checkpoint of a large network to tens of MiB, while a "zip
-#: bomb" of a few MiB unpacks to gigabytes. Reading a member stops at its recorded size (a
-#: member that holds more fails its CRC), so the recorded sizes bound the memory used.
+#: recorded sizes, checked before any member is read by a loader: the shipped agents unpack to
+#: under 1 MiB and an SB3 checkpoint of a large network to tens of MiB, while a "zip bomb" of
+#: a few MiB unpacks to gigabytes.
 MAX_UNPACKED_BYTES = 512 * 2**20
 #: The same for an SB3 checkpoint's ``data`` member (JSON text of a few KiB to MiB, which SB3
 #: reads whole into memory).
 MAX_SB3_DATA_BYTES = 64 * 2**20
+#: Members of an agent archive (SB3 writes 6, an ``.npz`` one per array).
+MAX_MEMBERS = 10_000
+#: A zip member's local header: its signature and fixed length (the name and extra field
+#: follow, then the member's data).
+_LOCAL_HEADER = b"PK\x03\x04"
+_LOCAL_HEADER_BYTES = 30
+#: Compressed bytes read at a time when a deflated member is checked.
+_CHUNK = 1 << 16
 
 
 def check_unpacked_size(z: zipfile.ZipFile, where: str) -> None:
     """Raise :class:`InputError` if the members of ``z`` unpack to more than
     :data:`MAX_UNPACKED_BYTES` (or an SB3 ``data`` member to more than
-    :data:`MAX_SB3_DATA_BYTES`), by their recorded sizes, before any is read."""
+    :data:`MAX_SB3_DATA_BYTES`), by their recorded sizes, or are more than
+    :data:`MAX_MEMBERS`."""
+    infos = z.infolist()
+    if len(infos) > MAX_MEMBERS:
+        raise InputError(f"{where}: {len(infos):,} members, more than the {MAX_MEMBERS:,} an "
+                         f"agent file may hold (a damaged or hostile archive)")
     total = 0
-    for info in z.infolist():
+    for info in infos:
         total += info.file_size
         if info.filename == "data" and info.file_size > MAX_SB3_DATA_BYTES:
             raise InputError(f"{where}: member 'data' unpacks to {info.file_size:,} bytes, "
@@ -63,6 +77,98 @@ def check_unpacked_size(z: zipfile.ZipFile, where: str) -> None:
         raise InputError(f"{where}: unpacks to {total:,} bytes, more than the "
                          f"{MAX_UNPACKED_BYTES:,} an agent file may hold (a damaged or "
                          f"hostile archive)")
+
+
+def check_members(path: Path, z: zipfile.ZipFile, where: str) -> None:
+    """Raise :class:`InputError` unless every member of the archive ``z`` (read from ``path``)
+    holds exactly the bytes its header records: a stored member as many bytes as it records,
+    a deflated one inflating to its recorded size (inflated here in pieces, never more than
+    that size and one byte). A loader that reads a member whole (SB3's ``data``, numpy's
+    members) inflates a piece as large as it is before cutting it to the recorded size, so
+    a member recording 100 bytes while holding gigabytes would cost gigabytes there; within
+    the recorded sizes (:func:`check_unpacked_size`) it cannot. Encrypted members and other
+    compression methods are refused (numpy and SB3 write stored or deflated members)."""
+    with open(path, "rb") as f:
+        for info in z.infolist():
+            name = info.filename
+            if info.flag_bits & 0x1:
+                raise InputError(f"{where}: member {name!r} is encrypted")
+            if info.compress_type == zipfile.ZIP_STORED:
+                if info.compress_size != info.file_size:
+                    raise InputError(f"{where}: member {name!r} is stored as "
+                                     f"{info.compress_size:,} bytes but records "
+                                     f"{info.file_size:,} (a damaged or hostile archive)")
+                continue
+            if info.compress_type != zipfile.ZIP_DEFLATED:
+                raise InputError(f"{where}: member {name!r} uses compression method "
+                                 f"{info.compress_type}; agent files hold stored or deflated "
+                                 f"members")
+            if _inflated_size(f, info, where) != info.file_size:
+                raise InputError(f"{where}: member {name!r} does not inflate to the "
+                                 f"{info.file_size:,} bytes it records (a damaged or hostile "
+                                 f"archive)")
+
+
+def _inflated_size(f: Any, info: zipfile.ZipInfo, where: str) -> int:
+    """The bytes the deflated member ``info`` of the open file ``f`` inflates to, counted up
+    to its recorded size and one byte (never more held at once than one piece's output)."""
+    f.seek(info.header_offset)
+    header = f.read(_LOCAL_HEADER_BYTES)
+    if len(header) != _LOCAL_HEADER_BYTES or header[:4] != _LOCAL_HEADER:
+        raise InputError(f"{where}: member {info.filename!r} has no local header where the "
+                         f"archive's directory puts it (a damaged archive)")
+    name_len, extra_len = struct.unpack("<HH", header[26:30])
+    f.seek(info.header_offset + _LOCAL_HEADER_BYTES + name_len + extra_len)
+    inflate = zlib.decompressobj(-15)
+    limit = info.file_size + 1
+    left, out = info.compress_size, 0
+    try:
+        while left > 0 and out < limit:
+            chunk = f.read(min(_CHUNK, left))
+            if not chunk:
+                break
+            left -= len(chunk)
+            out += len(inflate.decompress(chunk, limit - out))
+            while inflate.unconsumed_tail and out < limit:
+                out += len(inflate.decompress(inflate.unconsumed_tail, limit - out))
+    except zlib.error as e:
+        raise InputError(f"{where}: member {info.filename!r} is not valid deflate data ({e})"
+                         ) from None
+    return out
+
+
+def check_torch_members(z: zipfile.ZipFile, where: str) -> None:
+    """Raise :class:`InputError` unless every ``.pth`` member of the SB3 archive ``z`` (each a
+    torch file, itself a zip) is stored and holds stored records within the size caps: torch
+    allocates each record's recorded size when it loads one."""
+    for info in z.infolist():
+        if not info.filename.endswith(".pth"):
+            continue
+        if info.compress_type != zipfile.ZIP_STORED:
+            raise InputError(f"{where}: member {info.filename!r} is compressed; SB3 and torch "
+                             f"write their files stored")
+        try:
+            with zipfile.ZipFile(z.open(info)) as inner:
+                check_unpacked_size(inner, f"{where}, member {info.filename!r}")
+                for record in inner.infolist():
+                    if (record.compress_type != zipfile.ZIP_STORED
+                            or record.compress_size != record.file_size):
+                        raise InputError(f"{where}: member {info.filename!r}: record "
+                                         f"{record.filename!r} is not stored as torch writes "
+                                         f"it (a damaged or hostile file)")
+        except zipfile.BadZipFile as e:
+            raise InputError(f"{where}: member {info.filename!r} is not a torch file ({e})"
+                             ) from None
+
+
+def open_archive(path: Path, where: str) -> zipfile.ZipFile:
+    """``path`` opened as a zip archive after its file size is checked against
+    :data:`MAX_UNPACKED_BYTES` (the archive's directory is read whole when it is opened)."""
+    size = path.stat().st_size
+    if size > MAX_UNPACKED_BYTES + (1 << 20):
+        raise InputError(f"{where}: {size:,} bytes, more than an agent file may hold "
+                         f"({MAX_UNPACKED_BYTES:,} unpacked)")
+    return zipfile.ZipFile(path)
 
 
 def read_npz(path: str | Path) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
@@ -79,8 +185,9 @@ def read_npz(path: str | Path) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
         raise InputError(f"{where}: not an .npz archive of numpy weights (not a zip file at "
                          f"all); export an agent with agents/numpy_export.py")
     try:
-        with zipfile.ZipFile(path) as archive:
+        with open_archive(path, where) as archive:
             check_unpacked_size(archive, where)
+            check_members(path, archive, where)
     except (OSError, EOFError, zipfile.BadZipFile, ValueError) as e:
         if isinstance(e, InputError):
             raise
@@ -210,21 +317,26 @@ def check_npz_fits(path: str | Path, space: Any, where: str) -> None:
 
 def check_sb3_zip(path: str | Path) -> None:
     """Raise :class:`InputError` unless ``path`` is a readable zip holding an SB3 model's
-    ``data`` and ``policy.pth`` (checked before anything in it is unpickled).
+    ``data`` and ``policy.pth`` within the size caps, every member holding what it records and
+    every torch file in it stored (checked before anything in it is unpickled:
+    :func:`check_unpacked_size`, :func:`check_members`, :func:`check_torch_members`).
 
     Raises:
-        InputError: One line naming the file: not a zip, a corrupt zip, or a zip of something
-            else.
+        InputError: One line naming the file: not a zip, a corrupt zip, a zip of something
+            else, or one past a cap.
     """
     path = Path(path)
     where = f"agent file {path}"
     if not zipfile.is_zipfile(path):
         raise InputError(f"{where}: not a zip archive, so not an SB3 agent checkpoint")
     try:
-        with zipfile.ZipFile(path) as z:
+        with open_archive(path, where) as z:
             names = z.namelist()
             check_unpacked_size(z, where)
+            check_members(path, z, where)
             bad = z.testzip()
+            if bad is None and "data" in names and "policy.pth" in names:
+                check_torch_members(z, where)
     except (OSError, EOFError, zipfile.BadZipFile, ValueError) as e:
         if isinstance(e, InputError):
             raise
@@ -258,6 +370,10 @@ def check_finite_state(state: Iterable[tuple[str, Any]], where: str) -> None:
     infinite value. A damaged or tampered checkpoint is refused: NaN logits act as the first
     legal action, so such a network would be ranked as a fixed rule."""
     for name, value in state:
+        if hasattr(value, "is_floating_point"):      # a torch tensor (bfloat16 has no numpy
+            if not value.is_floating_point():        # type): checked as float32
+                continue
+            value = value.float()
         arr = np.asarray(value)
         if arr.dtype.kind == "f" and not np.isfinite(arr).all():
             bad = int(arr.size - np.count_nonzero(np.isfinite(arr)))
@@ -266,5 +382,6 @@ def check_finite_state(state: Iterable[tuple[str, Any]], where: str) -> None:
 
 
 __all__ = ["LAYERS", "MAX_SB3_DATA_BYTES", "MAX_UNPACKED_BYTES", "META_FIELDS", "META_KEY",
-           "check_finite_state", "check_npz_fits", "check_sb3_zip", "check_unpacked_size",
-           "check_weights", "load_error", "read_meta", "read_npz"]
+           "MAX_MEMBERS", "check_finite_state", "check_members", "check_npz_fits", "check_sb3_zip",
+           "check_torch_members", "check_unpacked_size", "check_weights", "load_error",
+           "open_archive", "read_meta", "read_npz"]

@@ -8,7 +8,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from mrsched_gym.agents.agent_files import check_finite_state, load_error
+from mrsched_gym.agents.agent_files import check_finite_state, check_sb3_zip, load_error
 from mrsched_gym.agents.observations import (
     fit_decision,
     objective_of,
@@ -273,6 +273,7 @@ def load_sb3(path: str | Path, env=None, one_thread: bool = True):
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"agent checkpoint {str(path)!r} not found")
+    check_sb3_zip(path)                  # sizes, members, torch files: before any unpickling
     try:
         import torch
         if one_thread:

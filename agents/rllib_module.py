@@ -32,6 +32,7 @@ feature counts and the forecast length.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
@@ -184,8 +185,6 @@ def load_rllib_policy(path: str, name: str | None = None) -> RLlibPolicy:
             weight is NaN or infinite. The files' contents are not otherwise verified: like
             any pickle, load only checkpoints you trust.
     """
-    from pathlib import Path
-
     from ray.rllib.core.rl_module.rl_module import RLModule
     folder = Path(path).resolve()
     algorithm_folder = (folder / "algorithm_state.pkl").exists()
@@ -205,25 +204,36 @@ def load_rllib_policy(path: str, name: str | None = None) -> RLlibPolicy:
     except Exception as e:  # noqa: BLE001 - any damaged file: one line, not RLlib's traceback
         raise InputError(f"{where}: cannot be loaded ({load_error(e)})") from None
     if not isinstance(module, SetRLModule):
-        raise InputError(f"the checkpoint holds a {type(module).__name__}, not the set "
+        raise InputError(f"{where}: holds a {type(module).__name__}, not the set "
                          f"module (SetRLModule) the harness runs. RLlib's default module "
                          f"(rllib_ppo_config(module='mlp')) reads the flattened observation "
                          f"and no mask: evaluate it in your own loop on RLlibObservation, or "
                          f"train with module='set'")
-    check_saved_state(module, folder / MODULE_STATE_FILE, where)
+    check_saved_state(module, folder, where)
     return RLlibPolicy(module, name)
 
 
-def check_saved_state(module: SetRLModule, state_file: Any, where: str) -> None:
+def check_saved_state(module: SetRLModule, folder: Path, where: str) -> None:
     """Raise :class:`InputError` unless every parameter of ``module`` was in the weights it
-    was loaded from (``state_file``, when RLlib wrote one; RLlib loads them non-strictly, so
-    a missing one would keep its random start) and every weight is finite."""
+    was loaded from (the folder's ``module_state.msgpack``, else ``module_state.pkl``, the
+    file RLlib reads; RLlib loads them non-strictly, so a missing one would keep its random
+    start) and every weight is finite."""
     import pickle
 
+    from ray.rllib.utils.checkpoints import try_import_msgpack
+
     own = module.state_dict()
+    packed = folder / MODULE_STATE_FILE.replace(".pkl", ".msgpack")
+    state_file = packed if packed.is_file() else folder / MODULE_STATE_FILE
     if state_file.is_file():
-        with open(state_file, "rb") as f:
-            saved = pickle.load(f)  # noqa: S301 - the file RLlib has just unpickled
+        try:
+            with open(state_file, "rb") as f:
+                saved = (try_import_msgpack(error=True).load(f, strict_map_key=False)
+                         if state_file == packed
+                         else pickle.load(f))  # noqa: S301 - the file RLlib has just unpickled
+        except Exception as e:  # noqa: BLE001 - it loaded in RLlib; changed since: one line
+            raise InputError(f"{where}: {state_file.name} cannot be read ({load_error(e)})"
+                             ) from None
         if isinstance(saved, dict):
             missing = sorted(set(own) - set(saved))
             if missing:

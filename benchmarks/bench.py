@@ -16,6 +16,7 @@ Usage::
     python benchmarks/bench.py --compare REF --compiled --callgrind  # ... its compiled build,
                                                  # + instructions per decision (valgrind)
     python benchmarks/bench.py --compare REF --against REV  # two git revisions side by side
+    python benchmarks/bench.py --compare REF --compiled --ref-compiled  # both sides compiled
     python benchmarks/bench.py --compare REF --train   # the same for training (env steps/s)
 
 Each scenario runs in its own process so peak memory (max RSS) is per scenario.
@@ -398,7 +399,8 @@ def _checkout(here: str, rev: str | None, dest: str, compile_it: bool) -> str:
 
 
 def compare_checkouts(ref: str, rounds: int, train: bool = False, against: str | None = None,
-                      compiled: bool = False, callgrind: bool = False) -> list[dict]:
+                      compiled: bool = False, callgrind: bool = False,
+                      ref_compiled: bool = False) -> list[dict]:
     """Decisions/s of this checkout and of git ``ref``, timed alternately (ref, this, ref, ...)
     so machine noise hits both alike; the ratio is this / ref of the medians. Both wall-clock
     decisions/s and decisions per CPU-second (``time.process_time``) are reported: on a loaded
@@ -407,7 +409,8 @@ def compare_checkouts(ref: str, rounds: int, train: bool = False, against: str |
     second of the shipped training config (one thread, the public training API).
 
     "This" side is the working tree, or git ``against`` if given; with ``compiled`` it runs the
-    optional compiled build (built in a copy first). With ``callgrind`` the rows of
+    optional compiled build (built in a copy first), and with ``ref_compiled`` so does the ref
+    side (a change of the compiled build against its own past). With ``callgrind`` the rows of
     :func:`callgrind_rows` follow (``"kind": "callgrind"``)."""
     import subprocess
     import tempfile
@@ -416,7 +419,7 @@ def compare_checkouts(ref: str, rounds: int, train: bool = False, against: str |
                           text=True, check=True).stdout.strip()
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        other = _checkout(here, ref, str(Path(tmp) / "ref"), False)
+        other = _checkout(here, ref, str(Path(tmp) / "ref"), ref_compiled)
         mine = (_checkout(here, against, str(Path(tmp) / "this"), compiled)
                 if against is not None or compiled else here)
         overlays = {}
@@ -508,6 +511,8 @@ def main() -> None:
     ap.add_argument("--compiled", action="store_true",
                     help="--compare: this side runs the optional compiled build (setup.py; "
                          "needs mypy and a C compiler), built in a copy first")
+    ap.add_argument("--ref-compiled", action="store_true",
+                    help="--compare: the ref side runs its compiled build too")
     ap.add_argument("--every-id", action="store_true",
                     help="the random row (decisions/s, tasks/s, peak memory) on every registered "
                          "id (2 episodes each, 1 for the thesis week) instead of the default rows")
@@ -530,12 +535,14 @@ def main() -> None:
         return
     if a.compare:
         rows = compare_checkouts(a.compare, a.rounds, a.train, a.against, a.compiled,
-                                 a.callgrind)
+                                 a.callgrind, a.ref_compiled)
         if a.json:
             print(json.dumps(rows, indent=2))
             return
         ref = a.compare[:10]
         this = (a.against or "this")[:10] + (" (compiled)" if a.compiled else "")
+        if a.ref_compiled:
+            print(f"ref: {a.compare} (compiled)")
         print(f"ref: {a.compare}; this: {this}; {a.rounds} alternating rounds, medians; CPU x: "
               f"median ratio (min-max over the rounds)")
         print(f"{'scenario':24s} {'policy':12s} {ref + ' dec/s':>16s} {'this dec/s':>11s} "

@@ -247,15 +247,13 @@ def test_an_archive_past_the_total_cap_is_refused_before_any_member_is_read(
                        ) as e:
         read(path)
     assert_one_line(e.value, path)
-    # under the cap the same archive gets as far as its contents (zeros are no weights; the
-    # zip's members are the names an SB3 checkpoint has, which is all this check reads)
+    # under the cap the same archive gets as far as its contents (zeros are no weights, and
+    # an SB3 checkpoint's torch file is stored, never deflated)
     monkeypatch.setattr(files, "MAX_UNPACKED_BYTES", 5 * 2**20)
-    if kind == "zip":
-        read(path)
-        return
     with pytest.raises(InputError) as e:
         read(path)
     assert "unpacks to" not in str(e.value)
+    assert kind == "npz" or "'policy.pth' is compressed" in str(e.value)
 
 
 def test_a_load_error_is_one_short_line_without_torchs_advice():
@@ -303,3 +301,66 @@ def test_an_agent_spec_that_is_a_folder_or_no_zip_is_named(tmp_path):
     with pytest.raises(InputError, match="not a zip archive") as e:
         parse_policy(f"agent:{named}")
     assert_one_line(e.value, named)
+
+
+def _lying_member(path, name, recorded, holds, stored=False):
+    """A zip whose member ``name`` records ``recorded`` bytes of zeros but holds ``holds``."""
+    import zlib
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED if stored else zipfile.ZIP_DEFLATED) as z:
+        z.writestr(name, bytes(recorded))
+    raw = bytearray(path.read_bytes())
+    with zipfile.ZipFile(path) as z:
+        info = z.getinfo(name)
+    start = info.header_offset + 30 + len(name.encode())
+    old_data = raw[start:start + info.compress_size]
+    if stored:
+        new_data = bytes(holds)
+    else:
+        c = zlib.compressobj(9, zlib.DEFLATED, -15)
+        new_data = c.compress(bytes(holds)) + c.flush()
+    raw[start:start + len(old_data)] = new_data
+    # the directory and local header keep recording the old sizes: fix only the compressed
+    # size (both headers), as a hostile archive would, so the reader finds the whole stream
+    import struct
+    delta = len(new_data) - len(old_data)
+    struct.pack_into("<L", raw, info.header_offset + 18, len(new_data))
+    cd = raw.rfind(b"PK\x01\x02")
+    struct.pack_into("<L", raw, cd + 20, len(new_data))
+    eocd = raw.rfind(b"PK\x05\x06")
+    (offset,) = struct.unpack_from("<L", raw, eocd + 16)
+    struct.pack_into("<L", raw, eocd + 16, offset + delta)
+    path.write_bytes(bytes(raw))
+    return path
+
+
+@pytest.mark.parametrize("kind", ["npz", "zip"])
+def test_a_member_holding_more_than_it_records_is_refused(tmp_path, kind):
+    """100 recorded bytes of a member that inflates to 64 MiB: a loader reading it whole would
+    inflate all of it before cutting it to 100 bytes (and its CRC can be made to match)."""
+    name = "data" if kind == "zip" else "a.npy"
+    path = _lying_member(tmp_path / f"lie.{kind}", name, 100, 64 * 2**20)
+    with zipfile.ZipFile(path) as z:                 # the archive reads as well-formed
+        assert z.getinfo(name).file_size == 100
+    read = check_sb3_zip if kind == "zip" else read_npz
+    with pytest.raises(InputError, match=f"member '{name}' does not inflate to the 100 bytes"
+                       ) as e:
+        read(path)
+    assert_one_line(e.value, path)
+
+
+def test_a_torch_file_with_a_compressed_record_is_refused(tmp_path):
+    path = tmp_path / "model.zip"
+    pth = io.BytesIO()
+    with zipfile.ZipFile(pth, "w", zipfile.ZIP_DEFLATED) as inner:
+        inner.writestr("archive/data.pkl", bytes(1000))
+    with zipfile.ZipFile(path, "w") as z:
+        z.writestr("data", "{}")
+        z.writestr("policy.pth", pth.getvalue())
+    with pytest.raises(InputError, match="record 'archive/data.pkl' is not stored") as e:
+        check_sb3_zip(path)
+    assert_one_line(e.value, path)
+
+
+@pytest.mark.parametrize("zip_name", ["hadoop-v0.zip"])
+def test_the_shipped_sb3_checkpoint_passes(zip_name):
+    check_sb3_zip(SHIPPED / zip_name)

@@ -2,7 +2,7 @@
 the jobs drawn one at a time, value for value, and leave both streams where the one-at-a-time
 draws leave them.
 
-The reference below is the per-job code as it was before the draws were batched: for each job,
+The reference is ``make_job``, the per-job code the draws were batched from: for each job,
 ``lognormal`` calls of the job's sizes with scalar parameters, then ``integers`` calls of the
 job's block count with scalar bounds. The cases cover what changes the layout of the draws:
 replication 1 to 4 (and a bound whose range is one value), a coefficient of variation of 0 (no
@@ -17,59 +17,18 @@ import numpy as np
 import pytest
 
 from mrsched_gym.config import scenario_from_dict
-from mrsched_gym.workloads.jobs import (
-    JobPlan,
-    make_job,
-    make_jobs,
-    phase_alone_times,
-    place_replicas,
-)
-from mrsched_gym.workloads.profiles import PROFILES, TYPE_NAMES
-
-
-def _lognormal(rng, mean, cv, size):
-    if cv <= 0:
-        return np.full(size, mean)
-    s2 = math.log1p(cv * cv)
-    return rng.lognormal(math.log(mean) - s2 / 2, math.sqrt(s2), size=size)
-
-
-def _replicas(rng, n, n_nodes, rep):
-    first = rng.integers(0, n_nodes, size=n)
-    out = np.empty((n, rep), dtype=np.int64)
-    out[:, 0] = first
-    if rep > 1:
-        offs = np.empty((n, rep - 1), dtype=np.int64)
-        for k in range(rep - 1):
-            o = rng.integers(1, n_nodes - k, size=n)
-            if k:
-                earlier = np.sort(offs[:, :k], axis=1) if k > 1 else offs
-                for j in range(k):
-                    o = np.where(o >= earlier[:, j], o + 1, o)
-            offs[:, k] = o
-        out[:, 1:] = (first[:, None] + offs) % n_nodes
-    return out
+from mrsched_gym.workloads.jobs import JobPlan, make_job, make_jobs, place_replicas
+from mrsched_gym.workloads.profiles import TYPE_NAMES
 
 
 def _reference(plan, task_rng, place_rng, cluster):
-    """One job as the per-job code drew it: ``(map_work, reduce_work, map_mult, reduce_mult,
-    replicas, alone_s, map_alone_s)``."""
-    p = PROFILES[TYPE_NAMES[plan.profile_idx]]
-    cv = cluster.task_demand_cv
-    mw = plan.map_work if plan.map_work is not None else _lognormal(
-        task_rng, plan.mw, p.map_cv if plan.work_cv is None else plan.work_cv, plan.n_maps)
-    rw = plan.reduce_work if plan.reduce_work is not None else _lognormal(
-        task_rng, plan.rw, p.reduce_cv if plan.work_cv is None else plan.work_cv, plan.n_red)
-    mm = _lognormal(task_rng, 1.0, cv, plan.n_maps)
-    rm = _lognormal(task_rng, 1.0, cv, plan.n_red)
-    rep = cluster.effective_replication
-    if cluster.hdfs_on == "all":
-        reps = _replicas(place_rng, plan.n_maps, cluster.n_nodes, rep)
-    else:
-        nodes = np.asarray(cluster.data_nodes, dtype=np.int64)
-        reps = nodes[_replicas(place_rng, plan.n_maps, len(nodes), rep)]
-    m, r = phase_alone_times(p, plan.n_maps, plan.n_red, plan.mw, plan.rw, cluster)
-    return mw, rw, mm, rm, reps, m + r, m
+    """One job drawn alone (``make_job``, the per-job code): ``(map_work, reduce_work,
+    map_mult, reduce_mult, replicas, alone_s, map_alone_s)``."""
+    d = make_job(plan.profile_idx, plan.arrival, plan.deadline, plan.priority, plan.weight,
+                 plan.n_maps, plan.n_red, plan.mw, plan.rw, task_rng, place_rng, cluster,
+                 plan.label, plan.work_cv, plan.map_work, plan.reduce_work)
+    return (d.map_work, d.reduce_work, d.map_mult, d.reduce_mult, d.replicas, d.alone_s,
+            d.map_alone_s)
 
 
 def _cluster(n_nodes, replication, demand_cv, hdfs_on="all"):
@@ -134,18 +93,14 @@ def test_make_jobs_is_make_job_in_order(case, seed):
     assert p_new.bit_generator.state == p_ref.bit_generator.state
 
 
-def test_one_job_and_no_job():
+def test_one_stream_twice_and_no_job():
     cluster = _cluster(12, 3, 0.25)
     plan = _plans(np.random.default_rng(3), 1, None, 0)[0]
-    ref = _reference(plan, np.random.default_rng(5), np.random.default_rng(6), cluster)
-    got = make_job(plan.profile_idx, plan.arrival, plan.deadline, plan.priority, plan.weight,
-                   plan.n_maps, plan.n_red, plan.mw, plan.rw, np.random.default_rng(5),
-                   np.random.default_rng(6), cluster, plan.label)
-    assert got.map_work.tobytes() == ref[0].tobytes()
-    assert got.replicas.tobytes() == ref[4].tobytes()
-    reps = place_replicas(np.random.default_rng(9), 7, cluster)
-    assert reps.tobytes() == _replicas(np.random.default_rng(9), 7, 12, 3).tobytes()
     rng = np.random.default_rng(4)
+    with pytest.raises(ValueError, match="two generators"):
+        make_jobs([plan], rng, rng, cluster)
     before = rng.bit_generator.state
-    assert make_jobs([], rng, rng, cluster) == []
+    assert make_jobs([], rng, np.random.default_rng(5), cluster) == []
     assert rng.bit_generator.state == before
+    reps = place_replicas(np.random.default_rng(9), 7, cluster)
+    assert reps.shape == (7, 3) and all(len(set(r)) == 3 for r in reps.tolist())

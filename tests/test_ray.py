@@ -105,8 +105,8 @@ def test_rllib_ppo_with_the_default_mlp_trains_one_tiny_iteration(local_ray, tmp
         algo.stop()
     from mrsched_gym.errors import InputError
     from mrsched_gym.evaluate import sweep_tasks
-    with pytest.raises(InputError, match=r"policy 'rllib:ckpt': the checkpoint holds a "
-                                         r"\w+, not the set module \(SetRLModule\)"):
+    with pytest.raises(InputError, match=r"policy 'rllib:ckpt': RLlib checkpoint \S+ckpt\S*: "
+                                         r"holds a \w+, not the set module \(SetRLModule\)"):
         sweep_tasks(["edf", f"rllib:{checkpoint}"], ["mrsched/Hadoop-v0"], [0])
 
 

@@ -69,8 +69,8 @@ def parse_policy(spec: str) -> PolicySpec:
             raise InputError(f"policy {spec!r}: RLlib checkpoint folder {path!r} not found (the "
                              f"folder algo.save_to_path wrote, or its module folder)")
         # absolute: RLlib reads a checkpoint by URI, and a relative path is none
-        return PolicySpec(label=f"rllib:{Path(path).name}", kind="rllib",
-                          target=str(Path(path).resolve()))
+        folder = Path(path).resolve()
+        return PolicySpec(label=f"rllib:{folder.name}", kind="rllib", target=str(folder))
     if spec.startswith("agent:") or spec.endswith(".zip"):
         path = spec[len("agent:"):] if spec.startswith("agent:") else spec
         if Path(path).is_dir():

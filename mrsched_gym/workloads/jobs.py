@@ -66,6 +66,13 @@ class JobDraw:
     deadline_factor: float = math.nan
 
 
+def _lognormal(rng: np.random.Generator, mean: float, cv: float, size: int) -> np.ndarray:
+    if cv <= 0:
+        return np.full(size, mean)
+    s2 = math.log1p(cv * cv)
+    return rng.lognormal(math.log(mean) - s2 / 2, math.sqrt(s2), size=size)
+
+
 def _phase_alone_s(cluster: ClusterConfig, n_tasks: int, work_s: float, cv: float,
                    demand: tuple[float, float, float, float], reduce: bool) -> float:
     """Time for ``n_tasks`` of one phase when a lone job fills every slot of the cluster."""
@@ -110,7 +117,30 @@ def deadline_base_s(profile: JobTypeProfile, n_maps: int, n_reduces: int, map_wo
 def place_replicas(rng: np.random.Generator, n: int, cluster: ClusterConfig) -> np.ndarray:
     """``[n, effective_replication]`` distinct data nodes holding each of ``n`` blocks: uniform
     over every node, or over the dedicated nodes with ``hdfs_on: dedicated`` (MIMP 3.1)."""
-    return place_replicas_of(rng, [n], cluster)[0]
+    rep = cluster.effective_replication
+    if cluster.hdfs_on == "all":
+        return _replicas(rng, n, cluster.n_nodes, rep)
+    nodes = np.asarray(cluster.data_nodes, dtype=np.int64)
+    return nodes[_replicas(rng, n, len(nodes), rep)]
+
+
+def _replicas(rng: np.random.Generator, n: int, n_nodes: int, rep: int) -> np.ndarray:
+    """``[n, rep]`` distinct random nodes per block, vectorised (no per-block shuffles)."""
+    first = rng.integers(0, n_nodes, size=n)
+    out = np.empty((n, rep), dtype=np.int64)
+    out[:, 0] = first
+    if rep > 1:
+        # Distinct offsets in 1..n_nodes-1, drawn without replacement by the shifting trick.
+        offs = np.empty((n, rep - 1), dtype=np.int64)
+        for k in range(rep - 1):
+            o = rng.integers(1, n_nodes - k, size=n)
+            if k:
+                earlier = np.sort(offs[:, :k], axis=1) if k > 1 else offs
+                for j in range(k):   # shift past earlier offsets, in increasing order
+                    o = np.where(o >= earlier[:, j], o + 1, o)
+            offs[:, k] = o
+        out[:, 1:] = (first[:, None] + offs) % n_nodes
+    return out
 
 
 def place_replicas_of(rng: np.random.Generator, sizes: list[int],
@@ -119,14 +149,15 @@ def place_replicas_of(rng: np.random.Generator, sizes: list[int],
     one draw: the same nodes as one call per job in the list's order."""
     rep = cluster.effective_replication
     if cluster.hdfs_on == "all":
-        reps = _replicas(rng, sizes, cluster.n_nodes, rep)
+        reps = _replicas_of(rng, sizes, cluster.n_nodes, rep)
     else:
         nodes = np.asarray(cluster.data_nodes, dtype=np.int64)
-        reps = nodes[_replicas(rng, sizes, len(nodes), rep)]
+        reps = nodes[_replicas_of(rng, sizes, len(nodes), rep)]
     return np.split(reps, np.cumsum(sizes[:-1])) if sizes else []
 
 
-def _replicas(rng: np.random.Generator, sizes: list[int], n_nodes: int, rep: int) -> np.ndarray:
+def _replicas_of(rng: np.random.Generator, sizes: list[int], n_nodes: int,
+                 rep: int) -> np.ndarray:
     """``[sum(sizes), rep]`` distinct random nodes per block, vectorised (no per-block shuffles).
 
     Per job, in the list's order, the stream gives the job's first replica of each block, then
@@ -134,7 +165,7 @@ def _replicas(rng: np.random.Generator, sizes: list[int], n_nodes: int, rep: int
     drawn without replacement by the shifting trick). The draws of every job are taken in one
     call with per-value bounds: numpy's bounded integers draw value by value from the stream
     whether the bounds are scalars or arrays, so the values are the ones a call per job and
-    bound would give (``tests/test_job_draws.py`` holds this against that reference).
+    bound would give (:func:`_replicas`; ``tests/test_job_draws.py`` holds this).
     """
     n_of = np.asarray(sizes, dtype=np.int64)
     total = int(n_of.sum())
@@ -194,8 +225,8 @@ def make_job(profile_idx: int, arrival: float, deadline: float, priority: int, w
              place_rng: np.random.Generator, cluster: ClusterConfig, label: str = "",
              work_cv: float | None = None, map_work: np.ndarray | None = None,
              reduce_work: np.ndarray | None = None, deadline_factor: float = math.nan) -> JobDraw:
-    """One job: task work drawn lognormal around ``mw``/``rw`` unless given as arrays
-    (:func:`make_jobs` of one job).
+    """One job: task work drawn lognormal around ``mw``/``rw`` unless given as arrays (the
+    draws one job at a time; :func:`make_jobs` draws many jobs at once with the same values).
 
     Shared by the synthetic generator, fixed job lists and trace replay
     (:mod:`mrsched_gym.workloads.trace`), so every workload kind draws its tasks the same way.
@@ -223,9 +254,22 @@ def make_job(profile_idx: int, arrival: float, deadline: float, priority: int, w
     Returns:
         The job's :class:`JobDraw`.
     """
-    plan = JobPlan(profile_idx, arrival, deadline, priority, weight, n_maps, n_red, mw, rw,
-                   label, work_cv, map_work, reduce_work, deadline_factor)
-    return make_jobs([plan], task_rng, place_rng, cluster)[0]
+    p = PROFILES[TYPE_NAMES[profile_idx]]
+    cv = cluster.task_demand_cv
+    map_alone, red_alone = phase_alone_times(p, n_maps, n_red, mw, rw, cluster)
+    if map_work is None:
+        map_work = _lognormal(task_rng, mw, p.map_cv if work_cv is None else work_cv, n_maps)
+    if reduce_work is None:
+        reduce_work = _lognormal(task_rng, rw, p.reduce_cv if work_cv is None else work_cv,
+                                 n_red)
+    return JobDraw(
+        type_idx=profile_idx, arrival_s=arrival, deadline_s=deadline, priority=priority,
+        weight=weight, map_work=map_work, reduce_work=reduce_work,
+        map_mult=_lognormal(task_rng, 1.0, cv, n_maps),
+        reduce_mult=_lognormal(task_rng, 1.0, cv, n_red),
+        replicas=place_replicas(place_rng, n_maps, cluster),
+        label=label, alone_s=map_alone + red_alone, map_alone_s=map_alone,
+        map_mean_s=float(mw), reduce_mean_s=float(rw), deadline_factor=float(deadline_factor))
 
 
 def make_jobs(plans: list[JobPlan], task_rng: np.random.Generator,
@@ -236,11 +280,15 @@ def make_jobs(plans: list[JobPlan], task_rng: np.random.Generator,
     Per job, ``task_rng`` gives, in this order, the map work, the reduce work (each lognormal
     around ``mw``/``rw`` with the type's or ``work_cv``'s coefficient of variation, unless
     given), then the map and the reduce tasks' demand multipliers (lognormal around 1 with
-    ``cluster.task_demand_cv``); a coefficient of variation of 0 draws nothing (the mean
-    itself). All of them are one ``lognormal`` call with per-value parameters, which numpy
-    draws value by value as it does a call per job and array; ``place_rng`` gives the
-    replicas (:func:`place_replicas_of`).
+    ``cluster.task_demand_cv``); a coefficient of variation of 0 or less draws nothing (the
+    mean itself). All of them are one ``lognormal`` call with per-value parameters, which
+    numpy draws value by value as it does a call per job and array; ``place_rng`` gives the
+    replicas (:func:`place_replicas_of`). The two streams must be two generators: the jobs
+    one at a time took from both in turn, so one generator passed twice would give other
+    values here.
     """
+    if task_rng is place_rng:
+        raise ValueError("make_jobs: task_rng and place_rng must be two generators")
     demand_cv = cluster.task_demand_cv
     log_means: list[float] = []
     log_sds: list[float] = []

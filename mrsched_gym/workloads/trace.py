@@ -46,7 +46,7 @@ import numpy as np
 
 from mrsched_gym.config import MAX_TASKS, ClusterConfig, ConfigError, WorkloadConfig
 from mrsched_gym.models.traces import TraceError, read_job_trace, resolve_trace, trace_lines
-from mrsched_gym.workloads.jobs import JobDraw, make_job
+from mrsched_gym.workloads.jobs import JobDraw, JobPlan, make_job, make_jobs
 from mrsched_gym.workloads.profiles import PROFILES, TYPE_NAMES
 
 _MB = 1024.0 * 1024.0
@@ -233,24 +233,28 @@ def trace_jobs(cfg: WorkloadConfig, cluster: ClusterConfig, job_rng: np.random.G
     if cfg.task_model == "aloja":
         map_pool, red_pool = aloja_durations()
     out = []
+    plans = []
     for i in range(n):
         p = PROFILES[cfg.trace_types[str(cls[i])]]
         nm, nr = int(n_maps[i]), int(n_red[i])
-        if cfg.task_model == "aloja":
+        if cfg.task_model == "aloja":      # one job at a time: its work draws come first
             mwork = task_rng.choice(map_pool, size=nm) * split_f[i]
             rwork = task_rng.choice(red_pool, size=nr) * red_f[i]
             mw = float(map_pool.mean() * split_f[i])
             rw = float(red_pool.mean() * red_f[i])
+            out.append(make_job(TYPE_NAMES.index(p.name), float(arrivals[i]), math.inf,
+                                int(high[i]), float(weights[i]), nm, nr, mw, rw, task_rng,
+                                place_rng, cluster, map_work=mwork, reduce_work=rwork))
         else:
             mw = p.map_work_s * float(split_f[i])
             rw = p.reduce_work_s * float(red_f[i])
-            mwork = rwork = None
-        draw = make_job(TYPE_NAMES.index(p.name), float(arrivals[i]), math.inf, int(high[i]),
-                        float(weights[i]), nm, nr, mw, rw, task_rng, place_rng, cluster,
-                        map_work=mwork, reduce_work=rwork)
+            plans.append(JobPlan(TYPE_NAMES.index(p.name), float(arrivals[i]), math.inf,
+                                 int(high[i]), float(weights[i]), nm, nr, mw, rw))
+    if plans:                              # all at once: the same draws (make_jobs)
+        out = make_jobs(plans, task_rng, place_rng, cluster)
+    for i, draw in enumerate(out):
         if has_deadline[i]:
             base = draw.map_alone_s if cfg.deadline_scope == "map" else draw.alone_s
             draw.deadline_s = float(arrivals[i] + factors[i] * base)
             draw.deadline_factor = float(factors[i])
-        out.append(draw)
     return out
