@@ -125,15 +125,23 @@ def place_replicas(rng: np.random.Generator, n: int, cluster: ClusterConfig) -> 
 
 
 def _replicas(rng: np.random.Generator, n: int, n_nodes: int, rep: int) -> np.ndarray:
-    """``[n, rep]`` distinct random nodes per block, vectorised (no per-block shuffles)."""
+    """``[n, rep]`` distinct random nodes per block, vectorised (no per-block shuffles): the
+    first replicas, then the offsets to the others (:func:`_distinct`)."""
     first = rng.integers(0, n_nodes, size=n)
+    draws = [rng.integers(1, n_nodes - k, size=n) for k in range(rep - 1)]
+    return _distinct(first, draws, n_nodes)
+
+
+def _distinct(first: np.ndarray, draws: list[np.ndarray], n_nodes: int) -> np.ndarray:
+    """``[len(first), 1 + len(draws)]`` nodes per block: ``first``, then distinct offsets in
+    ``1..n_nodes-1`` from it, the ``k``-th drawn in ``1..n_nodes-1-k`` (``draws[k]``) and
+    shifted past the earlier ones in increasing order (drawing without replacement)."""
+    n, rep = len(first), 1 + len(draws)
     out = np.empty((n, rep), dtype=np.int64)
     out[:, 0] = first
     if rep > 1:
-        # Distinct offsets in 1..n_nodes-1, drawn without replacement by the shifting trick.
         offs = np.empty((n, rep - 1), dtype=np.int64)
-        for k in range(rep - 1):
-            o = rng.integers(1, n_nodes - k, size=n)
+        for k, o in enumerate(draws):
             if k:
                 earlier = np.sort(offs[:, :k], axis=1) if k > 1 else offs
                 for j in range(k):   # shift past earlier offsets, in increasing order
@@ -183,20 +191,7 @@ def _replicas_of(rng: np.random.Generator, sizes: list[int], n_nodes: int,
         low[at + (k + 1) * n] = 1
         high[at + (k + 1) * n] = n_nodes - k
     drawn = rng.integers(low, high) if total else np.empty(0, dtype=np.int64)
-    first = drawn[at]
-    out = np.empty((total, rep), dtype=np.int64)
-    out[:, 0] = first
-    if rep > 1:
-        offs = np.empty((total, rep - 1), dtype=np.int64)
-        for k in range(rep - 1):
-            o = drawn[at + (k + 1) * n]
-            if k:
-                earlier = np.sort(offs[:, :k], axis=1) if k > 1 else offs
-                for j in range(k):   # shift past earlier offsets, in increasing order
-                    o = np.where(o >= earlier[:, j], o + 1, o)
-            offs[:, k] = o
-        out[:, 1:] = (first[:, None] + offs) % n_nodes
-    return out
+    return _distinct(drawn[at], [drawn[at + (k + 1) * n] for k in range(rep - 1)], n_nodes)
 
 
 @dataclass(frozen=True)
