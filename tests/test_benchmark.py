@@ -125,7 +125,14 @@ def test_a_local_file_named_like_a_shipped_agent_is_not_given_its_hash(tmp_path,
     suite must not record the shipped agent's params_sha256 for it."""
     from mrsched_gym.cli import agent_versions
     monkeypatch.chdir(tmp_path)
-    (tmp_path / "general").write_bytes(b"not the shipped weights")
+    import io
+    import zipfile
+    pth = io.BytesIO()
+    with zipfile.ZipFile(pth, "w") as torch_file:        # stored records, as torch writes
+        torch_file.writestr("archive/data.pkl", b"not the shipped weights")
+    with zipfile.ZipFile(tmp_path / "general", "w") as z:  # an SB3 archive's members
+        z.writestr("data", "{}")
+        z.writestr("policy.pth", pth.getvalue())
     entry = agent_versions(["agent:general"])["agent:general"]
     assert entry["file"] == "general" and "params_sha256" not in entry
     monkeypatch.chdir(tmp_path.parent)

@@ -191,9 +191,13 @@ def test_an_agent_whose_checkpoint_changed_is_named_and_re_run(tmp_path, capsys)
     from mrsched_gym.evaluate import parse_policy, policy_fingerprint
 
     def write_checkpoint(weights: bytes) -> None:       # an SB3 archive's members (checked)
+        import io
+        pth = io.BytesIO()
+        with zipfile.ZipFile(pth, "w") as torch_file:    # stored records, as torch writes
+            torch_file.writestr("archive/data.pkl", weights)
         with zipfile.ZipFile(ckpt, "w") as z:
             z.writestr("data", "{}")
-            z.writestr("policy.pth", weights)
+            z.writestr("policy.pth", pth.getvalue())
     ckpt = tmp_path / "model.zip"
     write_checkpoint(b"weights v1")
     spec = parse_policy(f"agent:{ckpt}")
