@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import gymnasium as gym
 import numpy as np
@@ -291,14 +290,8 @@ def load_sb3(path: str | Path, env=None, one_thread: bool = True):
         except Exception as e:  # noqa: BLE001 - try the next algorithm, report all below
             errors.setdefault(load_error(e), []).append(cls.__name__)
             continue
-        check_finite_parameters(model, path)
+        check_finite_state(model.policy.state_dict().items(), f"agent file {path}")
         return model
     why = "; ".join(f"{'/'.join(names)}: {err}" for err, names in errors.items())
     raise InputError(f"agent file {path}: not a MaskablePPO, PPO or A2C checkpoint ({why})")
 
-
-def check_finite_parameters(model: Any, path: Path) -> None:
-    """Raise :class:`~mrsched_gym.errors.InputError` naming the first parameter of ``model``'s
-    policy that holds a NaN or an infinite value (a damaged or tampered checkpoint: NaN
-    logits act as the first legal action, so such a model would be ranked as a rule)."""
-    check_finite_state(model.policy.state_dict().items(), f"agent file {path}")

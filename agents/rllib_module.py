@@ -187,14 +187,13 @@ def load_rllib_policy(path: str, name: str | None = None) -> RLlibPolicy:
     """
     from ray.rllib.core.rl_module.rl_module import RLModule
     folder = Path(path).resolve()
-    algorithm_folder = (folder / "algorithm_state.pkl").exists()
     if (folder / MODULE_SUBDIR).is_dir():
         folder = folder / MODULE_SUBDIR
+    elif (folder / "algorithm_state.pkl").exists():
+        raise InputError(f"RLlib checkpoint {folder}: no RLlib module in it ({MODULE_SUBDIR}/ "
+                         f"is missing from this algo.save_to_path folder)")
     name = name or f"rllib:{Path(path).name}"
     where = f"RLlib checkpoint {folder}"
-    if algorithm_folder and folder.name != MODULE_SUBDIR.rsplit("/", 1)[-1]:
-        raise InputError(f"{where}: no RLlib module in it ({MODULE_SUBDIR}/ is missing from "
-                         f"this algo.save_to_path folder)")
     if not (folder / "class_and_ctor_args.pkl").is_file():
         raise InputError(f"{where}: no RLlib module in it (neither {MODULE_SUBDIR}/ of an "
                          f"algo.save_to_path folder nor a module folder's "

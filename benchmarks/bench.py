@@ -541,10 +541,9 @@ def main() -> None:
             return
         ref = a.compare[:10]
         this = (a.against or "this")[:10] + (" (compiled)" if a.compiled else "")
-        if a.ref_compiled:
-            print(f"ref: {a.compare} (compiled)")
-        print(f"ref: {a.compare}; this: {this}; {a.rounds} alternating rounds, medians; CPU x: "
-              f"median ratio (min-max over the rounds)")
+        ref_built = " (compiled)" if a.ref_compiled else ""
+        print(f"ref: {a.compare}{ref_built}; this: {this}; {a.rounds} alternating rounds, "
+              f"medians; CPU x: median ratio (min-max over the rounds)")
         print(f"{'scenario':24s} {'policy':12s} {ref + ' dec/s':>16s} {'this dec/s':>11s} "
               f"{'wall x':>7s} {ref + ' dec/cpu-s':>20s} {'this dec/cpu-s':>15s} "
               f"{'CPU x':>6s} {'(min-max)':>11s}")

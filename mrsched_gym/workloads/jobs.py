@@ -66,11 +66,17 @@ class JobDraw:
     deadline_factor: float = math.nan
 
 
+def _lognormal_params(mean: float, cv: float) -> tuple[float, float]:
+    """The log-mean and log-standard deviation of a lognormal of ``mean`` and ``cv`` (> 0)."""
+    s2 = math.log1p(cv * cv)
+    return math.log(mean) - s2 / 2, math.sqrt(s2)
+
+
 def _lognormal(rng: np.random.Generator, mean: float, cv: float, size: int) -> np.ndarray:
     if cv <= 0:
         return np.full(size, mean)
-    s2 = math.log1p(cv * cv)
-    return rng.lognormal(math.log(mean) - s2 / 2, math.sqrt(s2), size=size)
+    mu, sigma = _lognormal_params(mean, cv)
+    return rng.lognormal(mu, sigma, size=size)
 
 
 def _phase_alone_s(cluster: ClusterConfig, n_tasks: int, work_s: float, cv: float,
@@ -288,12 +294,13 @@ def make_jobs(plans: list[JobPlan], task_rng: np.random.Generator,
     log_means: list[float] = []
     log_sds: list[float] = []
     counts: list[int] = []
-    pieces: list[list[np.ndarray | int]] = []   # per job: an array, or the index of a draw
+    pieces: list[list[np.ndarray | slice]] = []  # per job: an array, or its place in the draw
+    drawn_so_far = 0
     for plan in plans:
         p = PROFILES[TYPE_NAMES[plan.profile_idx]]
         map_cv = p.map_cv if plan.work_cv is None else plan.work_cv
         red_cv = p.reduce_cv if plan.work_cv is None else plan.work_cv
-        row: list[np.ndarray | int] = []
+        row: list[np.ndarray | slice] = []
         for given, mean, cv, size in ((plan.map_work, plan.mw, map_cv, plan.n_maps),
                                       (plan.reduce_work, plan.rw, red_cv, plan.n_red),
                                       (None, 1.0, demand_cv, plan.n_maps),
@@ -303,20 +310,19 @@ def make_jobs(plans: list[JobPlan], task_rng: np.random.Generator,
             elif cv <= 0:
                 row.append(np.full(size, mean))
             else:
-                s2 = math.log1p(cv * cv)
-                log_means.append(math.log(mean) - s2 / 2)
-                log_sds.append(math.sqrt(s2))
+                mu, sigma = _lognormal_params(mean, cv)
+                log_means.append(mu)
+                log_sds.append(sigma)
                 counts.append(size)
-                row.append(len(counts) - 1)
+                row.append(slice(drawn_so_far, drawn_so_far + size))
+                drawn_so_far += size
         pieces.append(row)
     drawn = (task_rng.lognormal(np.repeat(log_means, counts), np.repeat(log_sds, counts))
-             if sum(counts) else np.empty(0))
-    starts = np.cumsum(counts) - counts if counts else []
+             if drawn_so_far else np.empty(0))
     replicas = place_replicas_of(place_rng, [plan.n_maps for plan in plans], cluster)
     out = []
     for plan, row, reps in zip(plans, pieces, replicas, strict=True):
-        work = [piece if isinstance(piece, np.ndarray) else
-                drawn[starts[piece]:starts[piece] + counts[piece]] for piece in row]
+        work = [drawn[piece] if isinstance(piece, slice) else piece for piece in row]
         p = PROFILES[TYPE_NAMES[plan.profile_idx]]
         map_alone, red_alone = phase_alone_times(p, plan.n_maps, plan.n_red, plan.mw, plan.rw,
                                                  cluster)
