@@ -17,8 +17,8 @@ of the peer's CPU time per simulated task (and per decision) over ours, so above
 faster. The settings:
 
 * ``small``: ours ``mrsched/Hadoop-v0`` (12 nodes, one hour of arrivals), a uniformly random
-  legal action, 20 episodes; the peer's README example (10 executors, 50 TPC-H jobs), its Fair
-  scheduler (``RoundRobinScheduler(dynamic_partition=True)``), 1 episode.
+  candidate (never the skip), 20 episodes; the peer's README example (10 executors, 50 TPC-H
+  jobs), its Fair scheduler (``RoundRobinScheduler(dynamic_partition=True)``), 1 episode.
 * ``big``: ours ``mrsched/ThesisScale-v0`` (100 nodes) with 3 simulated hours of arrivals, the
   first legal action, 12 episodes; the peer's training setting (``config/decima_tpch.yaml``:
   50 executors, 200 TPC-H jobs), Fair, 1 episode.
@@ -122,8 +122,8 @@ DRAWS = 4096
 def run_ours(env_id: str, kwargs: dict, policy: str, episodes: int,
              seed: int) -> tuple[float, int, int]:
     """``episodes`` of ours through ``env.step``: (CPU s, tasks finished, decisions). The
-    ``random`` policy takes ``int(u * n)`` of the ``n`` candidates from uniforms ``u`` drawn
-    before each episode's clock starts: a numpy ``Generator.integers`` call per decision
+    ``random`` policy takes candidate ``int(u * n)`` of the ``n`` candidates from uniforms
+    ``u`` drawn before each episode's clock starts: a numpy ``Generator.integers`` call per decision
     (about 11,000 instructions) was 9% of the small setting's count, more than the peer's
     own scheduler takes of its time (about 1%)."""
     import gymnasium as gym

@@ -34,7 +34,6 @@ def test_without_the_peer_the_script_skips_with_one_line(tmp_path, setup, reason
     assert done.stderr == ""
 
 
-
 def _peer_module():
     import importlib.util
     spec = importlib.util.spec_from_file_location("peer_script", SCRIPT)
@@ -43,32 +42,59 @@ def _peer_module():
     return module
 
 
-def test_our_random_side_plays_legal_actions_from_draws_made_before_the_clock(monkeypatch):
-    """The small setting's ``random`` policy: a legal action at each decision (no invalid
-    action in the episode), from uniforms drawn before the episode; an episode that uses up its
-    draws takes more and plays the same actions."""
+@pytest.mark.parametrize("draws", [4096, 7])
+def test_our_random_side_plays_a_uniform_candidate_from_draws_made_before_each_episode(
+        monkeypatch, draws):
+    """The small setting's ``random`` policy: at each decision with ``n`` candidates, candidate
+    ``int(u * n)`` of the episode's next uniform ``u``; the uniforms are drawn before the
+    episode starts (one call for an episode shorter than ``DRAWS``) and refilled ``DRAWS`` at
+    a time when an episode uses them up; every action is legal."""
     import gymnasium as gym
+    import numpy as np
 
     import mrsched_gym  # noqa: F401  (registers the ids)
     peer = _peer_module()
-    played: list[list[tuple[int, bool]]] = []
+    monkeypatch.setattr(peer, "DRAWS", draws)
+    steps: list[tuple[int, int, bool]] = []            # (candidates, action, invalid)
+    calls: list[tuple[int, int, list[float]]] = []    # (resets and steps before, uniforms)
+    starts: list[int] = []
 
     class Recorded(gym.Wrapper):
         def reset(self, **kwargs):
-            played.append([])
+            starts.append(len(steps))
             return self.env.reset(**kwargs)
 
         def step(self, action):
+            n = len(self.env.unwrapped.sim.candidates)
             out = self.env.step(action)
-            played[-1].append((action, out[-1]["invalid_action"]))
+            steps.append((n, action, out[-1]["invalid_action"]))
             return out
+
+    real_rng = np.random.default_rng
+
+    class CountedDraws:
+        def __init__(self, seed):
+            self.rng = real_rng(seed)
+
+        def random(self, size):
+            values = self.rng.random(size)
+            calls.append((len(starts), len(steps), values.tolist()))
+            return values
 
     real_make = gym.make
     monkeypatch.setattr(gym, "make", lambda *a, **k: Recorded(real_make(*a, **k)))
-    whole = peer.run_ours("mrsched/Hadoop-v0", {}, "random", 1, 3)
-    monkeypatch.setattr(peer, "DRAWS", 7)
-    refilled = peer.run_ours("mrsched/Hadoop-v0", {}, "random", 1, 3)
-    assert whole[1:] == refilled[1:] and whole[2] > 100
-    assert played[0] == played[1] and len(played[0]) == whole[2]
-    assert not any(invalid for _, invalid in played[0])
-    assert len({a for a, _ in played[0]}) > 2       # not always the same candidate
+    monkeypatch.setattr(peer.np.random, "default_rng", CountedDraws)
+    _, _, decisions = peer.run_ours("mrsched/Hadoop-v0", {}, "random", 2, 3)
+    assert len(steps) == decisions > 200 and len(starts) == 2
+    ends = starts[1:] + [len(steps)]
+    for episode, (start, end) in enumerate(zip(starts, ends, strict=True)):
+        before = [values for resets, at, values in calls if resets == episode and at == start]
+        refills = [values for resets, at, values in calls if resets == episode + 1 and at < end]
+        assert len(before) == 1                                     # before its reset
+        mine = before + refills
+        played = [(n, a) for n, a, _ in steps[start:end] if n]      # decisions with candidates
+        assert len(mine) == max(1, -(-len(played) // draws))        # before it, then refills
+        uniforms = [u for values in mine for u in values][:len(played)]
+        assert [a for _, a in played] == [int(u * n) for u, (n, _) in zip(uniforms, played,
+                                                                           strict=True)]
+    assert not any(invalid for _, _, invalid in steps)
