@@ -27,6 +27,12 @@ A task is one finished task (ours: a map or reduce task; the peer's: a stage's t
 decision one ``env.step``. The line ``ours: build=...`` says which build of ours ran
 (``mrsched_gym.acceleration()``: ``mypyc`` compiled, ``python`` pure).
 
+``--through simulator`` plays ours through the simulator alone (``sim.act``: the same episodes
+and decisions without the observation, reward or gymnasium's wrappers); the peer still runs
+through its ``env.step``. Ours poses a decision for every free slot (a Hadoop heartbeat), about
+one per task; the peer's Fair scheduler decides once for a batch of executors, about one decision
+per 60-110 tasks. This row shows how much of ours' cost per task is its simulator.
+
 ``--callgrind`` counts instructions instead (valgrind's callgrind; figures that do not depend on
 the machine or its load): each side's block of one setting runs alone in a child process, once
 with no episode and once with one block, and the difference over the tasks finished is that
@@ -120,12 +126,13 @@ DRAWS = 4096
 
 
 def run_ours(env_id: str, kwargs: dict, policy: str, episodes: int,
-             seed: int) -> tuple[float, int, int]:
+             seed: int, through: str = "step") -> tuple[float, int, int]:
     """``episodes`` of ours through ``env.step``: (CPU s, tasks finished, decisions). The
     ``random`` policy takes candidate ``int(u * n)`` of the ``n`` candidates from uniforms
     ``u`` drawn before each episode's clock starts: a numpy ``Generator.integers`` call per decision
     (about 11,000 instructions) was 9% of the small setting's count, more than the peer's
-    own scheduler takes of its time (about 1%)."""
+    own scheduler takes of its time (about 1%). ``through="simulator"`` plays the same
+    episodes through the simulator alone (``sim.act``: no observation, reward or wrapper)."""
     import gymnasium as gym
     env = gym.make(env_id, **kwargs)
     rng = np.random.default_rng(seed)
@@ -136,7 +143,9 @@ def run_ours(env_id: str, kwargs: dict, policy: str, episodes: int,
         c0 = time.process_time()
         env.reset(seed=seed + ep)
         sim, k = env.unwrapped.sim, env.unwrapped.K
-        while True:
+        alone = through == "simulator"
+        done = alone and sim.done
+        while not done:
             n = len(sim.candidates)
             a = k
             if n and policy == "random":
@@ -146,18 +155,22 @@ def run_ours(env_id: str, kwargs: dict, policy: str, episodes: int,
                 used += 1
             elif n:
                 a = 0
-            _, _, term, trunc, _ = env.step(a)
+            if alone:
+                sim.act(a)
+                done = sim.done
+            else:
+                _, _, term, trunc, _ = env.step(a)
+                done = term or trunc
             steps += 1
-            if term or trunc:
-                break
         cpu += time.process_time() - c0
         tasks += sum(1 for rec in sim.task_log if rec[5] == "done")
     env.close()
     return cpu, tasks, steps
 
 
-def compare(setting: str, rounds: int, peer) -> dict:
-    """``rounds`` interleaved rounds of one setting; the medians of the ratios."""
+def compare(setting: str, rounds: int, peer, through: str = "step") -> dict:
+    """``rounds`` interleaved rounds of one setting (ours played ``through`` ``env.step`` or
+    the simulator alone); the medians of the ratios."""
     env_cls, sched_cls, path = peer
     env_id, kwargs, policy, episodes = OUR_SETTINGS[setting]
     per_task, per_dec, rows = [], [], []
@@ -165,7 +178,8 @@ def compare(setting: str, rounds: int, peer) -> dict:
         out = {}
         for side in (("peer", "ours") if r % 2 else ("ours", "peer")):    # alternate the order
             out[side] = (run_peer(env_cls, sched_cls, path, PEER_SETTINGS[setting], r)
-                         if side == "peer" else run_ours(env_id, kwargs, policy, episodes, r))
+                         if side == "peer" else run_ours(env_id, kwargs, policy, episodes, r,
+                                                         through))
         (pc, pt, pd), (oc, ot, od) = out["peer"], out["ours"]
         per_task.append((pc / pt) / (oc / ot))
         per_dec.append((pc / pd) / (oc / od))
@@ -177,10 +191,11 @@ def compare(setting: str, rounds: int, peer) -> dict:
             "per_decision": statistics.median(per_dec),
             "peer_tasks_per_cpu_s": pt / pc, "ours_tasks_per_cpu_s": ot / oc,
             "peer_decisions_per_cpu_s": pd / pc, "ours_decisions_per_cpu_s": od / oc,
-            "peer_tasks": pt, "ours_tasks": ot}
+            "peer_tasks": pt, "ours_tasks": ot,
+            "peer_tasks_per_decision": pt / pd, "ours_tasks_per_decision": ot / od}
 
 
-def run_block(side: str, setting: str, blocks: int, path: Path) -> None:
+def run_block(side: str, setting: str, blocks: int, path: Path, through: str = "step") -> None:
     """``blocks`` blocks of one side of ``setting`` (``--block``, the child of ``--callgrind``):
     prints the tasks finished."""
     tasks = 0
@@ -192,11 +207,12 @@ def run_block(side: str, setting: str, blocks: int, path: Path) -> None:
         env_id, kwargs, policy, episodes = OUR_SETTINGS[setting]
         import mrsched_gym  # noqa: F401  (registers the ids)
         for b in range(blocks):
-            tasks += run_ours(env_id, kwargs, policy, episodes, b)[1]
+            tasks += run_ours(env_id, kwargs, policy, episodes, b, through)[1]
     print(f"tasks {tasks}")
 
 
-def instructions(side: str, setting: str, blocks: int, path: Path) -> tuple[int, int]:
+def instructions(side: str, setting: str, blocks: int, path: Path,
+                 through: str = "step") -> tuple[int, int]:
     """``(instructions, tasks)`` of ``blocks`` blocks of one side, under callgrind."""
     with tempfile.TemporaryDirectory() as tmp:
         out_file = Path(tmp) / "callgrind.out"
@@ -205,7 +221,8 @@ def instructions(side: str, setting: str, blocks: int, path: Path) -> tuple[int,
         run = subprocess.run(
             ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out_file}", sys.executable,
              __file__, "--peer-path", str(path), "--setting", setting, "--block", side,
-             "--blocks", str(blocks)], capture_output=True, text=True, env=env)
+             "--blocks", str(blocks), "--through", through], capture_output=True, text=True,
+            env=env)
         if run.returncode:
             raise RuntimeError(f"{side} {setting} failed under callgrind:\n{run.stderr[-3000:]}")
         tasks = int(run.stdout.split("tasks ")[-1].split()[0])
@@ -215,12 +232,12 @@ def instructions(side: str, setting: str, blocks: int, path: Path) -> tuple[int,
     raise RuntimeError(f"no instruction count in callgrind's output ({side} {setting})")
 
 
-def callgrind(setting: str, path: Path) -> dict:
+def callgrind(setting: str, path: Path, through: str = "step") -> dict:
     """Instructions per task of each side of ``setting`` and their ratio (peer over ours)."""
     out: dict = {"setting": setting}
     for side in ("ours", "peer"):
-        i0, _ = instructions(side, setting, 0, path)
-        i1, tasks = instructions(side, setting, 1, path)
+        i0, _ = instructions(side, setting, 0, path, through)
+        i1, tasks = instructions(side, setting, 1, path, through)
         out[side] = (i1 - i0) / tasks
         out[f"{side}_tasks"] = tasks
     out["per_task"] = out["peer"] / out["ours"]
@@ -234,6 +251,9 @@ def main() -> None:
     p.add_argument("--setting", choices=("small", "big", "both"), default="both")
     p.add_argument("--callgrind", action="store_true",
                    help="instructions per task (valgrind) instead of CPU time")
+    p.add_argument("--through", choices=("step", "simulator"), default="step",
+                   help="play ours through env.step (default) or through the simulator alone "
+                        "(sim.act: no observation, reward or wrappers; the peer is unchanged)")
     p.add_argument("--block", choices=("ours", "peer"), help=argparse.SUPPRESS)
     p.add_argument("--blocks", type=int, default=1, help=argparse.SUPPRESS)
     a = p.parse_args()
@@ -243,28 +263,30 @@ def main() -> None:
         return
     settings = ("small", "big") if a.setting == "both" else (a.setting,)
     if a.block:
-        run_block(a.block, settings[0], a.blocks, a.peer_path.resolve())
+        run_block(a.block, settings[0], a.blocks, a.peer_path.resolve(), a.through)
         return
     import mrsched_gym
-    print(f"ours: build={mrsched_gym.acceleration()} (mrsched_gym {mrsched_gym.__version__}); "
+    print(f"ours: build={mrsched_gym.acceleration()} (mrsched_gym {mrsched_gym.__version__}), "
+          f"through {'the simulator alone' if a.through == 'simulator' else 'env.step'}; "
           + ("instructions (callgrind)" if a.callgrind else f"rounds={a.rounds}; CPU time"))
     if a.callgrind:
         for setting in settings:
-            res = callgrind(setting, a.peer_path.resolve())
+            res = callgrind(setting, a.peer_path.resolve(), a.through)
             print(f"{setting}: per task {res['per_task']:.2f}x the peer; instructions per task "
                   f"ours {res['ours']:,.0f} peer {res['peer']:,.0f} ({res['ours_tasks']} and "
                   f"{res['peer_tasks']} tasks)", flush=True)
         return
     peer = (*load_peer(a.peer_path.resolve()), a.peer_path.resolve())
     for setting in settings:
-        res = compare(setting, a.rounds, peer)
+        res = compare(setting, a.rounds, peer, a.through)
         lo, hi = res["per_task_range"]
         print(f"{setting}: per task {res['per_task']:.2f}x the peer ({lo:.2f}-{hi:.2f}); "
               f"per decision {res['per_decision']:.1f}x; tasks/CPU-s ours "
               f"{res['ours_tasks_per_cpu_s']:,.0f} peer {res['peer_tasks_per_cpu_s']:,.0f}; "
               f"decisions/CPU-s ours {res['ours_decisions_per_cpu_s']:,.0f} peer "
-              f"{res['peer_decisions_per_cpu_s']:,.0f} (last round: {res['ours_tasks']} and "
-              f"{res['peer_tasks']} tasks)", flush=True)
+              f"{res['peer_decisions_per_cpu_s']:,.0f}; tasks per decision ours "
+              f"{res['ours_tasks_per_decision']:.2f} peer {res['peer_tasks_per_decision']:.1f} "
+              f"(last round: {res['ours_tasks']} and {res['peer_tasks']} tasks)", flush=True)
 
 
 if __name__ == "__main__":

@@ -98,3 +98,24 @@ def test_our_random_side_plays_a_uniform_candidate_from_draws_made_before_each_e
         assert [a for _, a in played] == [int(u * n) for u, (n, _) in zip(uniforms, played,
                                                                            strict=True)]
     assert not any(invalid for _, _, invalid in steps)
+
+
+def test_through_the_simulator_plays_the_same_episodes_without_observing(monkeypatch):
+    """``--through simulator`` times ours' simulator alone: the same decisions and tasks as
+    through ``env.step`` (the same draws, so the same actions), and no observation after the
+    reset's."""
+    from mrsched_gym.encoding import ObservationEncoder
+    peer = _peer_module()
+    _, tasks, decisions = peer.run_ours("mrsched/Hadoop-v0", {}, "random", 2, 5)
+    observed = []
+    real = ObservationEncoder.observe_bytes
+
+    def counted(self):
+        observed.append(self.sim.now)
+        return real(self)
+
+    monkeypatch.setattr(ObservationEncoder, "observe_bytes", counted)
+    _, alone_tasks, alone_decisions = peer.run_ours("mrsched/Hadoop-v0", {}, "random", 2, 5,
+                                                    through="simulator")
+    assert (alone_tasks, alone_decisions) == (tasks, decisions) and decisions > 200
+    assert len(observed) == 2                         # each reset's, none per decision

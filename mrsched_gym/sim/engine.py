@@ -195,6 +195,7 @@ class Simulator:
         self.mem_used_gb = [0.0] * n          # running tasks' memory
         self.susp_resident_gb = [0.0] * n     # suspended tasks' memory still in RAM
         self.cleanups: list[list[tuple[int, int]]] = [[] for _ in range(n)]
+        self.departures = [0] * n             # times each node has left (clean-ups' epochs)
         self.hcpu = [0.0] * n
         self.cpu_used_on = [0.0] * n          # CPU the node's running tasks use (node fraction)
         self.resp_ms = [sc.interference.response_alone_ms if s else 0.0 for s in self.shared]

@@ -33,7 +33,7 @@ class EventKind(IntEnum):
     NODE_CHANGE = 0      # a: step index -> availability changes (nodes leave/join, capacity)
     LOAD_CHANGE = 1      # a: step index -> interactive load changes on shared nodes
     TASK_END = 2         # a: task id, b: version -> a task finishes or stalls
-    CLEANUP_END = 3      # a: node -> a killed task's clean-up frees its slot
+    CLEANUP_END = 3      # a: node, b: its departures then -> a clean-up frees its slot
     ORCHESTRATE = 4      # periodic orchestrator epoch
     DEADLINE = 5         # a: job id -> a job passes its deadline
     ARRIVAL = 6          # a: job id -> a job is submitted

@@ -83,7 +83,7 @@ def run(sim: Simulator) -> None:
             elif kind == _NODE_CHANGE:
                 on_node_change(sim, a)
             elif kind == _CLEANUP_END:
-                on_cleanup_end(sim, a)
+                on_cleanup_end(sim, a, b)
             elif kind == _DEADLINE:
                 on_deadline(sim, a)
             elif kind == _ORCHESTRATE:

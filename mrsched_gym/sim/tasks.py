@@ -265,7 +265,7 @@ def kill(sim: Simulator, t: Task, cleanup: bool = True, outcome: str = "killed")
             occupy(sim, n, t.phase, t.job.type_idx, -1, True)
             occupy(sim, n, t.phase, t.job.type_idx, +1)
         sim.cleanups[n].append((t.phase, t.job.type_idx))
-        sim.queue.push(sim.now + cleanup_s, _CLEANUP_END, n)
+        sim.queue.push(sim.now + cleanup_s, _CLEANUP_END, n, sim.departures[n])
     else:
         occupy(sim, n, t.phase, t.job.type_idx, -1, shuffling(t))
     if twin is None:
@@ -292,10 +292,14 @@ def suspend(sim: Simulator, t: Task) -> None:
     rerate(sim, n)
 
 
-def on_cleanup_end(sim: Simulator, n: int) -> None:
-    """A killed task's clean-up on node ``n`` is over: its slot is free."""
-    if not sim.cleanups[n]:
-        return                            # the node left meanwhile; nothing to free
+def on_cleanup_end(sim: Simulator, n: int, departures: int) -> None:
+    """A killed task's clean-up on node ``n`` is over: its slot is free. ``departures`` is how
+    many times ``n`` had left when the clean-up began: if it has left since, the departure freed
+    the slot and dropped the clean-up, and this end belongs to none of the clean-ups begun after
+    the node came back (each of those ends with its own event; all last ``kill_cleanup_s``, so
+    they end in the order they began)."""
+    if departures != sim.departures[n]:
+        return
     phase, type_idx = sim.cleanups[n].pop(0)
     occupy(sim, n, phase, type_idx, -1)
 

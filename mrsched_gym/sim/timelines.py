@@ -102,6 +102,7 @@ def _node_down(sim: Simulator, n: int) -> None:
     for phase, type_idx in sim.cleanups[n]:
         occupy(sim, n, phase, type_idx, -1)
     sim.cleanups[n].clear()
+    sim.departures[n] += 1              # their end events, still queued, now free nothing
     sim.up[n] = False
     touch(sim, n)                       # no longer idle (and its row changed)
 
