@@ -7,7 +7,8 @@ Generators (all drawn at reset from their own stream, piecewise constant over ``
 * ``bursty``: full capacity with dips whose number and depth grow with the level 1-3 (thesis
   Fig. 5.22): 2*level dips a day, depth up to level/3 of (1 - f_min), 15-90 min long.
 * ``onoff``: every node alternates exponential up and down periods (spot revocation, failures);
-  f(t) is the fraction of nodes up.
+  f(t) is the fraction of nodes up. When failures would leave fewer than f_min of the nodes up,
+  randomly chosen down nodes (from the episode's generator) stay up instead.
 * ``transactional``: a transactional workload's load trace (e.g. NASA web requests) takes the
   capacity it needs: f(t) = 1 - (1 - f_min) * u(t) / max u, so the load's peak leaves f_min and
   an idle service leaves everything (thesis 5.3.3: each node's capacity is shared between the
@@ -104,8 +105,8 @@ def availability_fraction(cfg: AvailabilityConfig, horizon_s: float, rng: np.ran
         for j in range(1, n_steps):   # over time steps, vectorised over nodes
             flip = np.where(state, draws[:, j] < p_fail, draws[:, j] < p_back)
             new = state ^ flip
-            if new.sum() < min_up:     # keep at least f_min of the nodes up
-                down = np.flatnonzero(~new)
+            if new.sum() < min_up:     # keep at least f_min of the nodes up: random ones
+                down = rng.permutation(np.flatnonzero(~new))
                 new[down[: min_up - int(new.sum())]] = True
             state = new
             up[:, j] = state
