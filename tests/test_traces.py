@@ -134,3 +134,34 @@ def test_users_bring_their_own_traces(tmp_path):
     load.write_text("time_s,rps\n0,10\n")
     with pytest.raises(ConfigError, match="trace_offset_s: no job"):
         MRSchedEnv(with_overrides(sc, {"workload.trace_offset_s": 1e6}))
+
+
+def test_a_job_trace_is_read_again_when_it_changes_or_another_file_has_its_name(tmp_path,
+                                                                               monkeypatch):
+    """Job traces are cached per file version (resolved path, size, modification time): an
+    edited file, or the same relative name in another working directory, plays its own jobs
+    and a broken edit fails, in one process."""
+    def trace(n):
+        return HEADER + "".join(f"{i * 30},200000000,0,1000\n" for i in range(n))
+
+    for folder, n in (("a", 20), ("b", 3)):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "jobs.csv").write_text(trace(n))
+    monkeypatch.chdir(tmp_path / "a")
+    sc = with_overrides(load_scenario("hadoop_trace"), {
+        "workload.trace": "jobs.csv", "workload.trace_random_window": False,
+        "workload.duration_s": 900.0})
+
+    def jobs_played() -> int:
+        env = MRSchedEnv(sc)
+        env.reset(seed=0)
+        return len(env.sim.jobs)
+
+    assert jobs_played() == 20
+    monkeypatch.chdir(tmp_path / "b")
+    assert jobs_played() == 3
+    (tmp_path / "b" / "jobs.csv").write_text(trace(7))
+    assert jobs_played() == 7
+    (tmp_path / "b" / "jobs.csv").write_text("garbage\n")
+    with pytest.raises(TraceError, match=r"jobs.csv:1: header must be"):
+        MRSchedEnv(sc)

@@ -53,9 +53,22 @@ _MB = 1024.0 * 1024.0
 MIN_WORK_FRACTION = 0.1
 
 
-@functools.lru_cache(maxsize=16)
 def _job_trace(name: str) -> np.ndarray:
-    return read_job_trace(name)
+    """The rows of job trace ``name`` (a bundled name, or a path relative to the working
+    directory), read once per file version: the file's resolved path, size and modification
+    time, so an edited file, or the same relative name from another directory, is read again.
+    The rows are read-only (every caller shares them)."""
+    p = resolve_trace(name)
+    st = p.stat()
+    return _job_trace_version(name, str(p.resolve()), st.st_size, st.st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=16)
+def _job_trace_version(name: str, path: str, size: int, mtime_ns: int) -> np.ndarray:
+    """``name``'s rows as :func:`_job_trace` keys them (``name`` for the errors' wording)."""
+    rows = read_job_trace(name)
+    rows.flags.writeable = False
+    return rows
 
 
 def trace_window(cfg: WorkloadConfig, rng: np.random.Generator | None = None
