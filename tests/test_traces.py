@@ -165,3 +165,27 @@ def test_a_job_trace_is_read_again_when_it_changes_or_another_file_has_its_name(
     (tmp_path / "b" / "jobs.csv").write_text("garbage\n")
     with pytest.raises(TraceError, match=r"jobs.csv:1: header must be"):
         MRSchedEnv(sc)
+
+
+@pytest.mark.parametrize("rows", [3, 2000])              # one line under and over 4 KB
+@pytest.mark.parametrize("kind", ["jobs", "series"])
+def test_old_mac_line_ends_are_named_in_every_trace_at_any_length(tmp_path, kind, rows):
+    if kind == "jobs":
+        head, reader = HEADER.strip(), read_job_trace
+        body = [f"{10 * i},100000000,0,1000" for i in range(rows)]
+    else:
+        head, reader = "time_s,value", read_series
+        body = [f"{60 * i},0.5" for i in range(rows)]
+    p = tmp_path / "old.csv"
+    p.write_bytes("\r".join([head, *body]).encode() + b"\r")
+    with pytest.raises(TraceError, match=r"old.csv:1: a carriage return inside the line: .*old "
+                                         r"Mac text"):
+        reader(p)
+
+
+@pytest.mark.parametrize("kind", ["jobs", "series"])
+def test_python_only_number_syntax_is_not_a_number_in_a_trace(tmp_path, kind):
+    p = tmp_path / "t.csv"
+    p.write_text(HEADER + "0,1_000,0,5\n" if kind == "jobs" else "time_s,value\n0,0.5\n6_0,1\n")
+    with pytest.raises(TraceError, match=r"t.csv:[23]: not a number"):
+        read_job_trace(p) if kind == "jobs" else read_series(p)

@@ -175,12 +175,16 @@ def trace_lines(p: Path) -> Iterator[tuple[int, str]]:
             while raw := fh.readline(MAX_TRACE_LINE_BYTES + 1):
                 lineno += 1
                 total += len(raw)
-                _check_bounds(p, lineno, len(raw), total)
-                if lineno == 1 and raw.startswith(_UTF8_BOM):
-                    raw = raw[len(_UTF8_BOM):]
                 if b"\x00" in raw:
                     raise TraceError(f"{p}:{lineno}: binary data (a NUL byte); a trace is CSV "
                                      "text")
+                if b"\r" in raw.rstrip(b"\r\n"):
+                    raise TraceError(f"{p}:{lineno}: a carriage return inside the line: its "
+                                     "lines end in a carriage return alone (old Mac text); end "
+                                     "them in LF or CRLF")
+                _check_bounds(p, lineno, len(raw), total)
+                if lineno == 1 and raw.startswith(_UTF8_BOM):
+                    raw = raw[len(_UTF8_BOM):]
                 try:
                     text = raw.decode("utf-8")
                 except UnicodeDecodeError as e:
@@ -216,6 +220,8 @@ def _numbers(p: Path, lineno: int, parts: list[str], n: int, line: str) -> list[
     if len(parts) < n:
         raise TraceError(f"{p}:{lineno}: expected {n} columns, got {len(parts)}")
     try:
+        if any("_" in x for x in parts[:n]):      # float() reads Python's 1_000; CSV does not
+            raise ValueError
         vals = [float(x) for x in parts[:n]]
     except ValueError:
         raise TraceError(f"{p}:{lineno}: not a number: {_excerpt(line)}") from None
@@ -308,10 +314,8 @@ def read_job_trace(path: str | Path) -> np.ndarray:
     if not swim:
         cols = [c.strip() for c in csv_fields(first[1].strip())]
         if tuple(cols[:4]) != JOB_COLUMNS:
-            alone = " (its lines end in a carriage return alone, old Mac text: end them in LF " \
-                "or CRLF)" if "\r" in first[1].rstrip("\r\n") else ""
             raise TraceError(f"{p}:1: header must be {','.join(JOB_COLUMNS)} "
-                             f"(or give a SWIM TSV file){alone}")
+                             "(or give a SWIM TSV file)")
     if swim:
         rows.append(_job_row(p, first[0], first[1], swim, rows))
     for lineno, line in lines:
