@@ -189,3 +189,18 @@ def test_python_only_number_syntax_is_not_a_number_in_a_trace(tmp_path, kind):
     p.write_text(HEADER + "0,1_000,0,5\n" if kind == "jobs" else "time_s,value\n0,0.5\n6_0,1\n")
     with pytest.raises(TraceError, match=r"t.csv:[23]: not a number"):
         read_job_trace(p) if kind == "jobs" else read_series(p)
+
+
+def test_a_web_load_trace_of_zeros_is_refused_not_played_as_no_load(tmp_path):
+    """A load trace is scaled to ``interference.mean``: one of zeros cannot be, and was
+    silently no load; a trace with one busy row still plays."""
+    p = tmp_path / "web.csv"
+    p.write_text("time_s,rps\n0,0\n600,0\n")
+    sc = with_overrides(load_scenario("shared"), {"interference.load": "trace",
+                                                  "interference.trace": str(p)})
+    with pytest.raises(TraceError, match=r"interference.trace: .*web.csv: every value is 0"):
+        MRSchedEnv(sc)
+    p.write_text("time_s,rps\n0,0\n600,5\n")
+    env = MRSchedEnv(sc)
+    env.reset(seed=0)
+    assert env.sim.load_u.max() > 0

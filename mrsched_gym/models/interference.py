@@ -23,7 +23,7 @@ import math
 import numpy as np
 
 from mrsched_gym.config import InterferenceConfig
-from mrsched_gym.models.traces import TraceError, check_series
+from mrsched_gym.models.traces import TraceError, series_extent
 
 
 def check_trace(cfg: InterferenceConfig) -> None:
@@ -31,14 +31,19 @@ def check_trace(cfg: InterferenceConfig) -> None:
     ``mean``), so they must be >= 0. Errors name the field, the file and the line.
 
     Raises:
-        TraceError: A malformed trace, a negative value or a ``trace_offset_s`` past the end.
+        TraceError: A malformed trace, a negative value, a replayed trace of zeros or a
+            ``trace_offset_s`` past the end.
     """
     if not cfg.trace:
         return
     try:
-        last = check_series(cfg.trace, (0.0, math.inf), "a load cannot be negative")
+        last, _, hi = series_extent(cfg.trace, (0.0, math.inf), "a load cannot be negative")
     except TraceError as e:
         raise TraceError(f"interference.trace: {e}") from None
+    if cfg.load == "trace" and hi <= 0.0:
+        raise TraceError(f"interference.trace: {cfg.trace}: every value is 0, so it cannot be "
+                         f"scaled to interference.mean ({cfg.mean:g}; it would silently be no "
+                         "load); check the trace's column, or set load: constant with mean: 0")
     if cfg.trace_offset_s > last:
         raise TraceError(f"interference.trace_offset_s: {cfg.trace_offset_s:g} is past the last "
                          f"row of {cfg.trace} (time {last:g})")
