@@ -27,6 +27,7 @@ carry the suite's version: the package version, the ids and the seeds.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -228,9 +229,10 @@ def paired_table(rows: Sequence[dict]) -> str:
         if f"best_{kind}" not in r:
             return ["-", "-"]
         d, ci = r[f"diff_vs_{kind}"], r[f"ci_vs_{kind}"]
+        interval = (f"[{d - ci:+.3g}, {d + ci:+.3g}]" if math.isfinite(ci)
+                    else f"(no CI from {r['n']} seed{'s' if r['n'] != 1 else ''})")
         return [f"{r[f'best_{kind}']} {r[f'{kind}_mean']:.3g}",
-                f"{d:+.3g} [{d - ci:+.3g}, {d + ci:+.3g}], lower on {r[f'lower_vs_{kind}']}/"
-                f"{r['n']}"]
+                f"{d:+.3g} {interval}, lower on {r[f'lower_vs_{kind}']}/{r['n']}"]
     head = ["id", "agent", "agent mean", "best reference rule", "agent - rule (95% CI)",
             "best baseline", "agent - baseline (95% CI)"]
     lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]

@@ -156,3 +156,5 @@ def test_paired_rows_pair_each_agent_with_the_best_rule_and_the_best_baseline():
     assert "srpt 2 | +0 [" in paired_table(rows)
     no_rule = paired_rows(records({"random": [9, 9], "edf": [3, 2], "agent:x": [1, 1]}))
     assert "best_rule" not in no_rule[0] and "| - | - |" in paired_table(no_rule)
+    one_seed = paired_table(paired_rows(records({"edf": [3], "srpt": [2], "agent:x": [1]})))
+    assert "-1 (no CI from 1 seed), lower on 1/1" in one_seed and "nan" not in one_seed
