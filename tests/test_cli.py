@@ -109,6 +109,23 @@ def test_show_scenario_plain_form():
     assert data["name"] == "hadoop"
 
 
+@pytest.mark.parametrize("command", ["demo", "show-scenario"])
+def test_a_bad_trace_fails_before_anything_is_printed(tmp_path, command):
+    """A scenario file whose trace is malformed: one error naming the field, file and line,
+    exit 2, and nothing on stdout (``demo`` printed its table's header first)."""
+    (tmp_path / "web.csv").write_text("time_s,rps\n0,10\n600,oops\n")
+    (tmp_path / "mine.yaml").write_text(
+        "name: mine\ncluster: {nodes: [{count: 2, kind: shared}]}\n"
+        "interference: {load: trace, trace: web.csv}\n"
+        "workload: {duration_s: 600, load: 0.3}\n")
+    args = [command, str(tmp_path / "mine.yaml")] if command == "show-scenario" else [
+        command, "--env", str(tmp_path / "mine.yaml"), "--policies", "fifo"]
+    proc = run(*args)
+    assert proc.returncode == 2 and proc.stdout == "", (proc.stdout, proc.stderr)
+    assert "interference.trace" in proc.stderr and "web.csv:3" in proc.stderr, proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
 def test_list_prints_a_table_with_headlines_baselines_and_agents():
     out = ok(run("list"))
     assert not out.lstrip().startswith("{")

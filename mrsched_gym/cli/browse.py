@@ -13,12 +13,13 @@ def demo_command(args: argparse.Namespace) -> int:
     """One episode per policy (by default the baselines that apply to the scenario), every
     policy and the scenario checked before the first episode."""
     from mrsched_gym.baselines import applicable_baselines
-    from mrsched_gym.evaluate import make_policy, run_episode, scenario_of, sweep_tasks
+    from mrsched_gym.evaluate import make_env, make_policy, run_episode, scenario_of, sweep_tasks
 
     pickle_notice(args.policies or [])
     names = args.policies or list(dict.fromkeys(["random",
                                                   *applicable_baselines(scenario_of(args.env))]))
     tasks = sweep_tasks(names, [args.env], [args.seed])
+    make_env(args.env).close()          # a bad trace fails here, before the table's header
     width = max(10, *(len(spec.label) for spec, *_ in tasks))
     print(f"{args.env}  seed={args.seed}  (one episode per policy; the leaderboard with "
           "confidence intervals is: mrsched-gym compare)")
@@ -32,12 +33,16 @@ def demo_command(args: argparse.Namespace) -> int:
 
 
 def show_command(args: argparse.Namespace) -> int:
-    """Print a scenario's full definition as YAML."""
+    """Print a scenario's full definition as YAML, once its trace files are read and checked
+    (a bad one is an error naming the field, file and line, as when an env is made)."""
     import yaml
 
     from mrsched_gym.config import to_dict
+    from mrsched_gym.env_setup import check_trace_inputs
     from mrsched_gym.evaluate import scenario_of
-    print(yaml.safe_dump(to_dict(scenario_of(args.scenario)), sort_keys=False))
+    scenario = scenario_of(args.scenario)
+    check_trace_inputs(scenario)
+    print(yaml.safe_dump(to_dict(scenario), sort_keys=False))
     return 0
 
 
