@@ -31,7 +31,7 @@ decision one ``env.step``. The line ``ours: build=...`` says which build of ours
 and decisions without the observation, reward or gymnasium's wrappers); the peer still runs
 through its ``env.step``. Ours poses a decision for every free slot (a Hadoop heartbeat), about
 one per task; the peer's Fair scheduler decides once for a batch of executors, about one decision
-per 60-110 tasks. This row shows how much of ours' cost per task is its simulator.
+per 60-100 tasks. This row shows how much of ours' cost per task is its simulator.
 
 ``--callgrind`` counts instructions instead (valgrind's callgrind; figures that do not depend on
 the machine or its load): each side's block of one setting runs alone in a child process, once

@@ -183,10 +183,12 @@ def test_old_mac_line_ends_are_named_in_every_trace_at_any_length(tmp_path, kind
         reader(p)
 
 
+@pytest.mark.parametrize("number", ["1_000", "\uff16\uff10", "\u0661\u0662"])   # 60 full-width, 12
 @pytest.mark.parametrize("kind", ["jobs", "series"])
-def test_python_only_number_syntax_is_not_a_number_in_a_trace(tmp_path, kind):
+def test_python_only_number_syntax_is_not_a_number_in_a_trace(tmp_path, kind, number):
     p = tmp_path / "t.csv"
-    p.write_text(HEADER + "0,1_000,0,5\n" if kind == "jobs" else "time_s,value\n0,0.5\n6_0,1\n")
+    p.write_text(HEADER + f"0,{number},0,5\n" if kind == "jobs"
+                 else f"time_s,value\n0,0.5\n{number},1\n", encoding="utf-8")
     with pytest.raises(TraceError, match=r"t.csv:[23]: not a number"):
         read_job_trace(p) if kind == "jobs" else read_series(p)
 
@@ -204,3 +206,19 @@ def test_a_web_load_trace_of_zeros_is_refused_not_played_as_no_load(tmp_path):
     env = MRSchedEnv(sc)
     env.reset(seed=0)
     assert env.sim.load_u.max() > 0
+
+
+@pytest.mark.parametrize("rows, overrides", [
+    ("0,5\n600,0\n", {"interference.trace_offset_s": 600.0}),     # zeros from the offset on
+    ("0,0\n10,5\n20,0\n", {"interference.step_s": 60.0}),          # the busy row between steps
+])
+def test_a_web_load_trace_replayed_as_zeros_is_refused(tmp_path, rows, overrides):
+    """The file holds load, but the part the episode replays (from ``trace_offset_s``, every
+    ``step_s``) is all zeros: refused at construction, not played as no load."""
+    p = tmp_path / "web.csv"
+    p.write_text("time_s,rps\n" + rows)
+    sc = with_overrides(load_scenario("shared"), {"interference.load": "trace",
+                                                  "interference.trace": str(p), **overrides})
+    with pytest.raises(TraceError, match=r"interference.trace: .*web.csv: every value the "
+                                         r"episode replays .* is 0"):
+        MRSchedEnv(sc)

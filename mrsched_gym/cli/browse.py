@@ -33,16 +33,17 @@ def demo_command(args: argparse.Namespace) -> int:
 
 
 def show_command(args: argparse.Namespace) -> int:
-    """Print a scenario's full definition as YAML, once its trace files are read and checked
-    (a bad one is an error naming the field, file and line, as when an env is made)."""
+    """Print a scenario's full definition as YAML, then read and check its trace files: a bad
+    one is an error naming the field, file and line (exit 2), as when an env is made, after the
+    definition that names the files it expects."""
     import yaml
 
     from mrsched_gym.config import to_dict
     from mrsched_gym.env_setup import check_trace_inputs
     from mrsched_gym.evaluate import scenario_of
     scenario = scenario_of(args.scenario)
+    print(yaml.safe_dump(to_dict(scenario), sort_keys=False), flush=True)
     check_trace_inputs(scenario)
-    print(yaml.safe_dump(to_dict(scenario), sort_keys=False))
     return 0
 
 

@@ -8,7 +8,7 @@ Generators (all drawn at reset from their own stream, piecewise constant over ``
   Fig. 5.22): 2*level dips a day, depth up to level/3 of (1 - f_min), 15-90 min long.
 * ``onoff``: every node alternates exponential up and down periods (spot revocation, failures);
   f(t) is the fraction of nodes up. When failures would leave fewer than f_min of the nodes up,
-  randomly chosen down nodes (from the episode's generator) stay up instead.
+  randomly chosen down nodes (from the episode's generator) are brought back up.
 * ``transactional``: a transactional workload's load trace (e.g. NASA web requests) takes the
   capacity it needs: f(t) = 1 - (1 - f_min) * u(t) / max u, so the load's peak leaves f_min and
   an idle service leaves everything (thesis 5.3.3: each node's capacity is shared between the

@@ -49,6 +49,21 @@ def check_trace(cfg: InterferenceConfig) -> None:
                          f"row of {cfg.trace} (time {last:g})")
 
 
+def check_replayed(cfg: InterferenceConfig, values: np.ndarray | None) -> None:
+    """Refuse a load trace whose replayed part (from ``trace_offset_s``, every ``step_s``, over
+    the episode: ``values``) is all zeros: it cannot be scaled to ``mean`` and would silently be
+    no load, though the file holds load elsewhere.
+
+    Raises:
+        TraceError: Every replayed value is 0.
+    """
+    if cfg.load == "trace" and values is not None and not (values > 0).any():
+        raise TraceError(f"interference.trace: {cfg.trace}: every value the episode replays "
+                         f"(from trace_offset_s {cfg.trace_offset_s:g}, every step_s "
+                         f"{cfg.step_s:g} s) is 0, so it cannot be scaled to interference.mean "
+                         f"({cfg.mean:g}); choose another trace_offset_s or step_s")
+
+
 def web_load_series(cfg: InterferenceConfig, n_shared: int, horizon_s: float,
                     rng: np.random.Generator, trace: np.ndarray | None = None) -> np.ndarray:
     """Draw the web CPU demand of every shared node.

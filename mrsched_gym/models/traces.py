@@ -220,8 +220,8 @@ def _numbers(p: Path, lineno: int, parts: list[str], n: int, line: str) -> list[
     if len(parts) < n:
         raise TraceError(f"{p}:{lineno}: expected {n} columns, got {len(parts)}")
     try:
-        if any("_" in x for x in parts[:n]):      # float() reads Python's 1_000; CSV does not
-            raise ValueError
+        if any("_" in x or not x.isascii() for x in parts[:n]):   # float() reads Python's
+            raise ValueError                                         # 1_000 and other digits
         vals = [float(x) for x in parts[:n]]
     except ValueError:
         raise TraceError(f"{p}:{lineno}: not a number: {_excerpt(line)}") from None

@@ -37,6 +37,7 @@ from typing import Any, Final
 import numpy as np
 
 from mrsched_gym.config import Scenario
+from mrsched_gym.models.interference import check_replayed
 from mrsched_gym.sim import admission, preemption, schedule, speculation
 from mrsched_gym.sim.accounting import (
     counters,
@@ -146,7 +147,7 @@ class Simulator:
         self.traces = TraceCache()
         horizon = scenario.time_limit_s
         if scenario.interference.load == "trace":
-            self.traces.get(scenario.interference, horizon)
+            check_replayed(scenario.interference, self.traces.get(scenario.interference, horizon))
         if scenario.availability.generator in ("trace", "transactional"):
             self.traces.get(scenario.availability, horizon)
         if scenario.workload.kind == "trace":
