@@ -140,7 +140,8 @@ def test_a_job_trace_is_read_again_when_it_changes_or_another_file_has_its_name(
                                                                                monkeypatch):
     """Job traces are cached per file version (resolved path, size, modification time): an
     edited file, or the same relative name in another working directory, plays its own jobs
-    and a broken edit fails, in one process."""
+    in a new env and a broken edit fails it, in one process; an env made before keeps the
+    trace it read when it was made."""
     def trace(n):
         return HEADER + "".join(f"{i * 30},200000000,0,1000\n" for i in range(n))
 
@@ -160,11 +161,16 @@ def test_a_job_trace_is_read_again_when_it_changes_or_another_file_has_its_name(
     assert jobs_played() == 20
     monkeypatch.chdir(tmp_path / "b")
     assert jobs_played() == 3
+    kept = MRSchedEnv(sc)
     (tmp_path / "b" / "jobs.csv").write_text(trace(7))
     assert jobs_played() == 7
     (tmp_path / "b" / "jobs.csv").write_text("garbage\n")
     with pytest.raises(TraceError, match=r"jobs.csv:1: header must be"):
         MRSchedEnv(sc)
+    monkeypatch.chdir(tmp_path / "a")
+    for seed in (0, 1):                       # made before the edits, in b: b's first version
+        kept.reset(seed=seed)
+        assert len(kept.sim.jobs) == 3
 
 
 @pytest.mark.parametrize("rows", [3, 2000])              # one line under and over 4 KB

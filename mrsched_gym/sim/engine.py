@@ -151,7 +151,7 @@ class Simulator:
         if scenario.availability.generator in ("trace", "transactional"):
             self.traces.get(scenario.availability, horizon)
         if scenario.workload.kind == "trace":
-            trace_window(scenario.workload)      # a bad trace or an empty window fails now
+            trace_window(scenario.workload, rows=self.traces.job_rows(scenario.workload))
             check_trace_reduces(scenario.workload, scenario.cluster)
         #: Whether deadlines cover the map phase only (``workload.deadline_scope: map``).
         self.map_scope = scenario.workload.deadline_scope == "map"

@@ -28,6 +28,7 @@ from mrsched_gym.models.traces import TraceError, read_series, sample_steps
 from mrsched_gym.sim.native import mypyc_attr, rebuild_args
 from mrsched_gym.workloads.profiles import PROFILES, TYPE_NAMES
 from mrsched_gym.workloads.synthetic import JobDraw, draw_jobs
+from mrsched_gym.workloads.trace import job_trace
 
 
 @dataclass(frozen=True)
@@ -109,7 +110,9 @@ def node_layout(c: ClusterConfig) -> NodeLayout:
 
 @mypyc_attr(allow_interpreted_subclasses=True)
 class TraceCache:
-    """The traces of interference and availability configs, read once per simulator."""
+    """The traces of interference and availability configs and the workload's job trace, read
+    once per simulator (when it is made: a trace edited afterwards does not change its
+    episodes)."""
 
     def __init__(self) -> None:
         self.cache: dict[tuple[Any, ...], np.ndarray] = {}
@@ -132,6 +135,16 @@ class TraceCache:
             self.cache[key] = sample_steps(times, values, cfg.step_s,
                                            int(math.ceil(horizon / cfg.step_s)) + 1,
                                            cfg.trace_offset_s)
+        return self.cache[key]
+
+    def job_rows(self, cfg: Any) -> np.ndarray | None:
+        """The rows of a workload config's job trace (:func:`~mrsched_gym.workloads.trace.
+        job_trace`); ``None`` unless it replays a trace."""
+        if cfg.kind != "trace":
+            return None
+        key = ("jobs", cfg.trace)
+        if key not in self.cache:
+            self.cache[key] = job_trace(cfg.trace)
         return self.cache[key]
 
 
@@ -182,7 +195,8 @@ def draw_world(sc: Scenario, n_nodes: int, n_shared: int, rng: np.random.Generat
     else:
         node_up = None
     forecast_f = forecast_series(avail_f, sc.availability.forecast_noise, r_fc)
-    jobs = draw_jobs(sc.workload, sc.cluster, r_jobs, r_tasks, r_place)
+    jobs = draw_jobs(sc.workload, sc.cluster, r_jobs, r_tasks, r_place,
+                     traces.job_rows(sc.workload))
     node_forecast = node_capacity_forecast(forecast_f, n_nodes, order)
     node_forecast.flags.writeable = False
     return World(jobs, load_u, avail_f, node_up, forecast_f, node_forecast)

@@ -135,10 +135,12 @@ def synthetic_jobs(cfg: WorkloadConfig, cluster: ClusterConfig, job_rng: np.rand
 
 
 def draw_jobs(cfg: WorkloadConfig, cluster: ClusterConfig, job_rng: np.random.Generator,
-              task_rng: np.random.Generator, place_rng: np.random.Generator) -> list[JobDraw]:
-    """Draw the episode's jobs for ``cfg`` (synthetic or a fixed list)."""
+              task_rng: np.random.Generator, place_rng: np.random.Generator,
+              trace_rows: np.ndarray | None = None) -> list[JobDraw]:
+    """Draw the episode's jobs for ``cfg`` (synthetic, a fixed list, or a trace replay of
+    ``trace_rows``, :func:`~mrsched_gym.workloads.trace.trace_jobs`)."""
     if cfg.kind == "jobs":
         return fixed_jobs(cfg.jobs, cluster, task_rng, place_rng, cfg.deadline_scope, job_rng)
     if cfg.kind == "trace":
-        return trace_jobs(cfg, cluster, job_rng, task_rng, place_rng)
+        return trace_jobs(cfg, cluster, job_rng, task_rng, place_rng, trace_rows)
     return synthetic_jobs(cfg, cluster, job_rng, task_rng, place_rng)

@@ -53,11 +53,12 @@ _MB = 1024.0 * 1024.0
 MIN_WORK_FRACTION = 0.1
 
 
-def _job_trace(name: str) -> np.ndarray:
+def job_trace(name: str) -> np.ndarray:
     """The rows of job trace ``name`` (a bundled name, or a path relative to the working
     directory), read once per file version: the file's resolved path, size and modification
     time, so an edited file, or the same relative name from another directory, is read again.
-    The rows are read-only (every caller shares them)."""
+    The rows are read-only (every caller shares them). A simulator reads them once, when it is
+    made (:class:`~mrsched_gym.sim.world.TraceCache`), and replays those in every episode."""
     p = resolve_trace(name)
     st = p.stat()
     return _job_trace_version(name, str(p.resolve()), st.st_size, st.st_mtime_ns)
@@ -65,22 +66,23 @@ def _job_trace(name: str) -> np.ndarray:
 
 @functools.lru_cache(maxsize=16)
 def _job_trace_version(name: str, path: str, size: int, mtime_ns: int) -> np.ndarray:
-    """``name``'s rows as :func:`_job_trace` keys them (``name`` for the errors' wording)."""
+    """``name``'s rows as :func:`job_trace` keys them (``name`` for the errors' wording)."""
     rows = read_job_trace(name)
     rows.flags.writeable = False
     return rows
 
 
-def trace_window(cfg: WorkloadConfig, rng: np.random.Generator | None = None
-                 ) -> tuple[float, np.ndarray]:
-    """``(start_s, rows [J, 4])``: the replayed window of ``cfg.trace`` and its jobs.
+def trace_window(cfg: WorkloadConfig, rng: np.random.Generator | None = None,
+                 rows: np.ndarray | None = None) -> tuple[float, np.ndarray]:
+    """``(start_s, rows [J, 4])``: the replayed window of ``cfg.trace`` (its ``rows`` if given,
+    else read by :func:`job_trace`) and its jobs.
 
     The window spans ``cfg.trace_span_s``. The start is ``trace_offset_s``, or with
     ``trace_random_window`` a whole minute drawn from ``rng`` in ``[trace_offset_s, last submit -
     span]``; a drawn window that holds no job (a quiet stretch of a short or thinned window)
     starts at the next submit time instead. An empty fixed window raises.
     """
-    rows = _job_trace(cfg.trace)
+    rows = job_trace(cfg.trace) if rows is None else rows
     t = rows[:, 0]
     start = cfg.trace_offset_s
     width = cfg.trace_span_s
@@ -128,7 +130,7 @@ def check_trace_size(cfg: WorkloadConfig, cluster: ClusterConfig) -> None:
     if cfg.kind != "trace":
         return
     try:
-        rows = _job_trace(cfg.trace)
+        rows = job_trace(cfg.trace)
     except TraceError as e:
         raise TraceError(f"workload.trace: {e}") from None
     trace_window(cfg)
@@ -161,7 +163,7 @@ def check_trace_reduces(cfg: WorkloadConfig, cluster: ClusterConfig) -> None:
     """
     if cfg.kind != "trace" or cluster.has_reduce_slots:
         return
-    rows = _job_trace(cfg.trace)
+    rows = job_trace(cfg.trace)
     if cfg.trace_random_window:
         sel = rows[:, 0] >= cfg.trace_offset_s
     else:
@@ -224,9 +226,11 @@ def thin(cfg: WorkloadConfig, rows: np.ndarray, cls: np.ndarray, rng: np.random.
 
 
 def trace_jobs(cfg: WorkloadConfig, cluster: ClusterConfig, job_rng: np.random.Generator,
-               task_rng: np.random.Generator, place_rng: np.random.Generator) -> list[JobDraw]:
-    """Replay the trace window (see module docstring)."""
-    start, rows = trace_window(cfg, job_rng)
+               task_rng: np.random.Generator, place_rng: np.random.Generator,
+               trace_rows: np.ndarray | None = None) -> list[JobDraw]:
+    """Replay the trace window (see module docstring) of ``trace_rows`` (the trace's rows as
+    the simulator read them; ``None``: read by :func:`job_trace`)."""
+    start, rows = trace_window(cfg, job_rng, trace_rows)
     cls = trace_classes(rows)
     rows, cls = thin(cfg, rows, cls, job_rng)
     n = len(rows)
