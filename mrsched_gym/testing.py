@@ -15,9 +15,11 @@ import numpy as np
 
 from mrsched_gym.sim.cluster import reservation, shuffling
 from mrsched_gym.sim.engine import Simulator
+from mrsched_gym.sim.events import EventKind
 from mrsched_gym.sim.state import FINISHED, MAP, REDUCE, RUNNING, SUSPENDED
 
 _TOL = 1e-6
+_CLEANUP_END = int(EventKind.CLEANUP_END)
 
 
 def check_invariants(sim: Simulator) -> None:
@@ -26,6 +28,8 @@ def check_invariants(sim: Simulator) -> None:
     * no over-commit: used slots within the node's slots (slots mode) and reservations within
       capacity (containers mode); down nodes hold nothing;
     * slot accounting: used slots = running tasks + pending clean-ups per node and phase;
+    * clean-ups: a down node holds none, and each pending one has its own queued end event
+      from the node's current stay (one begun before the node last left ends nothing);
     * every running task is on its node's list, progresses at a non-negative rate and has
       remaining work within [floor, work];
     * speculative copies: a task and its copy are each other's twin, both running, the same
@@ -53,10 +57,17 @@ def check_invariants(sim: Simulator) -> None:
             assert (c.job, c.phase, c.idx) == (t.job, t.phase, t.idx) and c.node != t.node, \
                 f"task {t.tid} and its copy {c.tid} differ"
             doubled[t.job.jid][t.phase] += t.tid < c.tid      # (each pair once)
+    cleanup_ends = [0] * sim.n_nodes            # queued clean-up ends of each node's stay
+    for _, kind, _, a, b in sim.queue.heap:
+        if kind == _CLEANUP_END and b == sim.departures[a]:
+            cleanup_ends[a] += 1
     for n in range(sim.n_nodes):
         assert len(sim.tasks_on[n]) == sum(running_by_node[n]), f"node {n} task list mismatch"
         if not sim.up[n]:
             assert not sim.tasks_on[n] and not sim.susp_on[n], f"down node {n} holds tasks"
+            assert not sim.cleanups[n], f"down node {n} holds clean-ups"
+        assert cleanup_ends[n] == len(sim.cleanups[n]), \
+            f"node {n}: {len(sim.cleanups[n])} clean-ups, {cleanup_ends[n]} end events"
         if sim.slots_mode:
             cm = sum(1 for ph, _ in sim.cleanups[n] if ph == MAP)
             cr = len(sim.cleanups[n]) - cm

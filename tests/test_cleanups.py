@@ -69,3 +69,47 @@ def test_a_cleanup_holds_its_slot_until_it_is_over_or_its_node_leaves(seed, spec
             break
     assert kills > 5 and checked > 20                         # the check saw clean-ups
     assert sum(len(d) for d in left) > 10                     # and nodes leaving
+
+
+def play_killing(env: MRSchedEnv, seed: int, each_step) -> None:
+    """An episode that kills whenever the world offers it, else a random legal action;
+    ``each_step(sim)`` before every step."""
+    env.reset(seed=seed)
+    sim = env.sim
+    rng = np.random.default_rng(seed)
+    while True:
+        each_step(sim)
+        if sim.kind == PREEMPT and sim.candidates:
+            kinds = [prim for _, prim in sim.candidates]
+            a = kinds.index(KILL) if KILL in kinds else sim.K
+        else:
+            a = int(rng.choice(np.flatnonzero(env.action_masks())))
+        _, _, term, trunc, _ = env.step(a)
+        if term or trunc:
+            return
+
+
+def test_check_invariants_counts_each_nodes_cleanup_ends_of_its_current_stay():
+    """``mrsched_gym.testing.check_invariants`` holds in the churning world; at a moment some
+    node has a clean-up, one more end event of the node's current stay breaks it (a slot
+    would be freed early, the old bug), and one from before its last departure does not."""
+    from mrsched_gym.sim.events import EventKind
+    from mrsched_gym.testing import check_invariants
+    seen = []
+
+    def check(sim):
+        check_invariants(sim)
+        busy = [n for n in range(sim.n_nodes) if sim.cleanups[n]]
+        if busy and not seen:
+            seen.append(busy[0])
+            n, end = busy[0], int(EventKind.CLEANUP_END)
+            heap = list(sim.queue.heap)
+            sim.queue.push(sim.now + 1.0, end, n, sim.departures[n] - 1)      # an old stay's
+            check_invariants(sim)
+            sim.queue.push(sim.now + 1.0, end, n, sim.departures[n])          # this stay's
+            with pytest.raises(AssertionError, match=rf"node {n}: \d+ clean-ups, \d+ end events"):
+                check_invariants(sim)
+            sim.queue.heap[:] = heap
+
+    play_killing(churning_world(False), 0, check)
+    assert seen
