@@ -228,3 +228,11 @@ def test_a_web_load_trace_replayed_as_zeros_is_refused(tmp_path, rows, overrides
     with pytest.raises(TraceError, match=r"interference.trace: .*web.csv: every value the "
                                          r"episode replays .* is 0"):
         MRSchedEnv(sc)
+
+
+def test_a_missing_relative_trace_names_the_directory_it_was_looked_for_in(tmp_path,
+                                                                          monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(TraceError, match=rf"traces/web.csv: trace file not found, relative to "
+                                         rf"the working directory {tmp_path}"):
+        read_series("traces/web.csv")

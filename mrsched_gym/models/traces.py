@@ -97,7 +97,8 @@ def resolve_trace(name_or_path: str | Path) -> Path:
     p = Path(name_or_path)
     if not p.is_file():
         what = not_a_file(p, "trace file")
-        raise TraceError(f"{p}: {what} (bundled traces: {', '.join(BUNDLED_TRACES)})")
+        where = "" if p.is_absolute() else f", relative to the working directory {Path.cwd()}"
+        raise TraceError(f"{p}: {what}{where} (bundled traces: {', '.join(BUNDLED_TRACES)})")
     return p
 
 
