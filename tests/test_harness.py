@@ -186,6 +186,18 @@ def test_set_values_are_read_as_yaml_and_numbers():
         "workload.kind": "poisson"}
 
 
+def test_a_relative_trace_path_set_on_the_command_line_is_made_absolute(tmp_path, monkeypatch):
+    """As a scenario file's are made relative to its folder, so records name the file read;
+    bundled names, absolute paths and other keys stay as given."""
+    from mrsched_gym.cli import parse_settings
+    monkeypatch.chdir(tmp_path)
+    assert parse_settings(["workload.trace=t/jobs.csv", "interference.trace=nasa-http-1995",
+                           "availability.trace=/data/pv.csv", "name=t/jobs.csv"]) == {
+        "workload.trace": str(tmp_path / "t" / "jobs.csv"),
+        "interference.trace": "nasa-http-1995", "availability.trace": "/data/pv.csv",
+        "name": "t/jobs.csv"}
+
+
 def test_a_resumed_record_without_its_job_table_runs_again():
     """A journal from before job tables: ``per_job`` sweeps re-run its episodes, so that
     ``jobs.csv`` has every episode."""

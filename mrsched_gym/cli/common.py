@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 KEY_METRICS = ("deadline_penalty_h", "deadline_miss_pct", "mean_jct_s", "p95_jct_s",
                "utilisation", "data_locality_pct", "web_response_mean_ms", "wasted_work_s")
@@ -56,9 +57,12 @@ def say_notes(folder, done: Sequence[dict], policies: Sequence, scenario: str,
 
 def parse_settings(items: list[str]) -> dict[str, object]:
     """``--set KEY=VALUE`` items as scenario overrides: dotted keys (``workload.load``), values
-    read as YAML (``0.9``, ``true``, ``[1, 2]``, ``diurnal``); a key given twice is an error."""
+    read as YAML (``0.9``, ``true``, ``[1, 2]``, ``diurnal``); a key given twice is an error. A
+    ``trace`` path relative to the working directory is made absolute (as a scenario file's are
+    made relative to its folder), so the run's records say which file it read."""
     import yaml
 
+    from mrsched_gym.config import resolve_relative_paths
     from mrsched_gym.config.bounded_yaml import BoundedLoader
     from mrsched_gym.errors import InputError
     out: dict[str, object] = {}
@@ -75,6 +79,8 @@ def parse_settings(items: list[str]) -> dict[str, object]:
             raise InputError(f"--set {item!r}: the value is not YAML: "
                              f"{str(e).splitlines()[0]}") from None
         out[key] = as_number(value)
+        if key.rsplit(".", 1)[-1] == "trace":
+            out[key] = resolve_relative_paths({"trace": out[key]}, Path.cwd())["trace"]
     return out
 
 

@@ -80,8 +80,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="leave out the shipped agents trained for the env (default: included)")
     c.add_argument("--set", nargs="+", action="extend", metavar="KEY=VALUE",
                    help="scenario overrides for every env, e.g. --set workload.load=0.9 "
-                   "cluster.racks=2 (values read as YAML): vary one factor and compare; the "
-                   "results go to a folder of their own, results/NAME-<hash of the world>")
+                   "cluster.racks=2 (values read as YAML; a relative trace path is read from "
+                   "the working directory and recorded absolute): vary one factor and compare; "
+                   "the results go to a folder of their own, results/NAME-<hash of the world>")
     c.add_argument("--backend", choices=("local", "ray"), default="local",
                    help="run the episodes in local processes or as Ray tasks (the ray extra; "
                    "joins a running cluster with RAY_ADDRESS)")
