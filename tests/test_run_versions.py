@@ -88,3 +88,20 @@ def test_an_agent_file_changed_during_a_run_fails_its_episodes_with_a_clear_erro
     assert {r["policy"] for r in got} == {"editor"}
     failures = json.loads((folder / "failures.json").read_text())
     assert sorted(f["seed"] for f in failures) == [0, 1]
+
+
+def test_a_file_rewritten_to_its_size_with_its_old_modification_time_is_read_again(tmp_path):
+    """``file_digest`` (the agent and RLlib files' versions a run checks) is cached per file
+    version: a rewrite to the same size with the old modification time put back (``cp -p``,
+    ``rsync -t``) is a new version all the same (its status-change time moved)."""
+    import os
+
+    from mrsched_gym.evaluate import file_digest
+    p = tmp_path / "agent.npz"
+    p.write_bytes(b"a" * 64)
+    before = p.stat()
+    first = file_digest(str(p))
+    p.write_bytes(b"b" * 64)
+    os.utime(p, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert p.stat().st_size == before.st_size and p.stat().st_mtime_ns == before.st_mtime_ns
+    assert file_digest(str(p)) != first

@@ -191,9 +191,8 @@ def agent_version(agent: str) -> dict:
     target = Path(spec.target)
     if not target.is_file():                    # an RLlib folder, a policy in code
         return {"fingerprint": policy_fingerprint(spec)}
-    st = target.stat()
     entry = {"file": target.name,
-             "file_sha256_16": file_digest(str(target), st.st_mtime_ns, st.st_size),
+             "file_sha256_16": file_digest(str(target)),
              **dict(spec.params)}
     info = pretrained_agents().get(agent[len("agent:"):]) if agent.startswith("agent:") else None
     if info and str(target) in (str(info.get("numpy_path")), str(info.get("path"))) \

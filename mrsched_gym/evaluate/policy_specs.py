@@ -206,9 +206,7 @@ def policy_fingerprint(spec: PolicySpec) -> str:
     if spec.kind == "rllib":
         digests = []
         for p in sorted(p for p in Path(spec.target).rglob("*") if p.is_file()):
-            st = p.stat()
-            digests.append(f"{p.relative_to(spec.target)}="
-                           f"{file_digest(str(p), st.st_mtime_ns, st.st_size)}")
+            digests.append(f"{p.relative_to(spec.target)}={file_digest(str(p))}")
         return f"{spec.target}:{hashlib.sha256(';'.join(digests).encode()).hexdigest()[:16]}"
     if spec.kind != "agent":
         return spec.label
@@ -234,8 +232,7 @@ def check_agent_file(path: str) -> None:
 
 def current_digest(path: str) -> str:
     """:func:`file_digest` of ``path`` as it is now."""
-    st = Path(path).stat()
-    return file_digest(path, st.st_mtime_ns, st.st_size)
+    return file_digest(path)
 
 
 def check_unchanged(spec: PolicySpec) -> None:
@@ -259,9 +256,19 @@ def check_unchanged(spec: PolicySpec) -> None:
                          f"episodes that failed)")
 
 
+def file_digest(path: str) -> str:
+    """The first 16 hex digits of a file's SHA-256, read once per process per file version:
+    its size, modification and status-change times and inode. The status-change time is set by
+    the system at every write or rename and cannot be set back, so a file rewritten to the
+    same size with its old modification time restored (``cp -p``, ``rsync -t``, ``touch -d``)
+    is read again."""
+    st = Path(path).stat()
+    return _digest_of_version(path, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
+
+
 @functools.lru_cache(maxsize=64)
-def file_digest(path: str, mtime_ns: int, size: int) -> str:
-    """The first 16 hex digits of a file's SHA-256 (read once per process per file version)."""
+def _digest_of_version(path: str, size: int, mtime_ns: int, ctime_ns: int, ino: int) -> str:
+    """:func:`file_digest` of one version of ``path``."""
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()[:16]
 
 

@@ -281,8 +281,8 @@ def check_series(path: str | Path, value_range: tuple[float, float] | None = Non
                  rule: str = "") -> float:
     """Read a series as :func:`read_series` does and return its last time (s).
 
-    Cached per file version (resolved path, size and modification time), so checking the
-    same trace for many environments reads it once.
+    Cached per file version (resolved path, size, modification and status-change times), so
+    checking the same trace for many environments reads it once.
     """
     return series_extent(path, value_range, rule)[0]
 
@@ -294,15 +294,15 @@ def series_extent(path: str | Path, value_range: tuple[float, float] | None = No
     p = resolve_trace(path)
     st = p.stat()
     return _checked_series(str(path), str(p.resolve()), st.st_size, st.st_mtime_ns,
-                           value_range, rule)
+                           st.st_ctime_ns, value_range, rule)
 
 
 @functools.lru_cache(maxsize=64)
-def _checked_series(name: str, path: str, size: int, mtime_ns: int,
+def _checked_series(name: str, path: str, size: int, mtime_ns: int, ctime_ns: int,
                     value_range: tuple[float, float] | None, rule: str
                     ) -> tuple[float, float, float]:
-    """:func:`series_extent` per file version: its resolved ``path``, size and modification
-    time (``name`` as given, for the errors' wording)."""
+    """:func:`series_extent` per file version: its resolved ``path``, size, modification and
+    status-change times (``name`` as given, for the errors' wording)."""
     times, values = read_series(name, value_range, rule)
     return float(times[-1]), float(values.min()), float(values.max())
 
