@@ -105,3 +105,35 @@ def test_a_file_rewritten_to_its_size_with_its_old_modification_time_is_read_aga
     os.utime(p, ns=(before.st_atime_ns, before.st_mtime_ns))
     assert p.stat().st_size == before.st_size and p.stat().st_mtime_ns == before.st_mtime_ns
     assert file_digest(str(p)) != first
+
+
+def test_an_agent_file_swapped_while_it_is_loaded_is_played_as_the_run_started(tmp_path,
+                                                                               monkeypatch):
+    """The file is replaced right after it was checked and put back before the next check (a
+    trainer writing it with ``os.replace``): the episode still plays the version the run
+    started with, since it loads the bytes it checked."""
+    import numpy as np
+
+    from mrsched_gym.agents.agent_files import read_npz
+    from mrsched_gym.agents.numpy_policy import NumpySetPolicy
+    from mrsched_gym.evaluate import make_policy, parse_policy
+    pretrained = Path(__file__).resolve().parents[1] / "agents" / "pretrained"
+    started, other = pretrained / "hadoop-v0.npz", pretrained / "general.npz"
+    path = tmp_path / "agent.npz"
+    shutil.copyfile(started, path)
+    spec = parse_policy(f"agent:{path}")
+    real = NumpySetPolicy.load.__func__
+    loaded = []
+
+    def swapped_meanwhile(cls, file, name=None):
+        shutil.copyfile(other, path)
+        policy = real(cls, file, name)
+        loaded.append(read_npz(file)[0])
+        shutil.copyfile(started, path)
+        return policy
+
+    monkeypatch.setattr(NumpySetPolicy, "load", classmethod(swapped_meanwhile))
+    make_policy(spec)
+    want = read_npz(started)[0]
+    assert len(loaded) == 1 and loaded[0].keys() == want.keys()
+    assert all(np.array_equal(loaded[0][k], want[k]) for k in want)

@@ -23,11 +23,13 @@ class PolicySpec:
     object given in Python: ``target`` is its key and resume fingerprint, ``payload`` its pickle,
     :func:`mrsched_gym.policy_files.object_parts`; for a code policy in a file, ``payload`` is
     the file's bytes as read when the run started, what every episode executes). ``digest``: an
-    agent file's SHA-256 prefix when the run started; every episode checks the file still has
-    it (:func:`check_unchanged`). ``failure``: for a code policy whose own code raised at
-    import or construction, ``(phase, error, traceback)`` (``kind`` ``"failed"``): a sweep
-    records it as the policy's failure and runs the others. ``params``: a baseline's or a code
-    policy's parameters, or a shipped agent's decision rules from its metadata: the affinity mask
+    agent file's SHA-256 prefix when the run started; every episode reads the file once, checks
+    its bytes still have it and loads those bytes
+    (:func:`~mrsched_gym.evaluate.agent_snapshot.load_as_started`). ``failure``: for a code
+    policy whose own code raised at import or construction, ``(phase, error, traceback)``
+    (``kind`` ``"failed"``): a sweep records it as the policy's failure and runs the others.
+    ``params``: a baseline's or a code policy's parameters, or a shipped agent's decision rules
+    from its metadata: the affinity mask
     (:class:`~mrsched_gym.agents.affinity.AffinityDelegate`), the slow-start rule
     (:class:`~mrsched_gym.agents.slow_start.SlowStartDelegate`) and the speculation rule
     (:class:`~mrsched_gym.agents.policy.SpeculationDelegate`)."""
@@ -170,14 +172,15 @@ def make_policy(spec: PolicySpec | str) -> Any:
                                     f"needs the ray extra ({install_hint('ray')}): {e}"
                                     ) from None
         return load_rllib_policy(spec.target, name=spec.label)
-    if spec.kind == "agent":
-        check_unchanged(spec)
+    if spec.kind == "agent":                    # the file's bytes as the run started
+        from mrsched_gym.evaluate.agent_snapshot import load_as_started
         if spec.target.endswith(".npz"):           # a shipped agent: numpy, no torch needed
             from mrsched_gym.agents.numpy_policy import NumpySetPolicy
-            agent = NumpySetPolicy.load(spec.target, name=spec.label)
+            agent = load_as_started(spec.target, spec.digest, spec.label,
+                                    lambda path: NumpySetPolicy.load(path, name=spec.label))
         else:
             from mrsched_gym.agents.policy import load_agent
-            agent = load_agent(spec.target)
+            agent = load_as_started(spec.target, spec.digest, spec.label, load_agent)
         # a shipped agent's rules come from its metadata, a checkpoint's from the rules it
         # was trained under (parse_policy read them)
         from mrsched_gym.agents.rules import with_rules
@@ -233,27 +236,6 @@ def check_agent_file(path: str) -> None:
 def current_digest(path: str) -> str:
     """:func:`file_digest` of ``path`` as it is now."""
     return file_digest(path)
-
-
-def check_unchanged(spec: PolicySpec) -> None:
-    """Raise :class:`InputError` if an agent file changed since the run started (its
-    ``digest``): one run never mixes two versions of an agent.
-
-    Raises:
-        InputError: The file changed or is gone (the message names it).
-    """
-    if spec.digest is None:
-        return
-    try:
-        now = current_digest(spec.target)
-    except OSError as e:
-        raise InputError(f"policy {spec.label!r}: agent file {spec.target} cannot be read "
-                         f"any more ({e.strerror}); it was there when the run started") from None
-    if now != spec.digest:
-        raise InputError(f"policy {spec.label!r}: agent file {spec.target} changed during the "
-                         f"run (sha256 {spec.digest}... at the start, {now}... now); one run "
-                         f"uses one version of a file: run again (--resume re-runs the "
-                         f"episodes that failed)")
 
 
 def file_digest(path: str) -> str:
