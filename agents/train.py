@@ -282,6 +282,9 @@ def _train(cfg: TrainConfig, out: Path, resume: str | Path | None, progress: boo
                          best=math.inf if old.get("best") is None else old["best"])
     else:
         model = build_model(cfg, venv, tb)
+    if tb is None:          # SB3's default logger makes a folder in $TMPDIR: none outside out
+        from stable_baselines3.common.logger import Logger
+        model.set_logger(Logger(folder=None, output_formats=[]))
     state["t0"] = time.perf_counter()
     labelled: dict = {}                         # the imitation's decisions (ppo_batches)
     callbacks, run_eval = make_callbacks(cfg, out, baselines, state, progress, labelled)

@@ -85,6 +85,18 @@ def test_a_run_from_init_from_validates_the_loaded_policy_at_step_0(tmp_path):
     assert not all(th.equal(final[k], start[k]) for k in start)   # PPO did move the weights
 
 
+def test_a_run_without_tensorboard_writes_nothing_outside_its_folder(tmp_path, monkeypatch):
+    """SB3's default logger makes a folder ``SB3-<time>`` in the temporary directory even when
+    it logs nothing; a run without TensorBoard writes only into its own folder."""
+    import tempfile
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setenv("TMPDIR", str(scratch))
+    monkeypatch.setattr(tempfile, "tempdir", None)          # read TMPDIR again
+    train(tiny("quiet"), tmp_path / "out", progress=False)
+    assert not [p.name for p in scratch.iterdir() if p.name.startswith("SB3-")]
+
+
 def test_progress_bar_shows_the_last_evaluation_and_the_best(tmp_path, capsys):
     train(tiny("bar", **{"eval.every_steps": 512}), tmp_path, progress=True)
     err = capsys.readouterr().err
