@@ -212,3 +212,22 @@ def test_an_agent_whose_checkpoint_changed_is_named_and_re_run(tmp_path, capsys)
     err = capsys.readouterr().err
     assert "agent:model: its file changed since the journal" in err
     assert "its 2 resumed episodes run again" in err
+
+
+def test_resuming_with_fewer_policies_or_seeds_says_what_it_does_not_keep(tmp_path, capsys):
+    """A journal of 3 policies x 3 seeds resumed for 2 policies x 2 seeds: 4 episodes reused,
+    and a note that its other 5 (of those policies and seeds) are not kept; the same run of
+    the journal's own policies and seeds, or another scenario's records, says nothing."""
+    from mrsched_gym.cli import say_notes
+    from mrsched_gym.evaluate import parse_policy, policy_fingerprint
+    done = [{"policy": p, "scenario": "s", "seed": s,
+             "_policy_fp": policy_fingerprint(parse_policy(p))}
+            for p in ("edf", "fair", "fifo") for s in (0, 1, 2)]
+    done.append({"policy": "srpt", "scenario": "other", "seed": 0, "_policy_fp": "x"})
+    with RunFolder(tmp_path, "run", HEAD) as folder:
+        assert say_notes(folder, done, ["edf", "fair", "fifo"], "s", [0, 1, 2]) == 9
+        assert capsys.readouterr().err == ""
+        assert say_notes(folder, done, ["edf", "fair"], "s", [0, 1]) == 4
+    err = capsys.readouterr().err
+    assert "the journal holds 5 finished episodes of policies or seeds this run does not ask " \
+           "for (edf, fair, fifo)" in err and "they are not kept" in err

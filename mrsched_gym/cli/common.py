@@ -50,9 +50,18 @@ def say_notes(folder, done: Sequence[dict], policies: Sequence, scenario: str,
             print(f"note: {sp.label}: its file changed since the journal (file hash); its "
                   f"{len(stale)} resumed episodes run again", file=sys.stderr)
     wanted = None if seeds is None else set(seeds)
-    return sum(1 for r in done if r["scenario"] == scenario and r["policy"] in fps
-               and r.get("_policy_fp") == fps[r["policy"]]
-               and (wanted is None or r["seed"] in wanted))
+    asked = [r for r in done if r["scenario"] == scenario and r["policy"] in fps
+             and (wanted is None or r["seed"] in wanted)]
+    kept = {id(r) for r in asked}
+    other = [r for r in done if r["scenario"] == scenario and id(r) not in kept]
+    if other:
+        names = sorted({r["policy"] for r in other})
+        more = ", ..." if len(names) > 6 else ""
+        print(f"note: the journal holds {len(other)} finished episodes of policies or seeds "
+              f"this run does not ask for ({', '.join(names[:6])}{more}); they are not kept: "
+              "resume with the first run's --policies and --seeds to keep them",
+              file=sys.stderr)
+    return sum(1 for r in asked if r.get("_policy_fp") == fps[r["policy"]])
 
 
 def parse_settings(items: list[str]) -> dict[str, object]:
