@@ -27,6 +27,7 @@ from mrsched_gym.results import (
     check_ours,
     check_record,
     metric_range,
+    sealed_line,
     write_manifest,
 )
 
@@ -87,12 +88,47 @@ def test_a_tampered_metric_is_named_and_its_episode_runs_again(tmp_path, fresh, 
     else:
         recs[which][metric] = value
     d = tmp_path / f"{metric}-{how.replace(' ', '_')}-{which}"
-    with write_journal(d, [json.dumps(r) for r in recs]) as folder:
+    with write_journal(d, [sealed_line(r) for r in recs]) as folder:
         kept = folder.resumable()
     assert sorted(r["seed"] for r in kept) == [s for s in range(4) if s != which]
     assert len(folder.notes) == 1
     note = folder.notes[0]
     assert f"line {which + 2} skipped: metric {metric}" in note and "runs again" in note
+
+
+@pytest.mark.parametrize("edit", ["in-range value", "swapped labels", "no checksum",
+                                  "checksum edited"])
+def test_a_line_not_as_the_tool_wrote_it_is_skipped_and_its_episode_runs_again(tmp_path, fresh,
+                                                                              edit):
+    """Edits that pass every range check (a smaller penalty, two lines' policies swapped, a
+    line without its checksum or with another): each edited line is named and skipped, the
+    others kept."""
+    lines = [sealed_line(r) for r in fresh]
+    edited = [1]
+    if edit == "in-range value":
+        rec = json.loads(lines[1])
+        rec["makespan_s"] = rec["makespan_s"] / 2
+        lines[1] = json.dumps(rec)
+    elif edit == "swapped labels":
+        a, b = json.loads(lines[1]), json.loads(lines[2])
+        a["seed"], b["seed"] = b["seed"], a["seed"]
+        lines[1], lines[2] = json.dumps(a), json.dumps(b)
+        edited = [1, 2]
+    elif edit == "no checksum":
+        lines[1] = json.dumps(fresh[1])
+    else:
+        rec = json.loads(lines[1])
+        rec["_sha256"] = "0" * 16
+        lines[1] = json.dumps(rec)
+    with write_journal(tmp_path / "j", lines) as folder:
+        kept = folder.resumable()
+        on_disk = folder.unfinished_episodes()
+    assert sorted(r["seed"] for r in kept) == [s for s in range(4) if s not in edited]
+    assert on_disk == 4 - len(edited)
+    assert all("_sha256" not in r for r in kept)
+    why = "no checksum" if edit == "no checksum" else "edited since it was written"
+    assert [n.split(": ")[1].split(" ")[1] for n in folder.notes] == [str(i + 2) for i in edited]
+    assert all(why in n and "runs again" in n for n in folder.notes), folder.notes
 
 
 def test_a_job_count_above_n_jobs_is_refused(fresh):
@@ -111,7 +147,7 @@ def test_duplicated_lines_count_once_and_conflicts_run_again(tmp_path, fresh, co
             rec = dict(fresh[seed])
             if diff and c == n - 1 and n > 1:
                 rec["makespan_s"] = rec["makespan_s"] + 1.0
-            lines.append(json.dumps(rec))
+            lines.append(sealed_line(rec))
     data.shuffle(lines)
     d = tmp_path / "j"
     d.mkdir(exist_ok=True)
@@ -303,7 +339,7 @@ def test_a_journal_line_naming_another_episode_is_not_taken_for_one_of_the_run(
         del recs[which][field]
     else:
         recs[which][field] = values[pick % len(values)]
-    with write_journal(tmp_path_factory.mktemp("j"), [json.dumps(r) for r in recs]) as folder:
+    with write_journal(tmp_path_factory.mktemp("j"), [sealed_line(r) for r in recs]) as folder:
         kept = folder.resumable()
     ran = []
     real = running.run_episode

@@ -15,13 +15,13 @@ from mrsched_gym.cli import main, reusable_reproduction
 from mrsched_gym.errors import InputError
 from mrsched_gym.evaluate import running
 from mrsched_gym.metrics import METRIC_NAMES
-from mrsched_gym.results import RunFolder
+from mrsched_gym.results import RunFolder, sealed_line
 
 HEAD = {"k": 1, "mrsched_gym": __version__}
 #: What a finished episode's record holds (every metric; the journal checks them all).
 METRICS = {"return": -1.0, "steps": 3, "objective": 1.0,
            **{m: 0.0 for m in METRIC_NAMES}, "n_jobs": 2.0}
-GOOD = [json.dumps({"policy": "fifo", "scenario": "s", "seed": s, **METRICS}) for s in (0, 1)]
+GOOD = [sealed_line({"policy": "fifo", "scenario": "s", "seed": s, **METRICS}) for s in (0, 1)]
 
 
 def _journal(tmp_path, raw: bytes) -> RunFolder:

@@ -4,6 +4,8 @@ same facts a fresh record satisfies by construction."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 
 from mrsched_gym.metrics import METRIC_NAMES, RECORD_METRICS
@@ -70,6 +72,32 @@ def check_record(rec: object) -> str | None:
     return None
 
 
+#: A journal line's own checksum: the first 16 hex digits of the SHA-256 of the line's JSON
+#: without it (:func:`sealed_line`, :func:`unseal`).
+SEAL = "_sha256"
+
+
+def sealed_line(rec: dict) -> str:
+    """A record (JSON-safe) as a journal line: its JSON with :data:`SEAL` appended, so a line
+    edited since the tool wrote it is told from the lines it wrote."""
+    text = json.dumps(rec)
+    return json.dumps({**rec, SEAL: hashlib.sha256(text.encode()).hexdigest()[:16]})
+
+
+def unseal(rec: object) -> str | None:
+    """Remove a journal line's checksum from its record (:func:`sealed_line`): why the line is
+    not as the tool wrote it, ``None`` if it is (or if it is no mapping:
+    :func:`check_record` says why)."""
+    if not isinstance(rec, dict):
+        return None
+    seal = rec.pop(SEAL, None)
+    if seal is None:
+        return "it has no checksum (written by hand, or by an earlier version)"
+    if hashlib.sha256(json.dumps(rec).encode()).hexdigest()[:16] != seal:
+        return "it was edited since it was written (its checksum does not match)"
+    return None
+
+
 def _metric_problem(name: str, v: object) -> str | None:
     """Why ``v`` is not a value of metric ``name`` (``None``: fine; null means undefined)."""
     if v is None:
@@ -86,4 +114,5 @@ def _metric_problem(name: str, v: object) -> str | None:
     return None
 
 
-__all__ = ["COUNT_METRICS", "SIGNED_METRICS", "UNIT_METRICS", "check_record", "metric_range"]
+__all__ = ["COUNT_METRICS", "SEAL", "SIGNED_METRICS", "UNIT_METRICS", "check_record",
+           "metric_range", "sealed_line", "unseal"]

@@ -22,7 +22,7 @@ from mrsched_gym.results.files import (
     safe_child,
 )
 from mrsched_gym.results.manifest import check_ours, write_manifest
-from mrsched_gym.results.record_checks import check_record
+from mrsched_gym.results.record_checks import check_record, sealed_line, unseal
 from mrsched_gym.results.records import header_diff, nan_for_null, task_key
 
 #: File descriptors of held locks and open journals: a forked worker closes its copies
@@ -231,7 +231,7 @@ class RunFolder:
             why = None
             try:
                 rec = json.loads(raw.decode("utf-8"))
-                why = check_record(rec)
+                why = check_record(rec) or unseal(rec)
             except UnicodeDecodeError as e:
                 why = f"not UTF-8 text (byte {raw[e.start]:#04x})"
             except json.JSONDecodeError:
@@ -279,7 +279,7 @@ class RunFolder:
                 rec = json.loads(raw.decode("utf-8"))
             except (UnicodeDecodeError, ValueError, RecursionError):
                 continue
-            if check_record(rec) is None and "error" not in rec:
+            if check_record(rec) is None and unseal(rec) is None and "error" not in rec:
                 keys.add(task_key(rec))
         return len(keys)
 
@@ -288,7 +288,7 @@ class RunFolder:
         as a new file that replaces the old one in one rename (a kill leaves either); from then
         on the journal is only appended to."""
         self._written = [json.dumps({"run": self.header})]
-        self._written += [json.dumps(json_safe(rec)) for rec in keep]
+        self._written += [sealed_line(json_safe(rec)) for rec in keep]
         self._rewrite_journal()
 
     def _rewrite_journal(self) -> None:
@@ -319,7 +319,7 @@ class RunFolder:
             OutputError: The journal cannot be written (e.g. the disk is full), naming it and
                 how many episodes it holds.
         """
-        line = json.dumps(json_safe(rec))
+        line = sealed_line(json_safe(rec))
         self._written.append(line)
         try:
             if self._journal_fd is None or os.fstat(self._journal_fd).st_nlink == 0:
