@@ -210,6 +210,33 @@ def test_a_resumed_record_without_its_job_table_runs_again():
     assert reusable_records(tasks, [old], per_job=True) == {}
 
 
+def test_done_records_of_another_world_or_out_of_range_run_again(monkeypatch):
+    """``evaluate(done=...)`` reuses a record only of the sweep's world (its world
+    fingerprint) and only if it passes the journal's checks: a record from other overrides, one
+    with a metric out of range or without its world fingerprint runs again; a good one does
+    not."""
+    import mrsched_gym.evaluate as ev
+    from mrsched_gym.evaluate import running
+    kw = {"time_limit_s": 600.0}
+    other = ev.evaluate(["edf"], ["mrsched/Hadoop-v0"], [0], workers=1, progress=False,
+                        env_kwargs={**kw, "workload.load": 0.9})[0]
+    good = ev.evaluate(["edf"], ["mrsched/Hadoop-v0"], [0], workers=1, progress=False,
+                       env_kwargs=kw)[0]
+    ran = []
+    real = running.run_episode
+    monkeypatch.setattr(running, "run_episode",
+                        lambda *a, **k: ran.append(a[2]) or real(*a, **k))
+    no_world = {k: v for k, v in good.items() if k != "_world_fp"}
+    for done, runs in (([good], 0), ([other], 1), ([dict(good, deadline_miss_pct=500.0)], 1),
+                       ([no_world], 1)):
+        ran.clear()
+        out = ev.evaluate(["edf"], ["mrsched/Hadoop-v0"], [0], workers=1, progress=False,
+                          env_kwargs=kw, done=done)[0]
+        assert len(ran) == runs
+        assert out["deadline_penalty_h"] == good["deadline_penalty_h"]
+        assert out["deadline_miss_pct"] == good["deadline_miss_pct"]
+
+
 def test_an_edited_copy_of_a_bundled_scenario_gets_a_folder_of_its_own(tmp_path, capsys):
     """``show-scenario hadoop > my.yaml`` with the load edited keeps ``name: hadoop``: its
     leaderboard must not replace the bundled world's ``results/hadoop``."""

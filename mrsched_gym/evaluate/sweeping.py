@@ -30,7 +30,7 @@ from mrsched_gym.evaluate.running import (
     run_task,
     scenario_of,
 )
-from mrsched_gym.results import EpisodeFailures, task_key
+from mrsched_gym.results import EpisodeFailures, check_record, json_safe, task_key
 
 Record = dict[str, Any]
 _T = TypeVar("_T")
@@ -38,12 +38,20 @@ _R = TypeVar("_R")
 
 
 def reusable_records(tasks: Sequence[SweepTask], done: Sequence[Record],
-                     per_job: bool = False) -> dict[tuple[str, str, int], Record]:
-    """The records of ``done`` that a sweep of ``tasks`` may reuse (same policy fingerprint;
-    with ``per_job``, only those that carry their job table), keyed by (policy, scenario,
-    seed)."""
+                     per_job: bool = False, worlds: dict[str, str] | None = None
+                     ) -> dict[tuple[str, str, int], Record]:
+    """The records of ``done`` that a sweep of ``tasks`` may reuse, keyed by (policy,
+    scenario, seed): finished episodes' records that pass
+    :func:`~mrsched_gym.results.check_record` (NaN: undefined, as null in a journal), of the
+    same policy fingerprint, of the sweep's
+    world (``worlds``: scenario -> the world fingerprint its episodes must carry,
+    :class:`~mrsched_gym.evaluate.pinning.WorldPins`; ``None``: not checked) and, with
+    ``per_job``, carrying their job table."""
     fps = {t[0].label: policy_fingerprint(t[0]) for t in tasks}
-    return {task_key(r): r for r in done if r.get("_policy_fp") == fps.get(r["policy"])
+    return {task_key(r): r for r in done
+            if check_record(json_safe(r)) is None and "error" not in r
+            and r.get("_policy_fp") == fps.get(r["policy"])
+            and (worlds is None or r.get("_world_fp") == worlds.get(r["scenario"]))
             and (not per_job or "_jobs" in r)}
 
 
@@ -85,7 +93,8 @@ def evaluate(policies: Sequence[Any], scenarios: Sequence[str],
         done: Records of episodes already finished (e.g. from a journal): not run again when
             the same policy (same parameters; for an agent, the same checkpoint file and bytes;
             for a code policy, the same source file bytes; for an object, the same pickle and
-            class source) ran them.
+            class source) ran them in the same world (the record's world fingerprint), and the
+            record passes :func:`~mrsched_gym.results.check_record`; any other runs again.
         on_result: Called with each record (or failure record) the moment it finishes. A
             record of an episode whose scenario or trace file changed since the sweep started
             (:mod:`~mrsched_gym.evaluate.pinning`) is a failure record.
@@ -108,9 +117,9 @@ def evaluate(policies: Sequence[Any], scenarios: Sequence[str],
     """
     decision_budget_s = check_budget(decision_budget_s)
     tasks = sweep_tasks(policies, scenarios, seeds, env_kwargs)
-    finished = reusable_records(tasks, done, per_job)
+    pins = WorldPins(list(dict.fromkeys(t[1] for t in tasks)), env_kwargs, make_env)
+    finished = reusable_records(tasks, done, per_job, pins.expected)
     todo = [t for t in tasks if (t[0].label, t[1], t[2]) not in finished]
-    pins = WorldPins(list(dict.fromkeys(t[1] for t in todo)), env_kwargs, make_env)
 
     def pinned(r: Record) -> Record:
         """The record, checked against the files' versions at the sweep's start (journaled
