@@ -50,6 +50,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -230,6 +231,15 @@ def _train(cfg: TrainConfig, out: Path, resume: str | Path | None, progress: boo
     numerics = resolved_numerics(cfg)
     saved = out / "config.yaml"
     prev = out / "state.json"
+    if resume is not None and prev.is_file() and not saved.is_file() and not allow_changes:
+        raise InputError(f"{saved} is missing: the settings the run in {out} trained under "
+                         "cannot be checked against this config; put it back, or resume with "
+                         "--allow-changes")
+    if resume is not None and saved.is_file() and not prev.is_file() \
+            and (out / "evaluations.csv").is_file():
+        raise InputError(f"{prev} is missing: the run's evaluations and best would start again; "
+                         "put it back, resume into another folder, or start again with "
+                         "--overwrite")
     old_state = read_state(prev) if resume is not None and prev.is_file() else None
     if resume is not None and saved.is_file():
         try:
@@ -276,7 +286,13 @@ def _train(cfg: TrainConfig, out: Path, resume: str | Path | None, progress: boo
         model.mrsched_rules = cfg.rules()       # the rules its envs train under (checked above)
         if old_state is not None:
             old = old_state
-            hist = old.get("history") or []
+            step = int(model.num_timesteps)         # evaluations after the checkpoint run again
+            hist = [h for h in old.get("history") or [] if h["step"] <= step]
+            later = len(old.get("history") or []) - len(hist)
+            if later:
+                print(f"note: --resume {resume}: the checkpoint is at step {step:,}; the run's "
+                      f"{later} evaluation{'s' if later > 1 else ''} after it are dropped from "
+                      "its history and run again", file=sys.stderr)
             state.update(history=hist, best_step=old.get("best_step"),
                          wall0=hist[-1]["wall_s"] if hist else 0.0,
                          best=math.inf if old.get("best") is None else old["best"])

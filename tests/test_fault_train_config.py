@@ -166,3 +166,50 @@ def test_allow_changes_continues_and_records_the_new_settings(finished, tmp_path
     train(tiny(total_timesteps=512, seed=5), tmp_path / "p", progress=False,
           resume=folder / "last_model.zip", allow_changes=True)
     assert yaml.safe_load((folder / "config.yaml").read_text())["seed"] == 5
+
+
+def test_a_resumed_run_loses_no_update_and_keeps_one_history(tmp_path, capsys):
+    """An evaluation falls inside a rollout, before its PPO update; the checkpoint a run
+    resumes from is written after the update. A run of 512 steps resumed to 1024 makes as many
+    updates as one run of 1024 (rollouts of 256 steps, one epoch: 4), every finished run's
+    ``last_model.zip`` holds its last update, and a resume from an earlier checkpoint drops the
+    evaluations after it (they run again) instead of keeping two of a step."""
+    from mrsched_gym.agents.policy import load_sb3
+    from mrsched_gym.agents.train import train
+
+    def cfg(steps, name):
+        return tiny(name=name, total_timesteps=steps, **{"eval.every_steps": 256})
+
+    def updates(run):
+        return load_sb3(tmp_path / run / "last_model.zip")._n_updates
+
+    train(cfg(1024, "whole"), tmp_path, progress=False)
+    train(cfg(512, "half"), tmp_path, progress=False)
+    assert updates("half") == 2
+    train(cfg(1024, "half"), tmp_path, progress=False, resume=tmp_path / "half" / "last_model.zip")
+    assert updates("whole") == updates("half") == 4
+    capsys.readouterr()
+    res = train(cfg(1024, "whole"), tmp_path, progress=False,
+                resume=tmp_path / "half" / "best_model.zip")
+    steps = [h["step"] for h in res["history"]]
+    assert steps == sorted(set(steps)) and steps[-1] == 1024, steps
+    best_step = load_sb3(tmp_path / "half" / "best_model.zip").num_timesteps
+    if best_step < 1024:
+        assert "after it are dropped from its history and run again" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("lost", ["config.yaml", "state.json"])
+def test_resume_into_a_run_that_lost_its_config_or_state_is_refused(finished, tmp_path, lost):
+    """Without config.yaml its settings cannot be checked; without state.json its evaluations
+    and best would start again without a word."""
+    import shutil
+
+    from mrsched_gym.agents.train import train
+    from mrsched_gym.errors import InputError
+    parent, _ = finished
+    shutil.copytree(parent, tmp_path / "p")
+    folder = tmp_path / "p" / "r"
+    (folder / lost).unlink()
+    with pytest.raises(InputError, match=rf"{lost} is missing"):
+        train(tiny(total_timesteps=512), tmp_path / "p", progress=False,
+              resume=folder / "last_model.zip")
