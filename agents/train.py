@@ -290,9 +290,13 @@ def _train(cfg: TrainConfig, out: Path, resume: str | Path | None, progress: boo
             hist = [h for h in old.get("history") or [] if h["step"] <= step]
             later = len(old.get("history") or []) - len(hist)
             if later:
+                best_step = old.get("best_step")
+                kept = "" if best_step is None or best_step <= step else (
+                    f"; best_model.zip (step {best_step:,}) stays the best until an evaluation "
+                    "beats it")
                 print(f"note: --resume {resume}: the checkpoint is at step {step:,}; the run's "
                       f"{later} evaluation{'s' if later > 1 else ''} after it are dropped from "
-                      "its history and run again", file=sys.stderr)
+                      f"its history and run again{kept}", file=sys.stderr)
             state.update(history=hist, best_step=old.get("best_step"),
                          wall0=hist[-1]["wall_s"] if hist else 0.0,
                          best=math.inf if old.get("best") is None else old["best"])

@@ -58,34 +58,29 @@ def make_callbacks(cfg: TrainConfig, out: Path, baselines: dict, state: dict, pr
         """Evaluate on the validation seeds, log beside the baselines, keep the best checkpoint;
         the last evaluation at the end of training (logged to TensorBoard like the others).
 
-        An evaluation falls inside a rollout, before that rollout's PPO update: the checkpoint
-        a run resumes from (``last_model.zip``) is written after the update, when the next
-        rollout starts (or training ends), so a resumed run loses no update."""
+        An evaluation runs when a rollout starts (the first after ``every_steps`` more steps),
+        after the previous rollout's PPO update: the policy it evaluates is the one it saves
+        (``last_model.zip``, ``best_model.zip``), so a run resumed from either loses no
+        update, and the final policy is the last evaluated."""
 
         def _on_training_start(self) -> None:
             self.next = (self.model.num_timesteps // cfg.eval.every_steps + 1) \
                 * cfg.eval.every_steps if cfg.eval.every_steps else math.inf
-            self.pending = False                    # a checkpoint to write after the update
             while unlogged:                         # the step-0 evaluation, run before PPO
                 log_row(self.logger, *unlogged.pop(0))  # had its logger
 
-        def _on_step(self) -> bool:
-            if self.model.num_timesteps >= self.next:
-                self.next += cfg.eval.every_steps
-                run_eval(self.model, self.logger, checkpoint=False)
-                self.pending = True
-            return True
-
         def _on_rollout_start(self) -> None:
-            if self.pending:
-                save_checkpoint(self.model, out / "last_model.zip")
-                self.pending = False
+            if self.model.num_timesteps >= self.next:
+                while self.next <= self.model.num_timesteps:
+                    self.next += cfg.eval.every_steps
+                run_eval(self.model, self.logger)
+
+        def _on_step(self) -> bool:
+            return True
 
         def _on_training_end(self) -> None:
             if not state["history"] or state["history"][-1]["step"] != self.model.num_timesteps:
                 run_eval(self.model, self.logger)
-            elif self.pending:
-                save_checkpoint(self.model, out / "last_model.zip")
 
     unlogged: list[tuple[dict, float]] = []     # evaluations run without a logger, and the
                                                 # best validation mean after each
@@ -100,9 +95,9 @@ def make_callbacks(cfg: TrainConfig, out: Path, baselines: dict, state: dict, pr
                 logger.record(f"eval/baseline_{b}", v)
         logger.dump(row["step"])
 
-    def run_eval(model, logger=None, checkpoint: bool = True) -> None:
-        """Evaluate ``model`` now, keep the best, write the state (and, with ``checkpoint``,
-        ``last_model.zip``)."""
+    def run_eval(model, logger=None) -> None:
+        """Evaluate ``model`` now, keep it (``last_model.zip``, and ``best_model.zip`` if it is
+        the best so far), write the state."""
         t0 = time.perf_counter()
         vals = evaluate_model(model, cfg, seeds, baselines if cfg.worlds is not None else None)
         mean, ci = mean_ci95(vals)
@@ -120,8 +115,7 @@ def make_callbacks(cfg: TrainConfig, out: Path, baselines: dict, state: dict, pr
             log_row(logger, row, state["best"])
         else:
             unlogged.append((row, state["best"]))
-        if checkpoint:
-            save_checkpoint(model, out / "last_model.zip")
+        save_checkpoint(model, out / "last_model.zip")
         if better:
             save_checkpoint(model, out / "best_model.zip")
             from mrsched_gym.agents.numpy_export import export_numpy, has_numpy_actor

@@ -169,9 +169,9 @@ def test_allow_changes_continues_and_records_the_new_settings(finished, tmp_path
 
 
 def test_a_resumed_run_loses_no_update_and_keeps_one_history(tmp_path, capsys):
-    """An evaluation falls inside a rollout, before its PPO update; the checkpoint a run
-    resumes from is written after the update. A run of 512 steps resumed to 1024 makes as many
-    updates as one run of 1024 (rollouts of 256 steps, one epoch: 4), every finished run's
+    """Evaluations run between rollouts, after the PPO update, and save the policy they
+    evaluate. A run of 512 steps resumed to 1024 makes as many updates as one run of 1024
+    (rollouts of 256 steps, one epoch: 4) and evaluates at the same steps, every finished run's
     ``last_model.zip`` holds its last update, and a resume from an earlier checkpoint drops the
     evaluations after it (they run again) instead of keeping two of a step."""
     from mrsched_gym.agents.policy import load_sb3
@@ -186,16 +186,19 @@ def test_a_resumed_run_loses_no_update_and_keeps_one_history(tmp_path, capsys):
     train(cfg(1024, "whole"), tmp_path, progress=False)
     train(cfg(512, "half"), tmp_path, progress=False)
     assert updates("half") == 2
-    train(cfg(1024, "half"), tmp_path, progress=False, resume=tmp_path / "half" / "last_model.zip")
+    resumed = train(cfg(1024, "half"), tmp_path, progress=False,
+                    resume=tmp_path / "half" / "last_model.zip")
     assert updates("whole") == updates("half") == 4
+    assert [h["step"] for h in resumed["history"]] == [256, 512, 768, 1024]
+    best = load_sb3(tmp_path / "half" / "best_model.zip")
+    assert best.num_timesteps == resumed["best_step"]              # what it evaluated
+    assert best._n_updates == best.num_timesteps // 256
     capsys.readouterr()
     res = train(cfg(1024, "whole"), tmp_path, progress=False,
                 resume=tmp_path / "half" / "best_model.zip")
     steps = [h["step"] for h in res["history"]]
     assert steps == sorted(set(steps)) and steps[-1] == 1024, steps
-    best_step = load_sb3(tmp_path / "half" / "best_model.zip").num_timesteps
-    if best_step < 1024:
-        assert "after it are dropped from its history and run again" in capsys.readouterr().err
+    assert "after it are dropped from its history and run again" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("lost", ["config.yaml", "state.json"])

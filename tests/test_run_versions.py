@@ -137,3 +137,20 @@ def test_an_agent_file_swapped_while_it_is_loaded_is_played_as_the_run_started(t
     want = read_npz(started)[0]
     assert len(loaded) == 1 and loaded[0].keys() == want.keys()
     assert all(np.array_equal(loaded[0][k], want[k]) for k in want)
+
+
+@pytest.mark.parametrize("name", ["agent.npz", "model.zip"])
+def test_a_bad_agent_file_loaded_in_an_episode_is_named_by_its_own_path(tmp_path, name):
+    """An episode loads a private copy of the agent file's bytes: an error names the file the
+    user gave, never the copy, and the copy is gone."""
+    import tempfile
+
+    from mrsched_gym.errors import InputError
+    from mrsched_gym.evaluate import PolicySpec, make_policy
+    p = tmp_path / name
+    p.write_bytes(b"not an agent")
+    before = set(Path(tempfile.gettempdir()).glob("mrsched-agent-*"))
+    with pytest.raises((InputError, ImportError)) as e:
+        make_policy(PolicySpec(label="agent:x", kind="agent", target=str(p)))
+    assert str(p) in str(e.value) and "mrsched-agent-" not in str(e.value), str(e.value)
+    assert set(Path(tempfile.gettempdir()).glob("mrsched-agent-*")) == before

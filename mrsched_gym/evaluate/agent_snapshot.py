@@ -6,6 +6,7 @@ run's version."""
 from __future__ import annotations
 
 import hashlib
+import shutil
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -15,9 +16,13 @@ from mrsched_gym.errors import InputError
 
 _T = TypeVar("_T")
 
-#: An agent file larger than this cannot be one (its archive may unpack to 512 MiB at most,
-#: and unpacks to at least its own size); it is refused before it is read.
-MAX_AGENT_FILE_BYTES = 512 * 2**20
+
+
+def max_agent_file_bytes() -> int:
+    """The largest agent file :func:`~mrsched_gym.agents.agent_files.open_archive` accepts; a
+    larger one is refused before it is read."""
+    from mrsched_gym.agents.agent_files import MAX_UNPACKED_BYTES
+    return MAX_UNPACKED_BYTES + (1 << 20)
 
 
 def load_as_started(target: str, digest: str | None, label: str,
@@ -30,11 +35,12 @@ def load_as_started(target: str, digest: str | None, label: str,
         InputError: The file is gone, too large, or changed since the run started.
     """
     try:
-        size = Path(target).stat().st_size
-        if size > MAX_AGENT_FILE_BYTES:
-            raise InputError(f"policy {label!r}: agent file {target} holds {size:,} bytes, more "
-                             f"than an agent file can ({MAX_AGENT_FILE_BYTES:,})")
-        data = Path(target).read_bytes()
+        cap = max_agent_file_bytes()
+        with open(target, "rb") as fh:
+            data = fh.read(cap + 1)             # bounded, even if it grows meanwhile
+        if len(data) > cap:
+            raise InputError(f"policy {label!r}: agent file {target} holds more than an agent "
+                             f"file can ({cap:,} bytes)")
     except OSError as e:
         raise InputError(f"policy {label!r}: agent file {target} cannot be read any more "
                          f"({e.strerror}); it was there when the run started") from None
@@ -43,13 +49,28 @@ def load_as_started(target: str, digest: str | None, label: str,
         raise InputError(f"policy {label!r}: agent file {target} changed during the run (sha256 "
                          f"{digest}... at the start, {now}... now); one run uses one version "
                          "of a file: run again (--resume re-runs the episodes that failed)")
-    with tempfile.TemporaryDirectory(prefix="mrsched-agent-") as folder:
-        copy = Path(folder) / Path(target).name
-        copy.write_bytes(data)
+    try:
+        folder = Path(tempfile.mkdtemp(prefix="mrsched-agent-"))
+    except OSError as e:
+        raise InputError(f"policy {label!r}: agent file {target}: cannot make its private copy "
+                         f"in the temporary directory ({e.strerror or e})") from None
+    try:
+        copy = folder / Path(target).name
+        try:
+            copy.write_bytes(data)
+        except OSError as e:
+            raise InputError(f"policy {label!r}: agent file {target}: cannot make its private "
+                             f"copy in the temporary directory ({e.strerror or e})") from None
         try:
             return load(str(copy))
-        except InputError as e:
-            raise InputError(str(e).replace(str(copy), target)) from None
-        except FileNotFoundError as e:
-            raise InputError(str(e).replace(str(copy), target)) from None
-
+        except Exception as e:              # noqa: BLE001 - re-raised, naming the user's file
+            text = str(e)
+            if str(copy) not in text:
+                raise
+            try:
+                named = type(e)(text.replace(str(copy), target))
+            except Exception:                # noqa: BLE001 - an exception type of other args
+                raise e from None
+            raise named from None
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
