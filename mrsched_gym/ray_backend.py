@@ -268,6 +268,7 @@ def evaluate_ray(policies: Sequence[Any], scenarios: Sequence[str], seeds: Itera
         while pending:
             ready, pending = ray.wait(pending, num_returns=min(len(pending), 8), timeout=1.0)
             for r in ray.get(ready):
+                r = pins.check(r)
                 finished[task_key(r)] = r
                 if on_result is not None:
                     on_result(r)

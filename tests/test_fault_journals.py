@@ -131,6 +131,15 @@ def test_a_line_not_as_the_tool_wrote_it_is_skipped_and_its_episode_runs_again(t
     assert all(why in n and "runs again" in n for n in folder.notes), folder.notes
 
 
+def test_a_record_read_back_with_its_checksum_is_sealed_afresh(fresh):
+    """Resumed records are written again (``open_journal(keep=...)``): one that still holds
+    its checksum gets a line that passes its own check."""
+    from mrsched_gym.results import unseal
+    once = json.loads(sealed_line(fresh[0]))
+    again = json.loads(sealed_line(once))
+    assert unseal(again) is None and again == fresh[0]
+
+
 def test_a_job_count_above_n_jobs_is_refused(fresh):
     rec = dict(fresh[0], jobs_finished=fresh[0]["n_jobs"] + 1)
     assert "more than n_jobs" in check_record(rec)

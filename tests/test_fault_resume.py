@@ -230,4 +230,4 @@ def test_resuming_with_fewer_policies_or_seeds_says_what_it_does_not_keep(tmp_pa
         assert say_notes(folder, done, ["edf", "fair"], "s", [0, 1]) == 4
     err = capsys.readouterr().err
     assert "the journal holds 5 finished episodes of policies or seeds this run does not ask " \
-           "for (edf, fair, fifo)" in err and "they are not kept" in err
+           "for (edf, fair, fifo)" in err and "they are not in its results" in err

@@ -192,10 +192,12 @@ def test_a_relative_trace_path_set_on_the_command_line_is_made_absolute(tmp_path
     from mrsched_gym.cli import parse_settings
     monkeypatch.chdir(tmp_path)
     assert parse_settings(["workload.trace=t/jobs.csv", "interference.trace=nasa-http-1995",
-                           "availability.trace=/data/pv.csv", "name=t/jobs.csv"]) == {
+                           "availability.trace=/data/pv.csv", "name=t/jobs.csv",
+                           "availability={generator: trace, trace: t/pv.csv}"]) == {
         "workload.trace": str(tmp_path / "t" / "jobs.csv"),
         "interference.trace": "nasa-http-1995", "availability.trace": "/data/pv.csv",
-        "name": "t/jobs.csv"}
+        "name": "t/jobs.csv",
+        "availability": {"generator": "trace", "trace": str(tmp_path / "t" / "pv.csv")}}
 
 
 def test_a_resumed_record_without_its_job_table_runs_again():

@@ -92,6 +92,7 @@ def test_a_run_without_tensorboard_writes_nothing_outside_its_folder(tmp_path, m
     scratch = tmp_path / "tmp"
     scratch.mkdir()
     monkeypatch.setenv("TMPDIR", str(scratch))
+    monkeypatch.delenv("SB3_LOGDIR", raising=False)
     monkeypatch.setattr(tempfile, "tempdir", None)          # read TMPDIR again
     train(tiny("quiet"), tmp_path / "out", progress=False)
     assert not [p.name for p in scratch.iterdir() if p.name.startswith("SB3-")]

@@ -58,8 +58,8 @@ def say_notes(folder, done: Sequence[dict], policies: Sequence, scenario: str,
         names = sorted({r["policy"] for r in other})
         more = ", ..." if len(names) > 6 else ""
         print(f"note: the journal holds {len(other)} finished episodes of policies or seeds "
-              f"this run does not ask for ({', '.join(names[:6])}{more}); they are not kept: "
-              "resume with the first run's --policies and --seeds to keep them",
+              f"this run does not ask for ({', '.join(names[:6])}{more}); they are not in its "
+              "results: resume with the first run's --policies and --seeds to have them",
               file=sys.stderr)
     return sum(1 for r in asked if r.get("_policy_fp") == fps[r["policy"]])
 
@@ -88,8 +88,8 @@ def parse_settings(items: list[str]) -> dict[str, object]:
             raise InputError(f"--set {item!r}: the value is not YAML: "
                              f"{str(e).splitlines()[0]}") from None
         out[key] = as_number(value)
-        if key.rsplit(".", 1)[-1] == "trace":
-            out[key] = resolve_relative_paths({"trace": out[key]}, Path.cwd())["trace"]
+        tail = key.rsplit(".", 1)[-1]             # a trace key, or a section holding some
+        out[key] = resolve_relative_paths({tail: out[key]}, Path.cwd())[tail]
     return out
 
 

@@ -243,7 +243,9 @@ def file_digest(path: str) -> str:
     its size, modification and status-change times and inode. The status-change time is set by
     the system at every write or rename and cannot be set back, so a file rewritten to the
     same size with its old modification time restored (``cp -p``, ``rsync -t``, ``touch -d``)
-    is read again."""
+    is read again (unless within one tick of a coarse file-system clock; a run's episodes
+    check the bytes they load in any case:
+    :func:`~mrsched_gym.evaluate.agent_snapshot.load_as_started`)."""
     st = Path(path).stat()
     return _digest_of_version(path, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
 

@@ -95,6 +95,8 @@ def evaluate(policies: Sequence[Any], scenarios: Sequence[str],
             for a code policy, the same source file bytes; for an object, the same pickle and
             class source) ran them in the same world (the record's world fingerprint), and the
             record passes :func:`~mrsched_gym.results.check_record`; any other runs again.
+            Every scenario's env is built once at the start to take its fingerprint (its
+            traces read), even one whose episodes are all done.
         on_result: Called with each record (or failure record) the moment it finishes. A
             record of an episode whose scenario or trace file changed since the sweep started
             (:mod:`~mrsched_gym.evaluate.pinning`) is a failure record.

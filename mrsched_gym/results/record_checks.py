@@ -80,6 +80,7 @@ SEAL = "_sha256"
 def sealed_line(rec: dict) -> str:
     """A record (JSON-safe) as a journal line: its JSON with :data:`SEAL` appended, so a line
     edited since the tool wrote it is told from the lines it wrote."""
+    rec = {k: v for k, v in rec.items() if k != SEAL}     # a record read back with its seal
     text = json.dumps(rec)
     return json.dumps({**rec, SEAL: hashlib.sha256(text.encode()).hexdigest()[:16]})
 
