@@ -22,7 +22,7 @@ def max_agent_file_bytes() -> int:
     """The largest agent file :func:`~mrsched_gym.agents.agent_files.open_archive` accepts; a
     larger one is refused before it is read."""
     from mrsched_gym.agents.agent_files import MAX_UNPACKED_BYTES
-    return MAX_UNPACKED_BYTES + (1 << 20)
+    return int(MAX_UNPACKED_BYTES) + (1 << 20)
 
 
 def load_as_started(target: str, digest: str | None, label: str,
