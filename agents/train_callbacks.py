@@ -63,16 +63,19 @@ def make_callbacks(cfg: TrainConfig, out: Path, baselines: dict, state: dict, pr
         (``last_model.zip``, ``best_model.zip``), so a run resumed from either loses no
         update, and the final policy is the last evaluated."""
 
+        def _next_after(self, steps: int) -> float:
+            """The first multiple of ``every_steps`` after ``steps`` (none without it)."""
+            every = cfg.eval.every_steps
+            return (steps // every + 1) * every if every else math.inf
+
         def _on_training_start(self) -> None:
-            self.next = (self.model.num_timesteps // cfg.eval.every_steps + 1) \
-                * cfg.eval.every_steps if cfg.eval.every_steps else math.inf
+            self.next = self._next_after(self.model.num_timesteps)
             while unlogged:                         # the step-0 evaluation, run before PPO
                 log_row(self.logger, *unlogged.pop(0))  # had its logger
 
         def _on_rollout_start(self) -> None:
             if self.model.num_timesteps >= self.next:
-                while self.next <= self.model.num_timesteps:
-                    self.next += cfg.eval.every_steps
+                self.next = self._next_after(self.model.num_timesteps)
                 run_eval(self.model, self.logger)
 
         def _on_step(self) -> bool:

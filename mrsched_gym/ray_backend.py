@@ -243,12 +243,10 @@ def evaluate_ray(policies: Sequence[Any], scenarios: Sequence[str], seeds: Itera
     from mrsched_gym.evaluate import (
         collect_records,
         in_process_only,
-        make_env,
-        reusable_records,
+        pinned_reusable,
         run_task,
         sweep_tasks,
     )
-    from mrsched_gym.evaluate.pinning import WorldPins
     from mrsched_gym.results import task_key
     ray = _ray()
     tasks = sweep_tasks(policies, scenarios, seeds, env_kwargs)
@@ -256,8 +254,7 @@ def evaluate_ray(policies: Sequence[Any], scenarios: Sequence[str], seeds: Itera
     if local:
         raise InputError(f"policies: {', '.join(local)} do not pickle, so they cannot run as "
                          f"Ray tasks (use evaluate, which runs them in this process)")
-    pins = WorldPins(list(dict.fromkeys(t[1] for t in tasks)), env_kwargs, make_env)
-    finished = reusable_records(tasks, done, per_job, pins.expected)
+    pins, finished = pinned_reusable(tasks, done, per_job, env_kwargs)
     todo = [t for t in tasks if (t[0].label, t[1], t[2]) not in finished]
     init_ray(address)
     remote = ray.remote(num_cpus=1)(run_task)

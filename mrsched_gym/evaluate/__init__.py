@@ -49,6 +49,7 @@ from mrsched_gym.evaluate.sweeping import (
     collect_records,
     evaluate,
     in_process_only,
+    pinned_reusable,
     reusable_records,
     run_parallel,
     sweep_tasks,
@@ -58,6 +59,6 @@ from mrsched_gym.results import EpisodeFailures, mean_ci95, metric_names, summar
 __all__ = ["AGENT", "BASELINE", "DEFAULT_ENV", "REFERENCE", "EpisodeFailures", "PolicySpec",
            "agent_for_checks", "check_agent_fits", "check_policy", "collect_records", "evaluate",
            "file_digest", "in_process_only", "make_env", "make_policy", "mean_ci95",
-           "metric_names", "parse_policy", "policy_fingerprint", "policy_role",
+           "metric_names", "parse_policy", "pinned_reusable", "policy_fingerprint", "policy_role",
            "reusable_records", "run_episode", "run_parallel", "run_task", "scenario_of",
            "summarize", "sweep_tasks", "unique_labels", "write_results"]

@@ -49,18 +49,17 @@ def load_as_started(target: str, digest: str | None, label: str,
         raise InputError(f"policy {label!r}: agent file {target} changed during the run (sha256 "
                          f"{digest}... at the start, {now}... now); one run uses one version "
                          "of a file: run again (--resume re-runs the episodes that failed)")
+    folder: Path | None = None
     try:
         folder = Path(tempfile.mkdtemp(prefix="mrsched-agent-"))
+        copy = folder / Path(target).name
+        copy.write_bytes(data)
     except OSError as e:
+        if folder is not None:
+            shutil.rmtree(folder, ignore_errors=True)
         raise InputError(f"policy {label!r}: agent file {target}: cannot make its private copy "
                          f"in the temporary directory ({e.strerror or e})") from None
     try:
-        copy = folder / Path(target).name
-        try:
-            copy.write_bytes(data)
-        except OSError as e:
-            raise InputError(f"policy {label!r}: agent file {target}: cannot make its private "
-                             f"copy in the temporary directory ({e.strerror or e})") from None
         try:
             return load(str(copy))
         except Exception as e:              # noqa: BLE001 - re-raised, naming the user's file

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from mrsched_gym.errors import InputError, MissingExtraError, install_hint
+from mrsched_gym.models.traces import file_version
 from mrsched_gym.policies import as_policy
 
 
@@ -239,19 +240,14 @@ def current_digest(path: str) -> str:
 
 
 def file_digest(path: str) -> str:
-    """The first 16 hex digits of a file's SHA-256, read once per process per file version:
-    its size, modification and status-change times and inode. The status-change time is set by
-    the system at every write or rename and cannot be set back, so a file rewritten to the
-    same size with its old modification time restored (``cp -p``, ``rsync -t``, ``touch -d``)
-    is read again (unless within one tick of a coarse file-system clock; a run's episodes
-    check the bytes they load in any case:
-    :func:`~mrsched_gym.evaluate.agent_snapshot.load_as_started`)."""
-    st = Path(path).stat()
-    return _digest_of_version(path, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
+    """The first 16 hex digits of a file's SHA-256, read once per process per
+    :func:`~mrsched_gym.models.traces.file_version` (a run's episodes check the bytes they load
+    in any case: :func:`~mrsched_gym.evaluate.agent_snapshot.load_as_started`)."""
+    return _digest_of_version(path, file_version(path))
 
 
 @functools.lru_cache(maxsize=64)
-def _digest_of_version(path: str, size: int, mtime_ns: int, ctime_ns: int, ino: int) -> str:
+def _digest_of_version(path: str, version: tuple[str, int, int, int, int]) -> str:
     """:func:`file_digest` of one version of ``path``."""
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()[:16]
 

@@ -55,6 +55,15 @@ def reusable_records(tasks: Sequence[SweepTask], done: Sequence[Record],
             and (not per_job or "_jobs" in r)}
 
 
+def pinned_reusable(tasks: Sequence[SweepTask], done: Sequence[Record], per_job: bool,
+                    env_kwargs: dict[str, Any] | None
+                    ) -> tuple[WorldPins, dict[tuple[str, str, int], Record]]:
+    """A sweep's :class:`WorldPins` (every scenario's world, fixed at its start) and the records
+    of ``done`` it reuses (:func:`reusable_records` of those worlds)."""
+    pins = WorldPins(list(dict.fromkeys(t[1] for t in tasks)), env_kwargs, make_env)
+    return pins, reusable_records(tasks, done, per_job, pins.expected)
+
+
 def collect_records(tasks: Sequence[SweepTask],
                     finished: dict[tuple[str, str, int], Record]) -> list[Record]:
     """The records of ``tasks`` in task order; raises :class:`EpisodeFailures` (holding the
@@ -119,8 +128,7 @@ def evaluate(policies: Sequence[Any], scenarios: Sequence[str],
     """
     decision_budget_s = check_budget(decision_budget_s)
     tasks = sweep_tasks(policies, scenarios, seeds, env_kwargs)
-    pins = WorldPins(list(dict.fromkeys(t[1] for t in tasks)), env_kwargs, make_env)
-    finished = reusable_records(tasks, done, per_job, pins.expected)
+    pins, finished = pinned_reusable(tasks, done, per_job, env_kwargs)
     todo = [t for t in tasks if (t[0].label, t[1], t[2]) not in finished]
 
     def pinned(r: Record) -> Record:

@@ -281,28 +281,36 @@ def check_series(path: str | Path, value_range: tuple[float, float] | None = Non
                  rule: str = "") -> float:
     """Read a series as :func:`read_series` does and return its last time (s).
 
-    Cached per file version (resolved path, size, modification and status-change times), so
-    checking the same trace for many environments reads it once.
+    Cached per :func:`file_version`, so checking the same trace for many environments reads it
+    once.
     """
     return series_extent(path, value_range, rule)[0]
+
+
+def file_version(path: str | Path) -> tuple[str, int, int, int, int]:
+    """What tells one version of a file from another, for caches keyed by it: its resolved
+    path, size, modification and status-change times and inode. The status-change time is set
+    by the system at every write or rename and cannot be set back, so a file rewritten to the
+    same size with its old modification time restored (``cp -p``, ``rsync -t``) is a new
+    version (unless within one tick of a coarse file-system clock)."""
+    p = Path(path)
+    st = p.stat()
+    return str(p.resolve()), st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino
 
 
 def series_extent(path: str | Path, value_range: tuple[float, float] | None = None,
                   rule: str = "") -> tuple[float, float, float]:
     """``(last time, smallest value, largest value)`` of a series checked as
     :func:`check_series` checks it (cached the same way)."""
-    p = resolve_trace(path)
-    st = p.stat()
-    return _checked_series(str(path), str(p.resolve()), st.st_size, st.st_mtime_ns,
-                           st.st_ctime_ns, value_range, rule)
+    return _checked_series(str(path), file_version(resolve_trace(path)), value_range, rule)
 
 
 @functools.lru_cache(maxsize=64)
-def _checked_series(name: str, path: str, size: int, mtime_ns: int, ctime_ns: int,
+def _checked_series(name: str, version: tuple[str, int, int, int, int],
                     value_range: tuple[float, float] | None, rule: str
                     ) -> tuple[float, float, float]:
-    """:func:`series_extent` per file version: its resolved ``path``, size, modification and
-    status-change times (``name`` as given, for the errors' wording)."""
+    """:func:`series_extent` per :func:`file_version` (``name`` as given, for the errors'
+    wording)."""
     times, values = read_series(name, value_range, rule)
     return float(times[-1]), float(values.min()), float(values.max())
 

@@ -45,7 +45,13 @@ import math
 import numpy as np
 
 from mrsched_gym.config import MAX_TASKS, ClusterConfig, ConfigError, WorkloadConfig
-from mrsched_gym.models.traces import TraceError, read_job_trace, resolve_trace, trace_lines
+from mrsched_gym.models.traces import (
+    TraceError,
+    file_version,
+    read_job_trace,
+    resolve_trace,
+    trace_lines,
+)
 from mrsched_gym.workloads.jobs import JobDraw, JobPlan, make_job, make_jobs
 from mrsched_gym.workloads.profiles import PROFILES, TYPE_NAMES
 
@@ -55,20 +61,15 @@ MIN_WORK_FRACTION = 0.1
 
 def job_trace(name: str) -> np.ndarray:
     """The rows of job trace ``name`` (a bundled name, or a path relative to the working
-    directory), read once per file version: the file's resolved path, size, modification and
-    status-change times, so an edited file, or the same relative name from another directory,
-    is read again. The rows are read-only (every caller shares them). A simulator reads them
-    once, when it is made (:class:`~mrsched_gym.sim.world.TraceCache`), and replays those in
-    every episode."""
-    p = resolve_trace(name)
-    st = p.stat()
-    return _job_trace_version(name, str(p.resolve()), st.st_size, st.st_mtime_ns,
-                              st.st_ctime_ns)
+    directory), read once per :func:`~mrsched_gym.models.traces.file_version`, so an edited
+    file, or the same relative name from another directory, is read again. The rows are
+    read-only (every caller shares them). A simulator reads them once, when it is made
+    (:class:`~mrsched_gym.sim.world.TraceCache`), and replays those in every episode."""
+    return _job_trace_version(name, file_version(resolve_trace(name)))
 
 
 @functools.lru_cache(maxsize=16)
-def _job_trace_version(name: str, path: str, size: int, mtime_ns: int,
-                       ctime_ns: int) -> np.ndarray:
+def _job_trace_version(name: str, version: tuple[str, int, int, int, int]) -> np.ndarray:
     """``name``'s rows as :func:`job_trace` keys them (``name`` for the errors' wording)."""
     rows = read_job_trace(name)
     rows.flags.writeable = False
