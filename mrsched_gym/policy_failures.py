@@ -58,6 +58,22 @@ class PolicyLoadError(InputError):
         self.trace = trace
 
 
+class RemoteFailure(PolicyCodeError):
+    """A policy's failure in its own process (:mod:`mrsched_gym.policy.process`): what its
+    code raised there, its budget running out, or its process ending.
+
+    Attributes:
+        text: The failure record's ``error``, as the policy process wrote it (``Type: message
+            [notes]``, as :func:`error_text` writes it in this process).
+        trace: The traceback from the policy process (empty if none).
+    """
+
+    def __init__(self, text: str, label: str, phase: str, trace: str = "") -> None:
+        super().__init__(text.partition(": ")[2] or text, label, phase)
+        self.text = text
+        self.trace = trace
+
+
 class ProcessExitCalled(SystemExit):
     """Raised in place of ``os._exit(code)`` while an episode runs (:func:`no_process_exit`)."""
 
@@ -140,7 +156,9 @@ def policy_failure(label: str, phase: str, exc: BaseException) -> BaseException:
 
 def error_text(exc: BaseException) -> str:
     """``Type: message`` of ``exc`` plus its notes (the policy and phase of a policy's
-    failure), as a failure record's ``error``."""
+    failure), as a failure record's ``error`` (a :class:`RemoteFailure`'s text as it is)."""
+    if isinstance(exc, RemoteFailure):
+        return exc.text
     notes = [n for n in getattr(exc, "__notes__", ()) if isinstance(n, str)]
     return f"{type(exc).__name__}: {exc}" + "".join(f" [{n}]" for n in notes)
 
@@ -153,6 +171,7 @@ def reraise(label: str, phase: str, exc: BaseException) -> NoReturn:
     raise failure from exc
 
 
-__all__ = ["PHASES", "PolicyCodeError", "PolicyLoadError", "ProcessExitCalled", "describe",
+__all__ = ["PHASES", "PolicyCodeError", "PolicyLoadError", "ProcessExitCalled", "RemoteFailure",
+           "describe",
            "error_text", "is_real_interrupt", "location", "no_process_exit", "policy_failure",
            "reraise"]

@@ -50,18 +50,18 @@ def is_code_spec(spec: str) -> bool:
         re.fullmatch(r"[A-Za-z_][\w.]*", loc)))
 
 
-def split_code_spec(spec: str) -> tuple[str, str, str]:
+def split_code_spec(spec: str, check_file: bool = True) -> tuple[str, str, str]:
     """``(location, attribute, parameter text)`` of a code spec.
 
     Raises:
-        InputError: No attribute is named, or the file does not exist.
+        InputError: No attribute is named, or (with ``check_file``) the file does not exist.
     """
     loc, _, rest = spec.partition(":")
     attr, _, params = rest.partition(":")
     if not attr.strip():
         raise InputError(f"policy {spec!r}: name the class after the file or module, as "
                          f"{loc}:ClassName")
-    if loc.endswith(".py") and not Path(loc).is_file():
+    if check_file and loc.endswith(".py") and not Path(loc).is_file():
         raise InputError(f"policy {spec!r}: policy file {loc!r} not found")
     return loc, attr.strip(), params
 
@@ -132,7 +132,8 @@ def load_file_module(path: str, digest: str, source: bytes | None = None) -> Mod
     return module
 
 
-def load_code_object(spec: str, params: dict[str, Any], source: bytes | None = None) -> Any:
+def load_code_object(spec: str, params: dict[str, Any], source: bytes | None = None,
+                     resolved: str | None = None) -> Any:
     """The policy a code spec names: its class instantiated with ``params``, or the function or
     instance it names (no parameters then; a deep copy of an instance, so no state carries
     over from another episode).
@@ -143,6 +144,8 @@ def load_code_object(spec: str, params: dict[str, Any], source: bytes | None = N
         source: The policy file's bytes as read when the run started (:func:`read_source`):
             the file is executed from them, so an edit during the run changes nothing. Default:
             the file as it is now.
+        resolved: The policy file's absolute path, as resolved when the run started (a
+            policy process loads it so, whatever its working directory).
 
     Raises:
         InputError: The module is not found, has no such attribute, or the class refuses the
@@ -151,10 +154,10 @@ def load_code_object(spec: str, params: dict[str, Any], source: bytes | None = N
             ``BaseException`` included (``sys.exit()``): one line naming the spec and the
             phase, the traceback kept (a real interrupt passes through).
     """
-    loc, attr, _ = split_code_spec(spec)
+    loc, attr, _ = split_code_spec(spec, check_file=resolved is None)
     try:
         if loc.endswith(".py"):
-            path = Path(loc)
+            path = Path(resolved or loc)
             text = path.read_bytes() if source is None else source
             module = load_file_module(str(path.resolve()), source_hash(text), text)
         else:

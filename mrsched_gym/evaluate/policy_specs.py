@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from mrsched_gym.decision_budget import DEFAULT_BUDGET_S
 from mrsched_gym.errors import InputError, MissingExtraError, install_hint
 from mrsched_gym.models.traces import file_version
 from mrsched_gym.policies import as_policy
@@ -42,6 +43,47 @@ class PolicySpec:
     payload: bytes | None = field(default=None, repr=False)
     digest: str | None = None
     failure: tuple[str, str, str] | None = field(default=None, repr=False)
+    #: A code policy's interface, as its policy process found it (``"rule"``, ``"scheduler"``,
+    #: ``"observation"``, ``"model"``), and its file's absolute path when the run started.
+    interface: str = ""
+    entry: str | None = None
+
+
+def parse_code_spec(spec: str) -> PolicySpec:
+    """The :class:`PolicySpec` of a code spec (``FILE.py:Class:key=value``,
+    ``package.module:Class``): its file read once, its policy loaded once in a policy process
+    of its own (:mod:`mrsched_gym.policy.process`) to find its label and interface, so a bad
+    spec fails here. A policy whose own code fails to load is a ``"failed"`` spec.
+
+    Raises:
+        InputError: A bad spec, parameter or file, or an object that is no policy.
+    """
+    from mrsched_gym.policy.process import load_code_spec
+    from mrsched_gym.policy_failures import PolicyLoadError
+    from mrsched_gym.policy_files import read_source, split_code_spec
+    loc, attr, text = split_code_spec(spec)
+    params: list[tuple[str, Any]] = []
+    for item in filter(None, text.split(",")):
+        k, eq, v = item.partition("=")
+        if not eq or not k.strip():
+            raise InputError(f"policy {spec!r}: parameter {item!r} is not key=value")
+        if k.strip() in dict(params):
+            raise InputError(f"policy {spec!r}: parameter {k.strip()!r} given more than once")
+        params.append((k.strip(), _parse_value(v.strip())))
+    try:
+        source = read_source(loc)
+    except OSError as e:
+        raise InputError(f"policy {spec!r}: policy file {loc!r} cannot be read "
+                         f"({e.strerror or e})") from None
+    entry = str(Path(loc).resolve()) if loc.endswith(".py") else None
+    try:
+        name, interface = load_code_spec(spec, spec, tuple(params), source, entry)
+    except PolicyLoadError as e:                # its own code raised: a policy failure
+        return PolicySpec(label=spec, kind="failed", target=spec,
+                          failure=(e.phase, str(e), e.trace))
+    label = name + (":" + ",".join(f"{k}={v}" for k, v in params) if params else "")
+    return PolicySpec(label=label, kind="code", target=f"{loc}:{attr}", params=tuple(params),
+                      payload=source, interface=interface, entry=entry)
 
 
 def _parse_value(v: str) -> Any:
@@ -64,7 +106,7 @@ def parse_policy(spec: str) -> PolicySpec:
         InputError: A bad spec (the message names it and what is wrong).
     """
     from mrsched_gym.baselines import BASELINES
-    from mrsched_gym.policy_files import code_spec_parts, is_code_spec
+    from mrsched_gym.policy_files import is_code_spec
 
     if spec.startswith("rllib:"):
         path = spec[len("rllib:"):]
@@ -102,17 +144,7 @@ def parse_policy(spec: str) -> PolicySpec:
                           params=params, digest=current_digest(path))
     name, _, rest = spec.partition(":")
     if name not in BASELINES and is_code_spec(spec):
-        from mrsched_gym import decision_budget
-        from mrsched_gym.policy_failures import PolicyLoadError, no_process_exit
-        try:
-            with no_process_exit(), decision_budget.decision_watchdog(
-                    decision_budget.LOAD_BUDGET_S, spec, None, "import or construction"):
-                label, target, params, source = code_spec_parts(spec, _parse_value)
-        except PolicyLoadError as e:            # its own code raised: a policy failure
-            return PolicySpec(label=spec, kind="failed", target=spec,
-                              failure=(e.phase, str(e), e.trace))
-        return PolicySpec(label=label, kind="code", target=target, params=params,
-                          payload=source)
+        return parse_code_spec(spec)
     if name not in BASELINES:
         raise InputError(f"policy {spec!r}: unknown baseline {name!r}; known: "
                          f"{', '.join(BASELINES)} (or agent:PATH.zip, rllib:FOLDER, "
@@ -146,22 +178,22 @@ def policy_role(label: str) -> str:
     return REFERENCE if is_reference_rule(label.partition(":")[0]) else BASELINE
 
 
-def make_policy(spec: PolicySpec | str) -> Any:
+def make_policy(spec: PolicySpec | str,
+                decision_budget_s: float | None = DEFAULT_BUDGET_S) -> Any:
     """Instantiate a policy (a baseline :class:`Scheduler`, an agent adapter, or an outside
-    policy through :func:`~mrsched_gym.policies.as_policy`: a code policy built afresh, a
-    policy object as a fresh copy, :func:`~mrsched_gym.policy_files.object_copy`)."""
+    policy: a code policy as a :class:`~mrsched_gym.policy.process.ProcessPolicy`, which runs
+    each episode in a policy process of its own, ``decision_budget_s`` its budget per
+    decision; a policy object as a fresh copy through :func:`~mrsched_gym.policies.as_policy`,
+    :func:`~mrsched_gym.policy_files.object_copy`)."""
     spec = parse_policy(spec) if isinstance(spec, str) else spec
     if spec.failure is not None:
         from mrsched_gym.policy_failures import PolicyLoadError
         phase, error, trace = spec.failure
         raise PolicyLoadError(error, spec.label, phase, trace)
     if spec.kind == "code":
-        from mrsched_gym import decision_budget
-        from mrsched_gym.policy_files import load_code_object
-        with decision_budget.decision_watchdog(decision_budget.LOAD_BUDGET_S, spec.label,
-                                               None, "construction"):
-            policy = load_code_object(spec.target, dict(spec.params), spec.payload)
-        return as_policy(policy, spec.label)
+        from mrsched_gym.policy.process import process_policy
+        return process_policy(spec.label, spec.interface, spec.target, spec.params,
+                              spec.payload, spec.entry, decision_budget_s)
     if spec.kind == "object":
         from mrsched_gym.policy_files import object_copy
         return as_policy(object_copy(spec.target, spec.payload), spec.label)

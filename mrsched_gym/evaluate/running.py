@@ -17,7 +17,14 @@ from mrsched_gym.evaluate.pinning import world_fingerprint
 from mrsched_gym.evaluate.policy_specs import PolicySpec, make_policy, policy_fingerprint
 from mrsched_gym.metrics import job_table
 from mrsched_gym.policies import as_policy
-from mrsched_gym.policy_failures import error_text, is_real_interrupt, no_process_exit
+from mrsched_gym.policy.process import ProcessPolicy
+from mrsched_gym.policy_failures import (
+    PolicyLoadError,
+    RemoteFailure,
+    error_text,
+    is_real_interrupt,
+    no_process_exit,
+)
 from mrsched_gym.registration import FLAT_IDS, is_registered, scenario_for
 
 if TYPE_CHECKING:
@@ -67,6 +74,17 @@ def run_episode(scenario: str, policy: Any, seed: int, env_kwargs: dict[str, Any
         job as :func:`~mrsched_gym.metrics.job_table` columns, with ``keep_jobs``).
     """
     policy = make_policy(policy) if isinstance(policy, (str, PolicySpec)) else as_policy(policy)
+    try:
+        return play_episode(scenario, policy, seed, env_kwargs, keep_log, keep_jobs)
+    finally:
+        if isinstance(policy, ProcessPolicy):        # its policy process ends with the episode
+            policy.close()
+
+
+def play_episode(scenario: str, policy: Any, seed: int, env_kwargs: dict[str, Any] | None,
+                 keep_log: bool, keep_jobs: bool) -> dict[str, Any]:
+    """:func:`run_episode` of a policy the harness runs (``reset(sim, seed)`` and
+    ``decide(sim)`` or ``act(obs, mask)``)."""
     env = make_env(scenario, env_kwargs)
     world_fp = world_fingerprint(cast("MRSchedEnv", env.unwrapped).scenario)
     t0 = time.perf_counter()
@@ -133,16 +151,23 @@ def run_task(task: SweepTask, per_job: bool = False,
     if policy_spec.failure is not None:          # its code raised at import or construction
         phase, error, trace = policy_spec.failure
         return {**failure_record(task, error, trace), "phase": phase}
-    budget = decision_budget_s if policy_spec.kind in ("code", "object") else None
+    # a policy object runs here, under the watchdog; a code policy in its own process, whose
+    # budget its ProcessPolicy keeps
+    budget = decision_budget_s if policy_spec.kind == "object" else None
     try:
         with threadpool_limits(limits=1), no_process_exit():
-            policy = make_policy(policy_spec)
-            with decision_watchdog(budget, policy_spec.label, run_episode.__code__):
+            policy = make_policy(policy_spec, decision_budget_s)
+            with decision_watchdog(budget, policy_spec.label, play_episode.__code__):
                 res = run_episode(scenario, policy, seed, env_kwargs, keep_jobs=per_job)
     except BaseException as e:                 # noqa: BLE001 (recorded, with its traceback)
         if is_real_interrupt(e):
             raise                                # a real interrupt ends the run
-        return failure_record(task, e, traceback.format_exc())
+        if isinstance(e, RemoteFailure):         # the policy process's traceback and phase
+            return {**failure_record(task, e, e.trace), "phase": e.phase}
+        record = failure_record(task, e, traceback.format_exc())
+        if isinstance(e, PolicyLoadError):
+            record["phase"] = e.phase
+        return record
     rec = {"policy": policy_spec.label, "scenario": scenario, "seed": seed,
            "steps": res["steps"], "return": res["return"], "wall_s": res["wall_s"]}
     rec.update(res["metrics"])
