@@ -133,7 +133,8 @@ def load_file_module(path: str, digest: str, source: bytes | None = None) -> Mod
 
 
 def load_code_object(spec: str, params: dict[str, Any], source: bytes | None = None,
-                     resolved: str | None = None) -> Any:
+                     resolved: str | None = None,
+                     imported: Callable[[], None] | None = None) -> Any:
     """The policy a code spec names: its class instantiated with ``params``, or the function or
     instance it names (no parameters then; a deep copy of an instance, so no state carries
     over from another episode).
@@ -146,6 +147,7 @@ def load_code_object(spec: str, params: dict[str, Any], source: bytes | None = N
             the file as it is now.
         resolved: The policy file's absolute path, as resolved when the run started (a
             policy process loads it so, whatever its working directory).
+        imported: Called once the file or module is imported, before the construction.
 
     Raises:
         InputError: The module is not found, has no such attribute, or the class refuses the
@@ -172,6 +174,8 @@ def load_code_object(spec: str, params: dict[str, Any], source: bytes | None = N
             raise
         raise load_failure(spec, "import", f"{loc} failed to load: {describe(e)}",
                            e) from None
+    if imported is not None:
+        imported()
     if not hasattr(module, attr):
         public = sorted(n for n, v in vars(module).items()
                         if isinstance(v, type) and not n.startswith("_")

@@ -326,11 +326,11 @@ def test_an_edited_policy_file_runs_again_on_resume(tmp_path, monkeypatch, capsy
     fp = ev.policy_fingerprint(ev.parse_policy("my_policy.py:Flaky"))
     runs()
     assert compare(tmp_path, "my_policy.py:Flaky", "edf", extra=["--resume"]) == 1
-    assert runs() == [("RuleAdapter", "1")]                        # unchanged: only the failure
+    assert runs() == [("ProcessRule", "1")]                        # unchanged: only the failure
     f.write_text(f.read_text().replace("seed == 1", "seed == 99"))
     assert ev.policy_fingerprint(ev.parse_policy("my_policy.py:Flaky")) != fp
     assert compare(tmp_path, "my_policy.py:Flaky", "edf", extra=["--resume"]) == 0
-    assert runs() == [("RuleAdapter", "0"), ("RuleAdapter", "1")]  # edited: every episode
+    assert runs() == [("ProcessRule", "0"), ("ProcessRule", "1")]  # edited: every episode
     recs = written(tmp_path)
     flaky = [values(r) for r in recs if r["policy"] == "Flaky"]
     assert flaky == [values(r) for r in recs if r["policy"] == "edf"]

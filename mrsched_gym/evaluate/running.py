@@ -73,7 +73,10 @@ def run_episode(scenario: str, policy: Any, seed: int, env_kwargs: dict[str, Any
         :class:`~mrsched_gym.sim.log.EpisodeLog`, with ``keep_log``; + ``"jobs"``, one row per
         job as :func:`~mrsched_gym.metrics.job_table` columns, with ``keep_jobs``).
     """
-    policy = make_policy(policy) if isinstance(policy, (str, PolicySpec)) else as_policy(policy)
+    if isinstance(policy, (str, PolicySpec)):
+        policy = make_policy(policy)
+    elif not isinstance(policy, ProcessPolicy):
+        policy = as_policy(policy)
     try:
         return play_episode(scenario, policy, seed, env_kwargs, keep_log, keep_jobs)
     finally:

@@ -165,6 +165,7 @@ SHAPES: dict[str, tuple[type | tuple[type, ...], ...]] = {
     "load_error": (str, str, str),
     "fail": (str, str, str),
     "ok": (),
+    "phase": (str,),
     "act": (int,),
     "get": (int, str),
     "call": (int, str, list),

@@ -30,6 +30,7 @@ import sys
 import traceback
 from typing import Any
 
+from mrsched_gym.decision_budget import END_PROCESS
 from mrsched_gym.policy import channel
 from mrsched_gym.policy.limits import PolicyLimits, apply_limits
 from mrsched_gym.policy.mirror import Link, decision_of, new_view, set_decision
@@ -40,6 +41,8 @@ CHANNEL_BROKEN = 3
 
 def leave_harness(fd: int, limits: PolicyLimits) -> None:
     """Make this (new) process a policy process: see the module docstring."""
+    import posix
+    os._exit = posix._exit = END_PROCESS        # the harness's episode may have replaced it
     for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGALRM, signal.SIGCHLD, signal.SIGUSR1,
                 signal.SIGUSR2):
         signal.signal(sig, signal.SIG_DFL)
@@ -104,7 +107,7 @@ class Host:
                 else:
                     self.link.send(reply)
             except (channel.ChannelError, OSError, ValueError, TypeError):
-                os._exit(CHANNEL_BROKEN)
+                END_PROCESS(CHANNEL_BROKEN)
 
     def handle(self, tag: str, message: tuple[Any, ...]) -> list[Any]:
         """The answer to one message of the harness."""
@@ -130,7 +133,8 @@ class Host:
         from mrsched_gym.readonly import GuardedScheduler
         from mrsched_gym.rule_adapter import RuleAdapter
         try:
-            obj = load_code_object(spec, dict(params), source, resolved=path)
+            obj = load_code_object(spec, dict(params), source, resolved=path,
+                                   imported=lambda: self.link.send(["phase", "construction"]))
             try:
                 name = checked_label(obj, spec)
             except InputError:
@@ -245,7 +249,7 @@ def main() -> None:
         run(fd, limits)
     except BaseException:                            # noqa: BLE001
         code = CHANNEL_BROKEN
-    os._exit(code)
+    END_PROCESS(code)
 
 
 if __name__ == "__main__":

@@ -76,8 +76,8 @@ class Child:
                     run(theirs.detach(), limits)
                 except BaseException:                     # noqa: BLE001 - nothing to report to
                     code = 3
-                finally:
-                    os._exit(code)
+                finally:                  # the real _exit: the harness may have replaced it
+                    decision_budget.END_PROCESS(code)
             self.pid = pid
         else:
             self.popen = spawn(theirs.fileno(), limits)
@@ -129,13 +129,19 @@ class Child:
         LIVE.discard(self)
 
 
+#: Libraries whose thread pools a forked child cannot use (a policy process forked after one
+#: was imported here would hang in it): with one of them loaded, policy processes start
+#: afresh.
+FORK_UNSAFE = ("torch", "tensorflow", "jax", "ray")
+
+
 def can_fork() -> bool:
-    """Whether to fork the policy process from this one (not where forking is unsafe: no
-    ``fork``, a Ray worker, or ``MRSCHED_GYM_POLICY_START=spawn``)."""
+    """Whether to fork the policy process from this one: not where forking is unsafe (no
+    ``fork``, a library of :data:`FORK_UNSAFE` loaded, or ``MRSCHED_GYM_POLICY_START=spawn``).
+    """
     if not hasattr(os, "fork") or os.environ.get("MRSCHED_GYM_POLICY_START") == "spawn":
         return False
-    ray = sys.modules.get("ray")
-    return not (ray is not None and getattr(ray, "is_initialized", lambda: False)())
+    return not any(name in sys.modules for name in FORK_UNSAFE)
 
 
 def spawn(fd: int, limits: PolicyLimits) -> subprocess.Popen[bytes]:
@@ -215,11 +221,10 @@ class ProcessPolicy:
         self.child = Child(self.limits)
         load = ("load", self.spec, list(self.params), self.source, self.path)
         try:
-            reply = self.exchange(load, decision_budget.LOAD_BUDGET_S, "import or "
-                                  "construction")
+            reply = self.exchange(load, decision_budget.LOAD_BUDGET_S, "import")
         except RemoteFailure as e:
             self.close()
-            raise PolicyLoadError(e.text.partition(": ")[2], self.name, "import",
+            raise PolicyLoadError(e.text.partition(": ")[2], self.name, e.phase,
                                   e.trace) from None
         if reply[0] == "loaded":
             self.kind = reply[2]
@@ -243,14 +248,20 @@ class ProcessPolicy:
         child = self.child
         assert child is not None
         deadline = None if budget_s is None else time.monotonic() + budget_s
-        phase = where if where in ("reset", "import or construction") else "decide"
+        phase = where if where in ("reset", "import") else "decide"
         try:
             channel.send_frame(child.sock, channel.dump(message), deadline)
             while True:
                 reply = channel.decode(child.reader.frame(deadline, channel.MAX_FROM_POLICY))
+                if reply[0] == "phase" and message[0] == "load" and where == "import" and \
+                        reply[1] == "construction":
+                    where = phase = "construction"          # its file or module imported
+                    continue
                 if reply[0] not in REQUESTS:
-                    if reply[0] == "act" and message[0] == "load":
-                        raise channel.ChannelError("it answered its load with an action")
+                    if reply[0] in ("act", "phase") and message[0] == "load":
+                        raise channel.ChannelError(f"it answered its load with {reply[0]!r}")
+                    if reply[0] == "phase":
+                        raise channel.ChannelError("it named a phase out of turn")
                     return reply
                 if self.server is None:
                     raise channel.ChannelError("it asked for the view while loading")
