@@ -8,7 +8,6 @@ import pytest
 from mrsched_gym.decision_budget import check_budget
 from mrsched_gym.errors import InputError
 from mrsched_gym.evaluate import evaluate
-from mrsched_gym.policy_failures import PolicyLoadError
 from mrsched_gym.results import EpisodeFailures
 
 ENV = "mrsched/Hadoop-v0"

@@ -12,7 +12,6 @@
 import gc
 import json
 import os
-import re
 import subprocess
 import sys
 import textwrap

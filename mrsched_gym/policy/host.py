@@ -33,7 +33,7 @@ from typing import Any
 from mrsched_gym.decision_budget import END_PROCESS
 from mrsched_gym.policy import channel
 from mrsched_gym.policy.limits import PolicyLimits, apply_limits
-from mrsched_gym.policy.mirror import Link, decision_of, new_view, set_decision
+from mrsched_gym.policy.mirror import KINDS_BY_VALUE, Link, decision_of, new_view, set_decision
 
 #: Exit code of a policy process whose channel broke while it answered.
 CHANNEL_BROKEN = 3
@@ -199,11 +199,15 @@ class Host:
             action = self.target.decide(decision, self.view)
             if type(action) is int and (0 <= action < k or action == K):
                 return action
-            legal = (lambda a: a == K or 0 <= a < k)
+
+            def legal(a: int) -> bool:
+                return a == K or 0 <= a < k
         else:
             action = self.target.decide(self.view)
-            legal = (lambda a: True)
-        kind = decision.kind.name.lower()
+
+            def legal(a: int) -> bool:
+                return True
+        kind = KINDS_BY_VALUE[frame[0]].name.lower()
         return check_action(action, legal, self.label,
                             lambda: f"a {kind} decision with {k} candidates (actions 0-{k - 1} "
                             f"and skip {K})" if k else

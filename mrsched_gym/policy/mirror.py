@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from mrsched_gym.policy import channel
+from mrsched_gym.proxies import DecisionView
 from mrsched_gym.proxy_base import (
     FROZEN_FIELDS,
     MUTATORS,
@@ -39,12 +40,9 @@ from mrsched_gym.proxy_base import (
     absent,
     hidden,
     hide_slots,
-    refuse,
 )
-from mrsched_gym.proxies import DecisionView
 from mrsched_gym.sim.decision import (
     AdmitCandidate,
-    Decision,
     DecisionKind,
     PreemptCandidate,
     Primitive,
@@ -249,6 +247,7 @@ class RemoteMethod:
         self.name = name
 
     def __call__(self, *args: Any) -> Any:
+        """The method's answer, computed in the harness (a copy)."""
         link = Link.current
         assert link is not None
         return link.ask(["call", self.handle, self.name, [plain(a) for a in args]])
@@ -277,6 +276,25 @@ def remote_type(cls: type) -> type:
                                 f"simulator's state, which is its own")
         return read
 
+    def scalar(name: str) -> Callable[[Any], Any]:
+        def read(self: Any) -> Any:
+            link = Link.current
+            assert link is not None
+            return link.scalar(HANDLE(self), name)
+        return read
+
+    def method(name: str) -> Callable[[Any], Any]:
+        def read(self: Any) -> Any:
+            return RemoteMethod(HANDLE(self), name)
+        return read
+
+    def field(name: str) -> Callable[[Any], Any]:
+        def read(self: Any) -> Any:
+            link = Link.current
+            assert link is not None
+            return link.get(HANDLE(self), name)
+        return read
+
     for name in dir(cls):
         if name.startswith("_") or name in frozen:
             continue
@@ -284,13 +302,11 @@ def remote_type(cls: type) -> type:
         if name in mutators:
             namespace[name] = property(refused(name))
         elif name in scalars:
-            namespace[name] = property(lambda self, name=name: Link.current.scalar(  # type: ignore[union-attr]
-                HANDLE(self), name))
+            namespace[name] = property(scalar(name))
         elif callable(member) and not isinstance(member, type):
-            namespace[name] = property(lambda self, name=name: RemoteMethod(HANDLE(self), name))
+            namespace[name] = property(method(name))
         else:
-            namespace[name] = property(lambda self, name=name: Link.current.get(  # type: ignore[union-attr]
-                HANDLE(self), name))
+            namespace[name] = property(field(name))
     namespace["__getattr__"] = lambda self, name: (_ for _ in ()).throw(absent(cls.__name__,
                                                                                name))
     return type(f"ReadOnly{cls.__name__}", (RemoteProxy,), namespace)
@@ -380,7 +396,7 @@ def set_decision(view: CopiedView, decision: DecisionView | None) -> None:
     SET_VIEW_DECISION(view, decision)
 
 
-__all__ = ["CANDIDATE_CODES", "CANDIDATE_TYPES", "EPISODE_NAMES", "GROWING", "VIEW_METHODS",
+__all__ = ["CANDIDATE_CODES", "CANDIDATE_TYPES", "EPISODE_NAMES", "GROWING", "KINDS_BY_VALUE", "VIEW_METHODS",
            "VIEW_NAMES", "CopiedView", "Link", "RemoteMethod", "RemoteProxy", "candidate",
            "decision_of", "materialize", "new_view", "readonly_array", "readonly_map",
            "remote_type", "set_decision"]

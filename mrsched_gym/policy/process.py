@@ -228,7 +228,8 @@ class ProcessPolicy:
                                   e.trace) from None
         if reply[0] == "loaded":
             self.kind = reply[2]
-            return reply[1]
+            name: str = reply[1]
+            return name
         self.close()
         if reply[0] == "input_error":
             raise InputError(reply[1])

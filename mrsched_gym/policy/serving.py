@@ -56,8 +56,7 @@ PUBLIC: dict[type, frozenset[str]] = {
     cls: frozenset(n for n in dir(cls) if not n.startswith("_")) - MUTATORS[cls]
     for cls in KINDS}
 FROZEN_GET: dict[type, Callable[[Any], tuple[Any, ...]]] = {
-    cls: (lambda obj, names=FROZEN_FIELDS[cls]: tuple(getattr(obj, n) for n in names))
-    for cls in KINDS}
+    cls: operator.attrgetter(*FROZEN_FIELDS[cls]) for cls in KINDS}
 MUTABLE_SCALARS: dict[type, tuple[str, ...]] = {
     cls: tuple(n for n in SCALAR_FIELDS[cls] if n not in FROZEN_FIELDS[cls]) for cls in KINDS}
 SCALARS_GET: dict[type, Any] = {cls: operator.attrgetter(*names)
