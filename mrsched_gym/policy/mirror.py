@@ -396,7 +396,7 @@ def set_decision(view: CopiedView, decision: DecisionView | None) -> None:
     SET_VIEW_DECISION(view, decision)
 
 
-__all__ = ["CANDIDATE_CODES", "CANDIDATE_TYPES", "EPISODE_NAMES", "GROWING", "KINDS_BY_VALUE", "VIEW_METHODS",
-           "VIEW_NAMES", "CopiedView", "Link", "RemoteMethod", "RemoteProxy", "candidate",
+__all__ = ["CANDIDATE_CODES", "CANDIDATE_TYPES", "EPISODE_NAMES", "GROWING", "KINDS_BY_VALUE",
+           "VIEW_METHODS", "VIEW_NAMES", "CopiedView", "Link", "RemoteMethod", "RemoteProxy", "candidate",
            "decision_of", "materialize", "new_view", "readonly_array", "readonly_map",
            "remote_type", "set_decision"]
