@@ -62,6 +62,9 @@ def leave_harness(fd: int, limits: PolicyLimits) -> None:
                                   errors="backslashreplace")
     sys.stderr = io.TextIOWrapper(io.FileIO(2, "w", closefd=False), line_buffering=True,
                                   errors="backslashreplace")
+    torch = sys.modules.get("torch")
+    if torch is not None:           # its thread pool was the parent's: one thread, no pool
+        torch.set_num_threads(1)
     apply_limits(limits)
 
 

@@ -397,6 +397,6 @@ def set_decision(view: CopiedView, decision: DecisionView | None) -> None:
 
 
 __all__ = ["CANDIDATE_CODES", "CANDIDATE_TYPES", "EPISODE_NAMES", "GROWING", "KINDS_BY_VALUE",
-           "VIEW_METHODS", "VIEW_NAMES", "CopiedView", "Link", "RemoteMethod", "RemoteProxy", "candidate",
-           "decision_of", "materialize", "new_view", "readonly_array", "readonly_map",
+           "VIEW_METHODS", "VIEW_NAMES", "CopiedView", "Link", "RemoteMethod", "RemoteProxy",
+           "candidate", "decision_of", "materialize", "new_view", "readonly_array", "readonly_map",
            "remote_type", "set_decision"]

@@ -129,10 +129,11 @@ class Child:
         LIVE.discard(self)
 
 
-#: Libraries whose thread pools a forked child cannot use (a policy process forked after one
-#: was imported here would hang in it): with one of them loaded, policy processes start
-#: afresh.
-FORK_UNSAFE = ("torch", "tensorflow", "jax", "ray")
+#: Libraries whose threads a forked child cannot use (a policy process forked after one was
+#: imported here could hang in it): with one of them loaded, policy processes start afresh.
+#: (torch is forked from: the policy process sets its intra-op threads to one first, as the
+#: harness runs episodes.)
+FORK_UNSAFE = ("tensorflow", "jax", "ray")
 
 
 def can_fork() -> bool:
