@@ -158,6 +158,11 @@ class Hostile:
 }
 
 
+#: Hostile files whose meddling may break their own episode (writing an enum's members in
+#: their process, replacing functions their own code uses): no record is theirs to have then.
+MAY_BREAK_ITSELF = {"writes_everywhere", "patches_package"}
+
+
 def strip(records):
     """Records by (policy, seed), timing dropped, as bytes."""
     return {(r["policy"], r["seed"]): json.dumps({k: v for k, v in r.items() if k != "wall_s"},
@@ -193,7 +198,7 @@ def test_a_baselines_records_are_the_same_beside_a_hostile_policy(tmp_path, alon
         own = beside.get(("Hostile", seed))
         if hostile == "ignores_signals":          # it loops past its budget: no record
             assert own is None
-        else:
+        elif own is not None or hostile not in MAY_BREAK_ITSELF:
             mine = json.loads(own)
             edf = json.loads(alone[("edf", seed)])
             drop = {"policy", "_policy_fp"}

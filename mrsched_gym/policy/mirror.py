@@ -284,9 +284,7 @@ def remote_type(cls: type) -> type:
         return read
 
     def method(name: str) -> Callable[[Any], Any]:
-        def read(self: Any) -> Any:
-            return RemoteMethod(HANDLE(self), name)
-        return read
+        return lambda self: RemoteMethod(HANDLE(self), name)
 
     def field(name: str) -> Callable[[Any], Any]:
         def read(self: Any) -> Any:

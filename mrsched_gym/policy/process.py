@@ -15,14 +15,14 @@ Budgets are kept from this side. A load past
 code can catch or ignore); the episode is recorded as failed, with its phase, and the sweep goes
 on. The process's resource limits are :mod:`mrsched_gym.policy.limits`'.
 
-The process is forked from the harness's process (or worker) where the platform can, else
-started afresh (``python -m mrsched_gym.policy.host``; also inside a Ray worker): the same
-policy, the same answers.
+It is forked from the harness's process (or worker) where that is safe, else started afresh
+(``python -m mrsched_gym.policy.host``): the same policy, the same answers.
 """
 
 from __future__ import annotations
 
 import atexit
+import contextlib
 import os
 import signal
 import socket
@@ -40,11 +40,10 @@ from mrsched_gym.policy.limits import PolicyLimits, limits_from_env
 from mrsched_gym.policy.serving import WorldServer
 from mrsched_gym.policy_failures import PolicyLoadError, RemoteFailure
 
-#: How long a policy process may take to exit after ``end`` before it is killed (s).
-EXIT_GRACE_S = 0.5
+EXIT_GRACE_S = 0.5     #: How long a policy process may take to exit after ``end`` (s).
 #: The requests a policy process may make while it decides.
 REQUESTS = frozenset({"get", "call", "scalars", "tail"})
-#: Every policy process still running, ended at exit whatever happens.
+#: Every policy process still running (ended at exit).
 LIVE: weakref.WeakSet[Child] = weakref.WeakSet()
 
 
@@ -61,10 +60,8 @@ class Child:
         self.status: int | None = None
         if can_fork():
             for stream in (sys.stdout, sys.stderr):
-                try:
+                with contextlib.suppress(OSError, ValueError, AttributeError):
                     stream.flush()
-                except (OSError, ValueError, AttributeError):
-                    pass
             pid = os.fork()
             if pid == 0:                                  # the policy process
                 code = 0
@@ -228,8 +225,7 @@ class ProcessPolicy:
             raise PolicyLoadError(e.text.partition(": ")[2], self.name, e.phase,
                                   e.trace) from None
         if reply[0] == "loaded":
-            self.kind = reply[2]
-            name: str = reply[1]
+            self.kind, name = reply[2], str(reply[1])
             return name
         self.close()
         if reply[0] == "input_error":
@@ -321,8 +317,8 @@ class ProcessPolicy:
     def action(self, message: tuple[Any, ...]) -> int:
         """The policy's action for ``message`` (a decision or an observation)."""
         self.steps += 1
-        reply = self.exchange(message, self.budget_s, f"decision {self.steps}")
-        action: int = self.outcome(reply, "act")[1]
+        action: int = self.outcome(self.exchange(message, self.budget_s,
+                                                 f"decision {self.steps}"), "act")[1]
         return action
 
     def illegal(self, action: int, what: str) -> RemoteFailure:
@@ -387,10 +383,9 @@ def load_code_spec(label: str, spec: str, params: tuple[tuple[str, Any], ...],
     """
     probe = ProcessPolicy(label, spec, params, source, path, None)
     try:
-        name = probe.start()
+        return probe.start(), probe.kind
     finally:
         probe.close()
-    return name, probe.kind
 
 
 def process_policy(label: str, kind: str, spec: str, params: tuple[tuple[str, Any], ...],
