@@ -216,18 +216,15 @@ def load_failure(spec: str, phase: str, what: str, exc: BaseException) -> Policy
     return PolicyLoadError(f"policy {spec!r}: {what}", spec, phase, trace)
 
 
-def code_spec_parts(spec: str, parse_value: Callable[[str], Any]
-                    ) -> tuple[str, str, tuple[tuple[str, Any], ...], bytes | None]:
-    """``(label, target, params, source)`` of a code spec, after loading it and checking that it
-    is a policy: ``target`` is the spec without its parameters, ``params`` the parameters read
-    by ``parse_value``, ``source`` the policy file's bytes, read once here (:func:`read_source`;
-    ``None`` for a module).
+def code_params(spec: str, text: str,
+                parse_value: Callable[[str], Any]) -> tuple[tuple[str, Any], ...]:
+    """The parameters ``key=value,key=value`` of a code spec (``text``), values read by
+    ``parse_value``.
 
     Raises:
-        InputError: A bad spec, parameter or file, or an object that is no policy.
+        InputError: An item that is not ``key=value``, or a key given twice (naming ``spec``).
     """
-    loc, attr, text = split_code_spec(spec)
-    params = []
+    params: list[tuple[str, Any]] = []
     for item in filter(None, text.split(",")):
         k, eq, v = item.partition("=")
         if not eq or not k.strip():
@@ -235,19 +232,7 @@ def code_spec_parts(spec: str, parse_value: Callable[[str], Any]
         if k.strip() in dict(params):
             raise InputError(f"policy {spec!r}: parameter {k.strip()!r} given more than once")
         params.append((k.strip(), parse_value(v.strip())))
-    source = read_source(loc)
-    obj = load_code_object(spec, dict(params), source)
-    try:
-        name = checked_label(obj, spec)
-    except InputError:
-        raise
-    except BaseException as e:                   # noqa: BLE001 - its name or methods raised
-        if is_real_interrupt(e):
-            raise
-        raise load_failure(spec, "construction", f"reading its name or methods raised "
-                           f"{describe(e)}", e) from None
-    label = name + (":" + ",".join(f"{k}={v}" for k, v in params) if params else "")
-    return label, f"{loc}:{attr}", tuple(params), source
+    return tuple(params)
 
 
 def checked_label(obj: Any, where: str) -> str:
@@ -337,7 +322,7 @@ def object_copy(key: str, payload: bytes | None) -> Any:
         return obj
 
 
-__all__ = ["FILE_CODE", "LOCAL_OBJECTS", "checked_label", "code_fingerprint", "code_spec_parts",
+__all__ = ["FILE_CODE", "LOCAL_OBJECTS", "checked_label", "code_fingerprint", "code_params",
            "is_code_spec", "load_code_object", "load_failure", "load_file_module", "object_copy",
            "object_parts", "source_digest", "source_file",
            "split_code_spec"]

@@ -60,16 +60,9 @@ def parse_code_spec(spec: str) -> PolicySpec:
     """
     from mrsched_gym.policy.process import load_code_spec
     from mrsched_gym.policy_failures import PolicyLoadError
-    from mrsched_gym.policy_files import read_source, split_code_spec
+    from mrsched_gym.policy_files import code_params, read_source, split_code_spec
     loc, attr, text = split_code_spec(spec)
-    params: list[tuple[str, Any]] = []
-    for item in filter(None, text.split(",")):
-        k, eq, v = item.partition("=")
-        if not eq or not k.strip():
-            raise InputError(f"policy {spec!r}: parameter {item!r} is not key=value")
-        if k.strip() in dict(params):
-            raise InputError(f"policy {spec!r}: parameter {k.strip()!r} given more than once")
-        params.append((k.strip(), _parse_value(v.strip())))
+    params = code_params(spec, text, _parse_value)
     try:
         source = read_source(loc)
     except OSError as e:
@@ -77,12 +70,12 @@ def parse_code_spec(spec: str) -> PolicySpec:
                          f"({e.strerror or e})") from None
     entry = str(Path(loc).resolve()) if loc.endswith(".py") else None
     try:
-        name, interface = load_code_spec(spec, spec, tuple(params), source, entry)
+        name, interface = load_code_spec(spec, spec, params, source, entry)
     except PolicyLoadError as e:                # its own code raised: a policy failure
         return PolicySpec(label=spec, kind="failed", target=spec,
                           failure=(e.phase, str(e), e.trace))
     label = name + (":" + ",".join(f"{k}={v}" for k, v in params) if params else "")
-    return PolicySpec(label=label, kind="code", target=f"{loc}:{attr}", params=tuple(params),
+    return PolicySpec(label=label, kind="code", target=f"{loc}:{attr}", params=params,
                       payload=source, interface=interface, entry=entry)
 
 

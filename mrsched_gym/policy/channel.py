@@ -70,6 +70,15 @@ def wait_ready(sock: socket.socket, deadline: float | None, write: bool = False)
     """
     poller = select.poll()
     poller.register(sock, select.POLLOUT if write else select.POLLIN)
+    poll_until(poller, deadline)
+
+
+def poll_until(poller: select.poll, deadline: float | None) -> None:
+    """Wait until ``poller`` reports its socket ready, at most until ``deadline``.
+
+    Raises:
+        ChannelTimeout: The deadline passed first.
+    """
     while True:
         if deadline is None:
             timeout_ms = None
@@ -117,16 +126,7 @@ class Reader:
 
     def wait(self, deadline: float | None) -> None:
         """Wait until there is something to read (by ``deadline``)."""
-        while True:
-            if deadline is None:
-                timeout_ms = None
-            else:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise ChannelTimeout("no answer before the deadline")
-                timeout_ms = max(1, int(left * 1000) + 1)
-            if self.poller.poll(timeout_ms):
-                return
+        poll_until(self.poller, deadline)
 
     def frame(self, deadline: float | None = None, limit: int | None = None) -> bytes:
         """The next frame's bytes (by ``deadline``; at most ``limit`` bytes).
@@ -198,4 +198,5 @@ def decode(data: bytes) -> list[Any]:
 
 
 __all__ = ["MAX_FROM_POLICY", "MAX_TEXT", "SHAPES", "ChannelClosed", "ChannelError",
-           "ChannelTimeout", "Reader", "decode", "dump", "encode", "send_frame", "wait_ready"]
+           "ChannelTimeout", "Reader", "decode", "dump", "encode", "poll_until", "send_frame",
+           "wait_ready"]
