@@ -180,7 +180,8 @@ def read_npz(path: str | Path) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
     path = Path(path)
     where = f"agent file {path}"
     if not path.is_file():
-        raise InputError(f"{where}: not found (or not a file)")
+        from mrsched_gym.errors import not_a_file
+        raise InputError(f"{where}: {not_a_file(path, 'agent file')}")
     if not zipfile.is_zipfile(path):
         raise InputError(f"{where}: not an .npz archive of numpy weights (not a zip file at "
                          f"all); export an agent with agents/numpy_export.py")

@@ -64,6 +64,7 @@ from mrsched_gym.agents.learning_curves import (
 )
 from mrsched_gym.agents.rules import TRAINED_RULES
 from mrsched_gym.agents.train_callbacks import is_value_parameter, make_callbacks
+from mrsched_gym.agents.train_checks import check_same_network, config_network
 from mrsched_gym.agents.train_config import (
     ALGOS,
     MAX_RUN_NAME,
@@ -122,6 +123,55 @@ def check_unchanged(before: dict[str, Any], now: dict[str, Any], saved: Path) ->
         raise ConfigError(f"--resume: this config changes the run {saved} records: {shown}; "
                           "resume with the run's own config (that file), or pass "
                           "--allow-changes to continue with the new settings")
+
+
+def read_run_config(saved: Path) -> dict[str, Any] | None:
+    """A run's saved ``config.yaml`` as plain data (None: empty).
+
+    Raises:
+        InputError: It cannot be read or is not a mapping.
+    """
+    try:
+        before = yaml.load(saved.read_text(encoding="utf-8"),  # noqa: S506 (safe, bounded)
+                           Loader=BoundedLoader)
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as e:
+        raise InputError(f"{saved}: not a readable config ({' '.join(str(e).split())[:200]}); "
+                         f"resume into another folder or start again with --overwrite") from None
+    if not isinstance(before, (dict, type(None))):
+        raise InputError(f"{saved}: not a training config (a mapping of fields); resume into "
+                         f"another folder or start again with --overwrite")
+    return before
+
+
+def check_resume_source(cfg: TrainConfig, resume: Path, out: Path, allow_changes: bool) -> None:
+    """Refuse to resume from a checkpoint of another network than ``cfg`` builds, or from
+    another run's checkpoint (another folder) whose saved config differs from ``cfg`` (any
+    field but the name and :data:`RESUME_MAY_CHANGE`; ``allow_changes`` lets that pass, never
+    another network). Both refusals name both runs.
+
+    Raises:
+        ConfigError: The checkpoint is another network's, or another run's of other settings.
+    """
+    origin = resume.resolve().parent
+    here = out.resolve()
+    theirs = f"the run in {origin}" if origin != here else "this run"
+    try:
+        check_same_network(resume, config_network(cfg.policy, cfg.hidden, cfg.net_arch,
+                                                  cfg.value_arch), "its checkpoint")
+    except ValueError as e:
+        raise ConfigError(f"--resume {resume}: {theirs} trained another network: {e} (this run: "
+                          f"{here}); resume with that run's config, or start from its weights "
+                          "with init_from") from None
+    other = origin / "config.yaml"
+    if origin == here or allow_changes or not other.is_file():
+        return
+    before = {k: v for k, v in (read_run_config(other) or {}).items() if k != "name"}
+    now = {k: v for k, v in config_dict(cfg).items() if k != "name"}
+    try:
+        check_unchanged(before, now, other)
+    except ConfigError as e:
+        raise ConfigError(f"{e} (the checkpoint is the run in {origin}'s; this run is {here})"
+                          ) from None
 
 
 def as_numbers(x: Any) -> Any:
@@ -242,16 +292,7 @@ def _train(cfg: TrainConfig, out: Path, resume: str | Path | None, progress: boo
                          "--overwrite")
     old_state = read_state(prev) if resume is not None and prev.is_file() else None
     if resume is not None and saved.is_file():
-        try:
-            before = yaml.load(saved.read_text(encoding="utf-8"),  # noqa: S506 (safe, bounded)
-                               Loader=BoundedLoader)
-        except (OSError, UnicodeDecodeError, yaml.YAMLError) as e:
-            raise InputError(f"{saved}: not a readable config ({' '.join(str(e).split())[:200]}"
-                             f"); resume into another folder or start again with --overwrite"
-                             ) from None
-        if not isinstance(before, (dict, type(None))):
-            raise InputError(f"{saved}: not a training config (a mapping of fields); resume "
-                             f"into another folder or start again with --overwrite")
+        before = read_run_config(saved)
         rules_before = {k: (before or {}).get(k) for k in TRAINED_RULES}
         rules_before = {k: v for k, v in rules_before.items() if v is not None}
         if rules_before != cfg.rules():
@@ -265,6 +306,8 @@ def _train(cfg: TrainConfig, out: Path, resume: str | Path | None, progress: boo
                               "it")
         if not allow_changes:
             check_unchanged(before or {}, config_dict(cfg), saved)
+    if resume is not None:
+        check_resume_source(cfg, Path(resume), out, allow_changes)
     if resume is not None and cfg.imitate is not None and cfg.imitate.ppo_batches:
         raise ConfigError("imitate.ppo_batches: a resumed run has no labelled decisions (they "
                           "are not saved in checkpoints); train from the start")

@@ -1,6 +1,8 @@
 """Checks of training-config values that need more than a type: the PPO hyper-parameters'
-ranges (:func:`check_ppo_value`) and the checkpoint ``init_from`` names
-(:func:`check_init_from`)."""
+ranges (:func:`check_ppo_value`), the network's widths (:func:`check_widths`), and the
+checkpoints a run starts from (``init_from``, ``--resume``): that they are checkpoints
+(:func:`check_init_from`) of the network the config builds (:func:`checkpoint_network`,
+:func:`config_network`)."""
 
 from __future__ import annotations
 
@@ -12,11 +14,19 @@ from typing import Any
 #: minibatch).
 SB3_N_STEPS = 2048
 SB3_BATCH_SIZE = 64
+#: The widest layer a network may have, and the most hidden layers of an MLP.
+MAX_WIDTH = 4_096
+MAX_LAYERS = 16
+#: The most env steps one PPO rollout may hold (``ppo.n_steps x n_envs``; each holds an
+#: observation, about 1-40 KB in the bundled worlds).
+MAX_ROLLOUT = 2**20
 #: What each PPO hyper-parameter may be: (kind, low, low included, high, high included).
+#: ``n_steps`` and ``batch_size`` start at 2: PPO normalises each minibatch's advantages by
+#: their standard deviation, which one sample does not have (SB3 asserts on it mid-run).
 PPO_RANGES: dict[str, tuple[str, float, bool, float, bool]] = {
     "learning_rate": ("number", 0.0, False, 1.0, True),
-    "n_steps": ("integer", 1, True, 1e7, True),
-    "batch_size": ("integer", 1, True, 1e7, True),
+    "n_steps": ("integer", 2, True, 2**20, True),
+    "batch_size": ("integer", 2, True, 2**20, True),
     "n_epochs": ("integer", 1, True, 1000, True),
     "gamma": ("number", 0.0, False, 1.0, True),
     "gae_lambda": ("number", 0.0, True, 1.0, True),
@@ -62,9 +72,83 @@ def check_ppo_value(key: str, value: Any) -> Any:
     return value
 
 
-def check_init_from(source: str) -> None:
+def check_widths(value: Any, empty: bool = True) -> list[int]:
+    """``value`` as a list of layer widths (``net_arch``, ``value_arch``): integers from 1 to
+    :data:`MAX_WIDTH`, at most :data:`MAX_LAYERS` of them (none only if ``empty``).
+
+    Raises:
+        ValueError: Saying which width or what is wrong.
+    """
+    if not isinstance(value, (list, tuple)):
+        raise ValueError(f"a list of layer widths, e.g. [64, 64]; got {value!r}")
+    if len(value) > MAX_LAYERS or not (value or empty):
+        raise ValueError(f"{'1' if not empty else '0'} to {MAX_LAYERS} layers; got "
+                         f"{len(value)}")
+    for i, width in enumerate(value):
+        if isinstance(width, bool) or not isinstance(width, int) \
+                or not 1 <= width <= MAX_WIDTH:
+            raise ValueError(f"layer {i}: a width is an integer from 1 to {MAX_WIDTH:,}; got "
+                             f"{width!r}")
+    return list(value)
+
+
+def config_network(policy: str, hidden: int, net_arch: list[int],
+                   value_arch: list[int]) -> dict[str, Any]:
+    """The network a config builds, as :func:`checkpoint_network` describes a checkpoint's."""
+    if policy == "set":
+        return {"policy": "set", "hidden": hidden, "value_arch": list(value_arch)}
+    return {"policy": "flat", "net_arch": list(net_arch)}
+
+
+def checkpoint_network(path: str | Path) -> dict[str, Any] | None:
+    """The network of the SB3 checkpoint at ``path``, from its ``data`` (no code is run): the
+    set network's ``hidden`` and ``value_arch``, or the flat MLP's ``net_arch``; None where the
+    file does not say (not a zip, another kind of network)."""
+    import json
+    import zipfile
+    try:
+        with zipfile.ZipFile(path) as z:
+            data = json.loads(z.read("data"))
+    except (OSError, KeyError, ValueError, zipfile.BadZipFile):
+        return None
+    kwargs = data.get("policy_kwargs") if isinstance(data, dict) else None
+    if not isinstance(kwargs, dict):
+        return None
+    features = kwargs.get("features_extractor_kwargs")
+    arch = kwargs.get("net_arch")
+    if isinstance(features, dict) and "hidden" in features:
+        value = arch.get("vf") if isinstance(arch, dict) else None
+        return {"policy": "set", "hidden": features["hidden"], "value_arch": value}
+    if isinstance(arch, dict):
+        return {"policy": "flat", "net_arch": arch.get("pi")}
+    if isinstance(arch, list):
+        return {"policy": "flat", "net_arch": arch}
+    return None
+
+
+def network_text(network: dict[str, Any]) -> str:
+    """A network of :func:`config_network` in words."""
+    if network["policy"] == "set":
+        return f"set network, hidden {network['hidden']}, value_arch {network['value_arch']}"
+    return f"flat MLP, net_arch {network['net_arch']}"
+
+
+def check_same_network(path: str | Path, own: dict[str, Any], what: str) -> None:
+    """Refuse a checkpoint whose network is not ``own`` (what the config builds).
+
+    Raises:
+        ValueError: Naming both networks.
+    """
+    theirs = checkpoint_network(path)
+    if theirs is not None and theirs != own:
+        raise ValueError(f"{what} holds a {network_text(theirs)}; this config builds a "
+                         f"{network_text(own)}")
+
+
+def check_init_from(source: str, network: dict[str, Any] | None = None) -> None:
     """Check that ``init_from`` names a checkpoint: a shipped agent (``agent:NAME``) or an
-    existing Stable-Baselines3 zip (its ``data`` and ``policy.pth``).
+    existing Stable-Baselines3 zip (its ``data`` and ``policy.pth``), of ``network`` (what
+    the config builds, :func:`config_network`) where given.
 
     Raises:
         ValueError: A missing file, a folder, or a file that is not an agent's zip.
@@ -89,6 +173,10 @@ def check_init_from(source: str) -> None:
     if not {"data", "policy.pth"} <= names:
         raise ValueError(f"{source}: a zip archive but not an agent's checkpoint (no data and "
                          "policy.pth in it)")
+    if network is not None:
+        check_same_network(path, network, source)
 
 
-__all__ = ["PPO_RANGES", "SB3_BATCH_SIZE", "SB3_N_STEPS", "check_init_from", "check_ppo_value"]
+__all__ = ["MAX_LAYERS", "MAX_ROLLOUT", "MAX_WIDTH", "PPO_RANGES", "SB3_BATCH_SIZE",
+           "SB3_N_STEPS", "check_init_from", "check_ppo_value", "check_same_network",
+           "check_widths", "checkpoint_network", "config_network", "network_text"]

@@ -17,10 +17,14 @@ from typing import Any, Literal, get_args
 from mrsched_gym.agents.imitate_config import MAX_ENVS, ImitateConfig
 from mrsched_gym.agents.input_driven import InputDrivenConfig
 from mrsched_gym.agents.train_checks import (
+    MAX_ROLLOUT,
+    MAX_WIDTH,
     SB3_BATCH_SIZE,
     SB3_N_STEPS,
     check_init_from,
     check_ppo_value,
+    check_widths,
+    config_network,
 )
 from mrsched_gym.agents.worlds import WorldsConfig
 from mrsched_gym.config import (
@@ -31,8 +35,12 @@ from mrsched_gym.config import (
     located,
     parse_yaml,
 )
+from mrsched_gym.config.limits import MAX_SEED, MAX_TRAIN_STEPS
 
 TRAIN_SEED_BASE = 1_000_000
+#: The benchmark's test seeds as far as ``--seeds 20`` reaches (100-119): never validation
+#: seeds (:meth:`TrainConfig.validate` refuses them).
+TEST_SEEDS_RESERVED = (100, 119)
 #: A run name: the name of its folder inside ``--out``.
 RUN_NAME = re.compile(r"[A-Za-z0-9._-]+")
 #: What a run writes into its folder: the files ``--overwrite`` replaces (nothing else there is
@@ -220,6 +228,19 @@ class TrainConfig:
             v = getattr(self, f)
             if not isinstance(v, int) or isinstance(v, bool) or v < 1:
                 bad(f, f"must be a positive integer; got {v!r}")
+        for f, hi in (("total_timesteps", MAX_TRAIN_STEPS), ("hidden", MAX_WIDTH),
+                      ("torch_threads", 1_024)):
+            if getattr(self, f) > hi:
+                bad(f, f"at most {hi:,}; got {getattr(self, f):,}")
+        if not isinstance(self.seed, int) or isinstance(self.seed, bool) \
+                or not 0 <= self.seed <= MAX_SEED:
+            bad("seed", f"an integer from 0 to 2**32 - 1 (numpy's and torch's seeds); got "
+                        f"{self.seed!r}")
+        for f in ("net_arch", "value_arch"):
+            try:
+                setattr(self, f, check_widths(getattr(self, f)))
+            except ValueError as ex:
+                bad(f, str(ex))
         v = self.value_warmup_steps
         if not isinstance(v, int) or isinstance(v, bool) or v < 0:
             bad("value_warmup_steps", f"must be an integer >= 0; got {v!r}")
@@ -239,12 +260,16 @@ class TrainConfig:
             except ValueError as ex:
                 bad(f"ppo.{k}", str(ex))
         rollout = self.ppo.get("n_steps", SB3_N_STEPS) * self.n_envs
+        if rollout > MAX_ROLLOUT:
+            bad("ppo.n_steps", f"a rollout of ppo.n_steps x n_envs = {rollout:,} steps is more "
+                               f"than {MAX_ROLLOUT:,} (each holds an observation in memory)")
         if self.ppo.get("batch_size", SB3_BATCH_SIZE) > rollout:
             bad("ppo.batch_size", f"{self.ppo.get('batch_size', SB3_BATCH_SIZE)} is more than "
                                   f"a rollout holds (ppo.n_steps x n_envs = {rollout})")
         if self.init_from:
             try:
-                check_init_from(self.init_from)
+                check_init_from(self.init_from, config_network(
+                    self.policy, self.hidden, self.net_arch, self.value_arch))
             except ValueError as ex:
                 bad("init_from", str(ex))
         e = self.eval
@@ -256,6 +281,16 @@ class TrainConfig:
             bad("eval", "every_steps and seed_start must be >= 0 and n_seeds >= 1")
         if e.seed_start + e.n_seeds > TRAIN_SEED_BASE:
             bad("eval.seed_start", f"validation seeds must stay below {TRAIN_SEED_BASE}")
+        test = range(TEST_SEEDS_RESERVED[0], TEST_SEEDS_RESERVED[1] + 1)
+        overlap = range(max(e.seed_start, test.start),
+                        min(e.seed_start + e.n_seeds, test.stop))
+        if overlap:
+            bad("eval.seed_start", f"validation seeds {e.seed_start}-"
+                                   f"{e.seed_start + e.n_seeds - 1} include the benchmark's "
+                                   f"test seeds {overlap.start}-{overlap.stop - 1} (the test "
+                                   f"seeds are {test.start}-{test.stop - 1}: a checkpoint "
+                                   "chosen on them would be scored on the worlds it was "
+                                   "chosen on); start them elsewhere, e.g. 500")
         if self.worlds is not None:
             try:
                 self.worlds.validate()

@@ -73,7 +73,8 @@ def load_resume(path: str | Path, venv, numerics: str):
     """
     path = Path(path)
     if not path.is_file():
-        raise InputError(f"--resume {path}: no such checkpoint (a run writes "
+        from mrsched_gym.errors import not_a_file
+        raise InputError(f"--resume {path}: {not_a_file(path, 'checkpoint')} (a run writes "
                          f"OUT/NAME/last_model.zip)")
     from mrsched_gym.agents.policy import load_sb3
     try:

@@ -9,6 +9,7 @@ bad values), so ``except ValueError`` keeps working. The ``mrsched-gym`` command
 from __future__ import annotations
 
 import difflib
+import errno
 import os
 import stat
 from collections.abc import Iterable
@@ -61,13 +62,26 @@ __all__ = ["EpisodeStateError", "InputError", "InputTypeError", "MRSchedError",
            "MissingExtraError", "OutputError", "did_you_mean", "install_hint"]
 
 
+def unreachable(error: OSError, what: str) -> str:
+    """Why a path that ``os.stat`` refused with ``error`` cannot be read as ``what``."""
+    if error.errno == errno.ELOOP:
+        return f"is a symbolic link loop (links that lead back to themselves), not a {what}"
+    if error.errno == errno.ENAMETOOLONG:
+        return f"is a path too long for the file system (a {what}'s path must be shorter)"
+    if error.errno == errno.EACCES:
+        return f"cannot be reached (permission denied); a {what} must be readable"
+    if error.errno == errno.ENOTDIR:
+        return f"{what} not found (a part of the path is a file, not a folder)"
+    return f"{what} not found"
+
+
 def not_a_file(path: os.PathLike[str] | str, what: str) -> str:
     """Why ``path`` cannot be read as ``what`` (e.g. "trace file") when it is not a regular file:
     "not found", or what it is instead (a directory, a named pipe, a device, a socket)."""
     try:
         mode = os.stat(path).st_mode
-    except OSError:
-        return f"{what} not found"
+    except OSError as e:
+        return unreachable(e, what)
     kind = ("a directory" if stat.S_ISDIR(mode) else "a named pipe (FIFO)" if stat.S_ISFIFO(mode)
             else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
             else "a socket" if stat.S_ISSOCK(mode) else "not a regular file")

@@ -46,6 +46,7 @@ class ChoiceOrder:
         self.K = K
         self.F = F
         self.D = D
+        self.deadline = deadline
         self.urgent = urgent
         self.deadline_offset = 4 * (D + deadline)
         #: The choices with ``n`` candidates: ``plain[n]`` without skip, ``with_skip[n]`` with.
@@ -66,6 +67,11 @@ class ChoiceOrder:
         self.rows_offset = 4 * D
         #: The base action of each choice of the last observed decision.
         self.choices: tuple[int, ...] = (K,)
+
+    def __reduce__(self) -> tuple[Any, tuple[int, int, int, int, bool, tuple[int, ...]]]:
+        """Pickles and copies by its arguments and its last choices (the bound ``struct``
+        readers are made again: they do not pickle)."""
+        return rebuilt_order, (self.K, self.F, self.D, self.deadline, self.urgent, self.choices)
 
     def arrange(self, buf: bytearray, n: int, skip: bool, schedule: bool) -> None:
         """Order the ``n`` candidate rows of ``buf`` (a flat observation's little-endian float32
@@ -106,6 +112,14 @@ class ChoiceOrder:
             raise InputError(f"action {a} is outside Discrete({self.K + 1})")
         choices = self.choices
         return choices[a % len(choices)]
+
+
+def rebuilt_order(K: int, F: int, D: int, deadline: int, urgent: bool,
+                  choices: tuple[int, ...]) -> ChoiceOrder:
+    """A :class:`ChoiceOrder` as pickled: made again, with its last choices."""
+    order = ChoiceOrder(K, F, D, deadline, urgent)
+    order.choices = choices
+    return order
 
 
 @mypyc_attr(allow_interpreted_subclasses=True)      # copies and pickles: sim/native.py

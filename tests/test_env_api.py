@@ -100,6 +100,28 @@ def test_copy_mid_episode(how):
             break
 
 
+REGISTERED = sorted(i for i in gym.registry if i.startswith("mrsched/"))
+
+
+@pytest.mark.parametrize("env_id", REGISTERED)
+def test_every_registered_id_pickles_mid_episode(env_id):
+    """Every id gym.make knows (flat variants and earlier versions included), pickled after
+    some steps, continues as the original does."""
+    small = SMALL.get(env_id.replace("-flat-", "-"), {})
+    env = gym.make(env_id, **small)
+    env.reset(seed=4)
+    for t in range(20):
+        env.step(t % 3)
+    clone = pickle.loads(pickle.dumps(env))
+    for t in range(60):
+        ra, rb = env.step(t % 4), clone.step(t % 4)
+        ra = (*ra[:4], {k: v for k, v in ra[4].items() if k != "episode_log"})
+        rb = (*rb[:4], {k: v for k, v in rb[4].items() if k != "episode_log"})
+        assert_same_record(ra, rb)
+        if ra[2] or ra[3]:
+            break
+
+
 @pytest.mark.parametrize("vec", ["sync", "async"])
 def test_vector_envs(vec):
     fns = [lambda: gym.make("mrsched/Hadoop-v0") for _ in range(2)]

@@ -51,7 +51,7 @@ def test_every_ppo_value_out_of_its_range_is_one_line_naming_it(data, key):
 
 
 @SETTINGS
-@given(n_steps=st.integers(1, 4096), n_envs=st.integers(1, 16), extra=st.integers(1, 10_000))
+@given(n_steps=st.integers(2, 4096), n_envs=st.integers(1, 16), extra=st.integers(1, 10_000))
 def test_a_minibatch_larger_than_the_rollout_is_refused(n_steps, n_envs, extra):
     rollout = n_steps * n_envs
     msg = refused("ppo.batch_size", **{"ppo.n_steps": n_steps, "n_envs": n_envs,
@@ -97,6 +97,48 @@ def test_a_long_run_name_is_one_line_naming_the_field(n):
     assert f"({n} characters)" in msg and len(msg) < 400
 
 
+@pytest.mark.parametrize("field, overrides", [
+    ("seed", {"seed": -1}), ("seed", {"seed": 2**32}), ("seed", {"seed": 10**30}),
+    ("seed", {"seed": 1.5}),
+    ("net_arch", {"policy": "flat", "net_arch": [0]}), ("net_arch", {"net_arch": [64, -3]}),
+    ("net_arch", {"net_arch": [10**6]}), ("net_arch", {"net_arch": [64] * 17}),
+    ("net_arch", {"net_arch": 64}), ("value_arch", {"value_arch": [0]}),
+    ("value_arch", {"value_arch": [64, 5000]}), ("hidden", {"hidden": 10**6}),
+    ("hidden", {"hidden": 0}), ("total_timesteps", {"total_timesteps": 10**11}),
+    ("ppo.n_steps", {"ppo.n_steps": 1}), ("ppo.batch_size", {"ppo.batch_size": 1}),
+    ("ppo.n_steps", {"ppo.n_steps": 2**20, "n_envs": 2}),
+    ("eval.seed_start", {"eval.seed_start": 95}), ("eval.seed_start", {"eval.seed_start": 119}),
+    ("eval.seed_start", {"eval.seed_start": 100, "eval.n_seeds": 1}),
+    ("eval.seed_start", {"eval.seed_start": 0, "eval.n_seeds": 101}),
+])
+def test_values_that_would_reach_torch_or_numpy_unchecked_are_one_line_naming_them(field,
+                                                                                   overrides):
+    """Issue 62: negative or huge seeds, layer widths of 0, negative or absurd, a one-sample
+    rollout or minibatch and validation seeds among the benchmark's test seeds (100-119) are
+    refused by the config, before training starts."""
+    refused(field, **overrides)
+
+
+@pytest.mark.parametrize("overrides", [
+    {"seed": 0}, {"seed": 2**32 - 1}, {"eval.seed_start": 80, "eval.n_seeds": 20},
+    {"eval.seed_start": 120}, {"value_arch": []}, {"net_arch": [4096] * 16},
+    {"ppo.n_steps": 2, "ppo.batch_size": 2}])
+def test_the_bounds_themselves_are_accepted(overrides):
+    load_config("hadoop_set", **overrides)
+
+
+def test_init_from_a_checkpoint_of_another_network_is_refused_by_the_config():
+    """The shipped hadoop-v0 agent is a set network of hidden 64: a config of another width or
+    value MLP, or a flat MLP, is refused naming both networks (not mid-run)."""
+    pytest.importorskip("sb3_contrib")
+    load_config("hadoop_set", init_from="agent:hadoop-v0", hidden=64)
+    for change, words in (({"hidden": 32}, "hidden 32"),
+                          ({"value_arch": [32]}, "value_arch [32]"),
+                          ({"policy": "flat", "algo": "maskable_ppo"}, "flat MLP")):
+        msg = refused("init_from", init_from="agent:hadoop-v0", **change)
+        assert "hidden 64, value_arch [64, 64]" in msg and words in msg, msg
+
+
 # ---- --resume ----------------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
@@ -140,6 +182,51 @@ def test_resume_refuses_a_changed_setting_and_keeps_the_saved_config(finished, t
               resume=folder / "last_model.zip")
     assert says in str(e.value) and "--allow-changes" in str(e.value)
     assert {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file()} == before
+
+
+@pytest.mark.parametrize("allow", [False, True])
+def test_resume_from_a_checkpoint_of_another_network_is_refused_naming_both_runs(finished,
+                                                                               tmp_path, allow):
+    """Another network is refused whatever --allow-changes says (SB3 would load the
+    checkpoint's own network and train it under this config's name), in the run's own folder
+    and from another."""
+    import shutil
+
+    from mrsched_gym.agents.train import train
+    parent, _ = finished
+    shutil.copytree(parent, tmp_path / "p")
+    checkpoint = tmp_path / "p" / "r" / "last_model.zip"
+    for name in ("r", "other"):
+        with pytest.raises(ConfigError) as e:
+            train(tiny(name=name, hidden=32, total_timesteps=512), tmp_path / "p",
+                  progress=False, resume=checkpoint, allow_changes=allow)
+        msg = str(e.value)
+        if allow or name == "other":
+            assert "hidden 64" in msg and "hidden 32" in msg, msg
+            assert str((tmp_path / "p" / name).resolve()) in msg, msg
+        if name == "other":
+            assert str((tmp_path / "p" / "r").resolve()) in msg, msg
+    assert not (tmp_path / "p" / "other" / "config.yaml").exists()
+
+
+def test_resume_from_another_runs_checkpoint_of_other_settings_is_refused_naming_both(
+        finished, tmp_path):
+    import shutil
+
+    from mrsched_gym.agents.train import train
+    parent, _ = finished
+    shutil.copytree(parent, tmp_path / "p")
+    checkpoint = tmp_path / "p" / "r" / "last_model.zip"
+    with pytest.raises(ConfigError) as e:
+        train(tiny(name="other", total_timesteps=512, **{"ppo.gae_lambda": 0.9}),
+              tmp_path / "p", progress=False, resume=checkpoint)
+    msg = str(e.value)
+    assert "ppo.gae_lambda changed" in msg, msg
+    for name in ("r", "other"):
+        assert str((tmp_path / "p" / name).resolve()) in msg, msg
+    res = train(tiny(name="other", total_timesteps=512), tmp_path / "p", progress=False,
+                resume=checkpoint)
+    assert res["history"][-1]["step"] == 512
 
 
 def test_resume_with_the_same_settings_and_a_longer_run_continues(finished, tmp_path):

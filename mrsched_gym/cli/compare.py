@@ -27,6 +27,7 @@ def compare_command(args: argparse.Namespace) -> int:
     from mrsched_gym import __version__
     from mrsched_gym.agents.pretrained import agents_for, pretrained_numpy_path, rl_available
     from mrsched_gym.baselines import applicable_baselines
+    from mrsched_gym.cli.bounds import MAX_SEED
     from mrsched_gym.config import to_dict, with_overrides
     from mrsched_gym.errors import InputError, did_you_mean, install_hint
     from mrsched_gym.evaluate import evaluate, scenario_of, sweep_tasks
@@ -39,7 +40,9 @@ def compare_command(args: argparse.Namespace) -> int:
         json_safe,
         safe_child,
     )
-
+    if args.seed_start + args.seeds - 1 > MAX_SEED:
+        raise InputError(f"--seed-start {args.seed_start} with --seeds {args.seeds} goes past "
+                         f"the last seed, 2**32 - 1 = {MAX_SEED:,}")
     seeds = list(range(args.seed_start, args.seed_start + args.seeds))
     overrides = parse_settings(args.set or [])
     pickle_notice(args.policies or [])

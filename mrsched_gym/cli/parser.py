@@ -7,6 +7,14 @@ import sys
 from collections.abc import Sequence
 
 from mrsched_gym.cli.benchmark import benchmark_command
+from mrsched_gym.cli.bounds import (
+    MAX_SEED,
+    MAX_SEEDS,
+    MAX_TRAIN_STEPS,
+    MAX_WORKERS,
+    count,
+    writable_path,
+)
 from mrsched_gym.cli.browse import demo_command, list_command, show_command
 from mrsched_gym.cli.compare import compare_command
 from mrsched_gym.cli.reproduce import reproduce_command
@@ -38,17 +46,9 @@ BUDGET_HELP = (f"seconds one decision (or reset) of your own policy (FILE.py:Cla
 
 def build_parser() -> argparse.ArgumentParser:
     """The ``mrsched-gym`` argument parser, one subparser per subcommand."""
-    def at_least(lo: int):
-        """An argparse ``type=``: an integer >= ``lo``."""
-        def parse(text: str) -> int:
-            try:
-                value = int(text)
-            except ValueError:
-                raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
-            if value < lo:
-                raise argparse.ArgumentTypeError(f"must be >= {lo}, got {value}")
-            return value
-        return parse
+    def at_least(lo: int, hi: int = MAX_SEEDS):
+        """An argparse ``type=``: an integer in ``[lo, hi]``."""
+        return count(lo, hi)
 
     p = argparse.ArgumentParser(prog="mrsched-gym", description=DESCRIPTION)
     from mrsched_gym import __version__
@@ -63,14 +63,17 @@ def build_parser() -> argparse.ArgumentParser:
                    "trusted files only), rllib:FOLDER, or your own policy as FILE.py:Class or "
                    "package.module:Class (:key=value,... for its parameters); default: every "
                    "baseline that applies to the scenario")
-    c.add_argument("--seeds", type=at_least(1), default=10, help="number of seeds (default 10)")
-    c.add_argument("--seed-start", type=at_least(0), default=0, help="first seed (default 0)")
-    c.add_argument("--workers", type=at_least(1), default=None,
-                   help="processes (default: all cores)")
+    c.add_argument("--seeds", type=at_least(1), default=10,
+                   help=f"number of seeds (default 10, at most {MAX_SEEDS:,})")
+    c.add_argument("--seed-start", type=at_least(0, MAX_SEED), default=0,
+                   help="first seed (default 0; seeds go up to 2**32 - 1)")
+    c.add_argument("--workers", type=at_least(1, MAX_WORKERS), default=None,
+                   help=f"processes (default: all cores; at most {MAX_WORKERS:,})")
     c.add_argument("--decision-budget", type=seconds, default=DEFAULT_BUDGET_S,
                    help=BUDGET_HELP)
     c.add_argument("--metric", help="ranking metric (default: the scenario's headline)")
-    c.add_argument("--out", default="results", help="output folder (default ./results)")
+    c.add_argument("--out", type=writable_path, default="results",
+                   help="output folder (default ./results)")
     c.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
     c.add_argument("--quiet", action="store_true", help="no progress bar")
     c.add_argument("--resume", action="store_true",
@@ -102,12 +105,13 @@ def build_parser() -> argparse.ArgumentParser:
                    "srpt-slowstart, edf-affinity:slow_start=1, ...), never the best baseline "
                    "that anchors the score's 1 (default: none)")
     b.add_argument("--seeds", type=at_least(1), default=10,
-                   help="number of test seeds from 100 (default 10)")
-    b.add_argument("--workers", type=at_least(1), default=None,
-                   help="processes (default: all cores)")
+                   help=f"number of test seeds from 100 (default 10, at most {MAX_SEEDS:,})")
+    b.add_argument("--workers", type=at_least(1, MAX_WORKERS), default=None,
+                   help=f"processes (default: all cores; at most {MAX_WORKERS:,})")
     b.add_argument("--decision-budget", type=seconds, default=DEFAULT_BUDGET_S,
                    help=BUDGET_HELP)
-    b.add_argument("--out", default="results", help="output parent folder (default ./results)")
+    b.add_argument("--out", type=writable_path, default="results",
+                   help="output parent folder (default ./results)")
     b.add_argument("--resume", action="store_true", help="skip the episodes a previous run "
                    "into the same --out finished")
     b.add_argument("--no-plots", action="store_true", help="skip the PNG plot")
@@ -116,15 +120,17 @@ def build_parser() -> argparse.ArgumentParser:
     t = sub.add_parser("train", help="train an agent (MaskablePPO / PPO) from a YAML config")
     t.add_argument("config", nargs="?", default="hadoop_set",
                    help="config YAML path or bundled name (default hadoop_set; --list)")
-    t.add_argument("--out", default="runs", help="output parent folder (default ./runs)")
+    t.add_argument("--out", type=writable_path, default="runs",
+                   help="output parent folder (default ./runs)")
     t.add_argument("--resume", help="checkpoint to continue from (OUT/NAME/last_model.zip)")
     t.add_argument("--overwrite", action="store_true", help="replace the run that OUT/NAME "
                    "holds (without it, or --resume, such a folder is refused)")
     t.add_argument("--allow-changes", action="store_true", help="with --resume: continue even "
                    "if the config changes settings of the run (seed, ppo, ...; the saved "
                    "config.yaml is replaced by this one); without it they are refused")
-    t.add_argument("--steps", type=at_least(1), help="override total_timesteps")
-    t.add_argument("--seed", type=at_least(0), help="override seed")
+    t.add_argument("--steps", type=at_least(1, MAX_TRAIN_STEPS),
+                   help=f"override total_timesteps (at most {MAX_TRAIN_STEPS:.0e})")
+    t.add_argument("--seed", type=at_least(0, MAX_SEED), help="override seed (at most 2**32 - 1)")
     t.add_argument("--n-envs", type=at_least(1), help="override n_envs")
     t.add_argument("--name", help="override the run name")
     t.add_argument("--list", action="store_true", help="list the bundled configs")
@@ -134,7 +140,7 @@ def build_parser() -> argparse.ArgumentParser:
                        "baselines that apply) and print key metrics")
     d.add_argument("--env", default="mrsched/Hadoop-v0",
                    help="env id, bundled scenario name or YAML path (default mrsched/Hadoop-v0)")
-    d.add_argument("--seed", type=at_least(0), default=0,
+    d.add_argument("--seed", type=at_least(0, MAX_SEED), default=0,
                    help="the episode's seed: the same seed plays the same world for every "
                    "policy (default 0)")
     d.add_argument("--policies", nargs="*", help="policies as in compare (default: random and "
@@ -145,16 +151,20 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("names", nargs="*", help="reproduction names (or 'all'); none = --list")
     r.add_argument("--list", action="store_true", help="list the reproductions")
     r.add_argument("--quick", action="store_true", help="the reduced CI size (fewer seeds/jobs)")
-    r.add_argument("--seeds", type=at_least(1), help="override the number of seeds")
-    r.add_argument("--workers", type=at_least(1), default=None,
-                   help="processes (default: all cores)")
-    r.add_argument("--out", default="results/reproductions", help="output folder")
+    r.add_argument("--seeds", type=at_least(1),
+                   help=f"override the number of seeds (at most {MAX_SEEDS:,})")
+    r.add_argument("--workers", type=at_least(1, MAX_WORKERS), default=None,
+                   help=f"processes (default: all cores; at most {MAX_WORKERS:,})")
+    r.add_argument("--out", type=writable_path, default="results/reproductions",
+                   help="output folder")
     r.add_argument("--no-plots", action="store_true", help="skip the figure")
     r.add_argument("--quiet", action="store_true", help="no progress bar")
-    r.add_argument("--json", help="also write every comparison (paper vs ours) and claim "
-                   "outcome of the run into this JSON file")
-    r.add_argument("--doc", help="also write the validation page (Markdown) generated from "
-                   "the run, e.g. docs/validation.md")
+    r.add_argument("--json", type=writable_path,
+                   help="also write every comparison (paper vs ours) and claim outcome of the "
+                   "run into this JSON file")
+    r.add_argument("--doc", type=writable_path,
+                   help="also write the validation page (Markdown) generated from the run, "
+                   "e.g. docs/validation.md")
     r.add_argument("--reuse", action="store_true",
                    help="take a reproduction's records from an earlier run into the same --out "
                    "when its file, size and package version are unchanged (the simulator's code "
@@ -194,26 +204,35 @@ def main(argv: Sequence[str] | None = None) -> int:
     Run as the command (``argv`` ``None``), it does not wait for threads or processes that
     code it ran (a policy's) left running: Python would wait for them at exit, forever for one
     that never ends. It says so in one line, ends those processes (SIGTERM) and ends with the
-    command's exit code.
+    command's exit code. Its output streams are guarded (:mod:`~mrsched_gym.cli.streams`): a
+    closed, ASCII-only or full stream never costs the files the command writes, and a lost
+    output is one ``error:`` line (exit 1 where the command had succeeded).
     """
+    if argv is not None:
+        return run_command(argv)
+    from mrsched_gym.cli.streams import guard_streams, report
+    guard_streams()
     code = run_command(argv)
-    if argv is None:
-        import multiprocessing
-        import os
-        import threading
-        threads = [t.name for t in threading.enumerate()
-                   if t is not threading.main_thread() and not t.daemon and t.is_alive()]
-        children = [p for p in multiprocessing.active_children() if not p.daemon]
-        if threads or children:
-            for child in children:
-                child.terminate()
-            print(f"note: code the command ran (a policy's?) left {len(threads)} thread(s) and "
-                  f"{len(children)} process(es) running; the command ends without waiting for "
-                  f"them" + (" (the processes are terminated)" if children else ""),
-                  file=sys.stderr)
-            sys.stdout.flush()
-            sys.stderr.flush()
-            os._exit(code)
+    lost = report()
+    if lost is not None:
+        print(f"error: {lost}", file=sys.stderr)
+        code = code or 1
+    import multiprocessing
+    import os
+    import threading
+    threads = [t.name for t in threading.enumerate()
+               if t is not threading.main_thread() and not t.daemon and t.is_alive()]
+    children = [p for p in multiprocessing.active_children() if not p.daemon]
+    if threads or children:
+        for child in children:
+            child.terminate()
+        print(f"note: code the command ran (a policy's?) left {len(threads)} thread(s) and "
+              f"{len(children)} process(es) running; the command ends without waiting for "
+              f"them" + (" (the processes are terminated)" if children else ""),
+              file=sys.stderr)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
     return code
 
 

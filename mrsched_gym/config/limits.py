@@ -18,6 +18,11 @@ if TYPE_CHECKING:
 # ~105,000 run; 2,305 interference steps over 8 simulated days; ~10 s and ~115 MB an episode):
 # 100x its nodes, ~6x its tasks (scaling its run linearly, a 1,000,000-task episode takes ~2
 # minutes and ~1 GB) and ~400x its steps.
+#: The largest seed (of an episode, a training run): numpy's legacy and torch's seed range, so
+#: every seed a run uses is one they take.
+MAX_SEED = 2**32 - 1
+#: The most env steps a training run may take (``total_timesteps``, ``--steps``).
+MAX_TRAIN_STEPS = 10**10
 #: Nodes in the cluster (observation rows; per-node state and timelines).
 MAX_NODES = 10_000
 #: Map + reduce tasks of an episode (each costs ~0.5 KB and ~0.1 ms of simulation).

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from mrsched_gym.decision_budget import DEFAULT_BUDGET_S
-from mrsched_gym.errors import InputError, MissingExtraError, install_hint
+from mrsched_gym.errors import InputError, MissingExtraError, install_hint, not_a_file
 from mrsched_gym.models.traces import file_version
 from mrsched_gym.policies import as_policy
 
@@ -120,9 +120,11 @@ def parse_policy(spec: str) -> PolicySpec:
             agents = pretrained_agents()               # the metadata, read once
             info = agents.get(path)
             if info is None:
+                why = not_a_file(path, "checkpoint file")
                 raise InputError(
-                    f"policy {spec!r}: checkpoint file {path!r} not found (shipped agents: "
-                    f"{', '.join(agents) or 'none'})")
+                    f"policy {spec!r}: checkpoint file {path!r} "
+                    f"{'not found' if why.startswith('checkpoint file not found') else why}"
+                    f" (shipped agents: {', '.join(agents) or 'none'})")
             from mrsched_gym.agents.rules import RULE_KEYS
             params = tuple((k, info[k]) for k in RULE_KEYS
                            if info.get(k))

@@ -160,6 +160,7 @@ def encode(message: list[Any]) -> bytes:
 
 #: The messages a policy process may send, by tag: the types of their items after the tag.
 SHAPES: dict[str, tuple[type | tuple[type, ...], ...]] = {
+    "ready": (),
     "loaded": (str, str),
     "input_error": (str,),
     "load_error": (str, str, str),

@@ -313,7 +313,7 @@ def remote_type(cls: type) -> type:
 #: The proxy types of jobs and tasks, by the harness's reference kind.
 REMOTE_TYPES: dict[str, type] = {"J": remote_type(Job), "T": remote_type(Task)}
 SET_HANDLE = {cls: getattr(cls, hidden("handle")).__set__ for cls in REMOTE_TYPES.values()}
-FROZEN_SETTERS = {cls: tuple(vars(cls)[n].__set__ for n in cls.__slots__)
+FROZEN_SETTERS = {cls: tuple(vars(cls)[n].__set__ for n in vars(cls)["__slots__"])
                   for cls in REMOTE_TYPES.values()}
 
 

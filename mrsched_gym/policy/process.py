@@ -16,166 +16,29 @@ code can catch or ignore); the episode is recorded as failed, with its phase, an
 on. The process's resource limits are :mod:`mrsched_gym.policy.limits`'.
 
 It is forked from the harness's process (or worker) where that is safe, else started afresh
-(``python -m mrsched_gym.policy.host``): the same policy, the same answers.
+(``python -m mrsched_gym.policy.host``; :mod:`mrsched_gym.policy.child`): the same policy, the
+same answers. Its start is not the policy's time: the load budget starts when it says it is
+ready.
 """
 
 from __future__ import annotations
 
-import atexit
-import contextlib
-import os
-import signal
-import socket
-import subprocess
-import sys
 import time
-import weakref
-from dataclasses import asdict
 from typing import Any
 
 from mrsched_gym import decision_budget
 from mrsched_gym.errors import InputError
 from mrsched_gym.policy import channel
-from mrsched_gym.policy.limits import PolicyLimits, limits_from_env
+from mrsched_gym.policy.child import Child, how_it_ended
+from mrsched_gym.policy.limits import limits_from_env
 from mrsched_gym.policy.serving import WorldServer
 from mrsched_gym.policy_failures import PolicyLoadError, RemoteFailure
 
-EXIT_GRACE_S = 0.5     #: How long a policy process may take to exit after ``end`` (s).
+#: How long a policy process may take to start (fork or a fresh interpreter, and this
+#: package's imports) before the load budget starts (s).
+STARTUP_S = 120.0
 #: The requests a policy process may make while it decides.
 REQUESTS = frozenset({"get", "call", "scalars", "tail"})
-#: Every policy process still running (ended at exit).
-LIVE: weakref.WeakSet[Child] = weakref.WeakSet()
-
-
-class Child:
-    """One policy process and the harness's end of its channel.
-
-    Args:
-        limits: Its resource limits.
-    """
-
-    def __init__(self, limits: PolicyLimits) -> None:
-        ours, theirs = socket.socketpair()
-        self.popen: subprocess.Popen[bytes] | None = None
-        self.status: int | None = None
-        if can_fork():
-            for stream in (sys.stdout, sys.stderr):
-                with contextlib.suppress(OSError, ValueError, AttributeError):
-                    stream.flush()
-            pid = os.fork()
-            if pid == 0:                                  # the policy process
-                code = 0
-                try:
-                    os.setsid()
-                    die_with_parent()
-                    ours.close()
-                    from mrsched_gym.policy.host import run
-                    run(theirs.detach(), limits)
-                except BaseException:                     # noqa: BLE001 - nothing to report to
-                    code = 3
-                finally:                  # the real _exit: the harness may have replaced it
-                    decision_budget.END_PROCESS(code)
-            self.pid = pid
-        else:
-            self.popen = spawn(theirs.fileno(), limits)
-            self.pid = self.popen.pid
-        theirs.close()
-        ours.setblocking(False)
-        self.sock = ours
-        self.reader = channel.Reader(ours)
-        LIVE.add(self)
-
-    def exit_code(self, timeout: float) -> int | None:
-        """Its exit code once it ended (negative: the signal), within ``timeout`` s."""
-        if self.status is not None:
-            return self.status
-        end = time.monotonic() + timeout
-        while True:
-            if self.popen is not None:
-                code = self.popen.poll()
-            else:
-                try:
-                    pid, status = os.waitpid(self.pid, os.WNOHANG)
-                except ChildProcessError:
-                    return None
-                code = os.waitstatus_to_exitcode(status) if pid else None
-            if code is not None:
-                self.status = code
-                return code
-            if time.monotonic() >= end:
-                return None
-            time.sleep(0.005)
-
-    def end(self, polite: bool = True) -> None:
-        """End it and everything it started: ``end``, a short wait, then ``SIGKILL`` to its
-        process group (threads or processes it left behind go with it)."""
-        if polite and self.status is None:
-            try:
-                channel.send_frame(self.sock, channel.dump(("end",)),
-                                   time.monotonic() + 0.1)
-            except channel.ChannelError:
-                pass
-            self.exit_code(EXIT_GRACE_S)
-        for kill in (os.killpg, os.kill):
-            try:
-                kill(self.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-        self.exit_code(5.0)
-        self.sock.close()
-        LIVE.discard(self)
-
-
-#: Libraries whose threads a forked child cannot use (a policy process forked after one was
-#: imported here could hang in it): with one of them loaded, policy processes start afresh.
-#: (torch is forked from: the policy process sets its intra-op threads to one first, as the
-#: harness runs episodes.)
-FORK_UNSAFE = ("tensorflow", "jax", "ray")
-
-
-def can_fork() -> bool:
-    """Whether to fork the policy process from this one: not where forking is unsafe (no
-    ``fork``, a library of :data:`FORK_UNSAFE` loaded, or ``MRSCHED_GYM_POLICY_START=spawn``).
-    """
-    if not hasattr(os, "fork") or os.environ.get("MRSCHED_GYM_POLICY_START") == "spawn":
-        return False
-    return not any(name in sys.modules for name in FORK_UNSAFE)
-
-
-def spawn(fd: int, limits: PolicyLimits) -> subprocess.Popen[bytes]:
-    """A policy process started afresh on the channel ``fd``."""
-    import json
-    package_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(
-        __file__))))
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [package_root,
-                                                      env.get("PYTHONPATH", "")]))
-    try:
-        err = sys.stderr.fileno()
-    except (OSError, ValueError, AttributeError):
-        err = subprocess.DEVNULL
-    return subprocess.Popen(
-        [sys.executable, "-m", "mrsched_gym.policy.host", str(fd), json.dumps(asdict(limits))],
-        pass_fds=(fd,), start_new_session=True, stdin=subprocess.DEVNULL, stdout=err,
-        stderr=err, env=env)
-
-
-def die_with_parent() -> None:
-    """Linux: this process is killed when the process that forked it ends (best effort)."""
-    try:
-        import ctypes
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, signal.SIGKILL)                  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass
-
-
-@atexit.register
-def end_all() -> None:
-    """End every policy process still running (the harness is exiting)."""
-    for child in list(LIVE):
-        child.end(polite=False)
-
 
 class ProcessPolicy:
     """A policy file or module as the harness runs it: one policy process per episode, started
@@ -219,6 +82,7 @@ class ProcessPolicy:
         self.child = Child(self.limits)
         load = ("load", self.spec, list(self.params), self.source, self.path)
         try:
+            self.await_ready()
             reply = self.exchange(load, decision_budget.LOAD_BUDGET_S, "import")
         except RemoteFailure as e:
             self.close()
@@ -234,6 +98,36 @@ class ProcessPolicy:
             raise PolicyLoadError(reply[2], self.name, reply[1], reply[3])
         raise PolicyLoadError(f"policy {self.spec!r}: its process answered its load with "
                               f"{reply[0]!r}", self.name, "import", "")
+
+    def await_ready(self) -> None:
+        """Wait for the policy process to say it runs (within :data:`STARTUP_S`; its start is
+        this package's time, not the policy's load budget).
+
+        Raises:
+            RemoteFailure: It ended, or said something else, or was not ready in time.
+        """
+        child = self.child
+        assert child is not None
+        try:
+            reply = channel.decode(child.reader.frame(time.monotonic() + STARTUP_S,
+                                                      channel.MAX_FROM_POLICY))
+            if reply != ["ready"]:
+                raise channel.ChannelError(f"it began with {reply[0]!r}")
+        except channel.ChannelTimeout:
+            child.end(polite=False)
+            raise RemoteFailure(f"PolicyProcessEnded: policy {self.name!r}: its process did "
+                                f"not start within {STARTUP_S:g} s (an overloaded machine?)",
+                                self.name, "import") from None
+        except channel.ChannelClosed:
+            code = child.exit_code(2.0)
+            child.end(polite=False)
+            raise RemoteFailure(f"PolicyProcessEnded: policy {self.name!r}: its process "
+                                f"{how_it_ended(code)} as it started", self.name,
+                                "import") from None
+        except channel.ChannelError as e:
+            child.end(polite=False)
+            raise RemoteFailure(f"PolicyProtocolError: policy {self.name!r}: as it started "
+                                f"{e}; its process was ended", self.name, "import") from None
 
     def exchange(self, message: tuple[Any, ...], budget_s: float | None,
                  where: str) -> list[Any]:
@@ -363,15 +257,6 @@ class ProcessObservation(ProcessPolicy):
         return action
 
 
-def how_it_ended(code: int | None) -> str:
-    """A policy process's end in words."""
-    from mrsched_gym.workers import how_it_ended as worker_end
-    text = worker_end(code)
-    if code == -signal.SIGXCPU:
-        text += " (its CPU-time limit, MRSCHED_GYM_POLICY_CPU_S)"
-    return text
-
-
 def load_code_spec(label: str, spec: str, params: tuple[tuple[str, Any], ...],
                    source: bytes | None, path: str | None) -> tuple[str, str]:
     """Load a code spec once in a policy process: ``(name, kind)``, the policy's own name and
@@ -396,5 +281,5 @@ def process_policy(label: str, kind: str, spec: str, params: tuple[tuple[str, An
     return cls(label, spec, params, source, path, budget_s)
 
 
-__all__ = ["Child", "ProcessObservation", "ProcessPolicy", "ProcessRule", "can_fork",
+__all__ = ["ProcessObservation", "ProcessPolicy", "ProcessRule",
            "load_code_spec", "process_policy"]
