@@ -55,6 +55,10 @@ class FlatAgentPolicy:
         name: The policy's label.
     """
 
+    #: Its illegal actions are played as skip by the env and counted, as a model object's are
+    #: in ``evaluate`` (:data:`mrsched_gym.policies.ILLEGAL_AS_SKIP`).
+    illegal_actions = "skip"
+
     def __init__(self, model, name: str) -> None:
         self.model = model
         self.name = name

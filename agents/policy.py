@@ -68,6 +68,7 @@ class SpeculationDelegate:
         self.rule = speculation_rule(rule)
         self.agent = agent
         self.name = agent.name
+        self.illegal_actions = getattr(agent, "illegal_actions", None)   # the agent's verdict
         self._sim = None
 
     def reset(self, sim, seed: int | None = None) -> None:
@@ -143,6 +144,10 @@ class AgentPolicy:
         model: The loaded model.
         name: The policy's label (``agent:NAME``).
     """
+
+    #: Its illegal actions are played as skip by the env and counted, as a model object's are
+    #: in ``evaluate`` (:data:`mrsched_gym.policies.ILLEGAL_AS_SKIP`).
+    illegal_actions = "skip"
 
     def __init__(self, model, name: str) -> None:
         self.model = model

@@ -109,6 +109,14 @@ class Resettable(Protocol):
         """
 
 
+#: The one verdict on a trained model's illegal actions (an SB3 model that ignores the mask,
+#: as plain PPO does): the env plays them as skip, as it did in training, and the records count
+#: them (``invalid_actions``). A model object handed to ``evaluate`` (:class:`ModelAdapter`)
+#: and an agent loaded by name (``agent:PATH``, whose class sets ``illegal_actions`` to this)
+#: are treated alike. Rules and observation policies are held to the contract: an illegal
+#: action fails their episode (:func:`~mrsched_gym.policy_actions.check_action`).
+ILLEGAL_AS_SKIP = "skip"
+
 #: Anything :func:`as_policy` accepts.
 PolicyLike: TypeAlias = RulePolicy | ObservationPolicy | ObservationFunction | ModelPolicy
 
@@ -125,10 +133,14 @@ class ObservationAdapter:
     """
 
     def __init__(self, act: Callable[[dict[str, np.ndarray], np.ndarray], int],
-                 name: str, reset: Callable[..., None] | None = None) -> None:
+                 name: str, reset: Callable[..., None] | None = None,
+                 checked: bool = True) -> None:
         self.fn = act
         self.name = name
         self.reset_fn = reset
+        #: False for a trained model (:data:`ILLEGAL_AS_SKIP`): its illegal actions go to the
+        #: env, which plays them as skip and counts them (``invalid_actions``).
+        self.checked = checked
 
     def reset(self, sim: ClusterView, seed: int | None = None) -> None:
         """The policy's own ``reset(view, seed)``, if it has one (given a read-only view)."""
@@ -147,6 +159,9 @@ class ObservationAdapter:
             action = self.fn(obs, mask.copy())
         except BaseException as e:                  # noqa: BLE001 - reported, named
             reraise(self.name, "decide", e)
+        if not self.checked:
+            return check_action(action, lambda a: a.bit_length() < 64, self.name,
+                                lambda: "a decision (an action is a 64-bit integer)")
         return check_action(action,
                             lambda a: a == skip or (0 <= a < skip and bool(mask[a])), self.name,
                             lambda: f"a decision whose mask offers "
@@ -270,7 +285,8 @@ def as_policy(obj: Any, name: str | None = None) -> Any:
         return RuleAdapter(obj, label)
     if hasattr(obj, "act"):
         check_call(obj.act, 2, "act(obs, mask)", label)
-        return ObservationAdapter(obj.act, label, getattr(obj, "reset", None))
+        return ObservationAdapter(obj.act, label, getattr(obj, "reset", None),
+                                  checked=getattr(obj, "illegal_actions", None) != ILLEGAL_AS_SKIP)
     if hasattr(obj, "predict"):
         check_call(obj.predict, 1, "predict(obs, deterministic=True) (an SB3 model's)", label,
                    keyword="deterministic")
@@ -301,6 +317,7 @@ def check_call(fn: Callable[..., Any], n_args: int, contract: str, label: str,
                              f"called as {contract}{hint}") from None
 
 
-__all__ = ["ModelAdapter", "ModelPolicy", "ObservationAdapter", "ObservationFunction",
-           "ObservationPolicy", "PolicyActionError", "PolicyLike", "Resettable", "RuleAdapter",
-           "RulePolicy", "as_policy", "check_action", "check_call", "policy_label"]
+__all__ = ["ILLEGAL_AS_SKIP", "ModelAdapter", "ModelPolicy", "ObservationAdapter",
+           "ObservationFunction", "ObservationPolicy", "PolicyActionError", "PolicyLike",
+           "Resettable", "RuleAdapter", "RulePolicy", "as_policy", "check_action", "check_call",
+           "policy_label"]

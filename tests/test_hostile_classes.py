@@ -178,3 +178,32 @@ def test_a_full_stdout_is_one_line_and_the_records_are_written(tmp_path):
     assert len(lines) == 1 and lines[0].startswith("error: standard output could not be "
                                                    "written (No space left on device)"), r.stderr
     assert [rec["policy"] for rec in records_of(out)] == ["fifo"]
+
+
+# ----------------------------------------------------------------- one verdict per model
+def test_an_unmasked_model_plays_illegal_actions_as_skip_by_every_path(tmp_path, capsys):
+    """A plain PPO model (it ignores the mask) is judged once: the env plays its illegal
+    actions as skip, as in training, and the records count them, whether the model object is
+    handed to evaluate() or its checkpoint is named agent:PATH (in Python or on the command
+    line)."""
+    pytest.importorskip("stable_baselines3")
+    import gymnasium as gym
+    from stable_baselines3 import PPO
+
+    from mrsched_gym.evaluate import evaluate
+    model = PPO("MultiInputPolicy", gym.make("mrsched/Hadoop-v0"), seed=0, n_steps=64,
+                batch_size=32, device="cpu")
+    path = tmp_path / "plain.zip"
+    model.save(path)
+    kw = dict(workers=1, progress=False, env_kwargs={"workload.duration_s": 300.0})
+    by_object = evaluate([model], ["mrsched/Hadoop-v0"], [0], **kw)
+    by_path = evaluate([f"agent:{path}"], ["mrsched/Hadoop-v0"], [0], **kw)
+    code = main(["compare", "--policies", f"agent:{path}", "--seeds", "1", "--workers", "1",
+                 "--quiet", "--no-plots", "--set", "workload.duration_s=300",
+                 "--out", str(tmp_path / "out")])
+    assert code == 0, capsys.readouterr().err
+    by_command = records_of(tmp_path / "out")
+    counts = [r[0]["invalid_actions"] for r in (by_object, by_path, by_command)]
+    assert counts[0] > 0 and counts == [counts[0]] * 3
+    headlines = [r[0]["deadline_penalty_h"] for r in (by_object, by_path, by_command)]
+    assert headlines == [headlines[0]] * 3
