@@ -13,6 +13,7 @@ import pytest
 th = pytest.importorskip("torch")
 pytest.importorskip("sb3_contrib")
 
+from mrsched_gym.agents.kinds import agent_for_checks  # noqa: E402
 from mrsched_gym.agents.networks import SetExtractor, SetPolicy  # noqa: E402
 from mrsched_gym.agents.policy import AgentPolicy, load_agent, load_sb3, policy_logits  # noqa: E402
 from mrsched_gym.agents.pretrained import agents_for, pretrained_agents  # noqa: E402
@@ -20,7 +21,6 @@ from mrsched_gym.agents.train import TRAIN_SEED_BASE, build_model, load_config, 
 from mrsched_gym.encoding import observed_kind  # noqa: E402
 from mrsched_gym.errors import InputError  # noqa: E402
 from mrsched_gym.evaluate import (  # noqa: E402
-    agent_for_checks,
     evaluate,
     mean_ci95,
     run_episode,

@@ -49,9 +49,23 @@ def line_counts() -> dict[str, int]:
 
 def run_time_graph(imports: Mapping[str, Iterable]) -> dict[str, set[str]]:
     """Module -> the first-party modules its imports load when they run (top level or deferred;
-    not ``if TYPE_CHECKING:``)."""
-    return {m: {i.module for i in imps if i.module in imports and i.module != m
-                and not i.type_only} for m, imps in imports.items()}
+    not ``if TYPE_CHECKING:``): the module an import names and every package above it that is
+    not one of the importer's own (importing ``a.b.c`` runs ``a.b``'s ``__init__`` first; the
+    importer's own packages are already running). Without those edges a cycle through a
+    package's ``__init__`` (``evaluate.policy_specs`` importing ``agents.pretrained``, which
+    runs ``agents/__init__.py``) passed unseen."""
+    graph: dict[str, set[str]] = {}
+    for m, imps in imports.items():
+        own = {m.rsplit(".", k)[0] for k in range(m.count(".") + 1)}
+        edges = set()
+        for i in imps:
+            if i.type_only or i.module not in imports:
+                continue
+            parts = i.module.split(".")
+            edges |= {p for p in (".".join(parts[:k]) for k in range(1, len(parts) + 1))
+                      if p in imports and p not in own}
+        graph[m] = edges
+    return graph
 
 
 def cycles(graph: Mapping[str, Iterable[str]]) -> list[frozenset[str]]:
@@ -137,6 +151,20 @@ def test_the_graph_sees_deferred_imports_and_submodules_not_type_checking():
     imports = {m: [] for m in known}
     imports["p.a"] = imports_of(source, "p.a", False, known)
     assert run_time_graph(imports)["p.a"] == {"p.sub", "p.b"}
+
+
+def test_the_graph_sees_a_cycle_through_a_package_init():
+    """``x`` imports ``x.m``, which imports ``y.n``, which runs ``y/__init__.py`` first; that
+    package's init imports ``y.k``, which imports ``x``: a cycle, whatever defers which import
+    (issue 63: the agents <-> evaluate cycle passed through ``agents/__init__.py`` unseen)."""
+    files = {"x": ("from x.m import f\n", True),
+             "x.m": ("def f():\n    from y.n import g\n", False),
+             "y": ("def __getattr__(name):\n    from y.k import K\n", True),
+             "y.n": ("", False), "y.k": ("import x\n", False)}
+    imports = {m: imports_of(src, m, pkg, files) for m, (src, pkg) in files.items()}
+    graph = run_time_graph(imports)
+    assert "y" in graph["x.m"] and "x" not in graph["x.m"]       # its own package: running
+    assert cycles(graph) == [frozenset({"x", "x.m", "y", "y.k"})]
 
 
 def research_imports(imports: Mapping[str, Iterable]) -> list[str]:

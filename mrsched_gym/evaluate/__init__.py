@@ -44,7 +44,6 @@ from mrsched_gym.evaluate.policy_specs import (
 )
 from mrsched_gym.evaluate.running import DEFAULT_ENV, make_env, run_episode, run_task, scenario_of
 from mrsched_gym.evaluate.sweeping import (
-    agent_for_checks,
     check_agent_fits,
     collect_records,
     evaluate,
@@ -57,7 +56,7 @@ from mrsched_gym.evaluate.sweeping import (
 from mrsched_gym.results import EpisodeFailures, mean_ci95, metric_names, summarize, write_results
 
 __all__ = ["AGENT", "BASELINE", "DEFAULT_ENV", "REFERENCE", "EpisodeFailures", "PolicySpec",
-           "agent_for_checks", "check_agent_fits", "check_policy", "collect_records", "evaluate",
+           "check_agent_fits", "check_policy", "collect_records", "evaluate",
            "file_digest", "in_process_only", "make_env", "make_policy", "mean_ci95",
            "metric_names", "parse_policy", "pinned_reusable", "policy_fingerprint", "policy_role",
            "reusable_records", "run_episode", "run_parallel", "run_task", "scenario_of",

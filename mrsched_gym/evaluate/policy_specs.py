@@ -12,22 +12,24 @@ from pathlib import Path
 from typing import Any
 
 from mrsched_gym.decision_budget import DEFAULT_BUDGET_S
-from mrsched_gym.errors import InputError, MissingExtraError, install_hint, not_a_file
+from mrsched_gym.errors import InputError
+from mrsched_gym.evaluate.agent_kinds import agent_kinds, kind_claiming
 from mrsched_gym.models.traces import file_version
 from mrsched_gym.policies import as_policy
 
 
 @dataclass(frozen=True)
 class PolicySpec:
-    """A policy by name: ``kind`` is ``"baseline"``, ``"agent"`` (an SB3 checkpoint or a shipped
-    agent), ``"rllib"`` (an RLlib checkpoint folder), ``"code"`` (a policy in a file or module,
+    """A policy by name: ``kind`` is ``"baseline"``, the name of a registered agent kind
+    (:mod:`~mrsched_gym.evaluate.agent_kinds`: ``"agent"``, an SB3 checkpoint or a shipped
+    agent; ``"rllib"``, an RLlib checkpoint folder), ``"code"`` (a policy in a file or module,
     ``target`` ``"file.py:Class"`` or ``"package.module:Class"``) or ``"object"`` (a policy
     object given in Python: ``target`` is its key and resume fingerprint, ``payload`` its pickle,
     :func:`mrsched_gym.policy_files.object_parts`; for a code policy in a file, ``payload`` is
     the file's bytes as read when the run started, what every episode executes). ``digest``: an
     agent file's SHA-256 prefix when the run started; every episode reads the file once, checks
     its bytes still have it and loads those bytes
-    (:func:`~mrsched_gym.evaluate.agent_snapshot.load_as_started`). ``failure``: for a code
+    (:func:`~mrsched_gym.agents.agent_snapshot.load_as_started`). ``failure``: for a code
     policy whose own code raised at import or construction, ``(phase, error, traceback)``
     (``kind`` ``"failed"``): a sweep records it as the policy's failure and runs the others.
     ``params``: a baseline's or a code policy's parameters, or a shipped agent's decision rules
@@ -101,42 +103,13 @@ def parse_policy(spec: str) -> PolicySpec:
     from mrsched_gym.baselines import BASELINES
     from mrsched_gym.policy_files import is_code_spec
 
-    if spec.startswith("rllib:"):
-        path = spec[len("rllib:"):]
-        if not Path(path).is_dir():
-            raise InputError(f"policy {spec!r}: RLlib checkpoint folder {path!r} not found (the "
-                             f"folder algo.save_to_path wrote, or its module folder)")
-        # absolute: RLlib reads a checkpoint by URI, and a relative path is none
-        folder = Path(path).resolve()
-        return PolicySpec(label=f"rllib:{folder.name}", kind="rllib", target=str(folder))
-    if spec.startswith("agent:") or spec.endswith(".zip"):
-        path = spec[len("agent:"):] if spec.startswith("agent:") else spec
-        if Path(path).is_dir():
-            raise InputError(f"policy {spec!r}: {path!r} is a folder, not a checkpoint file (an "
-                             f"SB3 model.save .zip or an exported .npz; an RLlib checkpoint "
-                             f"folder is rllib:FOLDER)")
-        if not Path(path).is_file():
-            from mrsched_gym.agents.pretrained import pretrained_agents
-            agents = pretrained_agents()               # the metadata, read once
-            info = agents.get(path)
-            if info is None:
-                why = not_a_file(path, "checkpoint file")
-                raise InputError(
-                    f"policy {spec!r}: checkpoint file {path!r} "
-                    f"{'not found' if why.startswith('checkpoint file not found') else why}"
-                    f" (shipped agents: {', '.join(agents) or 'none'})")
-            from mrsched_gym.agents.rules import RULE_KEYS
-            params = tuple((k, info[k]) for k in RULE_KEYS
-                           if info.get(k))
-            target = info["numpy_path"] or info["path"]
-            return PolicySpec(label=f"agent:{path}", kind="agent", target=target,
-                              params=params, digest=current_digest(target))
-        check_agent_file(path)
-        # a trained checkpoint's rules travel with it
-        from mrsched_gym.agents.rules import checkpoint_rules
-        params = tuple(checkpoint_rules(path).items())
-        return PolicySpec(label=f"agent:{Path(path).stem}", kind="agent", target=path,
-                          params=params, digest=current_digest(path))
+    kind = kind_claiming(spec)                  # agent:, rllib:, a registered kind
+    if kind is not None:
+        parsed = kind.parse(spec)
+        if not isinstance(parsed, PolicySpec) or parsed.kind != kind.name:
+            raise TypeError(f"agent kind {kind.name!r} parsed {spec!r} as {parsed!r}, not a "
+                            f"PolicySpec of its kind")
+        return parsed
     name, _, rest = spec.partition(":")
     if name not in BASELINES and is_code_spec(spec):
         return parse_code_spec(spec)
@@ -192,31 +165,9 @@ def make_policy(spec: PolicySpec | str,
     if spec.kind == "object":
         from mrsched_gym.policy_files import object_copy
         return as_policy(object_copy(spec.target, spec.payload), spec.label)
-    if spec.kind == "rllib":
-        try:
-            from mrsched_gym.agents.rllib_module import load_rllib_policy
-        except ImportError as e:
-            raise MissingExtraError(f"policy {spec.label!r}: loading an RLlib checkpoint "
-                                    f"needs the ray extra ({install_hint('ray')}): {e}"
-                                    ) from None
-        return load_rllib_policy(spec.target, name=spec.label)
-    if spec.kind == "agent":                    # the file's bytes as the run started
-        from mrsched_gym.evaluate.agent_snapshot import load_as_started
-        if spec.target.endswith(".npz"):           # a shipped agent: numpy, no torch needed
-            from mrsched_gym.agents.numpy_policy import NumpySetPolicy
-            agent = load_as_started(spec.target, spec.digest, spec.label,
-                                    lambda path: NumpySetPolicy.load(path, name=spec.label))
-        else:
-            from mrsched_gym.agents.policy import load_agent
-            agent = load_as_started(spec.target, spec.digest, spec.label, load_agent)
-        # a shipped agent's rules come from its metadata, a checkpoint's from the rules it
-        # was trained under (parse_policy read them)
-        from mrsched_gym.agents.rules import with_rules
-        try:
-            agent = with_rules(agent, **dict(spec.params))
-        except (TypeError, ValueError) as e:
-            raise InputError(f"policy {spec.label!r}: {e}") from None
-        return agent
+    kinds = agent_kinds()
+    if spec.kind in kinds:                      # agent:, rllib:, a registered kind
+        return kinds[spec.kind].make(spec)
     from mrsched_gym.baselines import make_baseline
     try:
         return make_baseline(spec.target, **dict(spec.params))
@@ -234,42 +185,16 @@ def policy_fingerprint(spec: PolicySpec) -> str:
         return code_fingerprint(spec.target, spec.params, spec.payload)
     if spec.kind == "object":
         return spec.target
-    if spec.kind == "rllib":
-        digests = []
-        for p in sorted(p for p in Path(spec.target).rglob("*") if p.is_file()):
-            digests.append(f"{p.relative_to(spec.target)}={file_digest(str(p))}")
-        return f"{spec.target}:{hashlib.sha256(';'.join(digests).encode()).hexdigest()[:16]}"
-    if spec.kind != "agent":
-        return spec.label
-    extra = "".join(f",{k}={v}" for k, v in spec.params)       # e.g. its speculation rule
-    return f"{spec.target}:{spec.digest or current_digest(spec.target)}{extra}"
-
-
-def check_agent_file(path: str) -> None:
-    """Check an agent file before anything runs: an ``.npz`` is read and checked in full
-    (:func:`~mrsched_gym.agents.agent_files.read_npz`), any other file (an SB3 checkpoint,
-    whatever its name ends with) must be a readable zip of an SB3 model of a bounded size
-    (:func:`~mrsched_gym.agents.agent_files.check_sb3_zip`).
-
-    Raises:
-        InputError: One line naming the file (and the key).
-    """
-    from mrsched_gym.agents.agent_files import check_sb3_zip, read_npz
-    if path.endswith(".npz"):
-        read_npz(path)
-    else:
-        check_sb3_zip(path)
-
-
-def current_digest(path: str) -> str:
-    """:func:`file_digest` of ``path`` as it is now."""
-    return file_digest(path)
+    kinds = agent_kinds()
+    if spec.kind in kinds:
+        return kinds[spec.kind].fingerprint(spec)
+    return spec.label
 
 
 def file_digest(path: str) -> str:
     """The first 16 hex digits of a file's SHA-256, read once per process per
     :func:`~mrsched_gym.models.traces.file_version` (a run's episodes check the bytes they load
-    in any case: :func:`~mrsched_gym.evaluate.agent_snapshot.load_as_started`)."""
+    in any case: :func:`~mrsched_gym.agents.agent_snapshot.load_as_started`)."""
     return _digest_of_version(path, file_version(path))
 
 
@@ -286,7 +211,7 @@ def unique_labels(specs: Sequence[PolicySpec]) -> list[PolicySpec]:
     from dataclasses import replace
     count = Counter(sp.label for sp in specs)
     out = [replace(sp, label=f"{sp.kind}:{Path(sp.target).with_suffix('')}")
-           if count[sp.label] > 1 and sp.kind in ("agent", "rllib") else sp for sp in specs]
+           if count[sp.label] > 1 and sp.kind in agent_kinds() else sp for sp in specs]
     dup = [k for k, n in Counter(sp.label for sp in out).items() if n > 1]
     if dup:
         outside = any(sp.kind in ("code", "object") for sp in out if sp.label in dup)

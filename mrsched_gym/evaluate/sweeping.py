@@ -8,13 +8,13 @@ from __future__ import annotations
 import functools
 import os
 from collections.abc import Callable, Iterable, Sequence
-from pathlib import Path
 from typing import Any, TypeVar
 
 import numpy as np
 
 from mrsched_gym.decision_budget import DEFAULT_BUDGET_S, check_budget
 from mrsched_gym.errors import InputError
+from mrsched_gym.evaluate.agent_kinds import agent_kinds
 from mrsched_gym.evaluate.pinning import WorldPins
 from mrsched_gym.evaluate.policy_specs import (
     PolicySpec,
@@ -201,28 +201,14 @@ def check_agent_fits(spec: PolicySpec, scenarios: Sequence[str],
     cluster); an outside policy's own ``check_fits`` if it has one (an SB3 model object's
     observation space); an agent's numpy weights (``.npz``): every key, shape, dtype and
     weight, and their input widths against each scenario's observations. Baselines pass."""
-    if spec.kind in ("code", "object"):
-        agent = make_policy(spec)
-        if not hasattr(agent, "check_fits"):
-            return
-    elif spec.kind == "agent" and spec.target.endswith(".npz"):
-        from mrsched_gym.agents.agent_files import check_npz_fits
-        for sc in scenarios:
-            env = make_env(sc, env_kwargs)
-            try:
-                check_npz_fits(spec.target, env.observation_space, f"scenario {sc!r}")
-            finally:
-                env.close()
+    if spec.kind not in ("code", "object"):
+        kind = agent_kinds().get(spec.kind)
+        if kind is not None and kind.check_fits is not None:
+            kind.check_fits(spec, scenarios, env_kwargs)
         return
-    elif spec.kind not in ("agent", "rllib"):
+    agent = make_policy(spec)
+    if not hasattr(agent, "check_fits"):
         return
-    else:
-        try:
-            agent = agent_for_checks(spec.kind, spec.target, policy_fingerprint(spec))
-        except (FileNotFoundError, ValueError) as e:
-            raise InputError(f"policy {spec.label!r}: {e}") from None
-        if spec.kind == "rllib":
-            return
     for sc in scenarios:
         env = make_env(sc, env_kwargs)
         try:
@@ -231,18 +217,6 @@ def check_agent_fits(spec: PolicySpec, scenarios: Sequence[str],
             raise InputError(f"policy {spec.label!r}: {e}") from None
         finally:
             env.close()
-
-
-@functools.lru_cache(maxsize=8)
-def agent_for_checks(kind: str, target: str, fingerprint: str) -> Any:
-    """The agent of a checkpoint, loaded once per version (``fingerprint``, which holds the
-    files' hashes) for :func:`check_agent_fits` (the command line checks a sweep before it runs
-    it), without changing the caller's torch thread count (an episode's loading sets one)."""
-    if kind == "rllib":
-        return make_policy(PolicySpec(label=f"rllib:{Path(target).name}", kind=kind,
-                                      target=target))
-    from mrsched_gym.agents.policy import load_agent
-    return load_agent(target, one_thread=False)
 
 
 def run_parallel(fn: Callable[[_T], _R], tasks: Sequence[_T], workers: int | None = None,

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
+from mrsched_gym.agents.agent_files import MAX_UNPACKED_BYTES
 from mrsched_gym.errors import InputError
 
 _T = TypeVar("_T")
@@ -21,7 +22,6 @@ _T = TypeVar("_T")
 def max_agent_file_bytes() -> int:
     """The largest agent file :func:`~mrsched_gym.agents.agent_files.open_archive` accepts; a
     larger one is refused before it is read."""
-    from mrsched_gym.agents.agent_files import MAX_UNPACKED_BYTES
     return int(MAX_UNPACKED_BYTES) + (1 << 20)
 
 
