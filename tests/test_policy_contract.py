@@ -287,6 +287,22 @@ def test_compare_ranks_a_policy_file_beside_edf_with_the_same_record(tmp_path, m
     assert [values(r) for r in recs] != by["edf"]
 
 
+@pytest.mark.parametrize("start", ["fork", "spawn"])
+def test_a_module_found_on_the_callers_sys_path_loads_in_its_policy_process(tmp_path,
+                                                                         monkeypatch, start):
+    """A policy process started afresh (as where Ray or TensorFlow is loaded) searches the
+    harness's sys.path, as a forked one does."""
+    pkg = tmp_path / "mypkg_path"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "rules.py").write_text(EDF_FILE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setenv("MRSCHED_GYM_POLICY_START", start)
+    records = evaluate(["mypkg_path.rules:FileEDF"], ["mrsched/Hadoop-v0"], [0], workers=1,
+                       progress=False, env_kwargs={"workload.duration_s": 300.0})
+    assert [r["policy"] for r in records] == ["FileEDF"]
+
+
 def test_package_module_class_and_the_plots(tmp_path, monkeypatch):
     pkg = tmp_path / "mypkg"
     pkg.mkdir()

@@ -99,8 +99,9 @@ BoundedLoader.add_constructor("tag:yaml.org,2002:int", BoundedLoader.construct_y
 
 #: YAML 1.2's core schema for numbers (PyYAML reads YAML 1.1, where ``7e-1`` is text, ``017``
 #: is fifteen, ``1_000`` is a thousand and ``1:30`` is ninety): one reading of numbers in every
-#: file this package reads, the same as the training config's hyper-parameters.
-YAML12_INT = re.compile(r"^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$")
+#: file this package reads, the same as the training config's hyper-parameters. (A sign before
+#: ``0x``/``0o`` is read too, as YAML 1.1 read it.)
+YAML12_INT = re.compile(r"^[-+]?(?:[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$")
 YAML12_FLOAT = re.compile(r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"
                           r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$")
 NUMBER_TAGS = ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float")

@@ -118,7 +118,8 @@ def can_fork() -> bool:
 
 
 def spawn(fd: int, limits: PolicyLimits) -> subprocess.Popen[bytes]:
-    """A policy process started afresh on the channel ``fd``."""
+    """A policy process started afresh on the channel ``fd``, with this process's
+    ``sys.path`` (a module a policy names is found where the harness would find it)."""
     import json
     package_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(
         __file__))))
@@ -130,7 +131,8 @@ def spawn(fd: int, limits: PolicyLimits) -> subprocess.Popen[bytes]:
     except (OSError, ValueError, AttributeError):
         err = subprocess.DEVNULL
     return subprocess.Popen(
-        [sys.executable, "-m", "mrsched_gym.policy.host", str(fd), json.dumps(asdict(limits))],
+        [sys.executable, "-m", "mrsched_gym.policy.host", str(fd), json.dumps(asdict(limits)),
+         json.dumps(sys.path)],
         pass_fds=(fd,), start_new_session=True, stdin=subprocess.DEVNULL, stdout=err,
         stderr=err, env=env)
 

@@ -259,10 +259,11 @@ def preload() -> None:
 
 
 def main() -> None:
-    """``python -m mrsched_gym.policy.host FD LIMITS-JSON`` (a policy process started afresh,
-    where the harness cannot fork)."""
+    """``python -m mrsched_gym.policy.host FD LIMITS-JSON SYS-PATH-JSON`` (a policy process
+    started afresh, where the harness cannot fork, with the harness's ``sys.path``)."""
     fd = int(sys.argv[1])
     limits = PolicyLimits(**json.loads(sys.argv[2]))
+    sys.path[:] = [str(p) for p in json.loads(sys.argv[3])]
     code = 0
     try:
         run(fd, limits)
