@@ -75,6 +75,20 @@ def unreachable(error: OSError, what: str) -> str:
     return f"{what} not found"
 
 
+def special_kind(path: os.PathLike[str] | str) -> str | None:
+    """What ``path`` is when it exists and is neither a regular file, a folder nor a link to
+    one of them: ``"a device"``, ``"a named pipe (FIFO)"``, ``"a socket"``, ``"a symbolic link
+    loop"``; None otherwise (missing, a file, a folder)."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError as e:
+        return "a symbolic link loop" if e.errno == errno.ELOOP else None
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return None
+    return ("a named pipe (FIFO)" if stat.S_ISFIFO(mode) else "a device"
+            if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "a socket")
+
+
 def not_a_file(path: os.PathLike[str] | str, what: str) -> str:
     """Why ``path`` cannot be read as ``what`` (e.g. "trace file") when it is not a regular file:
     "not found", or what it is instead (a directory, a named pipe, a device, a socket)."""

@@ -207,3 +207,49 @@ def test_an_unmasked_model_plays_illegal_actions_as_skip_by_every_path(tmp_path,
     assert counts[0] > 0 and counts == [counts[0]] * 3
     headlines = [r[0]["deadline_penalty_h"] for r in (by_object, by_path, by_command)]
     assert headlines == [headlines[0]] * 3
+
+
+# ------------------------------------------------------------- special files written to
+@pytest.mark.parametrize("kind", ["fifo", "loop"])
+@pytest.mark.parametrize("option", [["compare", "--out"], ["benchmark", "--out"],
+                                    ["train", "--out"], ["reproduce", "rds-case-study", "--json"],
+                                    ["reproduce", "rds-case-study", "--doc"]])
+def test_a_path_to_write_that_is_a_special_file_is_named_before_any_work(tmp_path, kind, option,
+                                                                         capsys):
+    path, words = special_file(tmp_path, kind)
+    with pytest.raises(SystemExit) as e:
+        main([*option, path])
+    assert e.value.code == 2 and words in capsys.readouterr().err
+    assert os.path.islink(path) or os.path.exists(path) and not os.path.isfile(path)
+
+
+def test_a_file_is_never_written_over_a_special_file(tmp_path):
+    """The durable write renames a temporary file over its target: over a device or a FIFO that
+    would replace the special file itself (as root, /dev/full became a regular file)."""
+    import stat
+
+    from mrsched_gym.errors import OutputError
+    from mrsched_gym.results.files import durable_write
+    for kind in ("fifo", "loop"):
+        folder = tmp_path / kind
+        folder.mkdir()
+        path, words = special_file(folder, kind)
+        before = sorted(p.name for p in folder.iterdir())
+        with pytest.raises(OutputError, match=words):
+            durable_write(path, "records")
+        if kind == "fifo":
+            assert stat.S_ISFIFO(os.stat(path).st_mode)
+        assert sorted(p.name for p in folder.iterdir()) == before      # no temporary left
+
+
+@pytest.mark.parametrize("what", ["fifo", "loop", "file"])
+def test_an_out_folder_that_is_not_a_folder_is_named(tmp_path, what):
+    """From Python (no argparse): the run folder's parent is named as what it is."""
+    from mrsched_gym.results.files import safe_child
+    if what == "file":
+        path, words = str(tmp_path / "plain"), "is a file, not a folder"
+        Path(path).write_text("x")
+    else:
+        path, words = special_file(tmp_path, what)
+    with pytest.raises(InputError, match=words):
+        safe_child(path, "run", "run name")

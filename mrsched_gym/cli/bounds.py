@@ -8,6 +8,7 @@ import argparse
 import os
 
 from mrsched_gym.config.limits import MAX_SEED, MAX_TRAIN_STEPS
+from mrsched_gym.errors import special_kind
 
 #: The upper bounds of the command's counts, checked before any work (docs/leaderboard.md,
 #: "Bounds"), far above any run this machine class finishes (seeds: ``MAX_SEED``, numpy's and
@@ -35,7 +36,8 @@ def count(lo: int, hi: int):
 
 def writable_path(text: str) -> str:
     """An argparse ``type=``: a path the file system can hold (no component longer than
-    :data:`MAX_NAME_BYTES`, the whole not longer than :data:`MAX_PATH_BYTES`)."""
+    :data:`MAX_NAME_BYTES`, the whole not longer than :data:`MAX_PATH_BYTES`) and that is not a
+    device, a named pipe, a socket or a symbolic link loop."""
     encoded = os.fsencode(os.path.abspath(text)) if text else b""
     longest = max((len(part) for part in encoded.split(b"/")), default=0)
     if len(encoded) > MAX_PATH_BYTES or longest > MAX_NAME_BYTES:
@@ -43,6 +45,10 @@ def writable_path(text: str) -> str:
         raise argparse.ArgumentTypeError(
             f"{shown!r} is a path too long for the file system (at most {MAX_NAME_BYTES} bytes "
             f"per name and {MAX_PATH_BYTES:,} in all)")
+    kind = special_kind(text) if text else None
+    if kind is not None:
+        raise argparse.ArgumentTypeError(f"{text!r} is {kind}: the command writes files and "
+                                         "folders only")
     return text
 
 

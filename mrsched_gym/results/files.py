@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from mrsched_gym.errors import InputError, OutputError
+from mrsched_gym.errors import InputError, OutputError, special_kind
 
 
 def file_mode(directory: bool = False) -> int:
@@ -57,6 +57,9 @@ def safe_child(out: str | Path, name: object, field: str) -> Path:
         why = (f"may hold only the characters {SLUG_CHARS} (at most 200; no '/', spaces or "
                "other path syntax)")
     if why is None:
+        kind = special_kind(out) or ("a file" if os.path.isfile(out) else None)
+        if kind is not None:
+            raise InputError(f"{out} is {kind}, not a folder: results go into a folder")
         root = Path(out).resolve()                  # lexically: a link at the child is
         if Path(os.path.normpath(root / text)).parent != root:   # the caller's to refuse
             why = f"does not resolve inside {out}"
@@ -115,6 +118,10 @@ def durable_write(path: str | Path, data: str | bytes | Callable[[str], None],
         path.parent.mkdir(parents=True, exist_ok=True)
         if path.is_dir() and not path.is_symlink():
             raise IsADirectoryError(errno.EISDIR, "a folder is in the way", str(path))
+        kind = special_kind(path)
+        if kind is not None:                    # never renamed over: /dev/full stays a device
+            raise OutputError(f"{path}: cannot write it: it is {kind}, not a file (results are "
+                              "written as files only)")
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
         with os.fdopen(fd, "wb") as f:
             if writer is None:
@@ -128,6 +135,8 @@ def durable_write(path: str | Path, data: str | bytes | Callable[[str], None],
         os.replace(tmp, path)
         tmp = None
         fsync_dir(path.parent)
+    except OutputError:
+        raise
     except OSError as e:
         raise OutputError(f"{path}: cannot write it: {e.strerror or e}") from None
     finally:
