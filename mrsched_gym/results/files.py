@@ -57,7 +57,7 @@ def safe_child(out: str | Path, name: object, field: str) -> Path:
         why = (f"may hold only the characters {SLUG_CHARS} (at most 200; no '/', spaces or "
                "other path syntax)")
     if why is None:
-        kind = special_kind(out) or ("a file" if os.path.isfile(out) else None)
+        kind = special_kind(out)                # a regular file: RunFolder names it
         if kind is not None:
             raise InputError(f"{out} is {kind}, not a folder: results go into a folder")
         root = Path(out).resolve()                  # lexically: a link at the child is
