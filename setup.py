@@ -49,15 +49,15 @@ BASELINES_COMPILED = ["mrsched_gym/baselines/common.py", "mrsched_gym/baselines/
 #: (``sim/__init__.py``, a docstring, stays Python: mypyc sets a compiled package's path wrongly
 #: in this layout).
 COMPILED = sorted(str(p) for p in Path("mrsched_gym/sim").glob("*.py")
-                  if p.name not in ("__init__.py", "log.py")) + ["mrsched_gym/encoding.py",
-                                                 "mrsched_gym/env_step.py",
-                                                 "mrsched_gym/flat_step.py",
-                                                 "mrsched_gym/rewards.py",
-                                                 "mrsched_gym/obs_layout.py",
-                                                 "mrsched_gym/node_rows.py",
-                                                 "mrsched_gym/job_row.py",
-                                                 "mrsched_gym/rule_adapter.py",
-                                                 "mrsched_gym/guard.py",
+                  if p.name not in ("__init__.py", "log.py")) + ["mrsched_gym/env/encoding.py",
+                                                 "mrsched_gym/env/env_step.py",
+                                                 "mrsched_gym/env/flat_step.py",
+                                                 "mrsched_gym/env/rewards.py",
+                                                 "mrsched_gym/env/obs_layout.py",
+                                                 "mrsched_gym/env/node_rows.py",
+                                                 "mrsched_gym/env/job_row.py",
+                                                 "mrsched_gym/policy/rule_adapter.py",
+                                                 "mrsched_gym/policy/guard.py",
                                                  *BASELINES_COMPILED]
 MANIFEST = "mrsched_gym/compiled_sources.json"
 #: The oldest mypy the build needs: mypy 1.x allows librt < 0.10, whose ``librt.strings`` is empty

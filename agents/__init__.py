@@ -8,18 +8,19 @@ The product, by what a user does with it:
   :mod:`~mrsched_gym.agents.observations`, and the rules a policy plays under
   (:mod:`~mrsched_gym.agents.masking`, :mod:`~mrsched_gym.agents.affinity`,
   :mod:`~mrsched_gym.agents.slow_start`);
-* **train one**: :mod:`~mrsched_gym.agents.train` (the run; its parts ``train_config``,
+* **train one**: :mod:`~mrsched_gym.agents.training.train` (the run; its parts ``train_config``,
   ``train_model``, ``train_callbacks``, ``train_files`` and ``learning_curves``), the networks
   (:mod:`~mrsched_gym.agents.networks`, :mod:`~mrsched_gym.agents.set_layers`,
   :mod:`~mrsched_gym.agents.rllib_module`), the numpy rollouts of ``numerics: fast``
-  (:mod:`~mrsched_gym.agents.numpy_rollout`, :mod:`~mrsched_gym.agents.numpy_export`), the pool
-  of randomised worlds (:mod:`~mrsched_gym.agents.worlds`) and the imitation phase
-  (:mod:`~mrsched_gym.agents.imitate`, :mod:`~mrsched_gym.agents.imitate_config`): the shipped
-  generalist is made by them (``configs/agents/general.yaml``), so a user reproduces it with the
-  product alone. Imitation's teachers are policies; other kinds come through the plugin point
-  :mod:`~mrsched_gym.agents.teachers`. :mod:`~mrsched_gym.agents.input_driven` is the
-  ``input_driven`` option (variance reduction for input-driven envs);
-  :mod:`~mrsched_gym.agents.plain_ppo` trains the plain-PPO reference of the benchmark.
+  (:mod:`~mrsched_gym.agents.numpy_rollout`, :mod:`~mrsched_gym.agents.training.numpy_export`), the
+  pool of randomised worlds (:mod:`~mrsched_gym.agents.training.worlds`) and the imitation phase
+  (:mod:`~mrsched_gym.agents.training.imitate`, :mod:`~mrsched_gym.agents.training.imitate_config`):
+  the shipped generalist is made by them (``configs/agents/general.yaml``), so a user reproduces it
+  with the product alone. Imitation's teachers are policies; other kinds come through the plugin
+  point :mod:`~mrsched_gym.agents.training.teachers`.
+  :mod:`~mrsched_gym.agents.training.input_driven` is the ``input_driven`` option (variance
+  reduction for input-driven envs); :mod:`~mrsched_gym.agents.training.plain_ppo` trains the
+  plain-PPO reference of the benchmark.
 
 The research machinery is :mod:`mrsched_gym.agents.research` (the rollout teachers): the
 product never imports it (``tests/test_layout.py``); a run reaches it only by naming it in

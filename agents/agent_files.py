@@ -1,7 +1,8 @@
 """Agent files checked when they are loaded, before the first episode: :func:`read_npz`
-(the numpy weights of a set-network agent, as :func:`~mrsched_gym.agents.numpy_export.export_numpy`
-writes them), :func:`check_npz_fits` (those weights against an env's observations) and
-:func:`check_sb3_zip` (an SB3 checkpoint's archive, before it is unpickled).
+(the numpy weights of a set-network agent, as
+:func:`~mrsched_gym.agents.training.numpy_export.export_numpy` writes them), :func:`check_npz_fits`
+(those weights against an env's observations) and :func:`check_sb3_zip` (an SB3 checkpoint's
+archive, before it is unpickled).
 
 Every failure is one :class:`~mrsched_gym.errors.InputError` line naming the file and, where
 there is one, the key: a file that is no archive, a member that holds Python objects (an
@@ -184,7 +185,7 @@ def read_npz(path: str | Path) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
         raise InputError(f"{where}: {not_a_file(path, 'agent file')}")
     if not zipfile.is_zipfile(path):
         raise InputError(f"{where}: not an .npz archive of numpy weights (not a zip file at "
-                         f"all); export an agent with agents/numpy_export.py")
+                         f"all); export an agent with agents/training/numpy_export.py")
     try:
         with open_archive(path, where) as archive:
             check_unpacked_size(archive, where)

@@ -1,8 +1,8 @@
 """SB3 models trained on one flat observation as policies of the harness: on a ``-flat``
-variant (:mod:`mrsched_gym.flat`) or on a base id through Gymnasium's ``FlattenObservation``.
+variant (:mod:`mrsched_gym.env.flat`) or on a base id through Gymnasium's ``FlattenObservation``.
 
 The checkpoint's observation space says which: the variant's ``Box`` holds the base keys in
-the order ``decision, candidates, nodes, forecast`` (:data:`~mrsched_gym.flat.FLAT_KEYS`),
+the order ``decision, candidates, nodes, forecast`` (:data:`~mrsched_gym.env.flat.FLAT_KEYS`),
 ``FlattenObservation``'s in alphabetical order, so their bounds differ on every registered id
 (tested). The harness gives every policy the base id's observation; this policy turns it into
 what the model was trained on, and a variant's action back into the base action it plays, so a
@@ -14,8 +14,8 @@ from __future__ import annotations
 import gymnasium as gym
 import numpy as np
 
+from mrsched_gym.env.flat import FlatChoices, base_space_of
 from mrsched_gym.errors import InputError
-from mrsched_gym.flat import FlatChoices, base_space_of
 
 #: What a record's ``observation`` field says for each layout.
 VARIANT, FLATTEN = "flat-variant", "FlattenObservation"
@@ -43,7 +43,7 @@ class FlatAgentPolicy:
     base env's observation and mask: deterministic (the most likely action).
 
     * Trained on a ``-flat`` variant: the observation is made with
-      :class:`~mrsched_gym.flat.FlatChoices` and the chosen action played as the choice it
+      :class:`~mrsched_gym.env.flat.FlatChoices` and the chosen action played as the choice it
       names (every action legal).
     * Trained through ``FlattenObservation``: the observation is ``gymnasium.spaces.flatten``
       of the base one, and the action the model's most likely among those the mask offers
@@ -56,7 +56,7 @@ class FlatAgentPolicy:
     """
 
     #: Its illegal actions are played as skip by the env and counted, as a model object's are
-    #: in ``evaluate`` (:data:`mrsched_gym.policies.ILLEGAL_AS_SKIP`).
+    #: in ``evaluate`` (:data:`mrsched_gym.policy.contract.ILLEGAL_AS_SKIP`).
     illegal_actions = "skip"
 
     def __init__(self, model, name: str) -> None:

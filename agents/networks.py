@@ -56,7 +56,7 @@ from mrsched_gym.agents.set_layers import (
     SetFeatures,
     symlog,
 )
-from mrsched_gym.encoding import decision_kind_slot
+from mrsched_gym.env.encoding import decision_kind_slot
 from mrsched_gym.sim.decision import SCHEDULE
 
 _SCHEDULE = decision_kind_slot(SCHEDULE)       # the schedule entry of obs["decision"]
@@ -94,8 +94,8 @@ class SetExtractor(SetEncoding, BaseFeaturesExtractor):
         observation_space: The env's ``Dict`` observation space.
         hidden: Width of the embeddings.
         node_mask: Pool only the present nodes (a row with speed feature 2 > 0; zero rows are
-            the padding of :class:`~mrsched_gym.agents.worlds.WorldPool`). Equal to the plain
-            mean on an unpadded observation.
+            the padding of :class:`~mrsched_gym.agents.training.worlds.WorldPool`). Equal to the
+            plain mean on an unpadded observation.
     """
 
     def __init__(self, observation_space: gym.spaces.Dict, hidden: int = 64,

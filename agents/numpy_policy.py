@@ -1,7 +1,7 @@
 """Shipped set-network agents without torch: the actor's forward pass in numpy.
 
 A trained :class:`~mrsched_gym.agents.networks.SetPolicy` is exported once
-(:func:`~mrsched_gym.agents.numpy_export.export_numpy`, needs torch) to ``NAME.npz`` — the
+(:func:`~mrsched_gym.agents.training.numpy_export.export_numpy`, needs torch) to ``NAME.npz`` — the
 actor's weights (the policy's feature extractor and its
 :class:`~mrsched_gym.agents.networks.CandidateScorer`) and, as JSON text, ``hidden``,
 ``work_conserving``, ``masked``, the trained forecast length, ``node_mask`` (pool only the
@@ -33,7 +33,7 @@ from mrsched_gym.agents.observations import (
     work_conserving_mask,
     world_objective,
 )
-from mrsched_gym.encoding import decision_kind_slot
+from mrsched_gym.env.encoding import decision_kind_slot
 from mrsched_gym.sim.decision import SCHEDULE
 
 _SCHEDULE = decision_kind_slot(SCHEDULE)       # the schedule entry of obs["decision"]

@@ -28,7 +28,7 @@ from mrsched_gym.agents.numpy_policy import (
     NODE_SPEED_FEATURE,
     VALID_FEATURE,
 )
-from mrsched_gym.encoding import decision_kind_slot
+from mrsched_gym.env.encoding import decision_kind_slot
 from mrsched_gym.sim.decision import SCHEDULE
 
 _SCHEDULE = decision_kind_slot(SCHEDULE)       # the schedule entry of obs["decision"]

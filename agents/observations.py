@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mrsched_gym.encoding import DECISION_TAIL, kind_slice
+from mrsched_gym.env.encoding import DECISION_TAIL, kind_slice
 
 
 def fit_decision(obs: dict, length: int) -> dict | None:
@@ -39,7 +39,7 @@ def work_conserving_mask(mask: np.ndarray, is_schedule: bool) -> np.ndarray:
 
 def world_objective(sim) -> np.ndarray:
     """The objective vector of ``sim``'s world (what ``observe_objective=True`` observes)."""
-    from mrsched_gym.encoding import objective_vector
+    from mrsched_gym.env.encoding import objective_vector
     return objective_vector(sim.scenario.reward.weights)
 
 

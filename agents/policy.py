@@ -14,7 +14,7 @@ from mrsched_gym.agents.observations import (
     work_conserving_mask,
     world_objective,
 )
-from mrsched_gym.encoding import decision_kind_slot
+from mrsched_gym.env.encoding import decision_kind_slot
 from mrsched_gym.errors import InputError, MissingExtraError, install_hint
 from mrsched_gym.sim.decision import SCHEDULE, SPECULATE
 
@@ -146,7 +146,7 @@ class AgentPolicy:
     """
 
     #: Its illegal actions are played as skip by the env and counted, as a model object's are
-    #: in ``evaluate`` (:data:`mrsched_gym.policies.ILLEGAL_AS_SKIP`).
+    #: in ``evaluate`` (:data:`mrsched_gym.policy.contract.ILLEGAL_AS_SKIP`).
     illegal_actions = "skip"
 
     def __init__(self, model, name: str) -> None:

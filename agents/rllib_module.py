@@ -1,8 +1,9 @@
 """The set network as an RLlib ``RLModule`` (new API stack), with the env's action mask.
 
-:class:`SetRLModule` is what :func:`mrsched_gym.ray_backend.rllib_ppo_config` trains by default
-(``module="set"``). It reads the observation of
-:class:`~mrsched_gym.ray_backend.RLlibMaskedObservation`, RLlib's action-masking convention::
+:class:`SetRLModule` is what :func:`mrsched_gym.ray_backend.rllib_ppo_config` trains by
+default (``module="set"``). It reads the observation of
+:class:`~mrsched_gym.ray_backend.RLlibMaskedObservation`, RLlib's action-masking
+convention::
 
     {"action_mask": Box(0, 1, (K + 1,)),   # env.action_masks(), skip last
      "observations": <the env's Dict observation: decision, candidates, nodes, forecast>}
@@ -45,7 +46,7 @@ from torch import nn
 
 from mrsched_gym.agents.agent_files import check_finite_state, load_error
 from mrsched_gym.agents.set_layers import ILLEGAL_LOGIT, CandidateScorer, SetEncoder, mlp
-from mrsched_gym.encoding import decision_kind_slot
+from mrsched_gym.env.encoding import decision_kind_slot
 from mrsched_gym.errors import InputError
 from mrsched_gym.sim.decision import SCHEDULE
 
@@ -78,7 +79,8 @@ class SetRLModule(TorchRLModule, ValueFunctionAPI):
         if not (isinstance(space, gym.spaces.Dict) and set(space.spaces) == {MASK_KEY, OBS_KEY}):
             raise ValueError(
                 "SetRLModule needs the observation {'action_mask': Box(K+1), 'observations': "
-                "<env Dict>} of mrsched_gym.ray_backend.RLlibMaskedObservation (env_config "
+                "<env Dict>} of mrsched_gym.ray_backend.RLlibMaskedObservation "
+                "(env_config "
                 f"observation='masked'); got {space}")
         inner = space[OBS_KEY]
         cfg = {**DEFAULT_MODEL_CONFIG, **{k: v for k, v in dict(self.model_config or {}).items()

@@ -31,9 +31,9 @@ ILLEGAL_LOGIT = -1e8
 #: (``agents/rules.py``) skip, the one legal action, is the one taken, not a uniform draw among
 #: equal logits.
 BUSY_SKIP_LOGIT = 0.5 * ILLEGAL_LOGIT
-#: Candidate feature 0: the row holds a candidate (:mod:`mrsched_gym.encoding`).
+#: Candidate feature 0: the row holds a candidate (:mod:`mrsched_gym.env.encoding`).
 VALID_FEATURE = 0
-#: Node feature 9: the node is the decision node (:mod:`mrsched_gym.encoding`).
+#: Node feature 9: the node is the decision node (:mod:`mrsched_gym.env.encoding`).
 DECISION_NODE_FEATURE = 9
 #: Node feature: CPU speed / max speed (0 only on a padded, absent node row).
 NODE_SPEED_FEATURE = 2
@@ -112,7 +112,8 @@ class SetEncoding:
 
     hidden: int
     #: Pool only the present nodes: a row whose CPU speed feature (2) is 0 is padding (the
-    #: :class:`~mrsched_gym.agents.worlds.WorldPool`'s); equal to the plain mean without padding.
+    #: :class:`~mrsched_gym.agents.training.worlds.WorldPool`'s); equal to the plain mean without
+    #: padding.
     node_mask: bool = False
     #: Compute the same functions with fewer operations (the training option ``numerics:
     #: fast``; not saved with the weights): the first candidate layer and the mixing layer as

@@ -27,7 +27,7 @@ baseline costs without observation encoding); ``fifo-env`` = first candidate thr
 ``agent-numpy`` = the same agent's numpy forward pass (what the leaderboard runs, no torch);
 ``train`` = MaskablePPO with the shipped config (4 in-process envs, one thread) learning for
 the given number of steps (rollouts and gradient updates; no evaluations), ``train-fast`` the
-same with ``numerics: fast`` (numpy rollouts, split layers; see ``agents/train.py``).
+same with ``numerics: fast`` (numpy rollouts, split layers; see ``agents/training/train.py``).
 
 ``--agents`` also times the forward pass alone (``inference``): the shipped agent's decisions
 on recorded observations of Hadoop-v0 (two episodes), torch and numpy alternating round by
@@ -107,7 +107,7 @@ def _bench(env_id: str, policy: str, episodes: int, seed: int, kwargs: dict) -> 
 def _bench_train(env_id: str, steps: int, numerics: str = "exact") -> dict:
     import torch
 
-    from mrsched_gym.agents.train import build_model, load_config, make_vec_env
+    from mrsched_gym.agents.training.train import build_model, load_config, make_vec_env
     torch.set_num_threads(1)
     cfg = load_config("hadoop_set", env=env_id, total_timesteps=steps, tensorboard=False,
                       numerics=numerics)
@@ -286,7 +286,7 @@ _COMPARE_TRAIN_SCRIPT = """
 import json, sys, time
 import torch
 torch.set_num_threads(1)
-from mrsched_gym.agents.train import build_model, load_config, make_vec_env
+from mrsched_gym.agents.training.train import build_model, load_config, make_vec_env
 steps, numerics = int(sys.argv[1]), sys.argv[2]
 kw = {} if numerics == "exact" else {"numerics": numerics}
 cfg = load_config("hadoop_set", total_timesteps=steps, tensorboard=False, **kw)

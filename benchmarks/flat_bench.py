@@ -16,7 +16,7 @@ import time
 import gymnasium as gym
 
 import mrsched_gym  # noqa: F401
-from mrsched_gym.flat import flat_id
+from mrsched_gym.env.flat import flat_id
 
 IDS = ("mrsched/Hadoop-v0", "mrsched/Admission-v1", "mrsched/Preemption-v0",
        "mrsched/Stragglers-v0")
@@ -86,7 +86,7 @@ _CALLGRIND_SCRIPT = """
 import json, sys
 import gymnasium as gym
 import mrsched_gym
-from mrsched_gym.flat import flat_id
+from mrsched_gym.env.flat import flat_id
 env_id, seed, side, path = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
 acts = json.load(open(path))
 base, flat = gym.make(env_id), gym.make(flat_id(env_id))

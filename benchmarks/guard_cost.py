@@ -1,6 +1,6 @@
 """What the read-only view costs an outside policy (not a test): decisions per CPU-second of an
 outside rule policy (EDF written from the contract) run by the harness, which hands it the
-read-only :class:`~mrsched_gym.readonly.GuardedView`, beside the same policy handed the live
+read-only :class:`~mrsched_gym.policy.readonly.GuardedView`, beside the same policy handed the live
 simulator (what every outside policy got before), rounds alternating. The baselines never go
 through the view: ``python benchmarks/bench.py --compare REF`` times them.
 
@@ -35,7 +35,7 @@ import gymnasium as gym
 
 import mrsched_gym  # noqa: F401  (registers the ids)
 from mrsched_gym.evaluate.policy_specs import make_policy, parse_policy
-from mrsched_gym.policies import as_policy
+from mrsched_gym.policy.contract import as_policy
 from mrsched_gym.policy.process import ProcessPolicy
 from mrsched_gym.sim.decision import DecisionKind
 

@@ -10,7 +10,7 @@ from any working directory::
 """
 
 from mrsched_gym.config.env_ids import ENV_IDS
-from mrsched_gym.flat import flat_id
+from mrsched_gym.env.flat import flat_id
 
 #: rl_zoo3's table: env id -> hyperparameters (its ``--conf-file`` module convention).
 hyperparams = {flat_id(env_id): {"policy": "MlpPolicy", "n_timesteps": 50_000, "n_envs": 1}

@@ -4,9 +4,13 @@ Importing the package registers the ``mrsched/*`` ids with Gymnasium (no other s
 with a compiled build it first checks that build against its sources, :mod:`mrsched_gym.compiled`).
 """
 
-from mrsched_gym.compiled import acceleration  # first: checks a compiled build on import
-from mrsched_gym.config import ConfigError, Scenario, load_scenario, with_overrides
-from mrsched_gym.policies import (
+from mrsched_gym import old_names
+
+old_names.install()  # first: the import paths of modules that moved in 0.4.0 keep working
+
+from mrsched_gym.compiled import acceleration  # noqa: E402  checks a compiled build on import
+from mrsched_gym.config import ConfigError, Scenario, load_scenario, with_overrides  # noqa: E402
+from mrsched_gym.policy.contract import (  # noqa: E402
     ModelPolicy,
     ObservationFunction,
     ObservationPolicy,
@@ -15,7 +19,7 @@ from mrsched_gym.policies import (
     RulePolicy,
     as_policy,
 )
-from mrsched_gym.registration import ENV_IDS, register_envs
+from mrsched_gym.registration import ENV_IDS, register_envs  # noqa: E402
 
 # The one version source: pyproject.toml reads it statically, importlib.metadata reports it.
 __version__ = "0.4.0"

@@ -1,6 +1,6 @@
 """Registered environment ids: the table of :mod:`mrsched_gym.config.env_ids`
 (``mrsched/<Name>-vN`` -> bundled scenario file) registered with Gymnasium, and each id's flat
-variant (``mrsched/<Name>-flat-vN``, :mod:`mrsched_gym.flat`)."""
+variant (``mrsched/<Name>-flat-vN``, :mod:`mrsched_gym.env.flat`)."""
 
 from __future__ import annotations
 
@@ -8,12 +8,12 @@ import gymnasium as gym
 
 from mrsched_gym.config import Scenario, load_scenario, with_overrides
 from mrsched_gym.config.env_ids import EARLIER_IDS, ENV_IDS, ENV_OVERRIDES
-from mrsched_gym.flat import flat_id
+from mrsched_gym.env.flat import flat_id
 
 __all__ = ["EARLIER_IDS", "ENV_IDS", "ENV_OVERRIDES", "FLAT_IDS", "is_registered", "register_envs",
            "scenario_for"]
 
-#: flat variant id -> its base id (:mod:`mrsched_gym.flat`), one per id of :data:`ENV_IDS`.
+#: flat variant id -> its base id (:mod:`mrsched_gym.env.flat`), one per id of :data:`ENV_IDS`.
 FLAT_IDS = {flat_id(env_id): env_id for env_id in ENV_IDS}
 
 
@@ -42,7 +42,7 @@ def register_envs() -> None:
         if env_id not in gym.registry:
             gym.register(id=env_id, entry_point="mrsched_gym.env:MRSchedEnv", kwargs=kwargs)
         if flat_id(env_id) not in gym.registry:
-            gym.register(id=flat_id(env_id), entry_point="mrsched_gym.flat:make_flat",
+            gym.register(id=flat_id(env_id), entry_point="mrsched_gym.env.flat:make_flat",
                          kwargs=kwargs)
     for env_id, (scenario, old) in EARLIER_IDS.items():
         if env_id not in gym.registry:

@@ -17,8 +17,14 @@ from mrsched_gym.agents.kinds import agent_for_checks  # noqa: E402
 from mrsched_gym.agents.networks import SetExtractor, SetPolicy  # noqa: E402
 from mrsched_gym.agents.policy import AgentPolicy, load_agent, load_sb3, policy_logits  # noqa: E402
 from mrsched_gym.agents.pretrained import agents_for, pretrained_agents  # noqa: E402
-from mrsched_gym.agents.train import TRAIN_SEED_BASE, build_model, load_config, make_vec_env, train  # noqa: E402
-from mrsched_gym.encoding import observed_kind  # noqa: E402
+from mrsched_gym.agents.training.train import (  # noqa: E402
+    TRAIN_SEED_BASE,
+    build_model,
+    load_config,
+    make_vec_env,
+    train,
+)
+from mrsched_gym.env.encoding import observed_kind  # noqa: E402
 from mrsched_gym.errors import InputError  # noqa: E402
 from mrsched_gym.evaluate import (  # noqa: E402
     evaluate,
@@ -125,7 +131,7 @@ def test_bundled_configs_document_every_field():
     """Every field of the shipped configs carries a comment."""
     from importlib.resources import files
 
-    from mrsched_gym.agents.train import bundled_configs
+    from mrsched_gym.agents.training.train import bundled_configs
     assert "general_rules" in bundled_configs()
     for name in bundled_configs():
         text = files("mrsched_gym.configs").joinpath("agents", f"{name}.yaml").read_text()
@@ -185,7 +191,7 @@ def test_an_agent_trains_where_speculation_is_posed(tmp_path):
 def test_value_warmup_moves_only_the_value_function(tmp_path):
     """value_warmup_steps: while within it, PPO updates change the value MLP and its output and
     nothing else (the set features, the policy head); after it, the policy moves too."""
-    from mrsched_gym.agents.train import is_value_parameter
+    from mrsched_gym.agents.training.train import is_value_parameter
     cfg = tiny("warm", value_warmup_steps=1024, **{"eval.every_steps": 0})
     venv, threads = make_vec_env(cfg), th.get_num_threads()
     th.set_num_threads(cfg.torch_threads)        # as train() builds it (the orthogonal init's
@@ -522,7 +528,7 @@ def test_shipped_generalist_applies_to_every_id_it_was_trained_for(name, config,
     agent:general-v2, and not agent:general, which it superseded (still loadable by name)."""
     from mrsched_gym.agents.numpy_policy import NumpySetPolicy
     from mrsched_gym.agents.pretrained import params_sha256
-    from mrsched_gym.agents.train import load_config
+    from mrsched_gym.agents.training.train import load_config
     from mrsched_gym.registration import ENV_IDS
     info = pretrained_agents()[name]
     assert info["envs"] == load_config(config).worlds.ids
@@ -654,9 +660,9 @@ def test_a_speculation_rule_must_be_a_speculating_baseline():
 @TRAINED_GROUP
 def test_numpy_export_round_trip(trained, tmp_path):
     """export_numpy writes what NumpySetPolicy reads: same logits as the torch actor."""
-    from mrsched_gym.agents.numpy_export import export_numpy
     from mrsched_gym.agents.numpy_policy import NumpySetPolicy
     from mrsched_gym.agents.policy import policy_logits
+    from mrsched_gym.agents.training.numpy_export import export_numpy
     model = load_sb3(trained["final_model"])
     pol = NumpySetPolicy.load(export_numpy(model, tmp_path / "tiny"))
     env = gym.make("mrsched/Hadoop-v0")

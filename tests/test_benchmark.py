@@ -5,7 +5,8 @@ import json
 import numpy as np
 import pytest
 
-from mrsched_gym.benchmark import (
+from mrsched_gym.cli import main
+from mrsched_gym.evaluate.benchmark import (
     SUITE,
     TEST_SEEDS,
     aggregate,
@@ -14,7 +15,6 @@ from mrsched_gym.benchmark import (
     normalised_scores,
     prob_improvement,
 )
-from mrsched_gym.cli import main
 
 
 def records(values):
@@ -142,7 +142,7 @@ def test_a_local_file_named_like_a_shipped_agent_is_not_given_its_hash(tmp_path,
 def test_paired_rows_pair_each_agent_with_the_best_rule_and_the_best_baseline():
     """Hand-checked: the best rule (srpt, mean 2) and the best baseline (edf, mean 3) are the
     lowest means of their kinds; the difference is per seed (paired), its CI Student's t."""
-    from mrsched_gym.benchmark import paired_rows, paired_table
+    from mrsched_gym.evaluate.benchmark import paired_rows, paired_table
     rows = paired_rows(records({"random": [9, 9, 9], "edf": [3, 2, 4], "fifo": [5, 5, 5],
                                 "srpt": [1, 2, 3], "edf-slowstart": [4, 4, 4],
                                 "agent:x": [0, 1, 5]}))

@@ -1,10 +1,10 @@
-"""The claim rules of :mod:`mrsched_gym.claims` on hand-made records, and how the validation page
-counts them."""
+"""The claim rules of :mod:`mrsched_gym.reproduce.claims` on hand-made records, and how the
+validation page counts them."""
 
 import pytest
 
-from mrsched_gym.claims import check_claim, paired_test
 from mrsched_gym.reproduce import Reproduction, validation_page
+from mrsched_gym.reproduce.claims import check_claim, paired_test
 
 
 def seeds(*values):
@@ -69,8 +69,8 @@ def test_no_seeds_in_common_never_holds(tol):
 
 
 def test_an_unseparated_difference_reports_the_seeds_it_needs_not_a_verdict():
-    from mrsched_gym.claims import MAX_SEEDS, seeds_needed
     from mrsched_gym.reproduce import claim_line
+    from mrsched_gym.reproduce.claims import MAX_SEEDS, seeds_needed
     # differences -1, +0.5, -0.2, -0.6: mean -0.325, sd 0.640; the 95% half-width
     # t(n-1) x 0.640 / sqrt(n) falls below 0.325 first at n = 18 (17 leaves 0.329)
     d = [-1.0, 0.5, -0.2, -0.6]
@@ -94,8 +94,8 @@ def test_an_unseparated_difference_reports_the_seeds_it_needs_not_a_verdict():
 
 
 def test_a_claims_cause_is_one_sentence_of_text():
-    from mrsched_gym.claims import claim_cases
     from mrsched_gym.config import ConfigError
+    from mrsched_gym.reproduce.claims import claim_cases
     claim = {"text": "x", "metric": "m", "better": ["a", "x"], "worse": [["a", "y"]]}
     assert claim_cases({**claim, "cause": "the placement splits jobs"}, ["a"], "f")
     with pytest.raises(ConfigError, match="claims\\[0\\]: cause: must be one sentence of text"):

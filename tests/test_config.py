@@ -226,7 +226,7 @@ def test_any_mapping_is_data():
                                           ("algo: ppo2", "algo")])
 def test_a_bad_value_in_a_training_config_names_its_file_line_and_field(tmp_path, line3, field):
     """Type errors (the builder) and range errors (``TrainConfig.validate``) alike."""
-    from mrsched_gym.agents.train_config import load_config
+    from mrsched_gym.agents.training.train_config import load_config
     path = tmp_path / "bad.yaml"
     path.write_text(f"env: mrsched/Hadoop-v0\ntotal_timesteps: 1000\n{line3}\n")
     with pytest.raises(ConfigError, match=rf"bad\.yaml: line 3: {field}: "):

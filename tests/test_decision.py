@@ -6,7 +6,7 @@ import pickle
 
 import pytest
 
-from mrsched_gym.encoding import (
+from mrsched_gym.env.encoding import (
     DECISION_KIND_SLICE,
     ObservationEncoder,
     decision_kind_slot,

@@ -1,13 +1,13 @@
-"""A time budget per decision for outside policies (mrsched_gym/decision_budget.py): a policy
+"""A time budget per decision for outside policies (mrsched_gym/policy/decision_budget.py): a policy
 stuck in one decision, or in its reset, fails that episode, named, and the sweep goes on."""
 
 import time
 
 import pytest
 
-from mrsched_gym.decision_budget import check_budget
 from mrsched_gym.errors import InputError
 from mrsched_gym.evaluate import evaluate
+from mrsched_gym.policy.decision_budget import check_budget
 from mrsched_gym.results import EpisodeFailures
 
 ENV = "mrsched/Hadoop-v0"
@@ -115,7 +115,7 @@ def test_a_policy_that_swallows_the_interruption_in_a_worker_ends_that_worker(tm
 ])
 def test_a_policy_file_that_never_finishes_loading_fails_named(tmp_path, monkeypatch, phase,
                                                                body):
-    monkeypatch.setattr("mrsched_gym.decision_budget.LOAD_BUDGET_S", 0.5)
+    monkeypatch.setattr("mrsched_gym.policy.decision_budget.LOAD_BUDGET_S", 0.5)
     path = tmp_path / "never.py"
     path.write_text(body)
     t = time.monotonic()
@@ -134,7 +134,7 @@ def test_a_policy_stuck_in_its_construction_for_an_episode_fails_named(tmp_path,
                                                                         workers):
     """Built once when the file is loaded (quickly), then afresh for each episode (stuck):
     every construction has the load budget, and each episode fails named."""
-    monkeypatch.setattr("mrsched_gym.decision_budget.LOAD_BUDGET_S", 0.5)
+    monkeypatch.setattr("mrsched_gym.policy.decision_budget.LOAD_BUDGET_S", 0.5)
     flag = tmp_path / "built-once"
     path = tmp_path / "second.py"
     path.write_text("from pathlib import Path\n"

@@ -4,7 +4,7 @@ bytes a fresh encoder builds, at every step of whole episodes of every decision 
 import numpy as np
 import pytest
 
-from mrsched_gym.encoding import ObservationEncoder
+from mrsched_gym.env.encoding import ObservationEncoder
 from mrsched_gym.errors import EpisodeStateError
 from mrsched_gym.evaluate import make_env
 

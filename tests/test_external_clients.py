@@ -155,7 +155,7 @@ def test_every_suite_id_ranks_variant_and_flatten_models(tmp_path, env_id):
     """On every id of the suite: a model of the flat variant plays the base id's world as in its
     own env (seed 0), and a FlattenObservation model is recognised as such."""
     from mrsched_gym.agents.policy import load_agent
-    from mrsched_gym.flat import flat_id
+    from mrsched_gym.env.flat import flat_id
     torch.set_num_threads(1)
     kw = SMALL.get(env_id, {})
     flat = gym.make(flat_id(env_id), **kw)

@@ -15,7 +15,7 @@ from mrsched_gym.agents.research.rollout import (
     estimate_the_unknown,
     sample_future_arrivals,
 )
-from mrsched_gym.encoding import ObservationEncoder
+from mrsched_gym.env.encoding import ObservationEncoder
 from mrsched_gym.evaluate import make_env, make_policy
 from mrsched_gym.sim.decision import SCHEDULE
 from mrsched_gym.sim.events import EventKind

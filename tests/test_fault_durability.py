@@ -21,9 +21,9 @@ import mrsched_gym.evaluate as ev
 import mrsched_gym.results.files as result_files
 import mrsched_gym.results.run_folder as run_folder
 from mrsched_gym.cli import main
+from mrsched_gym.env.metrics import METRIC_NAMES
 from mrsched_gym.errors import OutputError
 from mrsched_gym.evaluate import running
-from mrsched_gym.metrics import METRIC_NAMES
 from mrsched_gym.results import RunFolder, durable_write
 
 #: What a finished episode's record holds (every metric; the journal checks them all).
@@ -35,7 +35,7 @@ COMPACTOR = r"""
 import sys
 import time
 import mrsched_gym.results.files as result_files
-from mrsched_gym.metrics import METRIC_NAMES
+from mrsched_gym.env.metrics import METRIC_NAMES
 from mrsched_gym.results import RunFolder
 # widen the window between the temporary file's write and its rename, so that most kills land
 # in it (without this, rewrites are so fast that kills mostly land between them)

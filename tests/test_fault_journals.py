@@ -17,9 +17,9 @@ from hypothesis import strategies as st
 import mrsched_gym.evaluate as ev
 from mrsched_gym import __version__
 from mrsched_gym.cli import main
+from mrsched_gym.env.metrics import METRIC_NAMES
 from mrsched_gym.errors import InputError, OutputError
 from mrsched_gym.evaluate import running
-from mrsched_gym.metrics import METRIC_NAMES
 from mrsched_gym.results import (
     COUNT_METRICS,
     MARKER,

@@ -12,9 +12,9 @@ import pytest
 import mrsched_gym.evaluate as ev
 from mrsched_gym import __version__
 from mrsched_gym.cli import main, reusable_reproduction
+from mrsched_gym.env.metrics import METRIC_NAMES
 from mrsched_gym.errors import InputError
 from mrsched_gym.evaluate import running
-from mrsched_gym.metrics import METRIC_NAMES
 from mrsched_gym.results import RunFolder, sealed_line
 
 HEAD = {"k": 1, "mrsched_gym": __version__}

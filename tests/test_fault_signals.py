@@ -103,7 +103,7 @@ def test_workers_of_a_killed_parent_end_quietly_and_free_the_lock(tmp_path):
 def test_a_termination_while_plotting_removes_the_staging_folder(tmp_path, monkeypatch,
                                                                  capsys):
     """Finding 17: SIGTERM during writing or plotting left .NAME.staging.* forever."""
-    import mrsched_gym.leaderboard as lb
+    import mrsched_gym.evaluate.leaderboard as lb
 
     def terminated(*a, **k):
         raise KeyboardInterrupt(signal.SIGTERM)          # what the SIGTERM handler raises
@@ -116,7 +116,7 @@ def test_a_termination_while_plotting_removes_the_staging_folder(tmp_path, monke
 
 
 def test_sigterm_raises_keyboard_interrupt_in_the_main_thread():
-    from mrsched_gym.lifecycle import handle_termination, signal_number
+    from mrsched_gym.processes.lifecycle import handle_termination, signal_number
     old = signal.getsignal(signal.SIGTERM)
     try:
         handle_termination()
@@ -218,7 +218,7 @@ def test_a_forked_child_ends_on_sigterm_while_the_handler_is_installed():
     the signal into a KeyboardInterrupt it swallowed."""
     import multiprocessing as mp
 
-    from mrsched_gym.lifecycle import handle_termination, restore_termination
+    from mrsched_gym.processes.lifecycle import handle_termination, restore_termination
     previous = handle_termination()
     try:
         child = mp.get_context("fork").Process(target=time.sleep, args=(30,))
@@ -242,7 +242,7 @@ def test_a_pool_ends_even_if_a_worker_never_reached_its_initializer():
     the parent's own handler is back once the pool exists."""
     import multiprocessing as mp
 
-    from mrsched_gym.lifecycle import forking_with_default_termination
+    from mrsched_gym.processes.lifecycle import forking_with_default_termination
     swallow = lambda *args: None                                    # noqa: E731
     previous = signal.signal(signal.SIGTERM, swallow)
     try:

@@ -13,8 +13,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mrsched_gym.agents.train_checks import PPO_RANGES
-from mrsched_gym.agents.train_config import load_config
+from mrsched_gym.agents.training.train_checks import PPO_RANGES
+from mrsched_gym.agents.training.train_config import load_config
 from mrsched_gym.config import ConfigError
 
 SETTINGS = settings(max_examples=60, deadline=None,
@@ -145,7 +145,7 @@ def test_init_from_a_checkpoint_of_another_network_is_refused_by_the_config():
 def finished(tmp_path_factory):
     """A finished tiny run: (parent folder, summary)."""
     pytest.importorskip("sb3_contrib")
-    from mrsched_gym.agents.train import train
+    from mrsched_gym.agents.training.train import train
     parent = tmp_path_factory.mktemp("runs")
     return parent, train(tiny(), parent, progress=False)
 
@@ -172,7 +172,7 @@ def test_resume_refuses_a_changed_setting_and_keeps_the_saved_config(finished, t
                                                                      says):
     import shutil
 
-    from mrsched_gym.agents.train import train
+    from mrsched_gym.agents.training.train import train
     parent, res = finished
     shutil.copytree(parent, tmp_path / "p")
     folder = tmp_path / "p" / "r"
@@ -192,7 +192,7 @@ def test_resume_from_a_checkpoint_of_another_network_is_refused_naming_both_runs
     and from another."""
     import shutil
 
-    from mrsched_gym.agents.train import train
+    from mrsched_gym.agents.training.train import train
     parent, _ = finished
     shutil.copytree(parent, tmp_path / "p")
     checkpoint = tmp_path / "p" / "r" / "last_model.zip"
@@ -213,7 +213,7 @@ def test_resume_from_another_runs_checkpoint_of_other_settings_is_refused_naming
         finished, tmp_path):
     import shutil
 
-    from mrsched_gym.agents.train import train
+    from mrsched_gym.agents.training.train import train
     parent, _ = finished
     shutil.copytree(parent, tmp_path / "p")
     checkpoint = tmp_path / "p" / "r" / "last_model.zip"
@@ -232,7 +232,7 @@ def test_resume_from_another_runs_checkpoint_of_other_settings_is_refused_naming
 def test_resume_with_the_same_settings_and_a_longer_run_continues(finished, tmp_path):
     import shutil
 
-    from mrsched_gym.agents.train import train
+    from mrsched_gym.agents.training.train import train
     parent, _ = finished
     shutil.copytree(parent, tmp_path / "p")
     folder = tmp_path / "p" / "r"
@@ -246,7 +246,7 @@ def test_allow_changes_continues_and_records_the_new_settings(finished, tmp_path
 
     import yaml
 
-    from mrsched_gym.agents.train import train
+    from mrsched_gym.agents.training.train import train
     parent, _ = finished
     shutil.copytree(parent, tmp_path / "p")
     folder = tmp_path / "p" / "r"
@@ -262,7 +262,7 @@ def test_a_resumed_run_loses_no_update_and_keeps_one_history(tmp_path, capsys):
     ``last_model.zip`` holds its last update, and a resume from an earlier checkpoint drops the
     evaluations after it (they run again) instead of keeping two of a step."""
     from mrsched_gym.agents.policy import load_sb3
-    from mrsched_gym.agents.train import train
+    from mrsched_gym.agents.training.train import train
 
     def cfg(steps, name):
         return tiny(name=name, total_timesteps=steps, **{"eval.every_steps": 256})
@@ -294,7 +294,7 @@ def test_resume_into_a_run_that_lost_its_config_or_state_is_refused(finished, tm
     and best would start again without a word."""
     import shutil
 
-    from mrsched_gym.agents.train import train
+    from mrsched_gym.agents.training.train import train
     from mrsched_gym.errors import InputError
     parent, _ = finished
     shutil.copytree(parent, tmp_path / "p")

@@ -1,4 +1,4 @@
-"""The feature table (``mrsched_gym.features``) is the observation's one source: the encoding's
+"""The feature table (``mrsched_gym.env.features``) is the observation's one source: the encoding's
 docstring names every feature at its index, the encoder's values stay within each feature's
 bounds, and the Box spaces come from it."""
 
@@ -8,9 +8,8 @@ import numpy as np
 import pytest
 from gymnasium import spaces
 
-import mrsched_gym.encoding as encoding
-from mrsched_gym.evaluate import make_env
-from mrsched_gym.features import (
+import mrsched_gym.env.encoding as encoding
+from mrsched_gym.env.features import (
     CANDIDATE_COLUMNS,
     DECISION_TAIL_FEATURES,
     NODE_COLUMNS,
@@ -19,6 +18,7 @@ from mrsched_gym.features import (
     TASK_HOURS_MAX,
     Feature,
 )
+from mrsched_gym.evaluate import make_env
 from mrsched_gym.sim.decision import BASE_KINDS
 
 DOC = " ".join(encoding.__doc__.split())          # whitespace collapsed: names wrap lines

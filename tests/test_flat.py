@@ -1,4 +1,4 @@
-"""The flat variants (``mrsched/<Name>-flat-vN``, mrsched_gym/flat.py): one Box observation,
+"""The flat variants (``mrsched/<Name>-flat-vN``, mrsched_gym/env/flat.py): one Box observation,
 every action legal, the base id's worlds; and the checkpoints trained on them or through
 FlattenObservation ranked by the harness."""
 
@@ -12,7 +12,7 @@ import pytest
 from gymnasium.utils.env_checker import check_env
 
 from mrsched_gym import ENV_IDS
-from mrsched_gym.flat import FlatChoices, FlatEnv, base_id, flat_id, is_flat_id
+from mrsched_gym.env.flat import FlatChoices, FlatEnv, base_id, flat_id, is_flat_id
 from mrsched_gym.registration import FLAT_IDS
 
 IDS = sorted(ENV_IDS)
@@ -163,7 +163,7 @@ def test_every_id_makes_resets_and_steps_under_warnings_as_errors():
         "import gymnasium as gym, torch, mrsched_gym",
         f"SMALL = {SMALL!r}",
         f"for i in {ids!r}:",
-        "    e = gym.make(i, **SMALL.get(mrsched_gym.flat.base_id(i), {}))",
+        "    e = gym.make(i, **SMALL.get(mrsched_gym.env.flat.base_id(i), {}))",
         "    e.reset(seed=0)",
         "    e.step(e.action_space.n - 1 if '-flat' in i else "
         "int(e.unwrapped.action_masks().nonzero()[0][0]))",

@@ -1,4 +1,4 @@
-"""The observation's float32 writer (``mrsched_gym/float_writer.py``): librt's ``BytesWriter``
+"""The observation's float32 writer (``mrsched_gym/env/float_writer.py``): librt's ``BytesWriter``
 where librt is installed, a Python stand-in where it is not. Both must write what numpy's cast
 to little-endian float32 gives, and an env without librt must observe the same bytes."""
 
@@ -12,9 +12,9 @@ import gymnasium as gym
 import numpy as np
 import pytest
 
-import mrsched_gym.float_writer as float_writer
+import mrsched_gym.env.float_writer as float_writer
 from mrsched_gym import acceleration
-from mrsched_gym.float_writer import FallbackWriter, fallback_write_f32_le
+from mrsched_gym.env.float_writer import FallbackWriter, fallback_write_f32_le
 
 #: Values whose float32 casts differ in kind: exact, rounded (to nearest, ties to even), the
 #: smallest normal and subnormal, beyond the range (infinite), signed zeros, infinities, nan.
@@ -93,7 +93,7 @@ import hashlib, sys
 if sys.argv[1] == "blocked":
     sys.modules["librt"] = None          # import librt fails: the package's fallback writes
 import gymnasium as gym
-import mrsched_gym, mrsched_gym.float_writer as fw
+import mrsched_gym, mrsched_gym.env.float_writer as fw
 assert (fw.BytesWriter is fw.FallbackWriter) == (sys.argv[1] == "blocked")
 env = gym.make("mrsched/Hadoop-v0")
 h = hashlib.sha256()
@@ -153,8 +153,8 @@ def test_a_candidate_row_packed_in_one_call_is_the_row_written_value_by_value():
     """The interpreted build writes a candidate row with one ``struct`` call
     (``job_row.pack_row``); the compiled build value by value (``job_row.write_row``): the same
     bytes, edge values included."""
-    from mrsched_gym.float_writer import BytesWriter
-    from mrsched_gym.job_row import ROW_STRUCT, WRITTEN_OUT, JobRow, pack_row, static_row
+    from mrsched_gym.env.float_writer import BytesWriter
+    from mrsched_gym.env.job_row import ROW_STRUCT, WRITTEN_OUT, JobRow, pack_row, static_row
     xs = values()
     assert ROW_STRUCT.size == 4 * 22
     for k in range(0, len(xs) - 20, 7):

@@ -264,7 +264,7 @@ def test_an_edited_copy_of_a_bundled_scenario_gets_a_folder_of_its_own(tmp_path,
 def test_paired_difference_against_the_best_baseline():
     """Hand-made records: the agent's per-seed differences to the best baseline (edf) are -1,
     -2, 0; a policy that is no baseline (an outside policy's label) is paired like an agent."""
-    from mrsched_gym.leaderboard import paired_vs_best
+    from mrsched_gym.evaluate.leaderboard import paired_vs_best
     vals = {"fifo": [5, 5, 5], "edf": [2, 3, 1], "agent:x": [1, 1, 1]}
     recs = [{"policy": p, "scenario": "s", "seed": i, "m": float(v)}
             for p, vs in vals.items() for i, v in enumerate(vs)]
@@ -281,7 +281,7 @@ def test_a_reference_rule_is_paired_with_the_best_baseline_but_never_is_it():
     """``srpt`` (a reference rule) beats every baseline: the pairs are still against the best
     of the spec's baselines (edf), and the agent is also paired with the reference; an RLlib
     agent is an agent."""
-    from mrsched_gym.leaderboard import paired_vs_best
+    from mrsched_gym.evaluate.leaderboard import paired_vs_best
     vals = {"fifo": [5, 5, 5], "edf": [2, 3, 1], "srpt": [0, 0, 0], "agent:x": [1, 1, 1],
             "rllib:y": [0, 0, 2]}
     recs = [{"policy": p, "scenario": "s", "seed": i, "m": float(v)}
@@ -364,7 +364,7 @@ def test_two_runs_cannot_write_into_one_folder(tmp_path, capsys):
 def test_data_and_plots_of_one_run_are_replaced_together(monkeypatch, tmp_path):
     """A second run replaces the folder as a whole; one interrupted while plotting leaves the
     previous run's folder untouched and no staging folder behind."""
-    import mrsched_gym.leaderboard as lb
+    import mrsched_gym.evaluate.leaderboard as lb
     base = ["compare", "--seeds", "1", "--workers", "1", "--out", str(tmp_path), "--quiet"]
     assert main(base + ["--policies", "fifo"]) == 0
     d = tmp_path / "hadoop"
@@ -488,7 +488,7 @@ def test_every_episode_failing_still_writes_the_failures(monkeypatch, tmp_path):
 
 
 def test_higher_is_better_metrics_rank_descending():
-    from mrsched_gym.leaderboard import paired_vs_best, ranked, table
+    from mrsched_gym.evaluate.leaderboard import paired_vs_best, ranked, table
     recs = [{"policy": p, "scenario": "s", "seed": i, "utilisation": v}
             for p, vs in {"fifo": [0.5, 0.6], "edf": [0.8, 0.9], "agent:x": [0.9, 0.95]}.items()
             for i, v in enumerate(vs)]

@@ -53,7 +53,7 @@ def test_yaml_1_1_only_numbers_are_refused_by_scenario_and_training_config_alike
     with pytest.raises(ConfigError, match="duration_s"):
         load_scenario(path)
     pytest.importorskip("torch")
-    from mrsched_gym.agents.train import load_config
+    from mrsched_gym.agents.training.train import load_config
     cfg = tmp_path / "t.yaml"
     cfg.write_text(f"total_timesteps: {text}\n", encoding="utf-8")
     with pytest.raises(ConfigError, match="total_timesteps"):
@@ -86,8 +86,8 @@ def test_an_agent_path_that_is_not_a_file_is_named_as_what_it_is(tmp_path, kind)
 @pytest.mark.parametrize("kind", ["fifo", "device", "loop"])
 def test_a_checkpoint_to_start_or_resume_from_that_is_not_a_file_is_named(tmp_path, kind):
     pytest.importorskip("sb3_contrib")
-    from mrsched_gym.agents.train import load_config
-    from mrsched_gym.agents.train_files import load_resume
+    from mrsched_gym.agents.training.train import load_config
+    from mrsched_gym.agents.training.train_files import load_resume
     path, words = special_file(tmp_path, kind)
     with pytest.raises(ConfigError, match=f"init_from.*{words}"):
         load_config("hadoop_set", init_from=path)

@@ -21,8 +21,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mrsched_gym.evaluate import evaluate, run_episode
-from mrsched_gym.policies import PolicyActionError
-from mrsched_gym.policy_failures import PolicyCodeError
+from mrsched_gym.policy.contract import PolicyActionError
+from mrsched_gym.policy.policy_failures import PolicyCodeError
 from mrsched_gym.results import EpisodeFailures
 
 ENV = "mrsched/Hadoop-v0"
@@ -152,7 +152,7 @@ def test_gc_reaches_the_live_simulator_as_the_docs_say():
     proxy holds the live job. If this ever stops holding, the docs can say more."""
     import gymnasium as gym
 
-    from mrsched_gym.readonly import GuardedView
+    from mrsched_gym.policy.readonly import GuardedView
     from mrsched_gym.sim.state import Job
 
     env = gym.make(ENV)
@@ -250,7 +250,7 @@ def test_only_the_episodes_thread_has_os_exit_refused(monkeypatch):
     ``os._exit``: only the thread running the episode has it refused."""
     import threading
 
-    from mrsched_gym.policy_failures import ProcessExitCalled, no_process_exit
+    from mrsched_gym.policy.policy_failures import ProcessExitCalled, no_process_exit
 
     ended = []
     monkeypatch.setattr(os, "_exit", ended.append)

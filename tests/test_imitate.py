@@ -1,4 +1,5 @@
-"""Imitation before PPO (agents/imitate.py) and its reference teachers, the srpt and atc rules."""
+"""Imitation before PPO (agents/training/imitate.py) and its reference teachers, the srpt and atc
+rules."""
 
 from __future__ import annotations
 
@@ -165,8 +166,13 @@ def test_atc_is_named_only_and_checks_k():
 th = pytest.importorskip("torch")
 pytest.importorskip("sb3_contrib")
 
-from mrsched_gym.agents.imitate import imitate  # noqa: E402
-from mrsched_gym.agents.train import build_model, load_config, make_vec_env, train  # noqa: E402
+from mrsched_gym.agents.training.imitate import imitate  # noqa: E402
+from mrsched_gym.agents.training.train import (  # noqa: E402
+    build_model,
+    load_config,
+    make_vec_env,
+    train,
+)
 
 
 def tiny(name="tiny_imitate", imitate_cfg=None, **kw):
@@ -305,7 +311,7 @@ def test_imitation_loss_keeps_fitting_the_labelled_decisions():
     labelled: dict = {}
     imitate(model, cfg, 7, progress=False, labelled=labelled)
     assert len(labelled["action"]) == 1500 and labelled["mask"].shape[0] == 1500
-    from mrsched_gym.agents.imitate import ImitationLoss
+    from mrsched_gym.agents.training.imitate import ImitationLoss
     th.manual_seed(1)
     fresh = build_model(cfg, make_vec_env(cfg))
     loss = ImitationLoss(labelled, 128, seed=0)
@@ -327,7 +333,7 @@ def test_imitation_loss_keeps_fitting_the_labelled_decisions():
 def _start_and_fit(teacher: str, soft: bool):
     """From agent:hadoop-v0's weights, one round of 1,500 decisions labelled by ``teacher``:
     the starting policy (frozen), the fitted model, the labelled decisions and the round."""
-    from mrsched_gym.agents.imitate import _frozen_actor
+    from mrsched_gym.agents.training.imitate import _frozen_actor
     cfg = tiny(init_from="agent:hadoop-v0", hidden=64,
                imitate_cfg={"teachers": {"default": teacher}, "rounds": 1,
                             "steps_per_round": 1500, "soft_targets": soft,
@@ -341,7 +347,7 @@ def _start_and_fit(teacher: str, soft: bool):
 
 
 def _log_probs(actor, labelled: dict) -> np.ndarray:
-    from mrsched_gym.agents.imitate import LABEL_KEYS
+    from mrsched_gym.agents.training.imitate import LABEL_KEYS
     obs = {k: v for k, v in labelled.items() if k not in LABEL_KEYS}
     return actor(obs, labelled["mask"])[0]
 
@@ -356,7 +362,7 @@ def test_soft_targets_keep_the_starting_policy_where_the_teacher_agrees():
     (KL ~1e-5, from Adam's steps on rounding-sized gradients), hard labels sharpen it towards
     the labels (KL ~0.6); the targets are the starting policy's distributions, and no
     decision is a departure."""
-    from mrsched_gym.agents.imitate import soft_target
+    from mrsched_gym.agents.training.imitate import soft_target
     results = {}
     for soft in (True, False):
         start, model, labelled, row = _start_and_fit("agent:hadoop-v0", soft)
@@ -396,7 +402,7 @@ def test_imitation_loss_fits_the_soft_targets():
     """ImitationLoss (the PPO-phase regulariser) on the starting policy's own soft targets
     leaves the starting policy where it is; the same steps on the hard labels alone (no
     ``target``) sharpen it away."""
-    from mrsched_gym.agents.imitate import ImitationLoss, _frozen_actor
+    from mrsched_gym.agents.training.imitate import ImitationLoss, _frozen_actor
     _, _, labelled, _ = _start_and_fit("agent:hadoop-v0", soft=True)
     hard = {k: v for k, v in labelled.items() if k != "target"}
     kl = {}
@@ -415,7 +421,7 @@ def test_imitation_loss_fits_the_soft_targets():
 def test_rollout_labels_are_the_same_with_teacher_workers(monkeypatch):
     """imitate.teacher_workers: the rollout teacher's play-outs in two processes label every
     decision as in one, and the fit is the same."""
-    from mrsched_gym.agents import imitate as imitate_module
+    from mrsched_gym.agents.training import imitate as imitate_module
     pools = []
     make_pool = imitate_module._teacher_pool
     monkeypatch.setattr(imitate_module, "_teacher_pool",
@@ -443,7 +449,7 @@ def test_action_log_probs_are_evaluate_actions_log_probabilities(fast):
     th.manual_seed(0)
     model = build_model(cfg, make_vec_env(cfg))
     _, _, labelled, _ = _start_and_fit("edf", soft=True)
-    from mrsched_gym.agents.imitate import LABEL_KEYS
+    from mrsched_gym.agents.training.imitate import LABEL_KEYS
     obs = {k: th.as_tensor(v[:64]) for k, v in labelled.items() if k not in LABEL_KEYS}
     masks = th.as_tensor(labelled["mask"][:64])
     log_p = model.policy.action_log_probs(obs, masks)

@@ -1,13 +1,13 @@
-"""Variance reduction for input-driven environments (``agents/input_driven.py``, the trainer's
-``input_driven`` option): groups of envs that share their inputs, the input-dependent baseline,
-the differential reward and the curriculum on episode length, at tiny scale."""
+"""Variance reduction for input-driven environments (``agents/training/input_driven.py``, the
+trainer's ``input_driven`` option): groups of envs that share their inputs, the input-dependent
+baseline, the differential reward and the curriculum on episode length, at tiny scale."""
 
 import math
 
 import numpy as np
 import pytest
 
-from mrsched_gym.agents.input_driven import InputDrivenConfig, SameInput, input_baselines
+from mrsched_gym.agents.training.input_driven import InputDrivenConfig, SameInput, input_baselines
 
 SHORT = {"workload.duration_s": 600}
 
@@ -137,7 +137,12 @@ def test_the_curriculum_truncates_a_groups_episodes_at_one_drawn_time():
 torch = pytest.importorskip("torch")
 pytest.importorskip("sb3_contrib")
 
-from mrsched_gym.agents.train import build_model, load_config, make_vec_env, train  # noqa: E402
+from mrsched_gym.agents.training.train import (  # noqa: E402
+    build_model,
+    load_config,
+    make_vec_env,
+    train,
+)
 from mrsched_gym.config import ConfigError  # noqa: E402
 
 
@@ -173,7 +178,7 @@ def test_the_update_uses_the_input_dependent_advantages(numerics):
     GAE's elsewhere); some steps are covered."""
     from stable_baselines3.common.callbacks import BaseCallback
 
-    from mrsched_gym.agents.input_driven import input_baseline_callback
+    from mrsched_gym.agents.training.input_driven import input_baseline_callback
     cfg = tiny(numerics=numerics)
     torch.manual_seed(0)
     model = build_model(cfg, make_vec_env(cfg))

@@ -9,10 +9,10 @@ is imported, so a broken layer cannot hide behind an import error).
 * torch and the SB3 libraries are imported only by the agents (at top level only by the network
   definitions: ``agents/set_layers.py``, plain torch, ``agents/networks.py``, the SB3 wrappers,
   and ``agents/rllib_module.py``, the RLlib wrapper; ``agents/policy.py``, ``agents/pretrained.py``
-  and ``agents/train.py`` import them inside functions), ray only by ``mrsched_gym/ray_backend.py``
-  (inside functions) and by ``agents/rllib_module.py`` (its class derives from RLlib's, and only
-  the Ray backend imports it, inside a function): importing any other module, the leaderboard
-  included, never loads torch.
+  and ``agents/training/train.py`` import them inside functions), ray only by
+  ``mrsched_gym/ray_backend.py`` (inside functions) and by ``agents/rllib_module.py`` (its
+  class derives from RLlib's, and only the Ray backend imports it, inside a function): importing any
+  other module, the leaderboard included, never loads torch.
 * The first-party modules' top-level imports have no cycle.
 
 *Top level* means run when the module is imported: the module body, ``if``/``try`` blocks and
@@ -40,9 +40,9 @@ PACKAGE_DIRS = {"mrsched_gym": "mrsched_gym", "baselines": "mrsched_gym.baseline
                 "agents": "mrsched_gym.agents", "configs": "mrsched_gym.configs"}
 
 ABOVE_THE_SIMULATOR = (
-    "mrsched_gym.env", "mrsched_gym.env_setup", "mrsched_gym.encoding", "mrsched_gym.evaluate",
-    "mrsched_gym.obs_layout",
-    "mrsched_gym.leaderboard", "mrsched_gym.reproduce", "mrsched_gym.benchmark", "mrsched_gym.cli",
+    "mrsched_gym.env", "mrsched_gym.env.env_setup", "mrsched_gym.env.encoding",
+    "mrsched_gym.evaluate", "mrsched_gym.env.obs_layout", "mrsched_gym.evaluate.leaderboard",
+    "mrsched_gym.reproduce", "mrsched_gym.evaluate.benchmark", "mrsched_gym.cli",
     "mrsched_gym.registration", "mrsched_gym.ray_backend", "mrsched_gym.baselines",
     "mrsched_gym.agents", "gymnasium", "torch", "stable_baselines3", "sb3_contrib", "ray",
 )
@@ -187,8 +187,9 @@ IMPORTS = package_imports()
 
 
 def test_the_package_is_all_there():
-    assert {"mrsched_gym.sim.engine", "mrsched_gym.baselines.fair", "mrsched_gym.agents.train",
-            "mrsched_gym.workloads.trace", "mrsched_gym.leaderboard"} <= set(IMPORTS)
+    assert {"mrsched_gym.sim.engine", "mrsched_gym.baselines.fair",
+            "mrsched_gym.agents.training.train",
+            "mrsched_gym.workloads.trace", "mrsched_gym.evaluate.leaderboard"} <= set(IMPORTS)
     assert sum(len(v) for v in IMPORTS.values()) > 300
 
 
@@ -232,7 +233,8 @@ def test_the_rllib_module_needs_no_sb3():
 def test_the_leaderboard_runs_without_torch():
     """The leaderboard module and what its functions import load no deep-learning library."""
     graph = top_level_graph(IMPORTS)
-    board = ["mrsched_gym.leaderboard"] + [i.module for i in IMPORTS["mrsched_gym.leaderboard"]]
+    board = ["mrsched_gym.evaluate.leaderboard"]
+    board += [i.module for i in IMPORTS["mrsched_gym.evaluate.leaderboard"]]
     loaded = reachable(graph, board)
     bad = sorted(m for m in loaded if _within(m, DEEP_LEARNING + ("mrsched_gym.agents",)))
     assert not bad, bad

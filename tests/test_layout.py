@@ -16,8 +16,8 @@ and the product apart from the research.
 * **The product apart from the research.** :data:`RESEARCH` (rollout teachers and what their
   copies of the world know) serves the studies of docs/notes/; no other module of the package
   imports it, in any form (top level, deferred or ``if TYPE_CHECKING:``). The trainer reaches
-  research teachers only through the plugin point of ``agents/teachers.py`` (a module a run's
-  config names in ``imitate.plugins``).
+  research teachers only through the plugin point of ``agents/training/teachers.py`` (a module a
+  run's config names in ``imitate.plugins``).
 """
 
 from __future__ import annotations
@@ -35,9 +35,10 @@ OVERSIZE: dict[str, int] = {}
 
 # Today's import cycles (held apart at run time only by imports deferred into functions). The
 # agents' networks <-> numpy_policy <-> numpy_rollout <-> policy cycle was broken by moving what
-# both sides read into agents/observations.py and the numpy export into agents/numpy_export.py;
-# the config's (config <-> registration, config <-> workloads) by moving the env-id table and the
-# workload sizing into the config package and the job builder into workloads/jobs.py.
+# both sides read into agents/observations.py and the numpy export into
+# agents/training/numpy_export.py; the config's (config <-> registration, config <-> workloads) by
+# moving the env-id table and the workload sizing into the config package and the job builder into
+# workloads/jobs.py.
 KNOWN_CYCLES: dict[str, frozenset[str]] = {}
 
 
@@ -180,17 +181,17 @@ def test_the_product_never_imports_the_research_package():
     assert RESEARCH in IMPORTS and f"{RESEARCH}.rollout" in IMPORTS, "the research package moved"
     bad = research_imports(IMPORTS)
     assert not bad, (f"product modules import the research package: {bad}; reach it through a "
-                     "plugin point (agents/teachers.py) or move the code into it")
+                     "plugin point (agents/training/teachers.py) or move the code into it")
 
 
 def test_the_research_check_sees_every_kind_of_import():
-    known = {"p", RESEARCH, f"{RESEARCH}.rollout", "mrsched_gym.agents.imitate"}
+    known = {"p", RESEARCH, f"{RESEARCH}.rollout", "mrsched_gym.agents.training.imitate"}
     for source in (f"from {RESEARCH}.rollout import x\n",
                    f"def f():\n    from {RESEARCH} import rollout\n",
                    f"from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import {RESEARCH}\n"):
         imports = {m: [] for m in known}
-        imports["mrsched_gym.agents.imitate"] = imports_of(source, "mrsched_gym.agents.imitate",
-                                                           False, known)
+        imitate = "mrsched_gym.agents.training.imitate"
+        imports[imitate] = imports_of(source, imitate, False, known)
         assert research_imports(imports), source
     inside = {m: [] for m in known}
     inside[f"{RESEARCH}.rollout"] = imports_of("from mrsched_gym.agents import imitate\n",

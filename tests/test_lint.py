@@ -60,7 +60,7 @@ def test_the_strict_modules_type_check_strictly():
     with ``strict = true``) type-check under mypy --strict."""
     paths = strict_paths()
     assert {"mrsched_gym/sim/", "mrsched_gym/config/", "mrsched_gym/evaluate/",
-            "mrsched_gym/job_row.py", "mrsched_gym/float_writer.py"} <= set(paths)
+            "mrsched_gym/env/job_row.py", "mrsched_gym/env/float_writer.py"} <= set(paths)
     out = subprocess.run([_tool("mypy"), *paths], cwd=ROOT, capture_output=True, text=True)
     assert out.returncode == 0, out.stdout + out.stderr
 
@@ -79,9 +79,9 @@ def private_names_used_across_modules(source: str, module: str,
 
     Caught: ``from m import _x`` (also parenthesised over several lines, and relative), and
     ``m._x`` where ``m`` is a name an ``import`` bound to a first-party module or name
-    (``import mrsched_gym.leaderboard as lb; lb._figure``, ``from ...workloads import synthetic;
-    synthetic._make``). Dunder names (``__version__``) are public; third-party names are not
-    checked.
+    (``import mrsched_gym.evaluate.leaderboard as lb; lb._figure``, ``from ...workloads import
+    synthetic; synthetic._make``). Dunder names (``__version__``) are public; third-party names are
+    not checked.
 
     Returns:
         One ``"line: what"`` entry per use.
@@ -137,7 +137,7 @@ def test_no_private_names_used_across_modules():
 def test_the_private_name_check_catches_cross_module_uses():
     source = textwrap.dedent("""\
         import numpy as np
-        import mrsched_gym.leaderboard as lb
+        import mrsched_gym.evaluate.leaderboard as lb
         from mrsched_gym import __version__
         from mrsched_gym.workloads import trace
         from mrsched_gym.workloads.synthetic import (
@@ -151,8 +151,8 @@ def test_the_private_name_check_catches_cross_module_uses():
         trace._job_trace("x").shape
         np._private_but_not_ours
         self._own = _make
-        import mrsched_gym.render
-        mrsched_gym.render._hidden
+        import mrsched_gym.env.render
+        mrsched_gym.env.render._hidden
     """)
     hits = private_names_used_across_modules(source, "mrsched_gym.workloads.profiles")
     assert [h.split(":")[0] for h in hits] == ["5", "9", "12", "13", "17"], hits

@@ -1,5 +1,5 @@
 """Episode accounting: no metric rewards leaving work unfinished or rejected, and the return stays
-exactly minus the objective (mrsched_gym.metrics, Simulator._close_books)."""
+exactly minus the objective (mrsched_gym.env.metrics, Simulator._close_books)."""
 
 import math
 
@@ -158,8 +158,8 @@ def test_accepted_only_counts_are_mimps_and_add_up_to_the_honest_ones():
     the honest metrics; with rejections, the accepted and the rejected jobs' weighted lateness add
     up to ``deadline_penalty_h`` and the misses to ``deadline_misses``."""
     from mrsched_gym.baselines import make_baseline
+    from mrsched_gym.env.metrics import job_outcomes
     from mrsched_gym.evaluate import run_episode
-    from mrsched_gym.metrics import job_outcomes
     plain = run_episode("mrsched/Admission-v1", make_baseline("mp"), 0)["metrics"]
     assert plain["rejections"] == 0
     assert plain["accepted_deadline_misses"] == plain["deadline_misses"]

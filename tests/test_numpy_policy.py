@@ -38,7 +38,7 @@ def _decisions(env_id: str, pol, seed: int = 0, kwargs: dict | None = None):
 def _masked_argmax(pol: NumpySetPolicy, obs: dict, mask: np.ndarray) -> int:
     """The action of the plain computation: the argmax of the masked logit vector."""
     from mrsched_gym.agents.policy import work_conserving_mask
-    from mrsched_gym.encoding import observed_kind
+    from mrsched_gym.env.encoding import observed_kind
     from mrsched_gym.sim.decision import SCHEDULE
     logits = pol.logits(obs)
     if pol.masked:

@@ -4,9 +4,9 @@ one agent across worlds that score different things; and the agents that read it
 import numpy as np
 import pytest
 
-from mrsched_gym.agents.worlds import WorldPool, WorldsConfig
+from mrsched_gym.agents.training.worlds import WorldPool, WorldsConfig
 from mrsched_gym.config import COMPONENT_METRICS, REWARD_COMPONENTS
-from mrsched_gym.encoding import objective_vector
+from mrsched_gym.env.encoding import objective_vector
 from mrsched_gym.errors import InputTypeError
 from mrsched_gym.evaluate import make_env, run_episode, scenario_of
 from mrsched_gym.registration import ENV_IDS
@@ -135,7 +135,7 @@ def _objective_agent(seed: int = 0):
     objective drawn large so that the objective changes its actions."""
     th = pytest.importorskip("torch")
     pytest.importorskip("sb3_contrib")
-    from mrsched_gym.agents.train import build_model, load_config, make_vec_env
+    from mrsched_gym.agents.training.train import build_model, load_config, make_vec_env
     cfg = load_config("general_objective", n_envs=1, init_from="",
                       **{"ppo.n_steps": 64, "ppo.batch_size": 64})
     venv = make_vec_env(cfg)
@@ -149,7 +149,7 @@ def _objective_agent(seed: int = 0):
 
 
 def test_the_objective_experiment_s_config_observes_the_objective():
-    from mrsched_gym.agents.train import load_config
+    from mrsched_gym.agents.training.train import load_config
     cfg = load_config("general_objective")
     assert cfg.worlds is not None and cfg.worlds.observe_objective
     assert load_config("general").worlds.observe_objective       # the shipped generalist's
@@ -157,9 +157,9 @@ def test_the_objective_experiment_s_config_observes_the_objective():
 
 
 def test_torch_and_numpy_agents_read_the_objective_from_the_world_or_the_observation(tmp_path):
-    from mrsched_gym.agents.numpy_export import export_numpy
     from mrsched_gym.agents.numpy_policy import NumpySetPolicy
     from mrsched_gym.agents.policy import AgentPolicy
+    from mrsched_gym.agents.training.numpy_export import export_numpy
     model = _objective_agent()
     npol = NumpySetPolicy.load(export_numpy(model, tmp_path / "a.npz"), "np")
     tpol = AgentPolicy(model, "torch")
@@ -176,8 +176,8 @@ def test_torch_and_numpy_agents_read_the_objective_from_the_world_or_the_observa
 def test_the_objective_changes_the_actions():
     """Scored on time in system instead of the deadline penalty, the same world is played
     differently by an agent whose objective weights are not zero."""
-    from mrsched_gym.agents.numpy_export import export_numpy
     from mrsched_gym.agents.numpy_policy import NumpySetPolicy
+    from mrsched_gym.agents.training.numpy_export import export_numpy
     model = _objective_agent(seed=1)
     import tempfile
     from pathlib import Path
@@ -212,7 +212,7 @@ def test_a_warm_start_without_the_objective_acts_as_its_source():
     pytest.importorskip("sb3_contrib")
     from mrsched_gym.agents.policy import AgentPolicy, load_agent
     from mrsched_gym.agents.pretrained import pretrained_path
-    from mrsched_gym.agents.train import build_model, load_config, make_vec_env
+    from mrsched_gym.agents.training.train import build_model, load_config, make_vec_env
     cfg = load_config("general_objective", n_envs=1,
                       **{"ppo.n_steps": 64, "ppo.batch_size": 64})
     assert cfg.init_from == "agent:hadoop-v0"

@@ -13,9 +13,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mrsched_gym.benchmark import table
 from mrsched_gym.cli.parser import build_parser
 from mrsched_gym.env import MRSchedEnv
+from mrsched_gym.evaluate.benchmark import table
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -53,7 +53,7 @@ def test_every_demo_option_has_a_help_text():
 def test_jct_cdf_tells_fifteen_policies_apart():
     from matplotlib.colors import to_hex
 
-    from mrsched_gym.leaderboard import jct_cdf_figure
+    from mrsched_gym.evaluate.leaderboard import jct_cdf_figure
     records = [{"policy": f"p{k}", "scenario": "mrsched/Hadoop-v0", "seed": 0,
                 "_jct_s": [10.0 + k, 20.0 + k, 40.0 + k]} for k in range(15)]
     fig = jct_cdf_figure(records)
@@ -68,7 +68,7 @@ def test_jct_cdf_tells_fifteen_policies_apart():
 def test_a_one_point_learning_curve_has_no_band_in_its_legend():
     from matplotlib.collections import PolyCollection
 
-    from mrsched_gym.agents.learning_curves import learning_curve_figure
+    from mrsched_gym.agents.training.learning_curves import learning_curve_figure
     one = [{"step": 2048, "mean": 12.0, "ci95": 1.5}]
     many = [{"step": s, "mean": m, "ci95": 1.0} for s, m in ((2048, 40.0), (4096, 12.0))]
     no_ci = [{"step": s, "mean": m, "ci95": None} for s, m in ((2048, 40.0), (4096, 12.0))]
@@ -84,14 +84,14 @@ def test_a_one_point_learning_curve_has_no_band_in_its_legend():
 
 
 def test_iqm_figure_says_how_many_ids_and_seeds():
-    from mrsched_gym.benchmark import SUITE, TEST_SEEDS, iqm_figure
+    from mrsched_gym.evaluate.benchmark import SUITE, TEST_SEEDS, iqm_figure
     rows = [{"policy": "edf", "iqm": 1.0, "iqm_lo": 0.8, "iqm_hi": 1.1}]
     label = iqm_figure(rows, ids=SUITE, seeds=TEST_SEEDS).axes[0].get_xlabel()
     assert f"IQM over {len(SUITE)} ids x 10 seeds (100-109)" in label
     label = iqm_figure(rows, ids=SUITE[:1], seeds=[100, 103]).axes[0].get_xlabel()
     assert "IQM over 1 id x 2 seeds (100, 103)" in label
     docs = (ROOT / "docs" / "benchmark.md").read_text(encoding="utf-8")
-    from mrsched_gym.benchmark import sample_phrase
+    from mrsched_gym.evaluate.benchmark import sample_phrase
     assert f'"{sample_phrase(SUITE, TEST_SEEDS)}"' in docs    # the page's caption of iqm.png
 
 

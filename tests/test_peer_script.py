@@ -104,7 +104,7 @@ def test_through_the_simulator_plays_the_same_episodes_without_observing(monkeyp
     """``--through simulator`` times ours' simulator alone: the same decisions and tasks as
     through ``env.step`` (the same draws, so the same actions), and no observation after the
     reset's."""
-    from mrsched_gym.encoding import ObservationEncoder
+    from mrsched_gym.env.encoding import ObservationEncoder
     peer = _peer_module()
     _, tasks, decisions = peer.run_ours("mrsched/Hadoop-v0", {}, "random", 2, 5)
     observed = []

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mrsched_gym.metrics import percentile
+from mrsched_gym.env.metrics import percentile
 
 floats = st.floats(allow_nan=True, allow_infinity=True, width=64)
 # values with many ties (integers) and values of every magnitude

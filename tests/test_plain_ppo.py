@@ -1,15 +1,15 @@
-"""The plain-PPO reference (:mod:`mrsched_gym.agents.plain_ppo`) and the benchmark's per-id agents
-(``{id}`` in an ``--agents`` entry)."""
+"""The plain-PPO reference (:mod:`mrsched_gym.agents.training.plain_ppo`) and the benchmark's per-id
+agents (``{id}`` in an ``--agents`` entry)."""
 
 import json
 
 import pytest
 
-from mrsched_gym.agents.plain_ppo import MANIFEST, train_all
-from mrsched_gym.agents.plain_ppo import main as plain_ppo_main
-from mrsched_gym.benchmark import agent_in_world, id_name
+from mrsched_gym.agents.training.plain_ppo import MANIFEST, train_all
+from mrsched_gym.agents.training.plain_ppo import main as plain_ppo_main
 from mrsched_gym.cli import main
 from mrsched_gym.errors import InputError
+from mrsched_gym.evaluate.benchmark import agent_in_world, id_name
 
 pytest.importorskip("sb3_contrib")
 

@@ -10,9 +10,9 @@ import time
 import numpy as np
 import pytest
 
-from mrsched_gym.benchmark import iqm_figure
 from mrsched_gym.evaluate import make_policy, run_episode
-from mrsched_gym.leaderboard import bars_figure, gantt_figure, jct_cdf_figure, metric_range
+from mrsched_gym.evaluate.benchmark import iqm_figure
+from mrsched_gym.evaluate.leaderboard import bars_figure, gantt_figure, jct_cdf_figure, metric_range
 
 SMALL = {"workload.duration_s": 900}              # a 15-minute Hadoop-v0: ~20 jobs
 
@@ -161,7 +161,7 @@ def test_iqm_has_a_legend_of_the_roles_and_its_whole_xlabel():
 
 # ---------------------------------------------------------------------- learning_curve.png
 def test_learning_curve_is_linear_and_names_the_metric():
-    from mrsched_gym.agents.train import curve_metric, learning_curve_figure
+    from mrsched_gym.agents.training.train import curve_metric, learning_curve_figure
     hist = [{"step": s, "mean": m, "ci95": 1.0} for s, m in ((2048, 40.0), (4096, 12.0),
                                                            (8192, 6.0))]
     fig = learning_curve_figure({"run": hist}, {"edf": 2.0, "fifo": 6.0}, "t",
@@ -185,7 +185,7 @@ def play(env, steps, rng):
 
 def now_column(frame) -> float:
     """The mean column of the current-time line's pixels (pure red, full plot height)."""
-    from mrsched_gym.render import NOW_RGB
+    from mrsched_gym.env.render import NOW_RGB
     hit = np.all(frame == NOW_RGB, axis=2)
     cols = np.flatnonzero(hit.sum(axis=0) > 0.5 * frame.shape[0])
     return float(cols.mean()) if len(cols) else math.nan
@@ -194,7 +194,7 @@ def now_column(frame) -> float:
 def test_rgb_array_has_a_moving_current_time_marker_and_draws_incrementally(monkeypatch):
     import gymnasium as gym
 
-    from mrsched_gym import render
+    from mrsched_gym.env import render
     layouts = []
     real = render.RgbRenderer._layout
     monkeypatch.setattr(render.RgbRenderer, "_layout",
@@ -222,7 +222,7 @@ def test_rgb_array_static_frame_is_drawn_once_per_axis():
     """A second episode of the same world reuses the static frame (no matplotlib draw)."""
     import gymnasium as gym
 
-    from mrsched_gym import render
+    from mrsched_gym.env import render
     assert [render.round_up(x) for x in (0.9, 4140, 4000, 7001)] == [1.0, 5000, 4000, 8000]
     env = gym.make("mrsched/Hadoop-v0", render_mode="rgb_array", **SMALL)
     env.reset(seed=0)

@@ -1,5 +1,5 @@
-"""The policy contract for outsiders (mrsched_gym.policies, mrsched_gym.policy_files): every
-kind of outside policy runs through run_episode, evaluate and ``mrsched-gym compare``, ranked
+"""The policy contract for outsiders (mrsched_gym.policy.contract, mrsched_gym.policy.policy_files):
+every kind of outside policy runs through run_episode, evaluate and ``mrsched-gym compare``, ranked
 beside the baselines with the same records; bad ones fail with one clear error first."""
 
 import json
@@ -15,7 +15,7 @@ from mrsched_gym.baselines.simple import FIFOScheduler
 from mrsched_gym.cli import main
 from mrsched_gym.errors import InputError, InputTypeError
 from mrsched_gym.evaluate import evaluate, policy_fingerprint, policy_role, run_episode, running
-from mrsched_gym.policies import as_policy, policy_label
+from mrsched_gym.policy.contract import as_policy, policy_label
 from mrsched_gym.sim.decision import DecisionKind
 
 ENV = "mrsched/Hadoop-v0"
@@ -564,7 +564,7 @@ class ReturnsFloat:
 def test_an_illegal_action_of_an_outside_policy_fails_the_episode(policy, expected):
     """An outside rule or observation policy that returns no candidate and no skip fails its
     episode with a message naming the action and the legal ones; never played as skip."""
-    from mrsched_gym.policies import PolicyActionError
+    from mrsched_gym.policy.contract import PolicyActionError
     with pytest.raises(PolicyActionError, match=expected):
         run_episode(ENV, policy, 0, SHORT)
 

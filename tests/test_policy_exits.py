@@ -17,8 +17,8 @@ import time
 import pytest
 
 from mrsched_gym.evaluate import evaluate, run_parallel
+from mrsched_gym.processes.workers import WorkerDied
 from mrsched_gym.results import EpisodeFailures
-from mrsched_gym.workers import WorkerDied
 
 POLICY = textwrap.dedent('''
     import os, sys

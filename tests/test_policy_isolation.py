@@ -40,7 +40,7 @@ def edf(decision, view):
 HOSTILES = {
     # rebinds the package's metrics, records, baselines and episode loop at import
     "patches_package": '''
-import mrsched_gym, mrsched_gym.metrics as metrics, mrsched_gym.baselines as baselines
+import mrsched_gym, mrsched_gym.env.metrics as metrics, mrsched_gym.baselines as baselines
 import mrsched_gym.evaluate.running as running, mrsched_gym.results.records as records
 for module in (metrics, running, records):
     for name, value in list(vars(module).items()):
@@ -127,7 +127,7 @@ class Hostile:
     # leaves threads running that keep patching
     "threads": '''
 import threading, time
-import mrsched_gym.metrics as metrics
+import mrsched_gym.env.metrics as metrics
 ''' + EDF_CHOICE + '''
 def meddle():
     while True:

@@ -12,8 +12,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mrsched_gym.evaluate import run_episode
-from mrsched_gym.proxies import unwrap
-from mrsched_gym.readonly import ReadOnlyError
+from mrsched_gym.policy.proxies import unwrap
+from mrsched_gym.policy.readonly import ReadOnlyError
 from mrsched_gym.sim.decision import Decision, DecisionKind
 from mrsched_gym.sim.state import Job, Task
 
@@ -258,7 +258,7 @@ def test_the_fields_read_without_a_wrap_only_ever_hold_immutable_values(env_id):
     getter): it must never hold a mutable object, in any world, at any decision."""
     import gymnasium as gym
 
-    from mrsched_gym.proxy_base import SCALAR_FIELDS, SCALARS
+    from mrsched_gym.policy.proxy_base import SCALAR_FIELDS, SCALARS
 
     def immutable(v):
         return isinstance(v, SCALARS) or (isinstance(v, tuple)
@@ -353,7 +353,7 @@ def test_every_property_of_the_protocol_reads_as_a_value_in_either_build():
     as a method (the compiled build once handed ``view.scenario`` out as a function)."""
     import gymnasium as gym
 
-    from mrsched_gym.readonly import VIEW_NAMES, GuardedView
+    from mrsched_gym.policy.readonly import VIEW_NAMES, GuardedView
     from mrsched_gym.sim.view import ClusterView
 
     env = gym.make(ENV)
@@ -376,8 +376,8 @@ def test_the_fields_a_proxy_copies_equal_the_live_ones_at_every_decision(env_id)
     never changes them once a policy can see the object)."""
     import gymnasium as gym
 
-    from mrsched_gym.guard import Guard
-    from mrsched_gym.proxies import FROZEN_FIELDS
+    from mrsched_gym.policy.guard import Guard
+    from mrsched_gym.policy.proxies import FROZEN_FIELDS
 
     env = gym.make(env_id, **{"workload.duration_s": 600.0})
     env.reset(seed=2)

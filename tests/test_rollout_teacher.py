@@ -10,8 +10,8 @@ import pytest
 
 from mrsched_gym.agents.research import rollout
 from mrsched_gym.agents.research.rollout import TIE_TOLERANCE, RolloutTeacher
+from mrsched_gym.env.rewards import RewardTracker, component_totals
 from mrsched_gym.evaluate import make_env, make_policy, run_episode
-from mrsched_gym.rewards import RewardTracker, component_totals
 from mrsched_gym.sim.decision import SCHEDULE
 
 #: A short Hadoop-v0 world: rollouts play the episode out once per candidate.
@@ -194,7 +194,7 @@ def test_a_myopic_base_that_holds_the_simulator_plays_the_copy(monkeypatch):
 
 
 def test_myopic_rollout_is_named_in_imitate():
-    from mrsched_gym.agents.imitate import make_teacher
+    from mrsched_gym.agents.training.imitate import make_teacher
     teacher = make_teacher("myopic-rollout:edf")
     assert isinstance(teacher, RolloutTeacher) and not teacher.arrivals
     assert make_teacher("rollout:edf").arrivals
@@ -278,7 +278,7 @@ def test_the_base_wins_ties_within_float_rounding(monkeypatch):
 th = pytest.importorskip("torch")
 pytest.importorskip("sb3_contrib")
 
-from mrsched_gym.agents.train import load_config  # noqa: E402
+from mrsched_gym.agents.training.train import load_config  # noqa: E402
 from mrsched_gym.config import ConfigError  # noqa: E402
 
 
@@ -301,8 +301,8 @@ def test_the_rollout_teacher_is_not_a_policy_of_the_harness():
 
 def test_imitation_labels_with_the_rollout_teacher(monkeypatch):
     """In a pool, round 0 plays and learns the rollout teacher's plan of the world's own env."""
-    from mrsched_gym.agents.imitate import imitate
-    from mrsched_gym.agents.train import build_model, make_vec_env
+    from mrsched_gym.agents.training.imitate import imitate
+    from mrsched_gym.agents.training.train import build_model, make_vec_env
     planned = []
     plan = RolloutTeacher.plan
 

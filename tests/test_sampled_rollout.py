@@ -166,7 +166,7 @@ def test_sampled_play_outs_in_worker_processes_give_the_same_choice():
     env, obs, policy = _branching_state("agent:hadoop-v0")
     serial = RolloutTeacher(policy, arrivals=False, samples=2)
     serial.reset(env.sim, seed=4)
-    from mrsched_gym.lifecycle import default_termination
+    from mrsched_gym.processes.lifecycle import default_termination
     with mp.get_context("fork").Pool(2, initializer=default_termination) as pool:
         pooled = RolloutTeacher(policy, pool=pool, arrivals=False, samples=2)
         pooled.reset(env.sim, seed=4)

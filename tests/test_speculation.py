@@ -7,8 +7,8 @@ import pytest
 
 from mrsched_gym.baselines import applicable_baselines, make_baseline
 from mrsched_gym.config import scenario_from_dict
-from mrsched_gym.encoding import decision_kind_slot, kind_slice, observed_kind
 from mrsched_gym.env import MRSchedEnv
+from mrsched_gym.env.encoding import decision_kind_slot, kind_slice, observed_kind
 from mrsched_gym.evaluate import make_env
 from mrsched_gym.registration import scenario_for
 from mrsched_gym.sim.decision import SCHEDULE, SPECULATE, SpeculateCandidate

@@ -1,5 +1,5 @@
-"""The plugin point of imitation teachers (``agents/teachers.py``): the trainer reaches teachers
-that are not policies only through modules a run names in ``imitate.plugins``; the research
+"""The plugin point of imitation teachers (``agents/training/teachers.py``): the trainer reaches
+teachers that are not policies only through modules a run names in ``imitate.plugins``; the research
 package registers the rollout teachers that way, and the trainer never loads it by itself."""
 
 import subprocess
@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from mrsched_gym.agents.teachers import (
+from mrsched_gym.agents.training.teachers import (
     TeacherKind,
     base_policy,
     load_plugins,
@@ -31,7 +31,7 @@ def test_a_registered_kind_is_found_by_its_prefix_and_built_over_its_base():
     assert teacher_kind("probe-teacher:edf") is kind and teacher_kind("edf") is None
     assert base_policy("probe-teacher:agent:hadoop-v0") == "agent:hadoop-v0"
     assert base_policy("edf") == "edf"
-    from mrsched_gym.agents.imitate import make_teacher
+    from mrsched_gym.agents.training.imitate import make_teacher
     assert make_teacher("probe-teacher:edf", pool="P") == "teacher"
     assert made[0][0] == "probe-teacher:edf" and made[0][2] == "P"
     assert type(made[0][1]).__name__ == type(make_teacher("edf")).__name__
@@ -52,7 +52,7 @@ def test_the_trainer_does_not_load_the_research_package():
     research module."""
     pytest.importorskip("sb3_contrib")
     code = ("import sys\n"
-            "from mrsched_gym.agents.train import load_config\n"
+            "from mrsched_gym.agents.training.train import load_config\n"
             "load_config('general')\n"
             "print(sorted(m for m in sys.modules if m.startswith('mrsched_gym.agents.research')))")
     assert _run(code) == "[]"
@@ -62,7 +62,7 @@ def test_a_rollout_teacher_needs_the_research_plugin():
     """``rollout:edf`` without ``imitate.plugins`` is refused with the hint; with the research
     package named there it is a teacher (fresh processes: registration is per process)."""
     pytest.importorskip("sb3_contrib")
-    base = ("from mrsched_gym.agents.train import load_config\n"
+    base = ("from mrsched_gym.agents.training.train import load_config\n"
             "from mrsched_gym.config import ConfigError\n"
             "ic = {'teachers': {'default': 'rollout:edf'}, 'rounds': 1, 'steps_per_round': 8%s}\n"
             "try:\n"

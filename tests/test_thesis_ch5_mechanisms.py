@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 from mrsched_gym.config import AvailabilityConfig, ConfigError, load_scenario, with_overrides
+from mrsched_gym.env.metrics import episode_metrics, in_stats_window
 from mrsched_gym.evaluate import make_env, make_policy, run_episode
-from mrsched_gym.metrics import episode_metrics, in_stats_window
 from mrsched_gym.models.availability import availability_fraction
 from mrsched_gym.models.traces import read_series, sample_steps
 

@@ -4,7 +4,7 @@
 import numpy as np
 import pytest
 
-from mrsched_gym.agents.worlds import WorldPool, WorldsConfig, world_overrides
+from mrsched_gym.agents.training.worlds import WorldPool, WorldsConfig, world_overrides
 from mrsched_gym.config import ConfigError, load_scenario, with_overrides
 from mrsched_gym.env import MRSchedEnv
 from mrsched_gym.models.traces import read_job_trace

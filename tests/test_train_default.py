@@ -188,7 +188,7 @@ def test_torch_threads_told_once_and_only_when_sb3_learns(monkeypatch):
     pytest.importorskip("stable_baselines3")
     from stable_baselines3 import PPO
 
-    import mrsched_gym.env_setup as env_mod
+    import mrsched_gym.env.env_setup as env_mod
     monkeypatch.setattr(env_mod, "_told_threads", False)
     monkeypatch.setattr(torch, "get_num_threads", lambda: 4)
     with warnings.catch_warnings(record=True) as got:

@@ -67,7 +67,7 @@ def test_with_rules_wraps_in_the_deployed_order():
 
 pytest.importorskip("torch")
 pytest.importorskip("sb3_contrib")
-from mrsched_gym.agents.train import load_config, train  # noqa: E402
+from mrsched_gym.agents.training.train import load_config, train  # noqa: E402
 
 SHORT = {"workload.duration_s": 900}
 
@@ -117,7 +117,7 @@ def test_ppo_never_plays_an_action_the_rules_removed(monkeypatch, numerics):
     candidates, the work-conserving head must not tie skip with the masked candidates (PPO would
     then draw among them at random): every action PPO plays is in the narrowed mask, and such
     decisions occur."""
-    from mrsched_gym.agents.train_model import build_model, make_vec_env
+    from mrsched_gym.agents.training.train_model import build_model, make_vec_env
     seen = {"outside": 0, "steps": 0, "only_skip": 0}
     masks_of = TrainUnderRules.action_masks
 

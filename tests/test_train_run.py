@@ -10,7 +10,7 @@ import pytest
 pytest.importorskip("torch")
 pytest.importorskip("sb3_contrib")
 
-from mrsched_gym.agents.train import load_config, train  # noqa: E402
+from mrsched_gym.agents.training.train import load_config, train  # noqa: E402
 
 #: One pytest-xdist worker runs the module, so that its finished run is built once.
 pytestmark = pytest.mark.xdist_group("train_run")
@@ -280,7 +280,7 @@ def test_a_kill_during_a_checkpoint_save_leaves_the_old_checkpoint_whole(run, tm
         "import sys\n"
         "from pathlib import Path\n"
         "from mrsched_gym.agents.policy import load_sb3\n"
-        "from mrsched_gym.agents.train import save_checkpoint\n"
+        "from mrsched_gym.agents.training.train import save_checkpoint\n"
         f"m = load_sb3({res['final_model']!r})\n"
         "print('ready', flush=True)\n"
         f"while True: save_checkpoint(m, Path({str(target)!r}))\n")
@@ -300,7 +300,7 @@ def test_a_kill_during_a_checkpoint_save_leaves_the_old_checkpoint_whole(run, tm
 
 def test_checkpoints_and_state_are_written_through_a_temporary_file(run, monkeypatch, tmp_path):
     """A save that fails half-way leaves the previous file and no temporary file behind."""
-    from mrsched_gym.agents import train as tr
+    from mrsched_gym.agents.training import train as tr
     target = tmp_path / "state.json"
     target.write_text(json.dumps({"old": 1}))
 

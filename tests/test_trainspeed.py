@@ -17,7 +17,7 @@ import mrsched_gym  # noqa: E402,F401
 from mrsched_gym.agents import set_layers  # noqa: E402
 from mrsched_gym.agents.networks import SetExtractor, SetPolicy, critic_latent  # noqa: E402
 from mrsched_gym.agents.policy import WorkConserving, work_conserving_mask  # noqa: E402
-from mrsched_gym.encoding import decision_kind_slot  # noqa: E402
+from mrsched_gym.env.encoding import decision_kind_slot  # noqa: E402
 from mrsched_gym.sim.decision import SCHEDULE  # noqa: E402
 
 
@@ -129,7 +129,7 @@ def test_lean_info_changes_only_the_info(env_id):
 def test_a_lean_pool_changes_only_the_info():
     """``WorldPool(lean_info=True)`` (the training pools): the same worlds, observations,
     rewards and episode ends as the full pool, through two episodes."""
-    from mrsched_gym.agents.worlds import WorldPool, WorldsConfig
+    from mrsched_gym.agents.training.worlds import WorldPool, WorldsConfig
     worlds = WorldsConfig(ids=["mrsched/Hadoop-v0", "mrsched/Preemption-v0"], max_nodes=25,
                           vary={"workload.load": [0.3, 0.4]})
     full, lean = WorldPool(worlds), WorldPool(worlds, lean_info=True)
@@ -170,7 +170,7 @@ def test_numpy_rollouts_fill_the_buffer_as_sb3_contribs_loop(monkeypatch, ends):
     from sb3_contrib import MaskablePPO
 
     from mrsched_gym.agents import networks
-    from mrsched_gym.agents.train import build_model, load_config, make_vec_env
+    from mrsched_gym.agents.training.train import build_model, load_config, make_vec_env
     cfg = load_config("hadoop_set", total_timesteps=1024, n_envs=2, tensorboard=False,
                       numerics="fast", env_kwargs={"workload.duration_s": 300, **ends},
                       **{"ppo.n_steps": 256, "ppo.batch_size": 128, "ppo.n_epochs": 1})
@@ -203,7 +203,7 @@ def test_the_numpy_rollouts_follow_the_updates():
     from sb3_contrib.common.maskable.utils import get_action_masks
 
     from mrsched_gym.agents.networks import masked_log_probs
-    from mrsched_gym.agents.train import build_model, load_config, make_vec_env
+    from mrsched_gym.agents.training.train import build_model, load_config, make_vec_env
     cfg = load_config("hadoop_set", n_envs=2, tensorboard=False, numerics="fast",
                       **{"ppo.n_steps": 128, "ppo.batch_size": 64, "ppo.learning_rate": 1e-2})
     venv = make_vec_env(cfg)
@@ -225,7 +225,7 @@ def test_numerics_default_is_fast_where_it_applies_and_shipped_configs_name_thei
     """``auto`` resolves by algorithm and policy; the config of every shipped agent names the
     numerics that trained it (a later change of the default must not change a re-run)."""
     from mrsched_gym.agents.pretrained import pretrained_agents
-    from mrsched_gym.agents.train import bundled_configs, load_config
+    from mrsched_gym.agents.training.train import bundled_configs, load_config
     from mrsched_gym.config import config_source
     assert load_config("hadoop_set", numerics="auto").numerics == "fast"
     assert load_config("hadoop_set", numerics="auto", algo="ppo").numerics == "exact"
@@ -242,7 +242,7 @@ def test_numerics_default_is_fast_where_it_applies_and_shipped_configs_name_thei
 def test_resume_refuses_other_numerics(tmp_path):
     """A run's numerics are not in its checkpoints: resuming an ``exact`` run with a config
     that resolves to ``fast`` (the default, say) is refused, naming the field."""
-    from mrsched_gym.agents.train import load_config, train
+    from mrsched_gym.agents.training.train import load_config, train
     from mrsched_gym.config import ConfigError
     kw = dict(name="num", total_timesteps=256, n_envs=1, tensorboard=False,
               env_kwargs={"workload.duration_s": 300},

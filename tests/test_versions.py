@@ -19,7 +19,7 @@ import pytest
 
 import mrsched_gym  # noqa: F401
 from mrsched_gym.config.env_ids import EARLIER_IDS, ENV_IDS, VERSION_HISTORY
-from mrsched_gym.flat import base_id
+from mrsched_gym.env.flat import base_id
 from mrsched_gym.registration import FLAT_IDS
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -1,5 +1,6 @@
 """``init_from`` a checkpoint with fewer candidate slots (K): the actor is K-free and the value
-MLP's first layer is widened (agents/train_model.py, ``widen_value_input``), so the new network
+MLP's first layer is widened (agents/training/train_model.py, ``widen_value_input``), so the new
+network
 acts as the source and values every state with at most the source's K candidates as it did."""
 
 import gymnasium as gym
@@ -13,7 +14,7 @@ from sb3_contrib import MaskablePPO  # noqa: E402
 
 import mrsched_gym  # noqa: E402,F401
 from mrsched_gym.agents import SetPolicy  # noqa: E402
-from mrsched_gym.agents.train_model import init_weights  # noqa: E402
+from mrsched_gym.agents.training.train_model import init_weights  # noqa: E402
 
 
 def _model(K: int, seed: int) -> MaskablePPO:

@@ -1,9 +1,10 @@
-"""The pool of randomised worlds the generalist trains on (``mrsched_gym.agents.worlds``)."""
+"""The pool of randomised worlds the generalist trains on
+(``mrsched_gym.agents.training.worlds``)."""
 
 import numpy as np
 import pytest
 
-from mrsched_gym.agents.worlds import WorldPool, WorldsConfig, pad_mask, pad_observation
+from mrsched_gym.agents.training.worlds import WorldPool, WorldsConfig, pad_mask, pad_observation
 from mrsched_gym.registration import ENV_IDS
 
 #: The pool's worlds: not the week (too long) nor Stragglers-v0 (its decision array is longer).

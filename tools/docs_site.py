@@ -64,7 +64,7 @@ def _first_paragraph(obj) -> str:
 
 def feature_table(obs_space) -> str:
     """Every feature of the observation by key and index, with its bounds."""
-    from mrsched_gym import features as ft
+    from mrsched_gym.env import features as ft
 
     n_kinds = obs_space["decision"].shape[0] - len(ft.DECISION_TAIL_FEATURES)
     for key, feats in (("candidates", ft.CANDIDATE_COLUMNS), ("nodes", ft.NODE_COLUMNS)):
@@ -108,7 +108,7 @@ def env_page(env_id: str) -> str:
 
     from mrsched_gym.baselines import applicable_baselines, is_reference_rule
     from mrsched_gym.config.env_ids import VERSION_HISTORY
-    from mrsched_gym.flat import flat_id
+    from mrsched_gym.env.flat import flat_id
     from mrsched_gym.registration import ENV_IDS, ENV_OVERRIDES, scenario_for
 
     sc = scenario_for(env_id)
@@ -168,7 +168,7 @@ legal actions; an illegal integer is treated as skip and flagged in `info["inval
 {rows}
 
 With `observe_objective=True` the dict also holds `objective` (6): the reward weights. Every
-feature, with its bounds (from `mrsched_gym.features`):
+feature, with its bounds (from `mrsched_gym.env.features`):
 
 {feature_table(obs_space)}
 

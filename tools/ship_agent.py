@@ -63,8 +63,8 @@ def main() -> None:
     dest = ROOT / "agents" / "pretrained"
     dest.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(run / "best_model.zip", dest / f"{a.name}.zip")
-    from mrsched_gym.agents.numpy_export import export_numpy
     from mrsched_gym.agents.policy import load_sb3
+    from mrsched_gym.agents.training.numpy_export import export_numpy
     export_numpy(load_sb3(dest / f"{a.name}.zip"), dest / f"{a.name}.npz")
     meta = {
         "env": cfg["env"],

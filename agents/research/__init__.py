@@ -9,7 +9,7 @@ imports this package (tested). What is here serves the studies of docs/notes/age
   future.
 
 Importing the package registers the rollout teachers as teacher kinds of the imitation
-(:mod:`mrsched_gym.agents.teachers`): ``rollout:POLICY`` and ``myopic-rollout:POLICY`` in
+(:mod:`mrsched_gym.agents.training.teachers`): ``rollout:POLICY`` and ``myopic-rollout:POLICY`` in
 ``imitate.teachers`` of a run whose ``imitate.plugins`` names ``mrsched_gym.agents.research``.
 """
 

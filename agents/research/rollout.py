@@ -67,8 +67,8 @@ from mrsched_gym.agents.research.futures import (
     estimate_the_unknown,
     sample_future_arrivals,
 )
-from mrsched_gym.agents.teachers import TeacherKind, register_teacher_kind
-from mrsched_gym.rewards import component_totals
+from mrsched_gym.agents.training.teachers import TeacherKind, register_teacher_kind
+from mrsched_gym.env.rewards import component_totals
 from mrsched_gym.sim.decision import SCHEDULE
 
 #: The prefix that names a rollout teacher in ``imitate.teachers``.
@@ -286,7 +286,7 @@ __all__ = ["MYOPIC_PREFIX", "PREFIX", "TIE_TOLERANCE", "RolloutTeacher", "base_s
 
 def register() -> None:
     """Register ``rollout:`` and ``myopic-rollout:`` as teacher kinds of the imitation
-    (:func:`~mrsched_gym.agents.teachers.register_teacher_kind`); done on importing
+    (:func:`~mrsched_gym.agents.training.teachers.register_teacher_kind`); done on importing
     :mod:`mrsched_gym.agents.research`."""
     for prefix in (PREFIX, MYOPIC_PREFIX):
         register_teacher_kind(TeacherKind(prefix, make_rollout_teacher, parallel=True))

@@ -13,14 +13,17 @@ from mrsched_gym.cli.common import check_world, failure_lines, pickle_notice, sa
 
 
 def benchmark_command(args: argparse.Namespace) -> int:
-    """The benchmark protocol (:mod:`mrsched_gym.benchmark`): every id of the suite on the test
-    seeds, normalised scores, IQM and probability of improvement with bootstrap CIs."""
+    """The benchmark protocol (:mod:`mrsched_gym.evaluate.benchmark`): every id of the suite on the
+    test seeds, normalised scores, IQM and probability of improvement with bootstrap CIs."""
     import time
 
     from mrsched_gym import __version__
     from mrsched_gym.agents.pretrained import current_agents
     from mrsched_gym.baselines import applicable_baselines
-    from mrsched_gym.benchmark import (
+    from mrsched_gym.config import to_dict
+    from mrsched_gym.errors import InputError
+    from mrsched_gym.evaluate import evaluate, scenario_of, sweep_tasks
+    from mrsched_gym.evaluate.benchmark import (
         SUITE,
         TEST_SEEDS,
         agent_in_world,
@@ -31,9 +34,6 @@ def benchmark_command(args: argparse.Namespace) -> int:
         plot_iqm,
         table,
     )
-    from mrsched_gym.config import to_dict
-    from mrsched_gym.errors import InputError
-    from mrsched_gym.evaluate import evaluate, scenario_of, sweep_tasks
     from mrsched_gym.models.traces import trace_digests
     from mrsched_gym.results import (
         EpisodeFailures,
@@ -126,9 +126,9 @@ def check_agents(agents: Sequence[str], ids: Sequence[str]) -> None:
     Raises:
         InputError: Naming the entry (and the id).
     """
-    from mrsched_gym.benchmark import agent_in_world
     from mrsched_gym.errors import InputError
     from mrsched_gym.evaluate import AGENT, parse_policy, policy_role
+    from mrsched_gym.evaluate.benchmark import agent_in_world
     for a in agents:
         for env_id in ids:
             try:
@@ -171,8 +171,8 @@ def agent_versions(agents: Sequence[str], ids: Sequence[str] = ()) -> dict[str, 
     its SHA-256), a shipped agent's ``params_sha256`` and the decision rules its metadata adds
     (affinity mask, slow-start rule, speculation rule), so that a cited table names the weights
     it measured; for a per-id agent (``{id}`` in it), that of each id's checkpoint by id name."""
-    from mrsched_gym.benchmark import ID_FIELD, agent_in_world, id_name
     from mrsched_gym.evaluate import parse_policy
+    from mrsched_gym.evaluate.benchmark import ID_FIELD, agent_in_world, id_name
     out: dict[str, dict] = {}
     for a in agents:
         if ID_FIELD in a and ids:

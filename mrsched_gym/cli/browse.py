@@ -39,7 +39,7 @@ def show_command(args: argparse.Namespace) -> int:
     import yaml
 
     from mrsched_gym.config import to_dict
-    from mrsched_gym.env_setup import check_trace_inputs
+    from mrsched_gym.env.env_setup import check_trace_inputs
     from mrsched_gym.evaluate import scenario_of
     scenario = scenario_of(args.scenario)
     print(yaml.safe_dump(to_dict(scenario), sort_keys=False), flush=True)

@@ -29,9 +29,9 @@ def compare_command(args: argparse.Namespace) -> int:
     from mrsched_gym.baselines import applicable_baselines
     from mrsched_gym.cli.bounds import MAX_SEED
     from mrsched_gym.config import to_dict, with_overrides
+    from mrsched_gym.env.metrics import RECORD_METRICS
     from mrsched_gym.errors import InputError, did_you_mean, install_hint
     from mrsched_gym.evaluate import evaluate, scenario_of, sweep_tasks
-    from mrsched_gym.metrics import RECORD_METRICS
     from mrsched_gym.models.traces import trace_digests
     from mrsched_gym.results import (
         EpisodeFailures,
@@ -162,7 +162,7 @@ def write_leaderboard(args, env, sc, records, failures, headline, seeds, folder,
     (``specs``: the policies by label, for the Gantt chart's episode of the best one)."""
     from mrsched_gym import __version__
     from mrsched_gym.evaluate import make_policy, run_episode
-    from mrsched_gym.leaderboard import (
+    from mrsched_gym.evaluate.leaderboard import (
         paired_vs_best,
         plot_bars,
         plot_gantt,

@@ -19,8 +19,8 @@ from mrsched_gym.cli.browse import demo_command, list_command, show_command
 from mrsched_gym.cli.compare import compare_command
 from mrsched_gym.cli.reproduce import reproduce_command
 from mrsched_gym.cli.train import train_command
-from mrsched_gym.decision_budget import DEFAULT_BUDGET_S, check_budget
 from mrsched_gym.errors import InputError
+from mrsched_gym.policy.decision_budget import DEFAULT_BUDGET_S, check_budget
 
 DESCRIPTION = (
     "Command line: mrsched-gym compare | benchmark | train | reproduce | demo | show-scenario |\n"
@@ -252,7 +252,11 @@ def run_command(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 2
     args = parser.parse_args(argv)
-    from mrsched_gym.lifecycle import handle_termination, restore_termination, signal_number
+    from mrsched_gym.processes.lifecycle import (
+        handle_termination,
+        restore_termination,
+        signal_number,
+    )
     previous = handle_termination()
     try:
         code = args.fn(args)

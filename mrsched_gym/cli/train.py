@@ -7,8 +7,8 @@ from pathlib import Path
 
 
 def train_command(args: argparse.Namespace) -> int:
-    """Train an agent from a bundled or given config (:mod:`mrsched_gym.agents.train`)."""
-    from mrsched_gym.agents.train import bundled_configs, load_config, train
+    """Train an agent from a bundled or given config (:mod:`mrsched_gym.agents.training.train`)."""
+    from mrsched_gym.agents.training.train import bundled_configs, load_config, train
 
     if args.list:
         for name in bundled_configs():

@@ -83,7 +83,7 @@ class DecisionConfig:
         in_range(self.slow_start, 0.0, 1.0, "slow_start")
 
 
-#: Reward components and the metric each one sums to over an episode (see mrsched_gym.rewards).
+#: Reward components and the metric each one sums to over an episode (see mrsched_gym.env.rewards).
 COMPONENT_METRICS: Mapping[str, str] = FrozenDict({
     "jct": "time_in_system_h",
     "deadline": "deadline_penalty_h",
@@ -97,7 +97,7 @@ REWARD_COMPONENTS: tuple[str, ...] = tuple(COMPONENT_METRICS)
 
 @section
 class RewardConfig:
-    """Reward = - sum_c weight_c * increment of component c (see :mod:`mrsched_gym.rewards`).
+    """Reward = - sum_c weight_c * increment of component c (see :mod:`mrsched_gym.env.rewards`).
 
     Attributes:
         weights: Weight per component (``jct``, ``deadline``, ``slo``, ``wasted``, ``idle``,

@@ -1,5 +1,5 @@
 """The small strict builder kept for plain (standard-library) dataclasses: the training config
-(``mrsched_gym.agents.train.TrainConfig``) and the reproduction files
+(``mrsched_gym.agents.training.train.TrainConfig``) and the reproduction files
 (``mrsched_gym.reproduce.ReproductionFile``).
 
 pydantic checks a plain dataclass's ``int``, ``float``, ``bool`` and ``str`` fields in its lax

@@ -1,7 +1,7 @@
 """The evaluation harness shared by baselines and agents.
 
 * :func:`run_episode` runs one policy on one scenario and seed and returns every metric of
-  :func:`mrsched_gym.metrics.episode_metrics` (the one implementation, computed from the episode
+  :func:`mrsched_gym.env.metrics.episode_metrics` (the one implementation, computed from the episode
   log) plus the return and step count.
 * :func:`evaluate` runs policies x scenarios x seeds, in parallel over local processes, with
   common random numbers: every policy sees the same worlds (the seed draws the whole world at
@@ -19,9 +19,9 @@ ending in ``.zip``; loaded with sb3-contrib's MaskablePPO, or SB3 PPO), a shippe
 (``"agent:hadoop-v0"``, :mod:`mrsched_gym.agents.pretrained`; run by the numpy forward pass of
 :mod:`mrsched_gym.agents.numpy_policy`, no torch needed) or a policy in code
 (``"my_policy.py:MyPolicy"``, ``"package.module:Class:key=value"``,
-:mod:`mrsched_gym.policy_files`). In Python a policy may also be an object that implements the
-contract of :mod:`mrsched_gym.policies` (``decide(decision, view)``, ``act(obs, mask)``, a
-function ``(obs, mask)``, an SB3 model or a ``Scheduler``).
+:mod:`mrsched_gym.policy.policy_files`). In Python a policy may also be an object that implements
+the contract of :mod:`mrsched_gym.policy.contract` (``decide(decision, view)``, ``act(obs, mask)``,
+a function ``(obs, mask)``, an SB3 model or a ``Scheduler``).
 
 This module is the harness's one public face; its parts live in
 :mod:`~mrsched_gym.evaluate.policy_specs` (policies by name, fingerprints),

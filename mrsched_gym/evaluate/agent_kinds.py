@@ -38,7 +38,7 @@ class AgentKind:
             checked before anything runs (raises
             :class:`~mrsched_gym.errors.InputError` for a bad one).
         make: The policy an episode plays, from its spec (what
-            :func:`~mrsched_gym.policies.as_policy` accepts).
+            :func:`~mrsched_gym.policy.contract.as_policy` accepts).
         fingerprint: What makes its episodes reusable on resume (its files' hashes).
         check_fits: ``check_fits(spec, scenarios, env_kwargs)``: refuse, before a sweep runs,
             an agent that cannot act in one of the scenarios (None: no check).

@@ -11,11 +11,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mrsched_gym.decision_budget import DEFAULT_BUDGET_S
 from mrsched_gym.errors import InputError
 from mrsched_gym.evaluate.agent_kinds import agent_kinds, kind_claiming
 from mrsched_gym.models.traces import file_version
-from mrsched_gym.policies import as_policy
+from mrsched_gym.policy.contract import as_policy
+from mrsched_gym.policy.decision_budget import DEFAULT_BUDGET_S
 
 
 @dataclass(frozen=True)
@@ -25,16 +25,15 @@ class PolicySpec:
     agent; ``"rllib"``, an RLlib checkpoint folder), ``"code"`` (a policy in a file or module,
     ``target`` ``"file.py:Class"`` or ``"package.module:Class"``) or ``"object"`` (a policy
     object given in Python: ``target`` is its key and resume fingerprint, ``payload`` its pickle,
-    :func:`mrsched_gym.policy_files.object_parts`; for a code policy in a file, ``payload`` is
-    the file's bytes as read when the run started, what every episode executes). ``digest``: an
-    agent file's SHA-256 prefix when the run started; every episode reads the file once, checks
-    its bytes still have it and loads those bytes
-    (:func:`~mrsched_gym.agents.agent_snapshot.load_as_started`). ``failure``: for a code
-    policy whose own code raised at import or construction, ``(phase, error, traceback)``
-    (``kind`` ``"failed"``): a sweep records it as the policy's failure and runs the others.
-    ``params``: a baseline's or a code policy's parameters, or a shipped agent's decision rules
-    from its metadata: the affinity mask
-    (:class:`~mrsched_gym.agents.affinity.AffinityDelegate`), the slow-start rule
+    :func:`mrsched_gym.policy.policy_files.object_parts`; for a code policy in a file, ``payload``
+    is the file's bytes as read when the run started, what every episode executes). ``digest``: an
+    agent file's SHA-256 prefix when the run started; every episode reads the file once, checks its
+    bytes still have it and loads those bytes
+    (:func:`~mrsched_gym.agents.agent_snapshot.load_as_started`). ``failure``: for a code policy
+    whose own code raised at import or construction, ``(phase, error, traceback)`` (``kind``
+    ``"failed"``): a sweep records it as the policy's failure and runs the others. ``params``: a
+    baseline's or a code policy's parameters, or a shipped agent's decision rules from its metadata:
+    the affinity mask (:class:`~mrsched_gym.agents.affinity.AffinityDelegate`), the slow-start rule
     (:class:`~mrsched_gym.agents.slow_start.SlowStartDelegate`) and the speculation rule
     (:class:`~mrsched_gym.agents.policy.SpeculationDelegate`)."""
 
@@ -60,9 +59,9 @@ def parse_code_spec(spec: str) -> PolicySpec:
     Raises:
         InputError: A bad spec, parameter or file, or an object that is no policy.
     """
+    from mrsched_gym.policy.policy_failures import PolicyLoadError
+    from mrsched_gym.policy.policy_files import code_params, read_source, split_code_spec
     from mrsched_gym.policy.process import load_code_spec
-    from mrsched_gym.policy_failures import PolicyLoadError
-    from mrsched_gym.policy_files import code_params, read_source, split_code_spec
     loc, attr, text = split_code_spec(spec)
     params = code_params(spec, text, _parse_value)
     try:
@@ -95,13 +94,13 @@ def parse_policy(spec: str) -> PolicySpec:
     ``"rllib:FOLDER"`` (what ``algo.save_to_path`` wrote, or its module folder),
     ``"my_policy.py:MyPolicy"`` or ``"package.module:Class"`` (with ``:key=value,...``
     parameters for the class; the file is loaded and the policy built once, so a bad one fails
-    here, :mod:`mrsched_gym.policy_files`).
+    here, :mod:`mrsched_gym.policy.policy_files`).
 
     Raises:
         InputError: A bad spec (the message names it and what is wrong).
     """
     from mrsched_gym.baselines import BASELINES
-    from mrsched_gym.policy_files import is_code_spec
+    from mrsched_gym.policy.policy_files import is_code_spec
 
     kind = kind_claiming(spec)                  # agent:, rllib:, a registered kind
     if kind is not None:
@@ -151,11 +150,12 @@ def make_policy(spec: PolicySpec | str,
     """Instantiate a policy (a baseline :class:`Scheduler`, an agent adapter, or an outside
     policy: a code policy as a :class:`~mrsched_gym.policy.process.ProcessPolicy`, which runs
     each episode in a policy process of its own, ``decision_budget_s`` its budget per
-    decision; a policy object as a fresh copy through :func:`~mrsched_gym.policies.as_policy`,
-    :func:`~mrsched_gym.policy_files.object_copy`)."""
+    decision; a policy object as a fresh copy through
+    :func:`~mrsched_gym.policy.contract.as_policy`,
+    :func:`~mrsched_gym.policy.policy_files.object_copy`)."""
     spec = parse_policy(spec) if isinstance(spec, str) else spec
     if spec.failure is not None:
-        from mrsched_gym.policy_failures import PolicyLoadError
+        from mrsched_gym.policy.policy_failures import PolicyLoadError
         phase, error, trace = spec.failure
         raise PolicyLoadError(error, spec.label, phase, trace)
     if spec.kind == "code":
@@ -163,7 +163,7 @@ def make_policy(spec: PolicySpec | str,
         return process_policy(spec.label, spec.interface, spec.target, spec.params,
                               spec.payload, spec.entry, decision_budget_s)
     if spec.kind == "object":
-        from mrsched_gym.policy_files import object_copy
+        from mrsched_gym.policy.policy_files import object_copy
         return as_policy(object_copy(spec.target, spec.payload), spec.label)
     kinds = agent_kinds()
     if spec.kind in kinds:                      # agent:, rllib:, a registered kind
@@ -181,7 +181,7 @@ def policy_fingerprint(spec: PolicySpec) -> str:
     file's hash for an RLlib checkpoint folder, the source file's hash for a code policy, the
     hashes of its pickle and class source for a policy object."""
     if spec.kind == "code":
-        from mrsched_gym.policy_files import code_fingerprint
+        from mrsched_gym.policy.policy_files import code_fingerprint
         return code_fingerprint(spec.target, spec.params, spec.payload)
     if spec.kind == "object":
         return spec.target
@@ -223,14 +223,15 @@ def unique_labels(specs: Sequence[PolicySpec]) -> list[PolicySpec]:
 
 def check_policy(spec: Any) -> PolicySpec:
     """Parse a policy and build it once if it is a baseline, so bad parameters fail early; a
-    policy object becomes an ``"object"`` spec (:func:`~mrsched_gym.policy_files.object_parts`).
+    policy object becomes an ``"object"`` spec
+    (:func:`~mrsched_gym.policy.policy_files.object_parts`).
 
     Raises:
         InputError: A bad policy string, or an object that is no policy (the message names what
             is missing).
     """
     if not isinstance(spec, (str, PolicySpec)):
-        from mrsched_gym.policy_files import object_parts
+        from mrsched_gym.policy.policy_files import object_parts
         label, key, payload = object_parts(spec)
         return PolicySpec(label=label, kind="object", target=key, payload=payload)
     sp = parse_policy(spec) if isinstance(spec, str) else spec

@@ -12,19 +12,19 @@ import numpy as np
 
 import mrsched_gym  # noqa: F401  (registers the ids)
 from mrsched_gym.config import Scenario, load_scenario
-from mrsched_gym.decision_budget import DEFAULT_BUDGET_S, decision_watchdog
+from mrsched_gym.env.metrics import job_table
 from mrsched_gym.evaluate.pinning import world_fingerprint
 from mrsched_gym.evaluate.policy_specs import PolicySpec, make_policy, policy_fingerprint
-from mrsched_gym.metrics import job_table
-from mrsched_gym.policies import as_policy
-from mrsched_gym.policy.process import ProcessPolicy
-from mrsched_gym.policy_failures import (
+from mrsched_gym.policy.contract import as_policy
+from mrsched_gym.policy.decision_budget import DEFAULT_BUDGET_S, decision_watchdog
+from mrsched_gym.policy.policy_failures import (
     PolicyLoadError,
     RemoteFailure,
     error_text,
     is_real_interrupt,
     no_process_exit,
 )
+from mrsched_gym.policy.process import ProcessPolicy
 from mrsched_gym.registration import FLAT_IDS, is_registered, scenario_for
 
 if TYPE_CHECKING:
@@ -40,7 +40,7 @@ SweepTask = tuple[PolicySpec, str, int, "dict[str, Any] | None"]
 def make_env(scenario: str, overrides: dict[str, Any] | None = None) -> gym.Env[Any, Any]:
     """A registered id, a bundled scenario name or a scenario YAML path, with overrides (a
     ``-flat`` id makes its base id: the same world, which every policy observes as it is made
-    to, :mod:`mrsched_gym.flat`)."""
+    to, :mod:`mrsched_gym.env.flat`)."""
     kw = dict(overrides or {})
     scenario = FLAT_IDS.get(scenario, scenario) if isinstance(scenario, str) else scenario
     if isinstance(scenario, str) and scenario in gym.registry:
@@ -60,7 +60,7 @@ def run_episode(scenario: str, policy: Any, seed: int, env_kwargs: dict[str, Any
     """Run ``policy`` for one episode on ``scenario`` (an id, name or path) with ``seed``.
 
     ``policy`` is a policy string (:func:`parse_policy`) or any object of the contract of
-    :mod:`mrsched_gym.policies` (run as it is: its state carries over between calls; its
+    :mod:`mrsched_gym.policy.contract` (run as it is: its state carries over between calls; its
     ``reset(view, seed)`` is called first).
 
     A policy never changes the world: every policy of a comparison runs the same scenario (a
@@ -71,7 +71,7 @@ def run_episode(scenario: str, policy: Any, seed: int, env_kwargs: dict[str, Any
         ``{"metrics", "return", "steps", "wall_s", "jct_s", "world_fp"}`` (the last: the
         :func:`~mrsched_gym.evaluate.pinning.world_fingerprint` of its world; + ``"log"``, the
         :class:`~mrsched_gym.sim.log.EpisodeLog`, with ``keep_log``; + ``"jobs"``, one row per
-        job as :func:`~mrsched_gym.metrics.job_table` columns, with ``keep_jobs``).
+        job as :func:`~mrsched_gym.env.metrics.job_table` columns, with ``keep_jobs``).
     """
     if isinstance(policy, (str, PolicySpec)):
         policy = make_policy(policy)
@@ -94,8 +94,10 @@ def play_episode(scenario: str, policy: Any, seed: int, env_kwargs: dict[str, An
     obs, info = env.reset(seed=seed)
     base = cast("MRSchedEnv", env.unwrapped)
     sim = base.sim
-    steps = -1                  # -1 in reset, then decisions made (mrsched_gym.decision_budget
-    policy.reset(sim, seed=seed)    # reads it from this frame: nothing to do per decision)
+    # -1 in reset, then decisions made (mrsched_gym.policy.decision_budget reads it from this
+    # frame: nothing to do per decision)
+    steps = -1
+    policy.reset(sim, seed=seed)
     uses_obs = hasattr(policy, "act")
     total, steps = 0.0, 0
     while True:
@@ -140,14 +142,14 @@ def run_task(task: SweepTask, per_job: bool = False,
     """Run one episode of a sweep (a :func:`sweep_tasks` entry) with one BLAS/OpenMP thread.
     An outside policy (a code file or a policy object) that spends longer than
     ``decision_budget_s`` on one decision fails its episode
-    (:mod:`~mrsched_gym.decision_budget`; None: no budget).
+    (:mod:`~mrsched_gym.policy.decision_budget`; None: no budget).
 
     Returns its record (with ``per_job``, the episode's job table under ``_jobs``), or, if
     anything fails, a failure record ``{policy, scenario, seed, error, traceback}`` — the sweep
     goes on (a policy whose code raised at import or construction, a ``"failed"`` spec, fails
     every episode so, with ``phase`` ``"import"`` or ``"construction"``, and nothing runs).
     Anything counts, ``BaseException`` included (a policy's ``sys.exit()``), except a real
-    interrupt (:func:`~mrsched_gym.lifecycle.interrupt_is_real`), which ends the sweep.
+    interrupt (:func:`~mrsched_gym.processes.lifecycle.interrupt_is_real`), which ends the sweep.
     """
     from threadpoolctl import threadpool_limits
     policy_spec, scenario, seed, env_kwargs = task

@@ -12,7 +12,6 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from mrsched_gym.decision_budget import DEFAULT_BUDGET_S, check_budget
 from mrsched_gym.errors import InputError
 from mrsched_gym.evaluate.agent_kinds import agent_kinds
 from mrsched_gym.evaluate.pinning import WorldPins
@@ -30,6 +29,7 @@ from mrsched_gym.evaluate.running import (
     run_task,
     scenario_of,
 )
+from mrsched_gym.policy.decision_budget import DEFAULT_BUDGET_S, check_budget
 from mrsched_gym.results import EpisodeFailures, check_record, json_safe, task_key
 
 Record = dict[str, Any]
@@ -86,11 +86,11 @@ def evaluate(policies: Sequence[Any], scenarios: Sequence[str],
 
     Args:
         policies: Policy strings or specs (see :func:`parse_policy`), or policy objects (the
-            contract of :mod:`mrsched_gym.policies`; labelled by their ``name`` attribute, else
-            their class name). An object is pickled once and every episode runs on a fresh
-            copy of it (in a worker process, or here with ``workers=1``); one that does not
-            pickle runs its episodes in this process, each on a deep copy
-            (:mod:`mrsched_gym.policy_files`).
+            contract of :mod:`mrsched_gym.policy.contract`; labelled by their ``name`` attribute,
+            else their class name). An object is pickled once and every episode runs on a fresh copy
+            of it (in a worker process, or here with ``workers=1``); one that does not pickle runs
+            its episodes in this process, each on a deep copy
+            (:mod:`mrsched_gym.policy.policy_files`).
         scenarios: Env ids, bundled scenario names or YAML paths.
         seeds: Episode seeds.
         workers: Processes (default: the machine's cores; 1 = in this process). With 2 or
@@ -109,11 +109,11 @@ def evaluate(policies: Sequence[Any], scenarios: Sequence[str],
         on_result: Called with each record (or failure record) the moment it finishes. A
             record of an episode whose scenario or trace file changed since the sweep started
             (:mod:`~mrsched_gym.evaluate.pinning`) is a failure record.
-        per_job: Keep every episode's job table (:func:`~mrsched_gym.metrics.job_table`)
+        per_job: Keep every episode's job table (:func:`~mrsched_gym.env.metrics.job_table`)
             under ``_jobs``; :func:`write_results` writes it as ``jobs.csv``.
         decision_budget_s: Seconds an outside policy (a code file or a policy object) may
             spend on one decision or its ``reset``; beyond it that episode fails as the
-            policy's (:mod:`~mrsched_gym.decision_budget`; None: no budget). Built-in
+            policy's (:mod:`~mrsched_gym.policy.decision_budget`; None: no budget). Built-in
             baselines and agents have none.
 
     Returns:
@@ -230,9 +230,9 @@ def run_parallel(fn: Callable[[_T], _R], tasks: Sequence[_T], workers: int | Non
     ``on_result(r)`` is called as each result arrives (in task order).
 
     A worker process that dies (``os._exit``, a signal, a segfault) is detected at once
-    (:func:`~mrsched_gym.workers.pool_results`): its task's result is ``on_death(task, how)``
-    and the run carries on with a fresh worker; without ``on_death`` the run ends with
-    :class:`~mrsched_gym.workers.WorkerDied` naming the task.
+    (:func:`~mrsched_gym.processes.workers.pool_results`): its task's result is ``on_death(task,
+    how)`` and the run carries on with a fresh worker; without ``on_death`` the run ends with
+    :class:`~mrsched_gym.processes.workers.WorkerDied` naming the task.
     """
     workers = min(workers or os.cpu_count() or 1, len(tasks)) or 1
     from tqdm.auto import tqdm
@@ -245,7 +245,7 @@ def run_parallel(fn: Callable[[_T], _R], tasks: Sequence[_T], workers: int | Non
                     on_result(out[-1])
                 bar.update()
             return out
-        from mrsched_gym.workers import pool_results
+        from mrsched_gym.processes.workers import pool_results
         for r in pool_results(fn, tasks, workers, on_death):
             out.append(r)
             if on_result is not None:

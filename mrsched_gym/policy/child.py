@@ -15,8 +15,7 @@ import time
 import weakref
 from dataclasses import asdict
 
-from mrsched_gym import decision_budget
-from mrsched_gym.policy import channel
+from mrsched_gym.policy import channel, decision_budget
 from mrsched_gym.policy.limits import PolicyLimits
 
 EXIT_GRACE_S = 0.5     #: How long a policy process may take to exit after ``end`` (s).
@@ -160,7 +159,7 @@ LIVE: weakref.WeakSet[Child] = weakref.WeakSet()
 
 def how_it_ended(code: int | None) -> str:
     """A policy process's end in words."""
-    from mrsched_gym.workers import how_it_ended as worker_end
+    from mrsched_gym.processes.workers import how_it_ended as worker_end
     text = worker_end(code)
     if code == -signal.SIGXCPU:
         text += " (its CPU-time limit, MRSCHED_GYM_POLICY_CPU_S)"

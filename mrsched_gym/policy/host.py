@@ -16,7 +16,7 @@ resource limits (:mod:`mrsched_gym.policy.limits`). Then, per message of the har
 * ``("end",)``: exit.
 
 Whatever the policy's code raises (``BaseException`` included) is answered as its failure,
-named by phase, with its traceback (:mod:`mrsched_gym.policy_failures`).
+named by phase, with its traceback (:mod:`mrsched_gym.policy.policy_failures`).
 """
 
 from __future__ import annotations
@@ -30,8 +30,8 @@ import sys
 import traceback
 from typing import Any
 
-from mrsched_gym.decision_budget import END_PROCESS
 from mrsched_gym.policy import channel
+from mrsched_gym.policy.decision_budget import END_PROCESS
 from mrsched_gym.policy.limits import PolicyLimits, apply_limits
 from mrsched_gym.policy.mirror import KINDS_BY_VALUE, Link, decision_of, new_view, set_decision
 
@@ -130,11 +130,11 @@ class Host:
         """Load the policy (see the module docstring)."""
         from mrsched_gym.baselines.base import Scheduler
         from mrsched_gym.errors import InputError
-        from mrsched_gym.policies import ModelAdapter, ObservationAdapter, as_policy
-        from mrsched_gym.policy_failures import PolicyLoadError, describe
-        from mrsched_gym.policy_files import checked_label, load_code_object, load_failure
-        from mrsched_gym.readonly import GuardedScheduler
-        from mrsched_gym.rule_adapter import RuleAdapter
+        from mrsched_gym.policy.contract import ModelAdapter, ObservationAdapter, as_policy
+        from mrsched_gym.policy.policy_failures import PolicyLoadError, describe
+        from mrsched_gym.policy.policy_files import checked_label, load_code_object, load_failure
+        from mrsched_gym.policy.readonly import GuardedScheduler
+        from mrsched_gym.policy.rule_adapter import RuleAdapter
         try:
             obj = load_code_object(spec, dict(params), source, resolved=path,
                                    imported=lambda: self.link.send(["phase", "construction"]))
@@ -188,7 +188,7 @@ class Host:
     def decide(self, tag: str, message: tuple[Any, ...]) -> int:
         """The policy's action for a decision or an observation, checked as in the harness's
         own process."""
-        from mrsched_gym.policy_actions import check_action
+        from mrsched_gym.policy.policy_actions import check_action
         if tag == "act":
             return int(self.adapter.act(message[1], message[2]))
         link = self.link
@@ -219,7 +219,7 @@ class Host:
 
 def failure(label: str, phase: str, exc: BaseException) -> list[Any]:
     """The ``fail`` message of ``exc``, raised by the policy's code in ``phase``."""
-    from mrsched_gym.policy_failures import error_text, policy_failure
+    from mrsched_gym.policy.policy_failures import error_text, policy_failure
     try:
         text = error_text(policy_failure(label, phase, exc))
     except BaseException:                            # noqa: BLE001 - its str() raised
@@ -253,8 +253,8 @@ def preload() -> None:
     """Import what loading a policy needs (a process started afresh has not), so that the
     load budget times the policy's own import and construction."""
     import importlib
-    for name in ("mrsched_gym.baselines.base", "mrsched_gym.errors", "mrsched_gym.policies",
-                 "mrsched_gym.policy_failures", "mrsched_gym.policy_files"):
+    for name in ("mrsched_gym.baselines.base", "mrsched_gym.errors", "mrsched_gym.policy.contract",
+                 "mrsched_gym.policy.policy_failures", "mrsched_gym.policy.policy_files"):
         importlib.import_module(name)
 
 

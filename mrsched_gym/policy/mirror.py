@@ -2,14 +2,14 @@
 the policy reads them (the policy-process side of :mod:`mrsched_gym.policy.process`).
 
 A policy in its own process gets a :class:`CopiedView`: the names and fields of the
-:class:`~mrsched_gym.sim.view.ClusterView` contract, as the in-process read-only view offers
-them (:mod:`mrsched_gym.readonly`), so a policy file written for that contract runs unchanged:
+:class:`~mrsched_gym.sim.view.ClusterView` contract as the read-only view in the harness offers
+them (:mod:`mrsched_gym.policy.readonly`): a policy file written for it runs unchanged.
 
 * the decision (``view.decision``, ``view.job``, ``view.candidates``...) comes with each
   decision, its candidates the simulator's named tuples (``isinstance(d, Decision)`` holds);
 * a job or a task is a read-only proxy (``isinstance(job, Job)`` holds, the same job is the same
-  proxy within an episode, a write raises :class:`~mrsched_gym.proxy_base.ReadOnlyError`); its
-  fields set at its making come with it, the others are fetched on first read in a decision
+  proxy within an episode, a write raises :class:`~mrsched_gym.policy.proxy_base.ReadOnlyError`);
+  its fields set at its making come with it, the others are fetched on first read in a decision
   (all of a job's or a task's number fields in one round trip) and kept until the next one;
 * the view's other names are fetched on first read in a decision (those fixed for the episode,
   :data:`EPISODE_NAMES`, once per episode; the two lists that only grow, ``jobs`` and
@@ -30,8 +30,8 @@ from typing import Any
 import numpy as np
 
 from mrsched_gym.policy import channel
-from mrsched_gym.proxies import DecisionView
-from mrsched_gym.proxy_base import (
+from mrsched_gym.policy.proxies import DecisionView
+from mrsched_gym.policy.proxy_base import (
     FROZEN_FIELDS,
     MUTATORS,
     SCALAR_FIELDS,
@@ -189,7 +189,7 @@ def candidate(link: Link, code: tuple[Any, ...]) -> Any:
 def decision_of(link: Link, frame: tuple[Any, ...]) -> DecisionView:
     """The decision a harness's copy (:meth:`~mrsched_gym.policy.serving.WorldServer.decision`)
     stands for, as the in-process view gives it (a
-    :class:`~mrsched_gym.proxies.DecisionView`)."""
+    :class:`~mrsched_gym.policy.proxies.DecisionView`)."""
     kind, time_s, node, job, codes, fresh = frame
     for made in fresh:
         materialize(*made)

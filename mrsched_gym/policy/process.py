@@ -10,7 +10,7 @@ copies (:mod:`mrsched_gym.policy.serving`, :mod:`mrsched_gym.policy.mirror`); it
 back as JSON, checked again here.
 
 Budgets are kept from this side. A load past
-:data:`~mrsched_gym.decision_budget.LOAD_BUDGET_S`, or a ``reset`` or decision past
+:data:`~mrsched_gym.policy.decision_budget.LOAD_BUDGET_S`, or a ``reset`` or decision past
 ``--decision-budget``, ends the policy process's whole process group with ``SIGKILL`` (which no
 code can catch or ignore); the episode is recorded as failed, with its phase, and the sweep goes
 on. The process's resource limits are :mod:`mrsched_gym.policy.limits`'.
@@ -26,13 +26,12 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from mrsched_gym import decision_budget
 from mrsched_gym.errors import InputError
-from mrsched_gym.policy import channel
+from mrsched_gym.policy import channel, decision_budget
 from mrsched_gym.policy.child import Child, how_it_ended
 from mrsched_gym.policy.limits import limits_from_env
+from mrsched_gym.policy.policy_failures import PolicyLoadError, RemoteFailure
 from mrsched_gym.policy.serving import WorldServer
-from mrsched_gym.policy_failures import PolicyLoadError, RemoteFailure
 
 #: How long a policy process may take to start (fork or a fresh interpreter, and this
 #: package's imports) before the load budget starts (s).

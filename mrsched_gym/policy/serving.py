@@ -10,7 +10,7 @@ they are, jobs and tasks as references the policy process turns into read-only p
 as tuples, dicts as read-only mappings, arrays as read-only copies, the scenario and job
 profiles as copies. Only the names of the :class:`~mrsched_gym.sim.view.ClusterView` protocol
 and the public names of a job or a task are read; no method that changes a job
-(:data:`~mrsched_gym.proxy_base.MUTATORS`) is called; a call's arguments are numbers
+(:data:`~mrsched_gym.policy.proxy_base.MUTATORS`) is called; a call's arguments are numbers
 (at most :data:`MAX_ARGUMENT` in size), strings and lists of them. Whatever a request asks,
 the policy process only ever holds copies: nothing it does reaches the simulator.
 """
@@ -34,7 +34,7 @@ from mrsched_gym.policy.mirror import (
     readonly_array,
     readonly_map,
 )
-from mrsched_gym.proxy_base import FROZEN_FIELDS, MUTATORS, SCALAR_FIELDS, SCALARS
+from mrsched_gym.policy.proxy_base import FROZEN_FIELDS, MUTATORS, SCALAR_FIELDS, SCALARS
 from mrsched_gym.sim.state import Job, Task
 from mrsched_gym.workloads.profiles import JobTypeProfile
 

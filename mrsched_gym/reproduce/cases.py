@@ -7,7 +7,7 @@ A reproduction file (``configs/reproductions/<name>.yaml``) holds:
   bundled scenario name or env id) plus ``overrides``;
 * ``cases``: the paper's rows, each ``{name, overrides, policies}`` (``policies`` defaults to the
   file's ``policies``); the scenario of a case is the base with the case's overrides;
-* ``metrics``: episode metrics to report (see :mod:`mrsched_gym.metrics`); ``job_metrics``:
+* ``metrics``: episode metrics to report (see :mod:`mrsched_gym.env.metrics`); ``job_metrics``:
   per-job quantities keyed by the jobs' labels (``exec_s`` = finish - arrival, ``finish_s``,
   ``beyond_rel`` = time beyond the deadline relative to the execution time, thesis Table 5.7);
 * ``seeds`` (full run) and ``quick`` (``{seeds, overrides}``, the reduced CI run);
@@ -17,9 +17,9 @@ A reproduction file (``configs/reproductions/<name>.yaml``) holds:
   + ``unit``; + ``over_jobs: mean | max`` for the average or largest per-job change); printed
   next to ours with the deviation;
 * ``claims``: the qualitative orderings, checked case by case with paired tests over seeds and
-  reported as "holds at k of n cases" (:mod:`mrsched_gym.claims` gives the rules and the keys:
-  ``text, metric, better, worse, cases, holds_where, tolerance, kind, expect``). ``expect: fail``
-  marks a claim we do not reproduce (reported, and the test flags the day it starts to hold);
+  reported as "holds at k of n cases" (:mod:`mrsched_gym.reproduce.claims` gives the rules and the
+  keys: ``text, metric, better, worse, cases, holds_where, tolerance, kind, expect``). ``expect:
+  fail`` marks a claim we do not reproduce (reported, and the test flags the day it starts to hold);
 * ``plot``: ``{kind: bars | line, metric}``: the figure, written next to the results;
 * ``notes``: why ours differs from the paper (prose for the generated validation page).
 
@@ -33,7 +33,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mrsched_gym.claims import claim_cases
 from mrsched_gym.config import (
     ConfigError,
     Scenario,
@@ -45,6 +44,7 @@ from mrsched_gym.config import (
     with_overrides,
 )
 from mrsched_gym.evaluate import check_policy
+from mrsched_gym.reproduce.claims import claim_cases
 
 JOB_METRICS = ("exec_s", "finish_s", "beyond_rel", "map_exec_s")
 

@@ -1,5 +1,6 @@
 """A reproduction's results against its paper: our value of each paper number (a mean, or a
-relative change), the claims checked case by case (:mod:`mrsched_gym.claims`), and both as the
+relative change), the claims checked case by case (:mod:`mrsched_gym.reproduce.claims`), and both as
+the
 machine-readable summary."""
 
 from __future__ import annotations
@@ -10,9 +11,9 @@ from typing import Any
 
 import numpy as np
 
-from mrsched_gym.claims import check_claim
 from mrsched_gym.evaluate import mean_ci95
 from mrsched_gym.reproduce.cases import Reproduction
+from mrsched_gym.reproduce.claims import check_claim
 
 
 def value_of(records: list[dict], case: str, policy: str, metric: str,
@@ -49,7 +50,7 @@ def paper_counterpart(records: list[dict], e: Mapping) -> float:
 
 
 def check_claims(rep: Reproduction, records: list[dict]) -> list[dict[str, Any]]:
-    """Evaluate every claim case by case (:func:`mrsched_gym.claims.check_claim`)."""
+    """Evaluate every claim case by case (:func:`mrsched_gym.reproduce.claims.check_claim`)."""
     names = [c.name for c in rep.cases]
     return [check_claim(c, names, records, f"{rep.name}: claims[{i}]", paired=not rep.quick)
             for i, c in enumerate(rep.claims)]

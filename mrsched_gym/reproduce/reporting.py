@@ -9,8 +9,8 @@ from pathlib import Path
 
 import numpy as np
 
-from mrsched_gym.claims import MAX_SEEDS
 from mrsched_gym.reproduce.cases import Reproduction
+from mrsched_gym.reproduce.claims import MAX_SEEDS
 from mrsched_gym.reproduce.comparisons import (
     check_claims,
     paper_comparisons,
@@ -154,7 +154,7 @@ def reproduction_figure(rep: Reproduction, records: list[dict]):
     written above, so that a zero is not read as a missing bar."""
     if not rep.plot:
         return None
-    from mrsched_gym.leaderboard import clipped_interval, new_figure
+    from mrsched_gym.evaluate.leaderboard import clipped_interval, new_figure
     m = rep.plot["metric"]
     policies = list(dict.fromkeys(p for c in rep.cases for p in c.policies))
     fig = new_figure(7, 3.6)

@@ -8,7 +8,7 @@ import hashlib
 import json
 import math
 
-from mrsched_gym.metrics import METRIC_NAMES, RECORD_METRICS
+from mrsched_gym.env.metrics import METRIC_NAMES, RECORD_METRICS
 from mrsched_gym.results.files import excerpt
 
 #: Metrics that can be negative (every other metric is >= 0); ``*_pct`` metrics lie in
@@ -43,7 +43,7 @@ def check_record(rec: object) -> str | None:
 
     A record is a mapping with text ``policy`` and ``scenario`` and an integer ``seed`` >= 0. A
     failed episode's record (it has ``error``) needs no more. A finished one holds every metric
-    of :data:`~mrsched_gym.metrics.METRIC_NAMES` and ``return``, ``steps``, ``objective``, each
+    of :data:`~mrsched_gym.env.metrics.METRIC_NAMES` and ``return``, ``steps``, ``objective``, each
     a number (``null``: undefined) within :func:`metric_range`, counts whole, and no count of
     jobs above ``n_jobs``. A metric a record holds that this version does not know is kept.
     """

@@ -22,7 +22,7 @@ Whenever the simulation needs a choice it stops and poses a :class:`Decision`
 Candidates are named tuples: read them by name (``cand.job.jid``, ``cand.phase``); they still
 unpack and index like the plain tuples they replaced. Each kind's behaviour (posing and
 applying) is one small module registered in :data:`mrsched_gym.sim.engine.DECISION_PARTS`; the
-observation's rows for each kind are in :mod:`mrsched_gym.encoding`.
+observation's rows for each kind are in :mod:`mrsched_gym.env.encoding`.
 
 Adding a kind (as speculative execution was): a :class:`DecisionKind` member and its candidate
 type here; a module with its ``pose``/``apply`` and ``PART``; its entry in ``DECISION_PARTS``

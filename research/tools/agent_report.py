@@ -20,7 +20,7 @@ from pathlib import Path
 
 from mrsched_gym.baselines import applicable_baselines
 from mrsched_gym.evaluate import evaluate, mean_ci95, scenario_of
-from mrsched_gym.leaderboard import ranked, table
+from mrsched_gym.evaluate.leaderboard import ranked, table
 
 GENERALISATION = ["mrsched/Dedicated-v0", "mrsched/Heterogeneous-v0", "mrsched/Shared-v1",
                   "mrsched/Dynamic-v0", "mrsched/Preemption-v0", "mrsched/Admission-v1",
@@ -70,7 +70,7 @@ def generalisation(agent: str, envs: list[str], seeds: list[int], workers: int) 
 
 
 def curves(runs: list[str], out: Path) -> str:
-    from mrsched_gym.agents.train import plot_learning_curves
+    from mrsched_gym.agents.training.train import plot_learning_curves
     hist, base = {}, {}
     lines = ["| run | evaluations | best validation mean (step) | last |", "|---|---|---|---|"]
     for r in runs:

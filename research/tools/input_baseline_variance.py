@@ -44,8 +44,8 @@ def one_rollout(seed: int, args) -> tuple[np.ndarray, np.ndarray, np.ndarray, fl
     import torch as th
     from stable_baselines3.common.callbacks import BaseCallback
 
-    from mrsched_gym.agents.input_driven import input_baseline_callback, input_baselines
-    from mrsched_gym.agents.train import build_model, load_config, make_vec_env
+    from mrsched_gym.agents.training.input_driven import input_baseline_callback, input_baselines
+    from mrsched_gym.agents.training.train import build_model, load_config, make_vec_env
     cfg = load_config("hadoop_set", name="variance", seed=seed, n_envs=args.envs,
                       tensorboard=False, numerics="fast", init_from=args.init,
                       input_driven={"rollouts_per_input": args.k, "baseline": False},

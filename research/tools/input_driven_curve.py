@@ -33,7 +33,7 @@ def main() -> None:
     args = p.parse_args()
     import torch
     torch.set_num_threads(1)
-    from mrsched_gym.agents.train import load_config, train
+    from mrsched_gym.agents.training.train import load_config, train
     kw = dict(name=f"{args.variant}_s{args.seed}", seed=args.seed, total_timesteps=args.steps,
               n_envs=4, tensorboard=False, numerics="fast",
               **{"ppo.n_steps": 512, "ppo.batch_size": 512, "ppo.learning_rate": 0.0003,

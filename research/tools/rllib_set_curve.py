@@ -3,8 +3,8 @@
     python research/tools/rllib_set_curve.py --iterations 40 --every 5 \
         [--runners 1] [--address auto]
 
-Trains with :func:`mrsched_gym.ray_backend.rllib_ppo_config` (its defaults: batch 4000 env steps
-per iteration) and, every ``--every`` iterations, evaluates the greedy module with the local
+Trains with :func:`mrsched_gym.ray_backend.rllib_ppo_config` (its defaults: batch 4000 env
+steps per iteration) and, every ``--every`` iterations, evaluates the greedy module with the local
 harness on the validation seeds 500-504 (mean ``deadline_penalty_h``). Prints one JSON line per
 iteration, after a line with the untrained module and the baselines on the same seeds.
 """

@@ -36,7 +36,7 @@ VARIANTS: dict[str, dict] = {
 
 def plot(root: Path, figure: Path) -> None:
     """Each run's validation score (agent / the better baseline) against env steps."""
-    from mrsched_gym.agents.learning_curves import plot_learning_curves
+    from mrsched_gym.agents.training.learning_curves import plot_learning_curves
     histories = {}
     for f in sorted(root.glob("*/evaluations.csv")):
         with f.open() as fh:
@@ -62,7 +62,7 @@ def main() -> None:
         p.error("--variant or --plot")
     import torch
     torch.set_num_threads(1)
-    from mrsched_gym.agents.train import load_config, train
+    from mrsched_gym.agents.training.train import load_config, train
     cfg = load_config("general_rules", name=args.variant, **VARIANTS[args.variant])
     res = train(cfg, args.out)
     print(f"{args.variant}: best validation score {res['best']:.3f}")

@@ -35,7 +35,7 @@ def steps_per_cpu_s(env: str, env_kwargs: dict, steps: int) -> float:
     """Env steps per CPU-second of ``model.learn(steps)`` (the model built outside the clock)."""
     import torch
 
-    from mrsched_gym.agents.train import build_model, load_config, make_vec_env
+    from mrsched_gym.agents.training.train import build_model, load_config, make_vec_env
     torch.set_num_threads(1)
     cfg = load_config("hadoop_set", env=env, env_kwargs=env_kwargs, total_timesteps=steps,
                       tensorboard=False, numerics="fast")

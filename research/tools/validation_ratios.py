@@ -78,7 +78,7 @@ def headlines(specs: list[PolicySpec], env_id: str, seeds: list[int], speculatio
 
 
 def main() -> None:
-    from mrsched_gym.agents.train import load_config
+    from mrsched_gym.agents.training.train import load_config
     cfg = load_config(CONFIG)
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--policies", nargs="+", required=True)
