@@ -1,26 +1,25 @@
-"""Learned schedulers: loading and running them, and training them (``mrsched-gym train``).
-
-The product, by what a user does with it:
+"""Learned schedulers: what a user loads and runs; the trainer apart, in its own package.
 
 * **run a learned policy**: :mod:`~mrsched_gym.agents.policy` (``agent:`` specs, SB3
   checkpoints), :mod:`~mrsched_gym.agents.pretrained` (the shipped agents),
   :mod:`~mrsched_gym.agents.numpy_policy` (inference in numpy, no torch),
+  :mod:`~mrsched_gym.agents.flat_agent` (models of the flat variants),
   :mod:`~mrsched_gym.agents.observations`, and the rules a policy plays under
-  (:mod:`~mrsched_gym.agents.masking`, :mod:`~mrsched_gym.agents.affinity`,
-  :mod:`~mrsched_gym.agents.slow_start`);
-* **train one**: :mod:`~mrsched_gym.agents.training.train` (the run; its parts ``train_config``,
-  ``train_model``, ``train_callbacks``, ``train_files`` and ``learning_curves``), the networks
-  (:mod:`~mrsched_gym.agents.networks`, :mod:`~mrsched_gym.agents.set_layers`,
-  :mod:`~mrsched_gym.agents.rllib_module`), the numpy rollouts of ``numerics: fast``
-  (:mod:`~mrsched_gym.agents.numpy_rollout`, :mod:`~mrsched_gym.agents.training.numpy_export`), the
-  pool of randomised worlds (:mod:`~mrsched_gym.agents.training.worlds`) and the imitation phase
-  (:mod:`~mrsched_gym.agents.training.imitate`, :mod:`~mrsched_gym.agents.training.imitate_config`):
-  the shipped generalist is made by them (``configs/agents/general.yaml``), so a user reproduces it
-  with the product alone. Imitation's teachers are policies; other kinds come through the plugin
-  point :mod:`~mrsched_gym.agents.training.teachers`.
-  :mod:`~mrsched_gym.agents.training.input_driven` is the ``input_driven`` option (variance
-  reduction for input-driven envs); :mod:`~mrsched_gym.agents.training.plain_ppo` trains the
-  plain-PPO reference of the benchmark.
+  (:mod:`~mrsched_gym.agents.rules`, :mod:`~mrsched_gym.agents.masking`,
+  :mod:`~mrsched_gym.agents.affinity`, :mod:`~mrsched_gym.agents.slow_start`); agent files are
+  checked when loaded (:mod:`~mrsched_gym.agents.agent_files`,
+  :mod:`~mrsched_gym.agents.agent_snapshot`) and reach the harness as registered kinds
+  (:mod:`~mrsched_gym.agents.kinds`);
+* **the networks** a user trains with SB3 or RLlib: :class:`SetPolicy`
+  (:mod:`~mrsched_gym.agents.networks`, on :mod:`~mrsched_gym.agents.set_layers`; its rollouts
+  in numpy, :mod:`~mrsched_gym.agents.numpy_rollout`), the RLlib module
+  (:mod:`~mrsched_gym.agents.rllib_module`), :class:`BestOnValidation`, the callback that
+  keeps the best model on validation seeds (:mod:`~mrsched_gym.agents.best_on_validation`), and
+  the masks of SB3 vector envs without a round trip (:mod:`~mrsched_gym.agents.vec_masks`);
+* **train one the project's way** (``mrsched-gym train``): :mod:`mrsched_gym.agents.training`
+  (the run and its config, the pool of randomised worlds, the imitation phase, the plain-PPO
+  reference): the shipped generalist is made by it (``configs/agents/general.yaml``), so a user
+  reproduces it with the product alone. Nothing here imports the trainer.
 
 The research machinery is :mod:`mrsched_gym.agents.research` (the rollout teachers): the
 product never imports it (``tests/test_layout.py``); a run reaches it only by naming it in

@@ -101,6 +101,7 @@ def check_agent_fits(spec: PolicySpec, scenarios: Sequence[str],
     their input widths against each scenario's observations, an SB3 checkpoint by its
     algorithm and, for a flat network, its input shapes."""
     from mrsched_gym.evaluate.running import make_env
+    from mrsched_gym.evaluate.sweeping import check_fits_in
     if spec.target.endswith(".npz"):
         from mrsched_gym.agents.agent_files import check_npz_fits
         for sc in scenarios:
@@ -114,14 +115,7 @@ def check_agent_fits(spec: PolicySpec, scenarios: Sequence[str],
         agent = agent_for_checks("agent", spec.target, agent_fingerprint(spec))
     except (FileNotFoundError, ValueError) as e:
         raise InputError(f"policy {spec.label!r}: {e}") from None
-    for sc in scenarios:
-        env = make_env(sc, env_kwargs)
-        try:
-            agent.check_fits(env.observation_space, f"scenario {sc!r}")
-        except InputError as e:
-            raise InputError(f"policy {spec.label!r}: {e}") from None
-        finally:
-            env.close()
+    check_fits_in(agent, spec.label, scenarios, env_kwargs)
 
 
 @functools.lru_cache(maxsize=8)

@@ -6,7 +6,8 @@ tables in :mod:`mrsched_gym.evaluate`, the trainer in :mod:`mrsched_gym.agents.t
 docs/architecture.md). Every old path still imports, as the same module object:
 ``import mrsched_gym.policies`` gives :mod:`mrsched_gym.policy.contract` itself (so
 ``isinstance`` checks, ``monkeypatch`` and pickles made before the move all hold, the shipped
-agents' checkpoints included). Nothing warns: the old paths are not deprecated in 0.x.
+agents' checkpoints included), and ``python -m`` runs an old name as it runs the new one.
+Nothing warns: the old paths are not deprecated in 0.x.
 
 :class:`OldNames` is a meta-path finder that answers only for the names of :data:`MOVED`;
 :func:`install` puts it on ``sys.meta_path`` once (``mrsched_gym/__init__.py`` does, first).
@@ -17,9 +18,10 @@ from __future__ import annotations
 import importlib
 import importlib.abc
 import importlib.machinery
+import importlib.util
 import sys
 from collections.abc import Sequence
-from types import ModuleType
+from types import CodeType, ModuleType
 
 #: Old dotted name -> where the module lives now.
 MOVED: dict[str, str] = {
@@ -89,6 +91,14 @@ class OldNames(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         old_spec = module.__spec__
         if old_spec is not None and old_spec.loader_state is not None:
             module.__spec__ = old_spec.loader_state
+
+
+    def get_code(self, fullname: str) -> CodeType | None:
+        """The code of the module at its new name: ``python -m`` runs an old name too."""
+        spec = importlib.util.find_spec(MOVED[fullname])
+        loader = spec.loader if spec is not None else None
+        get_code = getattr(loader, "get_code", None)
+        return get_code(spec.name) if get_code is not None and spec is not None else None
 
 
 def install() -> None:

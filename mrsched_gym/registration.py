@@ -33,6 +33,11 @@ def is_registered(env_id: object) -> bool:
                                         or env_id in FLAT_IDS)
 
 
+#: What ``gymnasium.make_vec(ID, num_envs=N)`` builds for the ids with an action mask: N worlds
+#: in one process with their masks (:mod:`mrsched_gym.env.vector`).
+VECTOR_ENTRY_POINT = "mrsched_gym.env.vector:make_vector_env"
+
+
 def register_envs() -> None:
     """Register every id of :data:`ENV_IDS` and its flat variant (:data:`FLAT_IDS`;
     idempotent)."""
@@ -40,12 +45,14 @@ def register_envs() -> None:
         overrides = {k.replace(".", "__"): v for k, v in ENV_OVERRIDES.get(env_id, {}).items()}
         kwargs = {"scenario": scenario, **overrides}
         if env_id not in gym.registry:
-            gym.register(id=env_id, entry_point="mrsched_gym.env:MRSchedEnv", kwargs=kwargs)
+            gym.register(id=env_id, entry_point="mrsched_gym.env:MRSchedEnv", kwargs=kwargs,
+                         vector_entry_point=VECTOR_ENTRY_POINT)
         if flat_id(env_id) not in gym.registry:
             gym.register(id=flat_id(env_id), entry_point="mrsched_gym.env.flat:make_flat",
                          kwargs=kwargs)
     for env_id, (scenario, old) in EARLIER_IDS.items():
         if env_id not in gym.registry:
             gym.register(id=env_id, entry_point="mrsched_gym.env:MRSchedEnv",
+                         vector_entry_point=VECTOR_ENTRY_POINT,
                          kwargs={"scenario": scenario,
                                  **{k.replace(".", "__"): v for k, v in old.items()}})

@@ -206,7 +206,7 @@ def test_resume_from_a_checkpoint_of_another_network_is_refused_naming_both_runs
             assert str((tmp_path / "p" / name).resolve()) in msg, msg
         if name == "other":
             assert str((tmp_path / "p" / "r").resolve()) in msg, msg
-    assert not (tmp_path / "p" / "other" / "config.yaml").exists()
+    assert not (tmp_path / "p" / "other").exists()      # refused: no empty run folder left
 
 
 def test_resume_from_another_runs_checkpoint_of_other_settings_is_refused_naming_both(

@@ -44,7 +44,8 @@ ABOVE_THE_SIMULATOR = (
     "mrsched_gym.evaluate", "mrsched_gym.env.obs_layout", "mrsched_gym.evaluate.leaderboard",
     "mrsched_gym.reproduce", "mrsched_gym.evaluate.benchmark", "mrsched_gym.cli",
     "mrsched_gym.registration", "mrsched_gym.ray_backend", "mrsched_gym.baselines",
-    "mrsched_gym.agents", "gymnasium", "torch", "stable_baselines3", "sb3_contrib", "ray",
+    "mrsched_gym.agents", "mrsched_gym.policy", "mrsched_gym.processes", "gymnasium", "torch",
+    "stable_baselines3", "sb3_contrib", "ray",
 )
 DEEP_LEARNING = ("torch", "stable_baselines3", "sb3_contrib", "ray")
 # Who may import the deep-learning stack at all (lazily), and who at top level.
@@ -52,10 +53,12 @@ MAY_IMPORT = {"torch": ("mrsched_gym.agents",), "stable_baselines3": ("mrsched_g
               "sb3_contrib": ("mrsched_gym.agents",),
               "ray": ("mrsched_gym.ray_backend", "mrsched_gym.agents.rllib_module")}
 # The modules that define a subclass of a deep-learning class (a network, an RLlib module, an
-# SB3 callback): each is reached only on first use (agents/__init__.py imports it lazily).
+# SB3 callback or vector env wrapper): each is reached only on first use (agents/__init__.py
+# imports it lazily, or the user imports it by name).
 TOP_LEVEL_DEEP_LEARNING = ("mrsched_gym.agents.set_layers", "mrsched_gym.agents.networks",
                            "mrsched_gym.agents.rllib_module",
-                           "mrsched_gym.agents.best_on_validation")
+                           "mrsched_gym.agents.best_on_validation",
+                           "mrsched_gym.agents.vec_masks")
 
 
 class Import(NamedTuple):
@@ -295,3 +298,67 @@ def test_the_import_checks_catch_forbidden_imports():
     imports["mrsched_gym.config"].append(Import("mrsched_gym.sim.engine", 2, True))
     assert find_cycle(top_level_graph(imports)) == [
         "mrsched_gym.config", "mrsched_gym.sim.engine", "mrsched_gym.config"]
+
+
+#: The foundations every room stands on, one room here: the config reads the job profiles and
+#: the contention formulas (module by module below it, checked above), so config/, models/ and
+#: workloads/ import each other.
+FOUNDATIONS = ("mrsched_gym.config", "mrsched_gym.models", "mrsched_gym.workloads",
+               "mrsched_gym.errors", "mrsched_gym.frozen", "mrsched_gym.data")
+
+
+def room_of(module: str) -> str | None:
+    """The room (sub-package, or top-level module) a first-party module is in; the trainer and
+    the research code are rooms of their own inside the agents."""
+    parts = module.split(".")
+    if parts[0] != "mrsched_gym":
+        return None
+    if len(parts) == 1:
+        return module
+    if parts[1] == "agents" and len(parts) > 2 and parts[2] in ("training", "research"):
+        return ".".join(parts[:3])
+    room = ".".join(parts[:2])
+    return "foundations" if room in FOUNDATIONS else room
+
+
+def room_graph(imports: Mapping[str, list[Import]]) -> dict[str, set[str]]:
+    """Room -> the rooms its modules import, deferred imports included (not TYPE_CHECKING)."""
+    graph: dict[str, set[str]] = {}
+    for module, imps in imports.items():
+        here = room_of(module)
+        assert here is not None
+        for imp in imps:
+            there = room_of(imp.module)
+            if there is not None and there != here and not imp.type_only:
+                graph.setdefault(here, set()).add(there)
+    return graph
+
+
+def test_the_rooms_form_layers():
+    """No two rooms import each other, even through deferred imports: the env, the policy
+    contract, the harness, the trainer... stack as docs/architecture.md draws them."""
+    cycle = find_cycle(room_graph(IMPORTS))
+    assert cycle is None, f"rooms that import each other: {' -> '.join(cycle)}"
+
+
+def test_the_room_check_sees_a_cycle_between_rooms():
+    imports = {
+        "mrsched_gym.env.environment": [Import("mrsched_gym.policy.contract", 3, False)],
+        "mrsched_gym.policy.contract": [Import("mrsched_gym.env.rewards", 5, True)],
+        "mrsched_gym.env.rewards": [],
+    }
+    assert find_cycle(room_graph(imports)) is not None
+    imports["mrsched_gym.env.environment"] = [Import("mrsched_gym.policy.contract", 3, False,
+                                                     type_only=True)]
+    assert find_cycle(room_graph(imports)) is None
+
+
+def test_only_the_trainer_and_the_command_import_the_trainer():
+    """What a user loads and runs (agents/ outside training/, the harness, the env) never imports
+    the trainer, not even lazily; the command line (``mrsched-gym train``) and the research
+    code may."""
+    allowed = ("mrsched_gym.agents.training", "mrsched_gym.agents.research", "mrsched_gym.cli")
+    found = [f"{m}:{i.line} imports {i.module}" for m, imps in IMPORTS.items()
+             if not _within(m, allowed) for i in imps
+             if _within(i.module, ("mrsched_gym.agents.training",)) and not i.type_only]
+    assert found == []

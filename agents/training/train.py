@@ -47,6 +47,7 @@ from here.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -241,6 +242,7 @@ def train(cfg: TrainConfig, out_dir: str | Path = "runs", resume: str | Path | N
     if resume is not None and not Path(resume).is_file():
         raise InputError(f"--resume {resume}: no such checkpoint (a run writes "
                          f"OUT/NAME/last_model.zip)")
+    created = not out.exists()
     try:
         out.mkdir(parents=True, exist_ok=True)
         fd = os.open(out, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
@@ -265,6 +267,11 @@ def train(cfg: TrainConfig, out_dir: str | Path = "runs", resume: str | Path | N
         if overwrite:
             clear_run(out)
         return _train(cfg, out, resume, progress, allow_changes)
+    except BaseException:
+        if created:                             # refused before writing: leave no empty folder
+            with contextlib.suppress(OSError):  # (rmdir removes only an empty one)
+                out.rmdir()
+        raise
     finally:
         fcntl.flock(fd, fcntl.LOCK_UN)
         os.close(fd)

@@ -8,10 +8,13 @@
   (:mod:`~mrsched_gym.env.obs_layout`, :mod:`~mrsched_gym.env.features`), the rows it is made
   of (:mod:`~mrsched_gym.env.node_rows`, :mod:`~mrsched_gym.env.job_row`) and the float32
   writes (:mod:`~mrsched_gym.env.float_writer`);
-* :mod:`~mrsched_gym.env.rewards`: the named reward components;
+* :mod:`~mrsched_gym.env.rewards`: the named reward components, and
+  :mod:`~mrsched_gym.env.metrics`: the episode metrics they sum to;
 * :mod:`~mrsched_gym.env.render`: the text summary, the Gantt chart and the frames;
 * :mod:`~mrsched_gym.env.flat` and :mod:`~mrsched_gym.env.flat_step`: the flat variants
-  (``mrsched/...-flat``), for RL libraries that know no action mask.
+  (``mrsched/...-flat``), for RL libraries that know no action mask;
+* :mod:`~mrsched_gym.env.vector`: the native vector env ``gymnasium.make_vec`` returns (N
+  worlds in one process, with their masks).
 """
 
 from mrsched_gym.env.env_setup import observation_space

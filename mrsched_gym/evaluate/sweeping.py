@@ -207,14 +207,20 @@ def check_agent_fits(spec: PolicySpec, scenarios: Sequence[str],
             kind.check_fits(spec, scenarios, env_kwargs)
         return
     agent = make_policy(spec)
-    if not hasattr(agent, "check_fits"):
-        return
+    if hasattr(agent, "check_fits"):
+        check_fits_in(agent, spec.label, scenarios, env_kwargs)
+
+
+def check_fits_in(agent: Any, label: str, scenarios: Sequence[str],
+                  env_kwargs: dict[str, Any] | None) -> None:
+    """``agent.check_fits(observation_space, where)`` on each scenario's env, an
+    :class:`~mrsched_gym.errors.InputError` naming the policy ``label`` if it does not fit."""
     for sc in scenarios:
         env = make_env(sc, env_kwargs)
         try:
             agent.check_fits(env.observation_space, f"scenario {sc!r}")
         except InputError as e:
-            raise InputError(f"policy {spec.label!r}: {e}") from None
+            raise InputError(f"policy {label!r}: {e}") from None
         finally:
             env.close()
 

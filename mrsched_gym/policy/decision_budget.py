@@ -35,6 +35,7 @@ from collections.abc import Iterator
 from types import FrameType
 
 from mrsched_gym.errors import InputError
+from mrsched_gym.processes.workers import BUDGET_EXIT_CODE, WORKER, mark_worker
 
 #: The default budget in seconds: one decision (or the policy's ``reset``) taking longer fails.
 DEFAULT_BUDGET_S = 60.0
@@ -42,21 +43,9 @@ DEFAULT_BUDGET_S = 60.0
 #: (``--policies FILE.py:Class``), whatever ``--decision-budget`` says: a file that never
 #: finishes loading fails, named (read when a file is loaded).
 LOAD_BUDGET_S = DEFAULT_BUDGET_S
-#: The exit code of a worker process whose policy ignored its budget twice over
-#: (:func:`mrsched_gym.processes.workers.how_it_ended` names it).
-BUDGET_EXIT_CODE = 124
-#: Whether this process is one of the harness's workers (:func:`mark_worker`), whose end the
-#: harness sees and names (:mod:`mrsched_gym.processes.workers`).
-WORKER = {"harness": False}
 #: ``os._exit`` as imported, before any episode: while one runs, the harness makes a policy's
 #: own ``os._exit`` raise instead (:func:`mrsched_gym.policy.policy_failures.no_process_exit`).
 END_PROCESS = os._exit
-
-
-def mark_worker() -> None:
-    """Mark this process as a worker of the harness (:mod:`mrsched_gym.processes.workers` does, at
-    the worker's start): a policy that ignores its budget twice over may end it."""
-    WORKER["harness"] = True
 
 
 class DecisionBudgetExceeded(Exception):

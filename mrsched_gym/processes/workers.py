@@ -24,7 +24,20 @@ from multiprocessing.connection import Connection, wait
 from typing import Any, TypeVar
 
 from mrsched_gym.errors import MRSchedError
-from mrsched_gym.policy.decision_budget import BUDGET_EXIT_CODE, mark_worker
+
+#: The exit code of a worker process whose policy ignored its decision budget twice over
+#: (:mod:`mrsched_gym.policy.decision_budget` ends it so; :func:`how_it_ended` names it).
+BUDGET_EXIT_CODE = 124
+#: Whether this process is one of the harness's workers (:func:`mark_worker`), whose end the
+#: harness sees and names.
+WORKER = {"harness": False}
+
+
+def mark_worker() -> None:
+    """Mark this process as a worker of the harness (:func:`pool_results`' workers do, at their
+    start): a policy that ignores its decision budget twice over may end it."""
+    WORKER["harness"] = True
+
 
 _T = TypeVar("_T")
 _R = TypeVar("_R")
@@ -36,8 +49,7 @@ class WorkerDied(MRSchedError):
 
 def how_it_ended(exitcode: int | None) -> str:
     """A worker's end in words: ``exited with code 3`` or ``was killed by signal SIGSEGV``
-    (or ended by the decision budget,
-    :data:`~mrsched_gym.policy.decision_budget.BUDGET_EXIT_CODE`)."""
+    (or ended by the decision budget, :data:`BUDGET_EXIT_CODE`)."""
     if exitcode is None:
         return "ended (no exit status)"
     if exitcode == BUDGET_EXIT_CODE:
