@@ -175,6 +175,8 @@ def main() -> None:
             steps[row].append(run(args, row, "step")["env_steps_per_cpu_s"])
     print("env steps per CPU-second (process + workers):")
     report(steps, "steps/CPU-s", "sync")
+    kept = [k / s for k, s in zip(steps["sb3-subproc-kept"], steps["sb3-subproc"], strict=True)]
+    print(f"  sb3-subproc-kept vs sb3-subproc: x{min(kept):.2f}-{max(kept):.2f} (per round)")
     if args.train:
         train_rows = ["sb3-dummy", "sb3-subproc", "sb3-subproc-kept"]
         wall: dict[str, list[float]] = {r: [] for r in train_rows}
