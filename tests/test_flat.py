@@ -73,8 +73,10 @@ def test_every_action_is_legal_and_plays_the_base_world(env_id):
             assert np.array_equal(view.observe(bo, mask), fo)
             assert view.choices == finfo["choices"]
             a = int(rng.integers(flat.action_space.n))
+            m = len(finfo["choices"])                    # this decision's choices
             fo, fr, fte, ftr, finfo = flat.step(a)
             played = finfo["played_action"]
+            assert finfo["folded"] is (a >= m)
             assert mask[played] and not finfo["invalid_action"]
             assert played == finfo_choice(view, a)
             bo, br, bte, btr, binfo = base.step(played)

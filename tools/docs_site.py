@@ -211,7 +211,8 @@ candidate masks skip (work-conserving). The others are described in
 order: at a schedule decision the candidates by time to deadline (earliest first, ties in the
 base order), at the other decisions the candidates in the base order; then skip where the base
 mask offers it. Action `a` plays choice `a mod m` of the `m` choices; `info["played_action"]`
-is the base action played and `info["choices"]` the next decision's choices. Same worlds,
+is the base action played, `info["folded"]` whether `a >= m` was folded, and `info["choices"]`
+the next decision's choices. Same worlds,
 seeds, episode end, reward and headline as `{env_id}` (tested); a model trained on it ranks
 on `{env_id}` as `agent:PATH` (the
 [training guide](../guide/train.md#without-an-action-mask-the-flat-variants)).

@@ -19,7 +19,8 @@ games seen through another observation:
   ``a mod m`` of the ``m`` choices: no action is ever played as an unintended skip. Candidate
   row ``i`` of the observation is the candidate of choice ``i`` (rows past the candidates are
   zeros, as in the base observation).
-* **Info**: the base id's, plus ``played_action`` (the base action ``step`` played) and
+* **Info**: the base id's, plus ``played_action`` (the base action ``step`` played),
+  ``folded`` (whether the action was ``m`` or more, played as choice ``a mod m``) and
   ``choices`` (the base action of each of the next decision's choices, in order).
 
 Why the urgency order: a default ``PPO("MlpPolicy")`` learns "prefer the first slots" far

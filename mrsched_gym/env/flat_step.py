@@ -67,6 +67,8 @@ class ChoiceOrder:
         self.rows_offset = 4 * D
         #: The base action of each choice of the last observed decision.
         self.choices: tuple[int, ...] = (K,)
+        #: Whether the last :meth:`action` was folded: ``a >= m``, played as choice ``a mod m``.
+        self.folded = False
 
     def __reduce__(self) -> tuple[Any, tuple[int, int, int, int, bool, tuple[int, ...]]]:
         """Pickles and copies by its arguments and its last choices (the bound ``struct``
@@ -111,7 +113,9 @@ class ChoiceOrder:
         if not 0 <= a <= self.K:
             raise InputError(f"action {a} is outside Discrete({self.K + 1})")
         choices = self.choices
-        return choices[a % len(choices)]
+        m = len(choices)
+        self.folded = a >= m
+        return choices[a % m]
 
 
 def rebuilt_order(K: int, F: int, D: int, deadline: int, urgent: bool,
@@ -170,8 +174,8 @@ class FlatStepper(Stepper):
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         """Play choice ``action mod m`` (:meth:`ChoiceOrder.action`; ``info["played_action"]``
-        is the base action played, ``info["choices"]`` the next decision's choices), then
-        observe flat."""
+        is the base action played, ``info["folded"]`` whether ``action >= m`` was folded onto
+        it, ``info["choices"]`` the next decision's choices), then observe flat."""
         order = self.order
         played = order.action(action)
         if self.strict_actions and not self.sim.is_legal(played):
@@ -182,6 +186,7 @@ class FlatStepper(Stepper):
                                                    self.all_legal.copy())
         flat = self.observe_flat()
         info["played_action"] = played
+        info["folded"] = order.folded
         info["choices"] = order.choices
         return flat, reward, terminated, truncated, info
 
