@@ -261,3 +261,31 @@ def test_a_pool_ends_even_if_a_worker_never_reached_its_initializer():
                 os.kill(pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
+
+
+def _gen2_collections_in_episodes(seed: int) -> tuple[int, int]:
+    """(objects frozen in this worker, full collections during two episodes here)."""
+    import gc
+
+    from mrsched_gym.evaluate import run_episode
+    full = []
+
+    def count(phase, info):
+        if phase == "stop" and info["generation"] == 2:
+            full.append(1)
+    gc.callbacks.append(count)
+    try:
+        for s in (seed, seed + 1):
+            run_episode("mrsched/Hadoop-v0", "edf", s)
+    finally:
+        gc.callbacks.remove(count)
+    return gc.get_freeze_count(), len(full)
+
+
+def test_a_worker_keeps_what_its_parent_imported_out_of_full_collections():
+    """Worker processes freeze what they inherit (gc.freeze at start): no full collection walks
+    the imports during their first episodes."""
+    from mrsched_gym.evaluate import run_parallel
+    got = run_parallel(_gen2_collections_in_episodes, [0, 10], workers=2, progress=False)
+    assert all(frozen > 10_000 for frozen, _ in got), got
+    assert all(full == 0 for _, full in got), got

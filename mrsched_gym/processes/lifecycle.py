@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 import contextlib
+import gc
 import os
 import signal
 import threading
@@ -149,6 +150,10 @@ def worker_init() -> None:
             signal.signal(sig, signal.SIG_DFL)
     from mrsched_gym.results import close_inherited
     close_inherited()
+    # What the parent imported lives as long as the worker: out of the collector's sight, so
+    # that no full collection walks it during the first episodes (one, 25-50 ms, landed in
+    # every fresh worker's first episodes; docs/notes/speed.md, "A full collection").
+    gc.freeze()
     _PARENT = os.getppid()
     threading.Thread(target=_watch_parent, args=(_PARENT,), daemon=True,
                      name="parent-watch").start()
