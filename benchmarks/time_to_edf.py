@@ -1,0 +1,101 @@
+"""Time to beat EDF (not a test): the training guide's first path on a CPU budget.
+
+Usage::
+
+    python benchmarks/time_to_edf.py --seed 0 --out edf0.zip           # 300 CPU-s, one core
+    mrsched-gym compare --env mrsched/Hadoop-v0 --seeds 5 --policies agent:edf0.zip edf
+
+It trains as the guide's first path does (docs/guide/train.md, "Start here"): sb3-contrib's
+MaskablePPO with the set network (``SetPolicy``), rewards scaled by ``VecNormalize(norm_obs=
+False)``, sb3-contrib's defaults otherwise, ``BestOnValidation`` keeping the best model on the
+validation seeds 1000-1009 (never the test seeds 0-4). Three levers of its own, each a flag:
+
+* ``--n-envs`` worlds per update (default 4; ``n_steps`` = 2048 / n, so an update still holds
+  2,048 steps), whose forward passes are batched;
+* ``--numerics fast`` (the default): the rollouts' forward pass in numpy (the trainer's
+  ``numerics: fast``; the same network and updates, the rollouts' floats equal up to the last
+  bits); ``exact`` keeps torch's;
+* ``--every`` env steps between validations (default 20,000).
+
+Training stops at the first rollout end past ``--budget-cpu-s`` CPU seconds (this process and
+its children, validation included; one torch and BLAS thread). It writes the kept model to
+``--out`` and prints the CPU seconds it used, the steps, and the kept model's step and
+validation score. Ranking is left to ``mrsched-gym compare``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import sys
+import time
+
+for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(var, "1")
+
+
+def cpu_s() -> float:
+    """CPU seconds of this process and its finished children."""
+    me = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--seed", type=int, required=True, help="PPO's seed (the guide: 0, 1, 2)")
+    p.add_argument("--out", required=True, help="where the kept model goes (an SB3 .zip)")
+    p.add_argument("--id", default="mrsched/Hadoop-v0")
+    p.add_argument("--budget-cpu-s", type=float, default=300.0)
+    p.add_argument("--n-envs", type=int, default=4)
+    p.add_argument("--numerics", choices=("fast", "exact"), default="fast")
+    p.add_argument("--every", type=int, default=20_000, help="env steps between validations")
+    a = p.parse_args()
+    if not a.out.endswith(".zip"):
+        p.error("--out must end in .zip")
+
+    import torch
+    torch.set_num_threads(1)
+    from stable_baselines3.common.callbacks import BaseCallback
+    from stable_baselines3.common.env_util import make_vec_env
+    from stable_baselines3.common.vec_env import VecNormalize
+
+    import mrsched_gym
+    from mrsched_gym.agents import BestOnValidation, SetPolicy
+    from mrsched_gym.agents.networks import NumpyRolloutPPO
+
+    class CpuBudget(BaseCallback):
+        """Stops training at the first rollout end past the budget."""
+
+        def __init__(self, start: float, budget: float) -> None:
+            super().__init__()
+            self.start, self.budget, self.over = start, budget, False
+
+        def _on_rollout_end(self) -> None:
+            self.over = cpu_s() - self.start >= self.budget
+
+        def _on_step(self) -> bool:
+            return not self.over
+
+    start, wall0 = cpu_s(), time.perf_counter()
+    env = VecNormalize(make_vec_env(a.id, n_envs=a.n_envs, seed=a.seed), norm_obs=False)
+    model = NumpyRolloutPPO(SetPolicy, env, n_steps=max(2048 // a.n_envs, 16), seed=a.seed,
+                            device="cpu")
+    fast = a.numerics == "fast"
+    model.policy.numpy_rollouts = fast
+    model.policy.features_extractor.fast_numerics = fast
+    best = BestOnValidation(a.id, a.out, every=a.every)
+    budget = CpuBudget(start, a.budget_cpu_s)
+    model.learn(10**9, callback=[budget, best])
+    used = cpu_s() - start
+    print(f"mrsched-gym {mrsched_gym.__version__} ({mrsched_gym.acceleration()}), torch "
+          f"{torch.__version__}, Python {sys.version.split()[0]}")
+    print(f"seed {a.seed}: {used:.0f} CPU-s ({time.perf_counter() - wall0:.0f} s wall), "
+          f"{model.num_timesteps} steps, {a.n_envs} envs, numerics {a.numerics}; kept the "
+          f"model of step {best.best_step} (validation {best.best_score:.2f}) in {a.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
