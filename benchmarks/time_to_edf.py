@@ -8,14 +8,21 @@ Usage::
 It trains as the guide's first path does (docs/guide/train.md, "Start here"): sb3-contrib's
 MaskablePPO with the set network (``SetPolicy``), rewards scaled by ``VecNormalize(norm_obs=
 False)``, sb3-contrib's defaults otherwise, ``BestOnValidation`` keeping the best model on the
-validation seeds 1000-1009 (never the test seeds 0-4). Three levers of its own, each a flag:
+validation seeds 1000-1009 (never the test seeds 0-4). Its training envs start from the
+trainer's seeds (env ``i`` from 1,000,000 + 1000 * seed + i), so no training episode is a test or
+validation world. Levers of its own, each a flag:
 
 * ``--n-envs`` worlds per update (default 8; ``n_steps`` = 2048 / n, so an update still holds
   2,048 steps), whose forward passes are batched;
 * ``--numerics fast`` (the default): the rollouts' forward pass in numpy (the trainer's
   ``numerics: fast``; the same network and updates, the rollouts' floats equal up to the last
   bits); ``exact`` keeps torch's;
-* ``--every`` env steps between validations (default 30,000).
+* ``--every`` env steps between validations (default 30,000);
+* ``--warm-start POLICY`` (default none): before PPO, the network is fitted to POLICY's actions
+  (behaviour cloning, the trainer's ``imitate`` phase: ``--warm-rounds`` DAgger rounds of
+  ``--warm-steps`` decisions on four envs seeded apart from PPO's and from the validation and
+  test seeds), and the first validation, at step 0, scores the fitted network, so the kept
+  model is never worse on validation than the warm start. Its CPU time counts in the budget.
 
 Training stops at the first rollout end past ``--budget-cpu-s`` CPU seconds (this process and
 its children, validation included; one torch and BLAS thread). It writes the kept model to
@@ -42,6 +49,19 @@ def cpu_s() -> float:
     return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
 
 
+def warm_start(model, a) -> None:
+    """Fit ``model``'s network to ``a.warm_start``'s actions (the trainer's imitate phase)."""
+    from mrsched_gym.agents.training.imitate import imitate
+    from mrsched_gym.agents.training.imitate_config import ImitateConfig
+    from mrsched_gym.agents.training.train import TrainConfig
+    from mrsched_gym.agents.training.train_config import TRAIN_SEED_BASE
+
+    ic = ImitateConfig(teachers={"default": a.warm_start}, rounds=a.warm_rounds,
+                       steps_per_round=a.warm_steps, n_envs=4).validate([a.id])
+    cfg = TrainConfig(env=a.id, seed=a.seed, work_conserving=True, imitate=ic)
+    imitate(model, cfg, TRAIN_SEED_BASE + 1000 * a.seed + 500)
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--seed", type=int, required=True, help="PPO's seed (the guide: 0, 1, 2)")
@@ -53,9 +73,17 @@ def main() -> int:
     p.add_argument("--n-envs", type=int, default=8)
     p.add_argument("--numerics", choices=("fast", "exact"), default="fast")
     p.add_argument("--every", type=int, default=30_000, help="env steps between validations")
+    p.add_argument("--warm-start", default="", metavar="POLICY",
+                   help="fit the network to this policy's actions before PPO (a baseline or "
+                        "reference rule, e.g. edf-affinity:slow_start=1); none by default")
+    p.add_argument("--warm-rounds", type=int, default=2, help="DAgger rounds of the warm start")
+    p.add_argument("--warm-steps", type=int, default=4_000,
+                   help="decisions labelled per warm-start round")
     a = p.parse_args()
     if not a.out.endswith(".zip"):
         p.error("--out must end in .zip")
+    if a.warm_rounds < 1 or a.warm_steps < 1:
+        p.error("--warm-rounds and --warm-steps must be positive")
 
     import torch
     torch.set_num_threads(1)
@@ -81,12 +109,18 @@ def main() -> int:
             return not self.over
 
     start, wall0 = cpu_s(), time.perf_counter()
-    env = VecNormalize(make_vec_env(a.id, n_envs=a.n_envs, seed=a.seed), norm_obs=False)
+    # the trainer's seeds: env i from 1,000,000 + 1000 * seed + i, apart from the test seeds 0-4
+    # and the validation seeds 1000-1009 (the warm start's envs from ... + 500)
+    from mrsched_gym.agents.training.train_config import TRAIN_SEED_BASE
+    env = VecNormalize(make_vec_env(a.id, n_envs=a.n_envs, seed=TRAIN_SEED_BASE + 1000 * a.seed),
+                       norm_obs=False)
     model = NumpyRolloutPPO(SetPolicy, env, n_steps=max(2048 // a.n_envs, 16), seed=a.seed,
                             device="cpu")
     fast = a.numerics == "fast"
     model.policy.numpy_rollouts = fast
     model.policy.features_extractor.fast_numerics = fast
+    if a.warm_start:
+        warm_start(model, a)
     best = BestOnValidation(a.id, a.out, every=a.every)
     budget = CpuBudget(start, a.budget_cpu_s)
     model.learn(10**9, callback=[budget, best])
@@ -94,7 +128,8 @@ def main() -> int:
     print(f"mrsched-gym {mrsched_gym.__version__} ({mrsched_gym.acceleration()}), torch "
           f"{torch.__version__}, Python {sys.version.split()[0]}")
     print(f"seed {a.seed}: {used:.0f} CPU-s ({time.perf_counter() - wall0:.0f} s wall), "
-          f"{model.num_timesteps} steps, {a.n_envs} envs, numerics {a.numerics}; kept the "
+          f"{model.num_timesteps} steps, {a.n_envs} envs, numerics {a.numerics}, warm start "
+          f"{a.warm_start or 'none'}; kept the "
           f"model of step {best.best_step} (validation {best.best_score:.2f}) in {a.out}")
     return 0
 
