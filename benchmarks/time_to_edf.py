@@ -49,17 +49,15 @@ def cpu_s() -> float:
     return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
 
 
-def warm_start(model, a) -> None:
-    """Fit ``model``'s network to ``a.warm_start``'s actions (the trainer's imitate phase)."""
-    from mrsched_gym.agents.training.imitate import imitate
+def warm_start_config(a):
+    """The trainer's config of the warm start (its ``imitate`` phase), checked; ValueError names
+    a bad field (an unknown policy, say)."""
     from mrsched_gym.agents.training.imitate_config import ImitateConfig
     from mrsched_gym.agents.training.train import TrainConfig
-    from mrsched_gym.agents.training.train_config import TRAIN_SEED_BASE
 
     ic = ImitateConfig(teachers={"default": a.warm_start}, rounds=a.warm_rounds,
                        steps_per_round=a.warm_steps, n_envs=4).validate([a.id])
-    cfg = TrainConfig(env=a.id, seed=a.seed, work_conserving=True, imitate=ic)
-    imitate(model, cfg, TRAIN_SEED_BASE + 1000 * a.seed + 500)
+    return TrainConfig(env=a.id, seed=a.seed, work_conserving=True, imitate=ic)
 
 
 def main() -> int:
@@ -84,6 +82,10 @@ def main() -> int:
         p.error("--out must end in .zip")
     if a.warm_rounds < 1 or a.warm_steps < 1:
         p.error("--warm-rounds and --warm-steps must be positive")
+    try:
+        warm = warm_start_config(a) if a.warm_start else None
+    except ValueError as e:
+        p.error(f"--warm-start: {e}")
 
     import torch
     torch.set_num_threads(1)
@@ -116,11 +118,13 @@ def main() -> int:
                        norm_obs=False)
     model = NumpyRolloutPPO(SetPolicy, env, n_steps=max(2048 // a.n_envs, 16), seed=a.seed,
                             device="cpu")
+    env.seed(TRAIN_SEED_BASE + 1000 * a.seed)      # SB3's seed= re-seeded them from a.seed
     fast = a.numerics == "fast"
     model.policy.numpy_rollouts = fast
     model.policy.features_extractor.fast_numerics = fast
-    if a.warm_start:
-        warm_start(model, a)
+    if warm is not None:       # fit the network to the policy's actions (the trainer's phase)
+        from mrsched_gym.agents.training.imitate import imitate
+        imitate(model, warm, TRAIN_SEED_BASE + 1000 * a.seed + 500)
     best = BestOnValidation(a.id, a.out, every=a.every)
     budget = CpuBudget(start, a.budget_cpu_s)
     model.learn(10**9, callback=[budget, best])

@@ -142,11 +142,29 @@ def test_bundled_configs_document_every_field():
 
 
 def test_training_envs_never_replay_evaluation_seeds():
-    cfg = tiny()
+    from mrsched_gym.agents.training.train_config import TrainConfig
+    assert TrainConfig().env_seeds == "trainer"                          # the default
+    cfg = tiny(env_seeds="trainer")
     venv = make_vec_env(cfg)
     assert venv.venv._seeds == [TRAIN_SEED_BASE, TRAIN_SEED_BASE + 1]   # under VecNormalize
     assert TRAIN_SEED_BASE > cfg.eval.seed_start + cfg.eval.n_seeds
+    build_model(cfg, venv)          # SB3's seed= re-seeds them from cfg.seed; the trainer not
+    assert venv.venv._seeds == [TRAIN_SEED_BASE, TRAIN_SEED_BASE + 1]
     venv.close()
+
+
+def test_bundled_configs_keep_the_seeds_their_runs_used():
+    """env_seeds: model (0.4.0's seeding: the model's seed + i), so the bundled configs still
+    reproduce the shipped agents weight for weight."""
+    cfg = tiny()
+    assert cfg.env_seeds == "model"
+    venv = make_vec_env(cfg)
+    build_model(cfg, venv)
+    assert venv.venv._seeds == [cfg.seed, cfg.seed + 1]
+    venv.close()
+    from mrsched_gym.config.errors import ConfigError
+    with pytest.raises(ConfigError, match="env_seeds: must be trainer or model"):
+        tiny(env_seeds="random")
 
 
 # ---------------------------------------------------------------------- training

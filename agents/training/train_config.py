@@ -98,6 +98,12 @@ class TrainConfig:
         total_timesteps: Env steps (scheduling decisions) to train for, summed over envs.
         n_envs: Parallel environments (one rollout = ``n_envs * ppo.n_steps`` steps).
         vec_env: ``dummy`` (in-process, deterministic) or ``subproc`` (one process per env).
+        env_seeds: Where the training envs' first episodes come from. ``trainer`` (the
+            default): env ``i`` from ``1,000,000 + 1000 * seed + i``, apart from every
+            validation and leaderboard seed. ``model``: from ``seed + i``, as in 0.4.0, where
+            SB3's ``seed=`` re-seeded the envs when the model was built (so a run's first
+            episodes could be worlds of the leaderboard's seeds); the bundled configs keep it,
+            so that they reproduce the shipped agents and the notes' runs weight for weight.
         torch_threads: ``torch.set_num_threads``; 1 is fastest for these small networks on CPU.
         work_conserving: Never skip at a schedule decision that has a candidate (skip stays
             legal at admission / preemption decisions). MaskablePPO: through the mask
@@ -174,6 +180,7 @@ class TrainConfig:
     total_timesteps: int = 1_000_000
     n_envs: int = 4
     vec_env: Literal["dummy", "subproc"] = "dummy"
+    env_seeds: Literal["trainer", "model"] = "trainer"
     torch_threads: int = 1
     work_conserving: bool = True
     normalize_reward: bool = True
@@ -219,6 +226,8 @@ class TrainConfig:
             bad("lr_schedule", f"must be constant or linear; got {self.lr_schedule!r}")
         if self.vec_env not in ("dummy", "subproc"):
             bad("vec_env", f"must be dummy or subproc; got {self.vec_env!r}")
+        if self.env_seeds not in ("trainer", "model"):
+            bad("env_seeds", f"must be trainer or model; got {self.env_seeds!r}")
         if self.numerics not in ("auto", "exact", "fast"):
             bad("numerics", f"must be auto, exact or fast; got {self.numerics!r}")
         self.numerics = resolved_numerics(self)  # so a run's config.yaml says which

@@ -105,8 +105,11 @@ def build_model(cfg: TrainConfig, venv, tb_dir: str | None = None):
     ppo = dict(cfg.ppo)
     if cfg.lr_schedule == "linear":
         ppo["learning_rate"] = LinearSchedule(float(ppo.get("learning_rate", 3e-4)))
+    first = venv.unwrapped._seeds[0] if venv.unwrapped._seeds else None
     model = algo(policy, venv, policy_kwargs=pkw, seed=cfg.seed, device="cpu", verbose=0,
                  tensorboard_log=tb_dir, **ppo)
+    if first is not None and cfg.env_seeds == "trainer":
+        venv.seed(first)     # SB3's seed= re-seeded the envs from cfg.seed: make_vec_env's again
     model.mrsched_work_conserving = cfg.work_conserving     # saved with the checkpoint
     model.mrsched_rules = cfg.rules()           # idem: agent:PATH.zip acts under them
     if cfg.init_from:
