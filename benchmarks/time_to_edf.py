@@ -112,19 +112,19 @@ def main() -> int:
 
     start, wall0 = cpu_s(), time.perf_counter()
     # the trainer's seeds: env i from 1,000,000 + 1000 * seed + i, apart from the test seeds 0-4
-    # and the validation seeds 1000-1009 (the warm start's envs from ... + 500)
+    # and the validation seeds 1000-1009 (the warm start's envs from first + 500)
     from mrsched_gym.agents.training.train_config import TRAIN_SEED_BASE
-    env = VecNormalize(make_vec_env(a.id, n_envs=a.n_envs, seed=TRAIN_SEED_BASE + 1000 * a.seed),
-                       norm_obs=False)
+    first = TRAIN_SEED_BASE + 1000 * a.seed
+    env = VecNormalize(make_vec_env(a.id, n_envs=a.n_envs, seed=first), norm_obs=False)
     model = NumpyRolloutPPO(SetPolicy, env, n_steps=max(2048 // a.n_envs, 16), seed=a.seed,
                             device="cpu")
-    env.seed(TRAIN_SEED_BASE + 1000 * a.seed)      # SB3's seed= re-seeded them from a.seed
+    env.seed(first)                                  # SB3's seed= re-seeded them from a.seed
     fast = a.numerics == "fast"
     model.policy.numpy_rollouts = fast
     model.policy.features_extractor.fast_numerics = fast
     if warm is not None:       # fit the network to the policy's actions (the trainer's phase)
         from mrsched_gym.agents.training.imitate import imitate
-        imitate(model, warm, TRAIN_SEED_BASE + 1000 * a.seed + 500)
+        imitate(model, warm, first + 500)
     best = BestOnValidation(a.id, a.out, every=a.every)
     budget = CpuBudget(start, a.budget_cpu_s)
     model.learn(10**9, callback=[budget, best])
