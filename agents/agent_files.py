@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from mrsched_gym.agents.rule_prior import check_prior, check_prior_weight
 from mrsched_gym.errors import InputError
 
 #: The array of the .npz that holds the metadata (JSON text; re-exported by
@@ -37,7 +38,7 @@ LAYERS = ("node_enc.0", "node_enc.2", "global_enc.0", "cand_enc.0", "cand_enc.2"
 META_FIELDS: dict[str, tuple[type | tuple[type, ...], bool]] = {
     "hidden": (int, True), "work_conserving": (bool, True), "masked": (bool, True),
     "forecast": (int, True), "node_mask": (bool, False), "objective": (int, False),
-    "rules": (dict, False)}
+    "rules": (dict, False), "prior": (str, False), "prior_weight": (float, False)}
 
 
 #: What an agent archive (``.npz`` or SB3 ``.zip``) may unpack to in all, by its members'
@@ -248,6 +249,13 @@ def read_meta(raw: np.ndarray | None, where: str) -> dict[str, Any]:
         if kind is int and value < (1 if name == "hidden" else 0):
             raise InputError(f"{where}: key {META_KEY!r}: field {name!r} must be "
                              f"{'>= 1' if name == 'hidden' else '>= 0'}, got {value}")
+    for name, check in (("prior", check_prior), ("prior_weight", check_prior_weight)):
+        try:
+            check(meta.get(name, {"prior": None, "prior_weight": 1.0}[name]))
+        except ValueError as e:
+            raise InputError(f"{where}: key {META_KEY!r}: field {name!r}: {e}") from None
+    if ("prior" in meta) != ("prior_weight" in meta):
+        raise InputError(f"{where}: key {META_KEY!r}: 'prior' and 'prior_weight' go together")
     return meta
 
 

@@ -48,6 +48,9 @@ class BestOnValidation(BaseCallback):
         seeds: The validation seeds (default :data:`VALIDATION_SEEDS`). Never the seeds you
             report results on.
         verbose: 1 prints one line per evaluation.
+        at_start: Score the model before its first update too (at the start of the first
+            rollout), so that the kept model is never worse on validation than the one training
+            started from (a warm start, a residual policy's rule).
 
     Attributes:
         history: One ``{"step", "score"}`` dict per evaluation, in order.
@@ -56,7 +59,8 @@ class BestOnValidation(BaseCallback):
     """
 
     def __init__(self, env_id: str, best_path: str | Path, every: int = 20_000,
-                 seeds: Iterable[int] = VALIDATION_SEEDS, verbose: int = 0) -> None:
+                 seeds: Iterable[int] = VALIDATION_SEEDS, verbose: int = 0,
+                 at_start: bool = False) -> None:
         super().__init__(verbose)
         if every < 1:
             raise ValueError(f"BestOnValidation: every must be >= 1, got {every}")
@@ -68,6 +72,7 @@ class BestOnValidation(BaseCallback):
         self.headline = scenario_of(env_id).reward.headline
         self.best_path = Path(best_path)
         self.every = int(every)
+        self.at_start = bool(at_start)
         self.history: list[dict[str, Any]] = []
         self.best_score = math.inf
         self.best_step = -1
@@ -106,7 +111,8 @@ class BestOnValidation(BaseCallback):
                   f"(best {self.best_score:.3f} at {self.best_step})", flush=True)
 
     def _on_training_start(self) -> None:
-        self._next = (self.model.num_timesteps // self.every + 1) * self.every
+        step = self.model.num_timesteps
+        self._next = step if self.at_start else (step // self.every + 1) * self.every
 
     def _on_rollout_start(self) -> None:
         # between rollouts the model holds every update of the steps counted so far

@@ -29,8 +29,8 @@ times 100): stateless, so checkpoints need no running normalisation statistics.
 
 The layers themselves (encoder, :class:`CandidateScorer`) live in plain torch in
 :mod:`mrsched_gym.agents.set_layers`, shared with the RLlib module
-(:mod:`mrsched_gym.agents.rllib_module`); this module adds the SB3 wrappers, and the training
-envs' vectorisation without deep copies (:class:`InProcessVecEnv`, :class:`RewardNormalize`).
+(:mod:`mrsched_gym.agents.rllib_module`); this module adds the SB3 wrappers. The training
+envs' vectorisation without deep copies is :mod:`mrsched_gym.agents.training.vec_envs`.
 """
 
 from __future__ import annotations
@@ -45,10 +45,9 @@ from sb3_contrib.common.maskable.policies import MaskableActorCriticPolicy
 from stable_baselines3.common.policies import ActorCriticPolicy
 from stable_baselines3.common.preprocessing import preprocess_obs
 from stable_baselines3.common.torch_layers import BaseFeaturesExtractor
-from stable_baselines3.common.vec_env import DummyVecEnv, VecNormalize
-from stable_baselines3.common.vec_env.util import dict_to_obs
 from torch.nn import functional
 
+from mrsched_gym.agents.rule_prior import check_prior, check_prior_weight, preference
 from mrsched_gym.agents.set_layers import (
     ILLEGAL_LOGIT,
     CandidateScorer,
@@ -87,7 +86,9 @@ class SetExtractor(SetEncoding, BaseFeaturesExtractor):
     ``observe_objective=True``).
 
     Output layout (``features_dim = K*hidden + 2*hidden + K + 1``): the K candidate embeddings,
-    flattened; the context (global embedding, candidate pool); the K legality flags; 1 if this
+    flattened; the context (global embedding, candidate pool); the K legality flags; with a
+    ``prior``, the K values of the rule's preference
+    (:func:`~mrsched_gym.agents.rule_prior.preference`; ``features_dim`` then K more); 1 if this
     is a schedule decision.
 
     Args:
@@ -96,41 +97,74 @@ class SetExtractor(SetEncoding, BaseFeaturesExtractor):
         node_mask: Pool only the present nodes (a row with speed feature 2 > 0; zero rows are
             the padding of :class:`~mrsched_gym.agents.training.worlds.WorldPool`). Equal to the
             plain mean on an unpadded observation.
+        prior: The rule whose preference the features carry (one of
+            :data:`~mrsched_gym.agents.rule_prior.PRIOR_RULES`), or None.
     """
 
     def __init__(self, observation_space: gym.spaces.Dict, hidden: int = 64,
-                 node_mask: bool = False) -> None:
+                 node_mask: bool = False, prior: str | None = None) -> None:
         K, F = observation_space["candidates"].shape
         N, G = observation_space["nodes"].shape
         D = observation_space["decision"].shape[0]
         W = observation_space["forecast"].shape[0]
         n_obj = observation_space["objective"].shape[0] \
             if "objective" in observation_space.spaces else 0
-        super().__init__(observation_space, features_dim=K * hidden + 2 * hidden + K + 1)
+        self.prior = check_prior(prior)
+        extra = K if prior is not None else 0
+        super().__init__(observation_space,
+                         features_dim=K * hidden + 2 * hidden + K + extra + 1)
         self.K, self.hidden, self.node_mask = K, hidden, node_mask
         self._build_set_layers(F, G, D, W, hidden, n_obj)
 
     def forward(self, obs: dict[str, th.Tensor]) -> th.Tensor:
         """The features ``[B, features_dim]`` of a batch of observations (layout above)."""
-        return self.flat_features(obs, self.encode_sets(obs))
+        return self.flat_features(obs, self.encode_sets(obs), self.preference(obs))
+
+    def preference(self, obs: dict[str, th.Tensor]) -> th.Tensor | None:
+        """The prior rule's preference ``[B, K]`` of a batch of observations (None without
+        a prior)."""
+        if self.prior is None:
+            return None
+        pref = preference(self.prior, obs["candidates"].detach().cpu().numpy(),
+                          obs["decision"][:, _SCHEDULE].detach().cpu().numpy())
+        return th.from_numpy(pref).to(obs["candidates"].device)
 
     @staticmethod
-    def flat_features(obs: dict[str, th.Tensor], sets: SetFeatures) -> th.Tensor:
-        """The layout above, of the observations' :meth:`encode_sets` result ``sets``."""
-        return SetExtractor.flat_features_of(sets, obs["decision"][:, _SCHEDULE:_SCHEDULE + 1])
+    def flat_features(obs: dict[str, th.Tensor], sets: SetFeatures,
+                      prior: th.Tensor | None = None) -> th.Tensor:
+        """The layout above, of the observations' :meth:`encode_sets` result ``sets`` (and
+        the rule's preference, with a prior)."""
+        return SetExtractor.flat_features_of(
+            sets, obs["decision"][:, _SCHEDULE:_SCHEDULE + 1], prior)
 
     @staticmethod
-    def flat_features_of(sets: SetFeatures, schedule: th.Tensor) -> th.Tensor:
-        """The layout above, of set features and the schedule flags ``[B, 1]``."""
+    def flat_features_of(sets: SetFeatures, schedule: th.Tensor,
+                         prior: th.Tensor | None = None) -> th.Tensor:
+        """The layout above, of set features, the schedule flags ``[B, 1]`` and the rule's
+        preference ``[B, K]`` (None without a prior)."""
         h, g, pool, valid = sets
-        return th.cat([(h * valid.unsqueeze(2)).flatten(1), g, pool, valid, schedule], dim=1)
+        extra = [] if prior is None else [prior]
+        return th.cat([(h * valid.unsqueeze(2)).flatten(1), g, pool, valid, *extra, schedule],
+                      dim=1)
 
 
 class _SetHeadMixin:
-    """Replaces the default linear action head by :class:`CandidateScorer` (SB3 ``_build``)."""
+    """Replaces the default linear action head by :class:`CandidateScorer` (SB3 ``_build``).
 
-    def __init__(self, *args, work_conserving: bool = False, **kwargs) -> None:
+    ``prior`` (a rule of :data:`~mrsched_gym.agents.rule_prior.PRIOR_RULES`) makes it a
+    residual policy: the candidates' logits are ``prior_weight`` times the rule's preference
+    plus the learned scores, whose layer starts at zero, so that the untrained policy's
+    deterministic action is the rule's (:mod:`mrsched_gym.agents.rule_prior`).
+    """
+
+    def __init__(self, *args, work_conserving: bool = False, prior: str | None = None,
+                 prior_weight: float = 2.0, **kwargs) -> None:
         self.work_conserving = work_conserving
+        self.prior = check_prior(prior)
+        self.prior_weight = check_prior_weight(prior_weight)
+        if prior is not None:
+            kwargs["features_extractor_kwargs"] = dict(
+                kwargs.get("features_extractor_kwargs") or {}, prior=prior)
         kwargs.setdefault("features_extractor_class", SetExtractor)
         kwargs.setdefault("net_arch", dict(pi=[], vf=[64, 64]))
         super().__init__(*args, **kwargs)
@@ -143,9 +177,14 @@ class _SetHeadMixin:
         if self.mlp_extractor.latent_dim_pi != fx.features_dim:
             raise ValueError("the set policy needs net_arch with pi=[] (the head scores the "
                              "candidate embeddings directly)")
-        self.action_net = CandidateScorer(fx.K, fx.hidden, self.work_conserving)
+        self.action_net = CandidateScorer(
+            fx.K, fx.hidden, self.work_conserving,
+            None if self.prior is None else self.prior_weight)
         if self.ortho_init:
             self.action_net.apply(partial(self.init_weights, gain=0.01))
+        if self.prior is not None:       # the correction starts at zero: the rule's actions
+            th.nn.init.zeros_(self.action_net.score.weight)
+            th.nn.init.zeros_(self.action_net.score.bias)
         kwargs = dict(self.optimizer_kwargs)
         if self.optimizer_class is th.optim.Adam:        # the same floats, in fewer calls
             kwargs.setdefault("foreach", True)
@@ -155,6 +194,8 @@ class _SetHeadMixin:
     def _get_constructor_parameters(self) -> dict:
         data = super()._get_constructor_parameters()
         data["work_conserving"] = self.work_conserving
+        if self.prior is not None:
+            data.update(prior=self.prior, prior_weight=self.prior_weight)
         return data
 
 
@@ -259,13 +300,14 @@ class SetPolicy(_SetHeadMixin, MaskableActorCriticPolicy):
             obs = preprocess_obs(obs, self.observation_space,
                                  normalize_images=self.normalize_images)
             sets = fx.encode_sets(obs)
+            prior = fx.preference(obs)
             h, g, pool, valid = sets
             logits = self.action_net.logits(
                 h, th.cat([g, pool], dim=1), valid > 0.5,
-                obs["decision"][:, _SCHEDULE:_SCHEDULE + 1] > 0.5)
+                obs["decision"][:, _SCHEDULE:_SCHEDULE + 1] > 0.5, prior)
             if critic:
                 latent_vf = critic_latent(self.mlp_extractor.value_net, sets,
-                                          obs["decision"][:, _SCHEDULE:_SCHEDULE + 1])
+                                          obs["decision"][:, _SCHEDULE:_SCHEDULE + 1], prior)
         else:
             features = self.extract_features(obs)
             if critic:
@@ -277,23 +319,25 @@ class SetPolicy(_SetHeadMixin, MaskableActorCriticPolicy):
             latent_vf
 
 
-def critic_latent(value_net: th.nn.Sequential, sets: SetFeatures, schedule: th.Tensor
-                  ) -> th.Tensor:
+def critic_latent(value_net: th.nn.Sequential, sets: SetFeatures, schedule: th.Tensor,
+                  prior: th.Tensor | None = None) -> th.Tensor:
     """The value MLP (SB3's ``mlp_extractor.value_net``) over the extractor's flat features,
     from the set features of ``fast_numerics`` (whose rows without a candidate are already 0).
 
     The first layer is split by input block: the K candidate embeddings ``[B, K*h]`` times
-    their columns of the weight, plus the rest (context, pool, flags, ``schedule``) times
-    theirs, so the ``[B, features_dim]`` input is never concatenated nor masked again. The
-    same function as ``value_net(SetExtractor.flat_features(...))``, with other roundings.
+    their columns of the weight, plus the rest (context, pool, flags, the rule's preference
+    ``prior`` if any, ``schedule``) times theirs, so the ``[B, features_dim]`` input is never
+    concatenated nor masked again. The same function as
+    ``value_net(SetExtractor.flat_features(...))``, with other roundings.
     """
     layers = list(value_net)
     if not layers or not isinstance(layers[0], th.nn.Linear):
-        return value_net(SetExtractor.flat_features_of(sets, schedule))
+        return value_net(SetExtractor.flat_features_of(sets, schedule, prior))
     h, g, pool, valid = sets
     first, n = layers[0], h.shape[1] * h.shape[2]
+    extra = [] if prior is None else [prior]
     x = functional.linear(h.flatten(1), first.weight[:, :n]) + functional.linear(
-        th.cat([g, pool, valid, schedule], dim=1), first.weight[:, n:], first.bias)
+        th.cat([g, pool, valid, *extra, schedule], dim=1), first.weight[:, n:], first.bias)
     for layer in layers[1:]:
         x = layer(x)
     return x
@@ -320,51 +364,5 @@ class NumpyRolloutPPO(MaskablePPO):
         return collect_rollouts(self, env, callback, rollout_buffer, n_rollout_steps)
 
 
-# ---------------------------------------------------------------------- the training envs
-# SB3's DummyVecEnv deep-copies its observation buffer and every step's info dicts, and
-# VecNormalize deep-copies the observation again even when it does not normalise observations.
-# The env returns a fresh info dict every step, so the copies only cost time (at an episode's end
-# the info carries the whole episode log, whose deep copy costs more than a step). These
-# subclasses return the same values: the observation arrays copied once, the info dicts as the
-# env made them, a terminal observation copied (the env may reuse its arrays after the reset);
-# training is unchanged to the last bit (tested).
-
-
-class InProcessVecEnv(DummyVecEnv):
-    """:class:`~stable_baselines3.common.vec_env.DummyVecEnv` that copies each observation
-    array once and no info dict (see the comment above)."""
-
-    def step_wait(self):
-        """Step every env with its action; reset the envs whose episode ended."""
-        for i, env in enumerate(self.envs):
-            obs, self.buf_rews[i], terminated, truncated, info = env.step(self.actions[i])
-            self.buf_dones[i] = terminated or truncated
-            info["TimeLimit.truncated"] = truncated and not terminated
-            if self.buf_dones[i]:
-                info["terminal_observation"] = _copy_obs(obs)
-                obs, self.reset_infos[i] = env.reset()
-            self.buf_infos[i] = info
-            self._save_obs(i, obs)
-        return (self._obs_from_buf(), np.copy(self.buf_rews), np.copy(self.buf_dones),
-                list(self.buf_infos))
-
-    def _obs_from_buf(self):
-        return dict_to_obs(self.observation_space, {k: v.copy() for k, v in self.buf_obs.items()})
-
-
-class RewardNormalize(VecNormalize):
-    """:class:`~stable_baselines3.common.vec_env.VecNormalize` that returns the observation
-    itself, not a deep copy, when it does not normalise observations."""
-
-    def normalize_obs(self, obs):
-        """``obs`` unchanged without ``norm_obs``; else VecNormalize's normalisation."""
-        return obs if not self.norm_obs else super().normalize_obs(obs)
-
-
-def _copy_obs(obs):
-    return {k: np.array(v) for k, v in obs.items()} if isinstance(obs, dict) else np.array(obs)
-
-
 __all__ = ["FlatExtractor", "SetExtractor", "CandidateScorer", "SetPolicy", "SetPolicyPPO",
-           "ILLEGAL_LOGIT", "InProcessVecEnv", "NumpyRolloutPPO", "RewardNormalize",
-           "critic_latent", "masked_log_probs", "symlog"]
+           "ILLEGAL_LOGIT", "NumpyRolloutPPO", "critic_latent", "masked_log_probs", "symlog"]

@@ -33,6 +33,7 @@ from mrsched_gym.agents.observations import (
     work_conserving_mask,
     world_objective,
 )
+from mrsched_gym.agents.rule_prior import preference
 from mrsched_gym.env.encoding import decision_kind_slot
 from mrsched_gym.sim.decision import SCHEDULE
 
@@ -154,7 +155,9 @@ class NumpySetPolicy:
 
     Args:
         weights: Array name -> array (as written by :func:`export_numpy`).
-        meta: ``hidden``, ``work_conserving``, ``masked``, ``forecast``.
+        meta: ``hidden``, ``work_conserving``, ``masked``, ``forecast`` (and the optional
+            fields of :data:`~mrsched_gym.agents.agent_files.META_FIELDS`; ``prior`` and
+            ``prior_weight``: a residual policy, :mod:`mrsched_gym.agents.rule_prior`).
         name: The policy's label.
     """
 
@@ -165,6 +168,8 @@ class NumpySetPolicy:
         self.W = int(meta["forecast"])
         self.node_mask = bool(meta.get("node_mask", False))
         self.n_objective = int(meta.get("objective", 0))
+        self.prior = meta.get("prior")                  # a residual policy's rule, or None
+        self.prior_weight = np.float32(meta.get("prior_weight", 0.0))
         self._objective: np.ndarray | None = None
 
         def affine(key: str) -> np.ndarray:          # [weight.T; bias]: x_aug @ it = x W^T + b
@@ -286,7 +291,12 @@ class NumpySetPolicy:
         if n == 0:
             ws.ctx_pool.fill(0.0)                           # torch: a zero sum over max(0, 1)
             return ws, rows, ws.scores[:0]
-        return ws, rows, self._candidates(ws, cands, n)
+        scores = self._candidates(ws, cands, n)
+        if self.prior is not None:          # a residual policy: the rule's preference added
+            full = self._f32(obs["candidates"])
+            pref = preference(self.prior, full[None], np.asarray(obs["decision"])[None, _SCHEDULE])
+            scores += self.prior_weight * pref[0, rows]
+        return ws, rows, scores
 
     def _skip(self, ws: _Workspace) -> float:
         return float(np.dot(ws.ctx, self.skip))

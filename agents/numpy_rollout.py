@@ -28,6 +28,7 @@ from mrsched_gym.agents.numpy_policy import (
     NODE_SPEED_FEATURE,
     VALID_FEATURE,
 )
+from mrsched_gym.agents.rule_prior import preference
 from mrsched_gym.env.encoding import decision_kind_slot
 from mrsched_gym.sim.decision import SCHEDULE
 
@@ -55,7 +56,8 @@ class _Buffers:
     and K candidate rows. An affine layer's input ends with a column of ones, so that its bias
     is the last row of its matrix: one ``np.dot`` per layer."""
 
-    def __init__(self, B: int, N: int, K: int, G: int, context: int, h: int) -> None:
+    def __init__(self, B: int, N: int, K: int, G: int, context: int, h: int,
+                 prior: bool = False) -> None:
         f32 = np.float32
         self.nodes = np.ones((B * N, G + 1), f32)               # [nodes | 1]
         self.node_hidden = np.ones((B * N, h + 1), f32)         # [first node layer | 1]
@@ -64,7 +66,8 @@ class _Buffers:
         self.g = np.ones((B, h + 1), f32)                       # [g | 1]
         self.cand_hidden = np.ones((B * K, h + 1), f32)         # [first candidate layer | 1]
         self.pool = np.ones((B, h + 1), f32)                    # [candidate pool | 1]
-        self.critic = np.ones((B, K * h + 2 * h + K + 2), f32)  # [features | 1]
+        extra = K if prior else 0                               # the rule's preference
+        self.critic = np.ones((B, K * h + 2 * h + K + extra + 2), f32)  # [features | 1]
         self.critic_candidates = self.critic[:, :K * h].reshape(B, K, h)
         if not np.shares_memory(self.critic_candidates, self.critic):
             raise AssertionError("the critic's candidate block must be a view")
@@ -86,6 +89,8 @@ class NumpyActorCritic:
         self.node_mask = bool(fx.node_mask)
         self.objective = int(fx.objective_features)
         self.work_conserving = bool(policy.action_net.work_conserving)
+        self.prior = getattr(fx, "prior", None)                 # a residual policy's rule
+        self.prior_weight = np.float32(policy.action_net.prior_weight or 0.0)
         self.hidden = fx.hidden
         self.activations = []
         for m in policy.mlp_extractor.value_net:
@@ -146,7 +151,8 @@ class NumpyActorCritic:
     def _buffers(self, B: int, N: int, K: int, G: int, context: int) -> _Buffers:
         key = (B, N, K, G, context)
         if key not in self.buffers:
-            self.buffers[key] = _Buffers(B, N, K, G, context, self.hidden)
+            self.buffers[key] = _Buffers(B, N, K, G, context, self.hidden,
+                                         self.prior is not None)
         return self.buffers[key]
 
     def __call__(self, obs: dict[str, np.ndarray], masks: np.ndarray | None
@@ -201,6 +207,10 @@ class NumpyActorCritic:
         # the head: a shared score per candidate, a skip score; illegal ones at ILLEGAL_LOGIT
         logits = np.empty((B, K + 1), np.float32)
         scores = np.dot(hk.reshape(B * K, h), self.score_w).reshape(B, K) + self.score_b
+        if self.prior is not None:          # a residual policy: the rule's preference added
+            pref = preference(self.prior, cands, decision[:, _SCHEDULE])
+            crit[:, kh + 2 * h + K:kh + 2 * h + 2 * K] = pref
+            scores += self.prior_weight * pref
         logits[:, :K] = np.where(valid, scores, ILLEGAL_LOGIT)
         logits[:, K] = np.dot(crit[:, kh:kh + 2 * h], self.skip_w) + self.skip_b
         if self.work_conserving:

@@ -240,24 +240,32 @@ class CandidateScorer(nn.Module):
         K: Candidates per decision (the flat layout of :meth:`forward` only).
         hidden: Width of the extractor's embeddings.
         work_conserving: Make skip illegal at a schedule decision with a legal candidate.
+        prior_weight: A residual head: the weight of the rule's preference added to the
+            learned scores (None: no prior).
     """
 
-    def __init__(self, K: int, hidden: int, work_conserving: bool = False) -> None:
+    def __init__(self, K: int, hidden: int, work_conserving: bool = False,
+                 prior_weight: float | None = None) -> None:
         super().__init__()
         self.K, self.hidden, self.work_conserving = K, hidden, work_conserving
+        self.prior_weight = prior_weight
         self.score = nn.Linear(hidden, 1)
         self.skip = nn.Linear(2 * hidden, 1)
 
     def forward(self, latent: th.Tensor) -> th.Tensor:
-        """The action logits ``[B, K + 1]`` (skip last); illegal actions get ``ILLEGAL_LOGIT``."""
+        """The action logits ``[B, K + 1]`` (skip last); illegal actions get ``ILLEGAL_LOGIT``.
+        With a ``prior_weight``, the K columns after the legality flags are the rule's
+        preference (:mod:`mrsched_gym.agents.rule_prior`)."""
         K, h = self.K, self.hidden
         emb = latent[:, : K * h].reshape(-1, K, h)
         ctx = latent[:, K * h: K * h + 2 * h]
         valid = latent[:, K * h + 2 * h: K * h + 2 * h + K] > 0.5
-        return self.logits(emb, ctx, valid, latent[:, -1:] > 0.5)
+        prior = None if self.prior_weight is None else \
+            latent[:, K * h + 2 * h + K: K * h + 2 * h + 2 * K]
+        return self.logits(emb, ctx, valid, latent[:, -1:] > 0.5, prior)
 
     def logits(self, emb: th.Tensor, ctx: th.Tensor, valid: th.Tensor,
-               schedule: th.Tensor) -> th.Tensor:
+               schedule: th.Tensor, prior: th.Tensor | None = None) -> th.Tensor:
         """The action logits ``[B, K + 1]`` for any K.
 
         Args:
@@ -265,11 +273,15 @@ class CandidateScorer(nn.Module):
             ctx: Context ``[B, 2 * hidden]`` (global embedding, candidate pool).
             valid: Legal candidates, bool ``[B, K]``; the others get ``ILLEGAL_LOGIT``.
             schedule: Bool ``[B, 1]``: this is a schedule decision (for ``work_conserving``).
+            prior: A rule's preference ``[B, K]``, added times ``prior_weight`` to the
+                candidates' scores (a residual policy), or None.
 
         Returns:
             ``[B, K + 1]`` logits, skip last.
         """
         logits = self.score(emb).squeeze(2)
+        if prior is not None and self.prior_weight is not None:
+            logits = logits + self.prior_weight * prior
         logits = th.where(valid, logits, th.full_like(logits, ILLEGAL_LOGIT))
         skip = self.skip(ctx)
         if self.work_conserving:

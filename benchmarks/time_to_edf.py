@@ -22,10 +22,17 @@ validation world. Levers of its own, each a flag:
   (behaviour cloning, the trainer's ``imitate`` phase: ``--warm-rounds`` DAgger rounds of
   ``--warm-steps`` decisions on four envs seeded apart from PPO's and from the validation and
   test seeds), and the first validation, at step 0, scores the fitted network, so the kept
-  model is never worse on validation than the warm start. Its CPU time counts in the budget.
+  model is never worse on validation than the warm start. Its CPU time counts in the budget;
+* ``--prior RULE`` (default none): a residual policy (``SetPolicy(prior=RULE)``,
+  :mod:`mrsched_gym.agents.rule_prior`): the logits are twice the rule's preference plus the
+  network's scores, which start at zero, so the untrained policy acts as RULE (``edf``); PPO
+  learns a correction, and the first validation, at step 0, scores the rule itself.
 
-Training stops at the first rollout end past ``--budget-cpu-s`` CPU seconds (this process and
-its children, validation included; one torch and BLAS thread). It writes the kept model to
+Training stops at the first rollout end after which one more rollout, its update and two
+validations (a periodic one and the final one) could pass ``--budget-cpu-s`` CPU seconds (this
+process and its children, validation included; one torch and BLAS thread; predicted from the
+costliest gap between rollout ends and the costliest validation so far), so that the run as a
+whole stays within the budget. It writes the kept model to
 ``--out`` and prints the CPU seconds it used, the steps, and the kept model's step and
 validation score. Ranking is left to ``mrsched-gym compare``.
 """
@@ -65,9 +72,9 @@ def main() -> int:
     p.add_argument("--seed", type=int, required=True, help="PPO's seed (the guide: 0, 1, 2)")
     p.add_argument("--out", required=True, help="where the kept model goes (an SB3 .zip)")
     p.add_argument("--id", default="mrsched/Hadoop-v0")
-    p.add_argument("--budget-cpu-s", type=float, default=280.0,
-                   help="stop at the first rollout end past it (the last update and "
-                        "validation take about 25 CPU-s more)")
+    p.add_argument("--budget-cpu-s", type=float, default=300.0,
+                   help="the CPU seconds the whole run may use: it stops at the first rollout "
+                        "end after which another rollout and two validations could pass it")
     p.add_argument("--n-envs", type=int, default=8)
     p.add_argument("--numerics", choices=("fast", "exact"), default="fast")
     p.add_argument("--every", type=int, default=30_000, help="env steps between validations")
@@ -77,6 +84,9 @@ def main() -> int:
     p.add_argument("--warm-rounds", type=int, default=2, help="DAgger rounds of the warm start")
     p.add_argument("--warm-steps", type=int, default=4_000,
                    help="decisions labelled per warm-start round")
+    p.add_argument("--prior", default=None, choices=("edf",),
+                   help="a residual policy over this rule (its preference plus a learned "
+                        "correction that starts at zero); none by default")
     a = p.parse_args()
     if not a.out.endswith(".zip"):
         p.error("--out must end in .zip")
@@ -97,15 +107,37 @@ def main() -> int:
     from mrsched_gym.agents import BestOnValidation, SetPolicy
     from mrsched_gym.agents.networks import NumpyRolloutPPO
 
-    class CpuBudget(BaseCallback):
-        """Stops training at the first rollout end past the budget."""
+    class TimedValidation(BestOnValidation):
+        """BestOnValidation that counts the CPU seconds of its scorings (``total``) and of its
+        costliest one (``cost``)."""
 
-        def __init__(self, start: float, budget: float) -> None:
+        cost = total = 0.0
+
+        def score(self) -> float:
+            t = cpu_s()
+            value = super().score()
+            self.cost = max(self.cost, cpu_s() - t)
+            self.total += cpu_s() - t
+            return value
+
+    class CpuBudget(BaseCallback):
+        """Stops training at the first rollout end after which another rollout, its update
+        and two validations (a periodic one and the final one) could pass the budget: the
+        costliest gap between rollout ends and the costliest validation so far predict them."""
+
+        def __init__(self, start: float, budget: float, best: TimedValidation) -> None:
             super().__init__()
-            self.start, self.budget, self.over = start, budget, False
+            self.start, self.budget, self.best, self.over = start, budget, best, False
+            self.last, self.validated, self.cycle = start, 0.0, 0.0
+
+        def _on_training_start(self) -> None:
+            self.last = cpu_s()                 # after the envs, the model and a warm start
 
         def _on_rollout_end(self) -> None:
-            self.over = cpu_s() - self.start >= self.budget
+            now = cpu_s()
+            gap = now - self.last - (self.best.total - self.validated)   # rollout + update
+            self.cycle, self.last, self.validated = max(self.cycle, gap), now, self.best.total
+            self.over = now - self.start + self.cycle + 2 * self.best.cost >= self.budget
 
         def _on_step(self) -> bool:
             return not self.over
@@ -117,7 +149,7 @@ def main() -> int:
     first = TRAIN_SEED_BASE + 1000 * a.seed
     env = VecNormalize(make_vec_env(a.id, n_envs=a.n_envs, seed=first), norm_obs=False)
     model = NumpyRolloutPPO(SetPolicy, env, n_steps=max(2048 // a.n_envs, 16), seed=a.seed,
-                            device="cpu")
+                            device="cpu", policy_kwargs=dict(prior=a.prior))
     env.seed(first)                                  # SB3's seed= re-seeded them from a.seed
     fast = a.numerics == "fast"
     model.policy.numpy_rollouts = fast
@@ -125,15 +157,16 @@ def main() -> int:
     if warm is not None:       # fit the network to the policy's actions (the trainer's phase)
         from mrsched_gym.agents.training.imitate import imitate
         imitate(model, warm, first + 500)
-    best = BestOnValidation(a.id, a.out, every=a.every)
-    budget = CpuBudget(start, a.budget_cpu_s)
+    best = TimedValidation(a.id, a.out, every=a.every,
+                           at_start=warm is not None or a.prior is not None)
+    budget = CpuBudget(start, a.budget_cpu_s, best)
     model.learn(10**9, callback=[budget, best])
     used = cpu_s() - start
     print(f"mrsched-gym {mrsched_gym.__version__} ({mrsched_gym.acceleration()}), torch "
           f"{torch.__version__}, Python {sys.version.split()[0]}")
     print(f"seed {a.seed}: {used:.0f} CPU-s ({time.perf_counter() - wall0:.0f} s wall), "
           f"{model.num_timesteps} steps, {a.n_envs} envs, numerics {a.numerics}, warm start "
-          f"{a.warm_start or 'none'}; kept the "
+          f"{a.warm_start or 'none'}, prior {a.prior or 'none'}; kept the "
           f"model of step {best.best_step} (validation {best.best_score:.2f}) in {a.out}")
     return 0
 

@@ -48,6 +48,13 @@ def test_keeps_the_best_model_as_scored_and_trains_as_without_it(tmp_path):
     assert np.mean([r["deadline_penalty_h"] for r in recs]) == pytest.approx(cb.best_score)
 
 
+def test_at_start_scores_the_starting_model_first(tmp_path):
+    model = small_model()
+    cb = BestOnValidation(ENV, tmp_path / "best.zip", every=512, seeds=[1000], at_start=True)
+    model.learn(512, callback=cb)
+    assert [h["step"] for h in cb.history] == [0, 512]
+
+
 def test_validation_seeds_are_not_the_test_seeds():
     assert not set(VALIDATION_SEEDS) & set(range(5))
 

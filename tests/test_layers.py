@@ -58,7 +58,8 @@ MAY_IMPORT = {"torch": ("mrsched_gym.agents",), "stable_baselines3": ("mrsched_g
 TOP_LEVEL_DEEP_LEARNING = ("mrsched_gym.agents.set_layers", "mrsched_gym.agents.networks",
                            "mrsched_gym.agents.rllib_module",
                            "mrsched_gym.agents.best_on_validation",
-                           "mrsched_gym.agents.vec_masks")
+                           "mrsched_gym.agents.vec_masks",
+                           "mrsched_gym.agents.training.vec_envs")
 
 
 class Import(NamedTuple):

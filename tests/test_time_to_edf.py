@@ -51,3 +51,24 @@ def test_an_unknown_warm_start_policy_is_named(tmp_path):
     assert "--warm-start" in out.stderr and "no-such-rule" in out.stderr
     assert "Traceback" not in out.stderr
     assert not (tmp_path / "m.zip").exists()
+
+
+@pytest.mark.slow
+def test_a_residual_run_keeps_a_model_no_worse_than_the_rule_on_validation(tmp_path):
+    """``--prior edf``: the first validation, at step 0, scores EDF itself (the correction
+    starts at zero), so the kept model's validation score is at most EDF's on those seeds."""
+    import re
+
+    import numpy as np
+
+    from mrsched_gym.agents.best_on_validation import VALIDATION_SEEDS
+    from mrsched_gym.evaluate import evaluate
+    out = run(tmp_path, "--seed", "0", "--out", "m.zip", "--budget-cpu-s", "0",
+              "--n-envs", "2", "--every", "1000000", "--prior", "edf")
+    assert out.returncode == 0, out.stderr
+    last = out.stdout.strip().splitlines()[-1]
+    assert "prior edf" in last
+    kept = float(re.search(r"\(validation ([0-9.]+)\)", last).group(1))
+    recs = evaluate(["edf"], ["mrsched/Hadoop-v0"], seeds=VALIDATION_SEEDS, workers=1,
+                    progress=False)
+    assert kept <= round(float(np.mean([r["deadline_penalty_h"] for r in recs])), 2)

@@ -337,3 +337,39 @@ def test_the_best_policy_is_also_written_without_pickle(run, monkeypatch):
         return {k: repr(v) for k, v in r.items() if k not in strip}
 
     assert [same(r) for r in from_npz] == [same(r) for r in from_zip]
+
+
+def test_a_residual_run_validates_the_rule_at_step_0(tmp_path):
+    """``prior: edf``: the step-0 validation plays EDF itself (the correction starts at zero),
+    so its mean is the ``edf`` baseline's on the same seeds and worlds; the checkpoints keep the
+    prior (the shipped numpy actor too)."""
+    import json
+
+    import numpy as np
+
+    from mrsched_gym.agents.numpy_policy import META_KEY
+    from mrsched_gym.evaluate import evaluate
+    res = train(tiny("residual", prior="edf", **{"eval.every_steps": 512}), tmp_path,
+                progress=False)
+    steps = [h["step"] for h in res["history"]]
+    assert steps == [0, 512, 1024]
+    cfg = tiny("residual")
+    seeds = list(range(cfg.eval.seed_start, cfg.eval.seed_start + cfg.eval.n_seeds))
+    recs = evaluate(["edf"], [cfg.env], seeds=seeds, env_kwargs=SHORT, workers=1,
+                    progress=False)
+    assert res["history"][0]["mean"] == pytest.approx(
+        np.mean([r["deadline_penalty_h"] for r in recs]), rel=1e-12)
+    npz = Path(res["out"]) / "best_model.npz"
+    with np.load(npz) as z:
+        assert json.loads(str(z[META_KEY]))["prior"] == "edf"
+
+
+@pytest.mark.parametrize("kw, message", [
+    ({"prior": "sjf"}, "prior: prior must be one of"),
+    ({"prior": "edf", "policy": "flat"}, "prior: a residual policy needs the set policy"),
+    ({"prior_weight": -2}, "prior_weight: prior_weight must be a number in"),
+])
+def test_bad_prior_fields_are_named(kw, message):
+    from mrsched_gym.config import ConfigError
+    with pytest.raises(ConfigError, match=message):
+        tiny("bad", **kw)

@@ -37,6 +37,8 @@ def export_numpy(model, path: str | Path) -> Path:
             "objective": int(getattr(fx, "objective_features", 0)),
             # the rules it was trained under (agents/rules.py): it acts under them when named
             "rules": dict(getattr(model, "mrsched_rules", None) or {})}
+    if getattr(fx, "prior", None) is not None:          # a residual policy's rule
+        meta.update(prior=fx.prior, prior_weight=float(policy.action_net.prior_weight))
     buf = io.BytesIO()
     np.savez_compressed(buf, **arrays, **{META_KEY: np.array(json.dumps(meta))})
     from mrsched_gym.results import durable_write

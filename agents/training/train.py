@@ -363,9 +363,10 @@ def _train(cfg: TrainConfig, out: Path, resume: str | Path | None, progress: boo
         rows = imitate(model, cfg, TRAIN_SEED_BASE + 1000 * cfg.seed + 500, progress,
                        labelled=labelled)
         durable_text(out / "imitate.json", json.dumps(rows, indent=1))
-    if resume is None and (cfg.imitate is not None or cfg.init_from):
-        run_eval(model, None)                   # the fitted or loaded policy, at step 0: the
-                                                # best checkpoint is never worse than the start
+    if resume is None and (cfg.imitate is not None or cfg.init_from or cfg.prior is not None):
+        run_eval(model, None)                   # the fitted or loaded policy, or the rule, at
+                                                # step 0: the best checkpoint is never worse
+                                                # than the start
     torch.set_num_threads(cfg.torch_threads)    # loading a checkpoint (init_from, teachers)
                                                 # sets one thread
     remaining = cfg.total_timesteps - model.num_timesteps

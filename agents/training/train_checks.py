@@ -7,6 +7,7 @@ checkpoints a run starts from (``init_from``, ``--resume``): that they are check
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -177,6 +178,33 @@ def check_init_from(source: str, network: dict[str, Any] | None = None) -> None:
         check_same_network(path, network, source)
 
 
-__all__ = ["MAX_LAYERS", "MAX_ROLLOUT", "MAX_WIDTH", "PPO_RANGES", "SB3_BATCH_SIZE",
-           "SB3_N_STEPS", "check_init_from", "check_ppo_value", "check_same_network",
+
+def check_rule_fields(cfg, bad: Callable[[str, str], None]) -> None:
+    """Check a training config's decision rules (``affinity``, ``slow_start``: normalised in
+    place) and residual prior (``prior``, ``prior_weight``); ``bad(field, message)`` raises."""
+    if cfg.rules():
+        if cfg.algo != "maskable_ppo":
+            bad(next(iter(cfg.rules())), "the rules narrow the action mask: they need algo "
+                                         "maskable_ppo")
+        if cfg.imitate is not None:
+            bad(next(iter(cfg.rules())), "imitation under the rules is not supported: "
+                                         "imitate first, then fine-tune under the rules "
+                                         "with init_from")
+    from mrsched_gym.agents.rule_prior import check_prior, check_prior_weight
+    from mrsched_gym.baselines.affinity import check_min_ratio
+    from mrsched_gym.baselines.slow_start import check_fraction
+    for f, check in (("affinity", check_min_ratio), ("slow_start", check_fraction),
+                     ("prior", check_prior), ("prior_weight", check_prior_weight)):
+        v = getattr(cfg, f)
+        if v is None:
+            continue
+        try:
+            setattr(cfg, f, check(v))
+        except ValueError as ex:
+            bad(f, str(ex))
+    if cfg.prior is not None and cfg.policy != "set":
+        bad("prior", "a residual policy needs the set policy (policy: set)")
+
+__all__ = ["MAX_LAYERS", "MAX_ROLLOUT", "MAX_WIDTH", "PPO_RANGES", "SB3_BATCH_SIZE", "SB3_N_STEPS",
+           "check_init_from", "check_ppo_value", "check_rule_fields", "check_same_network",
            "check_widths", "checkpoint_network", "config_network", "network_text"]

@@ -23,6 +23,7 @@ from mrsched_gym.agents.training.train_checks import (
     SB3_N_STEPS,
     check_init_from,
     check_ppo_value,
+    check_rule_fields,
     check_widths,
     config_network,
 )
@@ -166,6 +167,10 @@ class TrainConfig:
             (``init_from``). None = off.
         slow_start: The same for the reduce slow-start rule's ``fraction`` in (0, 1]
             (:mod:`mrsched_gym.baselines.slow_start`). None = off.
+        prior: A residual policy over this rule (``edf``; the set policy only;
+            :mod:`~mrsched_gym.agents.rule_prior`): the untrained policy acts as the rule, and
+            validation starts with it at step 0. None = a plain network.
+        prior_weight: The weight of the rule's preference in the logits, in (0, 1e6).
     """
 
     name: str = "agent"
@@ -196,6 +201,8 @@ class TrainConfig:
     input_driven: InputDrivenConfig | None = None
     affinity: float | None = None
     slow_start: float | None = None
+    prior: str | None = None
+    prior_weight: float = 2.0
 
     def validate(self, where: str = "config") -> TrainConfig:
         """Check every field (and that the env and the evaluation baselines exist).
@@ -321,24 +328,7 @@ class TrainConfig:
                 self.imitate.validate(list(self.worlds.ids) if self.worlds else [self.env])
             except ValueError as ex:
                 raise ConfigError(f"{where}: {ex}") from None
-        if self.rules():
-            if self.algo != "maskable_ppo":
-                bad(next(iter(self.rules())), "the rules narrow the action mask: they need algo "
-                                              "maskable_ppo")
-            if self.imitate is not None:
-                bad(next(iter(self.rules())), "imitation under the rules is not supported: "
-                                              "imitate first, then fine-tune under the rules "
-                                              "with init_from")
-            from mrsched_gym.baselines.affinity import check_min_ratio
-            from mrsched_gym.baselines.slow_start import check_fraction
-            for f, check in (("affinity", check_min_ratio), ("slow_start", check_fraction)):
-                v = getattr(self, f)
-                if v is None:
-                    continue
-                try:
-                    setattr(self, f, check(v))
-                except ValueError as ex:
-                    bad(f, str(ex))
+        check_rule_fields(self, bad)
         from mrsched_gym.evaluate import check_policy, scenario_of
         try:
             scenario_of(self.env)

@@ -22,8 +22,8 @@ def make_vec_env(cfg: TrainConfig, n_envs: int | None = None, seed_offset: int =
     from stable_baselines3.common.env_util import make_vec_env as sb3_make_vec_env
     from stable_baselines3.common.vec_env import SubprocVecEnv
 
-    from mrsched_gym.agents.networks import InProcessVecEnv, RewardNormalize
     from mrsched_gym.agents.policy import AllowIdle, WorkConserving
+    from mrsched_gym.agents.training.vec_envs import InProcessVecEnv, RewardNormalize
     from mrsched_gym.evaluate import make_env
     env, kw = cfg.env, {**cfg.env_kwargs, "lean_info": True}
     # MaskablePPO learns from the mask: work-conserving (the env's default, kept over a pool of
@@ -96,6 +96,8 @@ def build_model(cfg: TrainConfig, venv, tb_dir: str | None = None):
         pkw = dict(features_extractor_kwargs=fkw,
                    work_conserving=cfg.work_conserving,
                    net_arch=dict(pi=[], vf=list(cfg.value_arch)))
+        if cfg.prior is not None:               # a residual policy over the rule
+            pkw.update(prior=cfg.prior, prior_weight=float(cfg.prior_weight))
     else:
         policy = "MultiInputPolicy"
         pkw = dict(features_extractor_class=FlatExtractor,
