@@ -58,6 +58,11 @@ class BestOnValidation(BaseCallback):
         best_step: The step count of the kept model (``-1`` before the first).
     """
 
+    @property
+    def next_score_step(self) -> int:
+        """The step count from which the next rollout start scores the model."""
+        return self._next
+
     def __init__(self, env_id: str, best_path: str | Path, every: int = 20_000,
                  seeds: Iterable[int] = VALIDATION_SEEDS, verbose: int = 0,
                  at_start: bool = False) -> None:
@@ -86,8 +91,7 @@ class BestOnValidation(BaseCallback):
         saved = random.getstate(), np.random.get_state(), torch.get_rng_state()
         try:                    # loading a model draws its initial weights: keep the training's
             with tempfile.TemporaryDirectory() as d:
-                path = Path(d) / "candidate.zip"
-                self.model.save(path)
+                path = self.candidate_file(Path(d))
                 recs = evaluate([f"agent:{path}"], [self.env_id], seeds=self.seeds, workers=1,
                                 progress=False)
         finally:
@@ -95,6 +99,14 @@ class BestOnValidation(BaseCallback):
             np.random.set_state(saved[1])
             torch.set_rng_state(saved[2])
         return float(np.mean([r[self.headline] for r in recs]))
+
+    def candidate_file(self, folder: Path) -> Path:
+        """Write the current model into ``folder`` as the file :meth:`score` ranks as
+        ``agent:PATH``, and return its path: ``candidate.zip`` (``model.save``). A subclass may
+        write another form of the same policy (the numpy export, ``.npz``)."""
+        path = folder / "candidate.zip"
+        self.model.save(path)
+        return path
 
     def _evaluate(self) -> None:
         step = int(self.model.num_timesteps)

@@ -73,16 +73,17 @@ def preference(rule: str, candidates: np.ndarray, schedule: np.ndarray) -> np.nd
     """
     check_prior(rule)
     c = np.asarray(candidates, dtype=np.float64)
+    B, K = c.shape[:2]
     valid = c[..., _VALID] > 0.5
     deadline = np.where(c[..., _HAS_DEADLINE] > 0.5, c[..., _TO_DEADLINE], _NO_DEADLINE)
     first = np.where(valid, deadline, _NO_ROW)
-    # stable sorts from the least significant key to the most: phase, then age, then deadline
-    order = np.argsort(c[..., _IS_REDUCE], axis=1, kind="stable")
-    for key in (-c[..., _WAITING], first):
-        order = np.take_along_axis(order, np.argsort(np.take_along_axis(key, order, axis=1),
-                                                     axis=1, kind="stable"), axis=1)
-    rank = np.empty_like(order)
-    np.put_along_axis(rank, order, np.arange(order.shape[1])[None, :], axis=1)
+    # one sort of every row of the batch: by observation, deadline, age (oldest first), phase,
+    # then row (lexsort is stable; its last key is the most significant)
+    order = np.lexsort((c[..., _IS_REDUCE].ravel(), -c[..., _WAITING].ravel(), first.ravel(),
+                        np.repeat(np.arange(B), K)))
+    rank = np.empty(B * K, np.int64)
+    rank[order] = np.tile(np.arange(K), B)
+    rank = rank.reshape(B, K)
     on = valid & (np.asarray(schedule).reshape(-1, 1) > 0.5)
     return np.where(on, -rank, 0).astype(np.float32)
 

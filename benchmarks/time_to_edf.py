@@ -18,6 +18,10 @@ validation world. Levers of its own, each a flag:
   ``numerics: fast``; the same network and updates, the rollouts' floats equal up to the last
   bits); ``exact`` keeps torch's;
 * ``--every`` env steps between validations (default 30,000);
+* ``--validate-with numpy`` (the default): each validation scores the model's numpy export
+  (``agent:PATH.npz``, the shipped agents' forward pass, several times cheaper per decision
+  than the torch model; the same network, its floats different in the last bits, so a near-tie
+  can go the other way); ``torch`` scores the saved zip as ``agent:PATH.zip``;
 * ``--warm-start POLICY`` (default none): before PPO, the network is fitted to POLICY's actions
   (behaviour cloning, the trainer's ``imitate`` phase: ``--warm-rounds`` DAgger rounds of
   ``--warm-steps`` decisions on four envs seeded apart from PPO's and from the validation and
@@ -28,13 +32,12 @@ validation world. Levers of its own, each a flag:
   network's scores, which start at zero, so the untrained policy acts as RULE (``edf``); PPO
   learns a correction, and the first validation, at step 0, scores the rule itself.
 
-Training stops at the first rollout end after which one more rollout, its update and two
-validations (a periodic one and the final one) could pass ``--budget-cpu-s`` CPU seconds (this
-process and its children, validation included; one torch and BLAS thread; predicted from the
-costliest gap between rollout ends and the costliest validation so far), so that the run as a
-whole stays within the budget. It writes the kept model to
-``--out`` and prints the CPU seconds it used, the steps, and the kept model's step and
-validation score. Ranking is left to ``mrsched-gym compare``.
+Training stops at the first rollout end after which one more rollout, its update and the
+validations still due could pass ``--budget-cpu-s`` CPU seconds (this process and its children,
+validation included; one torch and BLAS thread; predicted from the last gap between rollout ends
+and the costliest validation so far), so that the run as a whole stays within the budget. It
+writes the kept model to ``--out`` and prints the CPU seconds it used, the steps, and the kept
+model's step and validation score. Ranking is left to ``mrsched-gym compare``.
 """
 
 from __future__ import annotations
@@ -44,6 +47,7 @@ import os
 import resource
 import sys
 import time
+from pathlib import Path
 
 for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(var, "1")
@@ -74,7 +78,7 @@ def main() -> int:
     p.add_argument("--id", default="mrsched/Hadoop-v0")
     p.add_argument("--budget-cpu-s", type=float, default=300.0,
                    help="the CPU seconds the whole run may use: it stops at the first rollout "
-                        "end after which another rollout and two validations could pass it")
+                        "end after which another rollout and the validations due could pass it")
     p.add_argument("--n-envs", type=int, default=8)
     p.add_argument("--numerics", choices=("fast", "exact"), default="fast")
     p.add_argument("--every", type=int, default=30_000, help="env steps between validations")
@@ -84,6 +88,9 @@ def main() -> int:
     p.add_argument("--warm-rounds", type=int, default=2, help="DAgger rounds of the warm start")
     p.add_argument("--warm-steps", type=int, default=4_000,
                    help="decisions labelled per warm-start round")
+    p.add_argument("--validate-with", choices=("numpy", "torch"), default="numpy",
+                   help="score the candidates as their numpy export (agent:PATH.npz, the "
+                        "default) or as the saved zip (agent:PATH.zip)")
     p.add_argument("--prior", default=None, choices=("edf",),
                    help="a residual policy over this rule (its preference plus a learned "
                         "correction that starts at zero); none by default")
@@ -109,9 +116,15 @@ def main() -> int:
 
     class TimedValidation(BestOnValidation):
         """BestOnValidation that counts the CPU seconds of its scorings (``total``) and of its
-        costliest one (``cost``)."""
+        costliest one (``cost``), and with ``--validate-with numpy`` scores the numpy export."""
 
         cost = total = 0.0
+
+        def candidate_file(self, folder: Path) -> Path:
+            if a.validate_with == "torch":
+                return super().candidate_file(folder)
+            from mrsched_gym.agents.training.numpy_export import export_numpy
+            return export_numpy(self.model, folder / "candidate.npz")
 
         def score(self) -> float:
             t = cpu_s()
@@ -121,9 +134,11 @@ def main() -> int:
             return value
 
     class CpuBudget(BaseCallback):
-        """Stops training at the first rollout end after which another rollout, its update
-        and two validations (a periodic one and the final one) could pass the budget: the
-        costliest gap between rollout ends and the costliest validation so far predict them."""
+        """Stops training at the first rollout end after which another rollout, its update and
+        the validations still to come (the final one, and a periodic one if the next rollout
+        start is due to score, after which the final one scores again) could pass the budget:
+        the last gap between rollout ends (validations aside) and the costliest validation so
+        far predict them."""
 
         def __init__(self, start: float, budget: float, best: TimedValidation) -> None:
             super().__init__()
@@ -136,8 +151,10 @@ def main() -> int:
         def _on_rollout_end(self) -> None:
             now = cpu_s()
             gap = now - self.last - (self.best.total - self.validated)   # rollout + update
-            self.cycle, self.last, self.validated = max(self.cycle, gap), now, self.best.total
-            self.over = now - self.start + self.cycle + 2 * self.best.cost >= self.budget
+            self.cycle, self.last, self.validated = gap, now, self.best.total
+            scorings = 2 if self.model.num_timesteps >= self.best.next_score_step else 1
+            ahead = self.cycle + scorings * self.best.cost
+            self.over = now - self.start + ahead >= self.budget
 
         def _on_step(self) -> bool:
             return not self.over
@@ -166,7 +183,8 @@ def main() -> int:
           f"{torch.__version__}, Python {sys.version.split()[0]}")
     print(f"seed {a.seed}: {used:.0f} CPU-s ({time.perf_counter() - wall0:.0f} s wall), "
           f"{model.num_timesteps} steps, {a.n_envs} envs, numerics {a.numerics}, warm start "
-          f"{a.warm_start or 'none'}, prior {a.prior or 'none'}; kept the "
+          f"{a.warm_start or 'none'}, prior {a.prior or 'none'}, validated with "
+          f"{a.validate_with}; kept the "
           f"model of step {best.best_step} (validation {best.best_score:.2f}) in {a.out}")
     return 0
 

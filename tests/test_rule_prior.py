@@ -81,18 +81,23 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("sb3_contrib")
 
 
-def residual_model(**kwargs):
+def residual_model(work_conserving=True, **kwargs):
     from mrsched_gym.agents import SetPolicy
     from mrsched_gym.agents.networks import NumpyRolloutPPO
     torch.set_num_threads(1)
     return NumpyRolloutPPO(SetPolicy, gym.make(ENV), seed=0, device="cpu",
-                           policy_kwargs=dict(prior="edf", work_conserving=True, **kwargs))
+                           policy_kwargs=dict(prior="edf", work_conserving=work_conserving,
+                                              **kwargs))
 
 
-def test_untrained_residual_policy_plays_edf(tmp_path):
+@pytest.mark.parametrize("work_conserving", [True, False])
+def test_untrained_residual_policy_plays_edf(tmp_path, work_conserving):
+    """Its torch checkpoint and its numpy export both play EDF's episodes; a model built
+    outside the trainer (no ``mrsched_work_conserving``) acts under the env's mask in both
+    forms, whatever its head's ``work_conserving``."""
     from mrsched_gym.agents.training.numpy_export import export_numpy
     from mrsched_gym.evaluate import evaluate
-    model = residual_model()
+    model = residual_model(work_conserving)
     assert not model.policy.action_net.score.weight.any()      # the correction starts at 0
     model.save(tmp_path / "torch.zip")
     export_numpy(model, tmp_path / "numpy.npz")

@@ -29,7 +29,11 @@ def export_numpy(model, path: str | Path) -> Path:
     arrays.update({f"action_net.{k}": v.detach().cpu().numpy().astype(np.float32)
                    for k, v in policy.action_net.state_dict().items()})
     path = Path(path).with_suffix(".npz")
-    meta = {"hidden": fx.hidden, "work_conserving": bool(policy.action_net.work_conserving),
+    # the trainer's runs say how they act (work_conserving: false = skip at every decision);
+    # a model built elsewhere acts under the env's mask, work-conserving by default, as
+    # ``agent:PATH.zip`` plays it (AgentPolicy)
+    trained = getattr(model, "mrsched_work_conserving", None)
+    meta = {"hidden": fx.hidden, "work_conserving": True if trained is None else bool(trained),
             # MaskablePPO or a subclass (the trainer's fast-numerics NumpyRolloutPPO)
             "masked": any(c.__name__ == "MaskablePPO" for c in type(model).__mro__),
             "forecast": int(policy.observation_space["forecast"].shape[0]),
