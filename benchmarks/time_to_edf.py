@@ -76,7 +76,7 @@ def main() -> int:
     p.add_argument("--seed", type=int, required=True, help="PPO's seed (the guide: 0, 1, 2)")
     p.add_argument("--out", required=True, help="where the kept model goes (an SB3 .zip)")
     p.add_argument("--id", default="mrsched/Hadoop-v0")
-    p.add_argument("--budget-cpu-s", type=float, default=300.0,
+    p.add_argument("--budget-cpu-s", type=float, default=290.0,
                    help="the CPU seconds the whole run may use: it stops at the first rollout "
                         "end after which another rollout and the validations due could pass it")
     p.add_argument("--n-envs", type=int, default=8)
