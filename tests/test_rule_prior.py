@@ -111,6 +111,25 @@ def test_untrained_residual_policy_plays_edf(tmp_path, work_conserving):
     assert by["agent:numpy"] == by["edf"]
 
 
+def test_under_the_rules_the_untrained_residual_policy_plays_the_best_rule(tmp_path):
+    """With the generalist's rules in its checkpoint (what the trainer's ``affinity`` and
+    ``slow_start`` save), the untrained residual model plays ``edf-affinity:slow_start=1``,
+    the best reference rule on Hadoop-v0, and with ``slow_start`` alone ``edf-slowstart``."""
+    from mrsched_gym.evaluate import evaluate
+    for name, rules in (("aff", {"affinity": 0.55, "slow_start": 1.0}),
+                        ("ss", {"slow_start": 1.0})):
+        model = residual_model()
+        model.mrsched_rules = rules
+        model.save(tmp_path / f"{name}.zip")
+    recs = evaluate([f"agent:{tmp_path / 'aff.zip'}", "edf-affinity:slow_start=1",
+                     f"agent:{tmp_path / 'ss.zip'}", "edf-slowstart"], [ENV], seeds=[6],
+                    workers=1, progress=False)
+    got = {r["policy"]: (r["makespan_s"], r["deadline_penalty_h"]) for r in recs}
+    assert got["agent:aff"] == got["edf-affinity:slow_start=1"]
+    assert got["agent:ss"] == got["edf-slowstart"]
+    assert got["agent:aff"] != got["agent:ss"]             # the rules did change the play
+
+
 def random_observations(n=24, seed=5):
     env = gym.make(ENV)
     obs, _ = env.reset(seed=seed)
