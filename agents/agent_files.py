@@ -251,7 +251,8 @@ def read_meta(raw: np.ndarray | None, where: str) -> dict[str, Any]:
                              f"{'>= 1' if name == 'hidden' else '>= 0'}, got {value}")
     for name, check in (("prior", check_prior), ("prior_weight", check_prior_weight)):
         try:
-            check(meta.get(name, {"prior": None, "prior_weight": 1.0}[name]))
+            if name in meta:
+                check(meta[name])
         except ValueError as e:
             raise InputError(f"{where}: key {META_KEY!r}: field {name!r}: {e}") from None
     if ("prior" in meta) != ("prior_weight" in meta):

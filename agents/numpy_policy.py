@@ -276,7 +276,7 @@ class NumpySetPolicy:
                 ) -> tuple[_Workspace, np.ndarray, np.ndarray]:
         """Run the network on ``obs``: the workspace, the valid rows' indices and their scores
         (in row order). ``flags``: the bytes of the valid flags, if already known."""
-        cands = self._f32(obs["candidates"])
+        cands = full = self._f32(obs["candidates"])
         K = len(cands)
         ws = self._workspace(len(obs["nodes"]), K)
         self._context(ws, obs)
@@ -293,7 +293,6 @@ class NumpySetPolicy:
             return ws, rows, ws.scores[:0]
         scores = self._candidates(ws, cands, n)
         if self.prior is not None:          # a residual policy: the rule's preference added
-            full = self._f32(obs["candidates"])
             pref = preference(self.prior, full[None], np.asarray(obs["decision"])[None, _SCHEDULE])
             scores += self.prior_weight * pref[0, rows]
         return ws, rows, scores
